@@ -1,0 +1,174 @@
+#include "perf/options.h"
+
+#include <getopt.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace braid::perf {
+namespace {
+
+const char* const kTypeNames[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64",
+                                  "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2"};
+const char* const kOpNames[] = {"sum", "prod", "max", "min", "avg"};
+
+void usage(const char* prog) {
+  fprintf(stderr,
+          "usage: %s <collective> [options]\n"
+          "  collectives: all_reduce\n"
+          "  -b,--minbytes <n>     smallest size (K/M/G suffixes)      [32M]\n"
+          "  -e,--maxbytes <n>     largest size                         [32M]\n"
+          "  -i,--stepbytes <n>    size increment                       [1M]\n"
+          "  -f,--stepfactor <f>   size multiplication factor (instead of -i)\n"
+          "  -n,--iters <n>        timed iterations                     [20]\n"
+          "  -w,--warmup_iters <n> warm-up iterations                   [5]\n"
+          "  -c,--check <0/1>      check results                        [1]\n"
+          "  -d,--datatype <t>     int8 uint8 int32 uint32 int64 uint64 float double ... [float]\n"
+          "  -o,--op <op>          sum prod max min                     [sum]\n"
+          "  -r,--root <r>         root rank                            [0]\n"
+          "  -t,--nthreads <n>     ranks per process, one thread each   [1]\n"
+          "  -g,--ngpus <n>        ranks per thread                     [1]\n"
+          "  -a,--average <0..3>   time reported: rank 0, avg, min, max [1]\n"
+          "  -N,--run_cycles <n>   repeat the whole sweep n times       [1]\n"
+          "  -z,--blocking <0/1>   accepted for compatibility; host calls always block\n"
+          "  --procs <n>           start n processes of this machine as ranks\n"
+          "Without --procs, braid-perf joins as one process of a job started by mpirun\n"
+          "(OMPI_COMM_WORLD_RANK/SIZE) or a torchrun-style launcher (RANK, WORLD_SIZE,\n"
+          "MASTER_ADDR, MASTER_PORT); alone it runs -t ranks in this process.\n",
+          prog);
+}
+
+bool parseSize(const char* text, size_t* out) {
+  char* end = nullptr;
+  double v = strtod(text, &end);
+  if (end == text || v < 0) return false;
+  double scale = 1;
+  switch (*end) {
+    case '\0': break;
+    case 'K': case 'k': scale = 1024.0; ++end; break;
+    case 'M': case 'm': scale = 1024.0 * 1024; ++end; break;
+    case 'G': case 'g': scale = 1024.0 * 1024 * 1024; ++end; break;
+    default: return false;
+  }
+  if (*end != '\0') return false;
+  *out = static_cast<size_t>(v * scale);
+  return true;
+}
+
+bool parseInt(const char* text, int* out) {
+  char* end = nullptr;
+  long v = strtol(text, &end, 10);
+  if (end == text || *end != '\0') return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+template <typename Enum, size_t N>
+bool parseName(const char* text, const char* const (&names)[N], Enum* out) {
+  for (size_t i = 0; i < N; ++i) {
+    if (strcmp(text, names[i]) == 0) {
+      *out = static_cast<Enum>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* typeName(ncclDataType_t t) {
+  int i = static_cast<int>(t);
+  return i >= 0 && i < ncclNumTypes ? kTypeNames[i] : "?";
+}
+const char* opName(ncclRedOp_t o) {
+  int i = static_cast<int>(o);
+  return i >= 0 && i < ncclNumOps ? kOpNames[i] : "?";
+}
+size_t typeSize(ncclDataType_t t) {
+  switch (t) {
+    case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
+    case ncclFloat16: case ncclBfloat16: return 2;
+    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
+    default: return 8;
+  }
+}
+
+bool parseOptions(int argc, char** argv, Options* o) {
+  static const struct option kLong[] = {
+      {"minbytes", required_argument, nullptr, 'b'},
+      {"maxbytes", required_argument, nullptr, 'e'},
+      {"stepbytes", required_argument, nullptr, 'i'},
+      {"stepfactor", required_argument, nullptr, 'f'},
+      {"iters", required_argument, nullptr, 'n'},
+      {"warmup_iters", required_argument, nullptr, 'w'},
+      {"check", required_argument, nullptr, 'c'},
+      {"datatype", required_argument, nullptr, 'd'},
+      {"op", required_argument, nullptr, 'o'},
+      {"root", required_argument, nullptr, 'r'},
+      {"nthreads", required_argument, nullptr, 't'},
+      {"ngpus", required_argument, nullptr, 'g'},
+      {"average", required_argument, nullptr, 'a'},
+      {"run_cycles", required_argument, nullptr, 'N'},
+      {"blocking", required_argument, nullptr, 'z'},
+      {"procs", required_argument, nullptr, 'P'},
+      {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0}};
+  const char* prog = argv[0];
+  if (argc >= 2 && argv[1][0] != '-') {
+    o->collective = argv[1];
+    --argc;
+    ++argv;
+  }
+  if (o->collective != "all_reduce") {
+    fprintf(stderr, "%s: collective '%s' is not implemented yet (available: all_reduce)\n", prog,
+            o->collective.c_str());
+    return false;
+  }
+  optind = 1;
+  int c;
+  bool ok = true;
+  while (ok && (c = getopt_long(argc, argv, "b:e:i:f:n:w:c:d:o:r:t:g:a:N:z:h", kLong, nullptr)) !=
+                   -1) {
+    int blocking = 0;
+    switch (c) {
+      case 'b': ok = parseSize(optarg, &o->minBytes); break;
+      case 'e': ok = parseSize(optarg, &o->maxBytes); break;
+      case 'i': ok = parseSize(optarg, &o->stepBytes); o->stepFactor = 1; break;
+      case 'f': o->stepFactor = strtod(optarg, nullptr); ok = o->stepFactor >= 1; break;
+      case 'n': ok = parseInt(optarg, &o->iters) && o->iters > 0; break;
+      case 'w': ok = parseInt(optarg, &o->warmupIters) && o->warmupIters >= 0; break;
+      case 'c': ok = parseInt(optarg, &o->check); break;
+      case 'd': ok = parseName(optarg, kTypeNames, &o->type); break;
+      case 'o': ok = parseName(optarg, kOpNames, &o->op); break;
+      case 'r': ok = parseInt(optarg, &o->root) && o->root >= 0; break;
+      case 't': ok = parseInt(optarg, &o->threads) && o->threads > 0; break;
+      case 'g': ok = parseInt(optarg, &o->gpus) && o->gpus > 0; break;
+      case 'a': ok = parseInt(optarg, &o->average) && o->average >= 0 && o->average <= 3; break;
+      case 'N': ok = parseInt(optarg, &o->cycles) && o->cycles > 0; break;
+      case 'z': ok = parseInt(optarg, &blocking); o->blocking = blocking != 0; break;
+      case 'P': ok = parseInt(optarg, &o->procs) && o->procs > 0; break;
+      case 'h': usage(prog); exit(0);
+      default: ok = false;
+    }
+    if (!ok && c != '?') fprintf(stderr, "%s: bad value for -%c\n", prog, c);
+  }
+  if (ok && optind < argc) {
+    fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+    ok = false;
+  }
+  if (ok && o->minBytes > o->maxBytes) {
+    fprintf(stderr, "%s: -b must not exceed -e\n", prog);
+    ok = false;
+  }
+  if (ok && o->gpus != 1) {
+    fprintf(stderr, "%s: -g > 1 needs groups over several communicators, not implemented yet\n",
+            prog);
+    ok = false;
+  }
+  if (!ok) usage(prog);
+  return ok;
+}
+
+}  // namespace braid::perf

@@ -1,0 +1,38 @@
+// braid-perf's command line: nccl-tests' flags, plus --procs.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "nccl.h"
+
+namespace braid::perf {
+
+struct Options {
+  std::string collective = "all_reduce";
+  size_t minBytes = 32 << 20;
+  size_t maxBytes = 32 << 20;
+  size_t stepBytes = 1 << 20;
+  double stepFactor = 1;  ///< > 1: sizes grow by this factor (-f); else by stepBytes (-i)
+  int iters = 20;
+  int warmupIters = 5;
+  int check = 1;
+  ncclDataType_t type = ncclFloat;
+  ncclRedOp_t op = ncclSum;
+  int root = 0;
+  int threads = 1;     ///< -t: ranks per process, one thread each
+  int gpus = 1;        ///< -g: ranks per thread (needs multi-comm groups)
+  int average = 1;     ///< -a: 0 rank 0, 1 average, 2 min, 3 max over ranks
+  int cycles = 1;      ///< -N: how many times to run the whole size sweep
+  int procs = 0;       ///< --procs: start this many processes of this machine (0: no)
+  bool blocking = false;
+};
+
+/// Parses argv; on error prints usage to stderr and returns false.
+bool parseOptions(int argc, char** argv, Options* out);
+
+const char* typeName(ncclDataType_t t);
+const char* opName(ncclRedOp_t o);
+size_t typeSize(ncclDataType_t t);
+
+}  // namespace braid::perf

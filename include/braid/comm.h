@@ -1,0 +1,70 @@
+// braid/comm.h: the C++ API of a communicator.
+//
+// A Comm is one rank's handle on a group of ranks that run collectives
+// together. The NCCL C API (nccl.h) is a thin shim over this class.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "braid/status.h"
+#include "braid/types.h"
+
+namespace braid {
+
+/// 128 opaque bytes naming a communicator being created; the same size and
+/// layout as ncclUniqueId. Made by Comm::newUniqueId on one rank and passed to
+/// all the others (by MPI, a file, the launcher).
+struct UniqueId {
+  char bytes[128];
+};
+
+/// Options of a communicator beyond what the environment sets.
+struct CommOptions {
+  /// Run on host memory even when a GPU is present. Today every communicator
+  /// runs on host memory: the CUDA executor is not written yet.
+  bool hostMemory = true;
+};
+
+class Comm {
+ public:
+  /// Makes a new id; unless BRAID_COMM_ID names an address, starts the
+  /// rendezvous listener in this process (it ends once all ranks joined).
+  static Result<UniqueId> newUniqueId();
+
+  /// Joins communicator `id` as `rank` of `nranks`; blocks until all ranks
+  /// have joined and connected (or BRAID_TIMEOUT_MS passed).
+  static Result<std::unique_ptr<Comm>> create(const UniqueId& id, int nranks, int rank,
+                                              const CommOptions& options = {});
+
+  ~Comm();
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  /// This rank, 0 <= rank() < size().
+  int rank() const;
+  /// Number of ranks.
+  int size() const;
+  /// The CUDA device of this rank, -1 for a host communicator.
+  int cudaDevice() const;
+
+  /// output[i] = op over all ranks of input[i], for i < count, on every rank.
+  /// input == output is the in-place form. Completes before it returns.
+  Status allReduce(const void* input, void* output, size_t count, DataType type, RedOp op);
+
+  /// The error that made this communicator unusable, or success.
+  Status asyncError() const;
+
+  /// Waits for every rank to reach finalize; afterwards only destruction is allowed.
+  Status finalize();
+  /// Makes blocked and later operations of this rank fail at once.
+  void abort();
+
+  class Impl;
+
+ private:
+  explicit Comm(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace braid

@@ -1,0 +1,51 @@
+// Printing schedules for people (BRAID_DUMP_SCHEDULE=1).
+#include "algo/schedule.h"
+
+#include <cstdio>
+#include <string>
+
+namespace braid::algo {
+
+const char* stepOpName(StepOp op) {
+  switch (op) {
+    case StepOp::kSend: return "send";
+    case StepOp::kRecv: return "recv";
+    case StepOp::kCopy: return "copy";
+    case StepOp::kCopySend: return "copySend";
+    case StepOp::kRecvReduceSend: return "recvReduceSend";
+    case StepOp::kRecvReduceCopy: return "recvReduceCopy";
+    case StepOp::kRecvReduceCopySend: return "recvReduceCopySend";
+    case StepOp::kRecvCopySend: return "recvCopySend";
+  }
+  return "?";
+}
+
+std::string formatSchedule(const Schedule& s, DataType type) {
+  std::string out;
+  char line[256];
+  snprintf(line, sizeof(line), "schedule: rank %d of %d, %s of %zu x %s, %zu channel(s), "
+           "slices of up to %zu elements\n", s.rank, s.nranks, collectiveName(s.collective),
+           s.count, dataTypeName(type), s.channels.size(), s.sliceElems);
+  out += line;
+  if (!s.ring.empty()) {
+    out += "  ring:";
+    for (int r : s.ring) out += " " + std::to_string(r);
+    out += "\n";
+  }
+  for (size_t c = 0; c < s.channels.size(); ++c) {
+    snprintf(line, sizeof(line), "  channel %zu: %zu steps\n", c, s.channels[c].steps.size());
+    out += line;
+    int i = 0;
+    for (const Step& st : s.channels[c].steps) {
+      std::string peers;
+      if (st.recvPeer >= 0) peers += " from " + std::to_string(st.recvPeer);
+      if (st.sendPeer >= 0) peers += " to " + std::to_string(st.sendPeer);
+      snprintf(line, sizeof(line), "    %4d  %-19s chunk %-3d elements [%zu, %zu)%s\n", i++,
+               stepOpName(st.op), st.chunk, st.inOffset, st.inOffset + st.count, peers.c_str());
+      out += line;
+    }
+  }
+  return out;
+}
+
+}  // namespace braid::algo

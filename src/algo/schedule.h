@@ -1,0 +1,72 @@
+// Schedules are data: what one rank does in one collective, as a list of
+// Steps per channel, that an executor (host or CUDA) interprets.
+//
+// The step vocabulary is NCCL's primitives. "input" is the caller's send
+// buffer, "output" its receive buffer; "recv" takes the next message from
+// the connection to recvPeer, "send" puts one on the connection to sendPeer.
+// Every step covers `count` elements at inOffset / outOffset; the executor
+// moves them in slices of at most sliceElems, the same split on both sides of
+// a connection, so the k-th slice sent is the k-th slice received.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "braid/types.h"
+
+namespace braid::algo {
+
+enum class StepOp : uint8_t {
+  kSend,                ///< send input
+  kRecv,                ///< recv into output
+  kCopy,                ///< output = input (a rank alone)
+  kCopySend,            ///< output = input, and send it
+  kRecvReduceSend,      ///< send op(recv, input)
+  kRecvReduceCopy,      ///< output = op(recv, input)
+  kRecvReduceCopySend,  ///< output = op(recv, input), and send it
+  kRecvCopySend,        ///< output = recv, and send it
+};
+
+const char* stepOpName(StepOp op);
+inline bool stepReceives(StepOp op) {
+  return op != StepOp::kSend && op != StepOp::kCopy && op != StepOp::kCopySend;
+}
+inline bool stepSends(StepOp op) {
+  return op == StepOp::kSend || op == StepOp::kCopySend || op == StepOp::kRecvReduceSend ||
+         op == StepOp::kRecvReduceCopySend || op == StepOp::kRecvCopySend;
+}
+inline bool stepReduces(StepOp op) {
+  return op == StepOp::kRecvReduceSend || op == StepOp::kRecvReduceCopy ||
+         op == StepOp::kRecvReduceCopySend;
+}
+
+struct Step {
+  StepOp op;
+  int recvPeer;      ///< rank received from, -1 if none
+  int sendPeer;      ///< rank sent to, -1 if none
+  int chunk;         ///< which of the round's chunks (for reading dumps)
+  size_t inOffset;   ///< first input element
+  size_t outOffset;  ///< first output element
+  size_t count;      ///< elements; 0 means the step moves nothing on both sides
+};
+
+struct ChannelSchedule {
+  std::vector<Step> steps;
+};
+
+struct Schedule {
+  Collective collective = Collective::kAllReduce;
+  int rank = 0;
+  int nranks = 1;
+  size_t count = 0;       ///< elements of the collective (per rank, as the API counts)
+  size_t sliceElems = 0;  ///< largest slice an executor moves at once
+  std::vector<int> ring;  ///< ring order, for dumps
+  std::vector<ChannelSchedule> channels;
+};
+
+/// A readable listing of the schedule (BRAID_DUMP_SCHEDULE=1).
+std::string formatSchedule(const Schedule& schedule, DataType type);
+
+}  // namespace braid::algo

@@ -1,0 +1,52 @@
+#include "api/api_util.h"
+
+#include <string>
+
+#include "util/log.h"
+
+namespace braid::api {
+namespace {
+
+thread_local std::string tlsLastError;
+
+}  // namespace
+
+const std::string& lastError() { return tlsLastError; }
+
+ncclResult_t report(const Status& status) {
+  if (status.ok()) return ncclSuccess;
+  tlsLastError = status.message();
+  BRAID_WARN("%s", status.message().c_str());
+  return static_cast<ncclResult_t>(status.code());
+}
+
+Result<Comm*> commFrom(const ncclComm_t comm) {
+  if (comm == nullptr) return invalidArgument("comm is NULL");
+  if (comm->magic != ncclComm::kMagic || !comm->comm) {
+    return invalidArgument("comm is not a live communicator (destroyed, or not made by braid)");
+  }
+  return comm->comm.get();
+}
+
+Result<DataType> dataTypeFrom(ncclDataType_t type) {
+  int t = static_cast<int>(type);
+  if (t < 0 || t >= kNumDataTypes) return invalidArgument("unknown datatype " + std::to_string(t));
+  return static_cast<DataType>(t);
+}
+
+Result<RedOp> redOpFrom(ncclRedOp_t op) {
+  int o = static_cast<int>(op);
+  if (o < 0 || o >= kNumRedOps) {
+    return invalidArgument("unknown reduction op " + std::to_string(o) +
+                           " (user-defined ops from ncclRedOpCreatePreMulSum are not "
+                           "implemented yet)");
+  }
+  return static_cast<RedOp>(o);
+}
+
+ncclResult_t notImplemented(const char* function, const char* plan) {
+  return report(invalidUsage(std::string(function) + " is not implemented yet in braid" +
+                             (plan && *plan ? std::string(" (") + plan + ")" : std::string())));
+}
+
+}  // namespace braid::api

@@ -1,0 +1,48 @@
+// Shared pieces of the C shim: the ncclComm handle, the conversion of Status
+// to ncclResult_t (the one place it happens), and the export macro.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "braid/comm.h"
+#include "braid/status.h"
+#include "nccl.h"
+
+/// Defines `pnccl<name>` as the implementation and `nccl<name>` as a weak
+/// alias of it, both exported, as NCCL does: a profiler may interpose the
+/// nccl* name and still reach braid through pnccl*.
+#define BRAID_NCCL_API(ret, func, ...)                                              \
+  extern "C" __attribute__((visibility("default"))) ret p##func(__VA_ARGS__);       \
+  extern "C" __attribute__((visibility("default"), weak, alias("p" #func))) ret     \
+      func(__VA_ARGS__);                                                            \
+  extern "C" __attribute__((visibility("default"))) ret p##func(__VA_ARGS__)
+
+/// The object behind ncclComm_t.
+struct ncclComm {
+  static constexpr uint64_t kMagic = 0x6272616964636f6dull;  // "braidcom"
+  uint64_t magic = kMagic;
+  std::unique_ptr<braid::Comm> comm;
+};
+
+namespace braid::api {
+
+/// Records `status` as this thread's last error (ncclGetLastError), logs it
+/// at WARN and returns its ncclResult_t.
+ncclResult_t report(const Status& status);
+
+/// This thread's last error message ("" when none).
+const std::string& lastError();
+
+/// The Comm behind a handle, or an error for NULL or a handle braid did not make.
+Result<Comm*> commFrom(const ncclComm_t comm);
+
+/// Converts and range-checks the C enums.
+Result<DataType> dataTypeFrom(ncclDataType_t type);
+Result<RedOp> redOpFrom(ncclRedOp_t op);
+
+/// The error for an entry point braid does not implement yet.
+ncclResult_t notImplemented(const char* function, const char* plan);
+
+}  // namespace braid::api

@@ -1,0 +1,197 @@
+// The C API of communicator life: ids, creation, destruction and queries.
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/api_util.h"
+#include "api/group.h"
+#include "util/log.h"
+
+using braid::Comm;
+using braid::Status;
+using braid::api::commFrom;
+using braid::api::report;
+
+namespace {
+
+constexpr unsigned int kConfigMagic = 0xcafebeef;
+
+Status checkConfig(const ncclConfig_t* config) {
+  if (config == nullptr) return Status::success();
+  if (config->magic != kConfigMagic) {
+    return braid::invalidArgument(
+        "ncclConfig_t was not initialized with NCCL_CONFIG_INITIALIZER (bad magic)");
+  }
+  if (config->size < offsetof(ncclConfig_t, blocking) + sizeof(int) ||
+      config->size > sizeof(ncclConfig_t)) {
+    return braid::invalidArgument("ncclConfig_t has an unexpected size " +
+                                  std::to_string(config->size));
+  }
+  if (config->blocking != NCCL_CONFIG_UNDEF_INT && config->blocking != 0 &&
+      config->blocking != 1) {
+    return braid::invalidArgument("ncclConfig_t.blocking must be 0 or 1");
+  }
+  return Status::success();
+}
+
+Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int rank,
+                const ncclConfig_t* config) {
+  if (out == nullptr) return braid::invalidArgument("comm (the output pointer) is NULL");
+  *out = nullptr;
+  if (nranks <= 0) return braid::invalidArgument("nranks must be positive, got " +
+                                                 std::to_string(nranks));
+  if (rank < 0 || rank >= nranks) {
+    return braid::invalidArgument("rank " + std::to_string(rank) + " is outside [0, " +
+                                  std::to_string(nranks) + ")");
+  }
+  BRAID_TRY(checkConfig(config));
+  if (braid::api::groupDepth() > 0) {
+    return braid::invalidUsage(
+        "creating communicators inside ncclGroupStart/ncclGroupEnd is not implemented yet; "
+        "create each rank from its own thread or process");
+  }
+  braid::UniqueId id;
+  static_assert(sizeof(id.bytes) == sizeof(commId.internal), "unique id sizes differ");
+  memcpy(id.bytes, commId.internal, sizeof(id.bytes));
+  BRAID_ASSIGN_OR_RETURN(std::unique_ptr<Comm> comm, Comm::create(id, nranks, rank));
+  auto handle = std::make_unique<ncclComm>();
+  handle->comm = std::move(comm);
+  *out = handle.release();
+  return Status::success();
+}
+
+}  // namespace
+
+BRAID_NCCL_API(ncclResult_t, ncclGetVersion, int* version) {
+  if (version == nullptr) return report(braid::invalidArgument("version is NULL"));
+  *version = NCCL_VERSION_CODE;
+  return ncclSuccess;
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclGetUniqueId, ncclUniqueId* uniqueId) {
+  if (uniqueId == nullptr) return report(braid::invalidArgument("uniqueId is NULL"));
+  auto id = Comm::newUniqueId();
+  if (!id.ok()) return report(id.status());
+  memcpy(uniqueId->internal, id.value().bytes, sizeof(uniqueId->internal));
+  return ncclSuccess;
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nranks,
+               ncclUniqueId commId, int rank, ncclConfig_t* config) {
+  return report(initRank(comm, nranks, commId, rank, config));
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommInitRank, ncclComm_t* comm, int nranks, ncclUniqueId commId,
+               int rank) {
+  return report(initRank(comm, nranks, commId, rank, nullptr));
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comm, int ndev, const int* devlist) {
+  (void)devlist;  // host communicators have no devices; the list only sets the count
+  if (comm == nullptr) return report(braid::invalidArgument("comm array is NULL"));
+  if (ndev <= 0) {
+    return report(braid::invalidArgument("ndev must be positive, got " + std::to_string(ndev)));
+  }
+  ncclUniqueId id;
+  ncclResult_t r = pncclGetUniqueId(&id);
+  if (r != ncclSuccess) return r;
+  // Creation blocks until every rank has joined, so each rank needs a thread.
+  std::vector<Status> results(ndev);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < ndev; ++i) {
+    threads.emplace_back([&, i] { results[i] = initRank(&comm[i], ndev, id, i, nullptr); });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < ndev; ++i) {
+    if (!results[i].ok()) {
+      for (int j = 0; j < ndev; ++j) {
+        delete comm[j];
+        comm[j] = nullptr;
+      }
+      return report(results[i].withContext("ncclCommInitAll, rank " + std::to_string(i)));
+    }
+  }
+  return ncclSuccess;
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
+  auto c = commFrom(comm);
+  if (!c.ok()) return report(c.status());
+  return report(c.value()->finalize());
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
+  if (comm == nullptr) return ncclSuccess;  // as NCCL: destroying NULL is a no-op
+  auto c = commFrom(comm);
+  if (!c.ok()) return report(c.status());
+  comm->magic = 0;
+  delete comm;
+  return ncclSuccess;
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
+  if (comm == nullptr) return ncclSuccess;
+  auto c = commFrom(comm);
+  if (!c.ok()) return report(c.status());
+  c.value()->abort();
+  comm->magic = 0;
+  delete comm;
+  return ncclSuccess;
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommCount, const ncclComm_t comm, int* count) {
+  auto c = commFrom(comm);
+  if (!c.ok()) return report(c.status());
+  if (count == nullptr) return report(braid::invalidArgument("count is NULL"));
+  *count = c.value()->size();
+  return ncclSuccess;
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommUserRank, const ncclComm_t comm, int* rank) {
+  auto c = commFrom(comm);
+  if (!c.ok()) return report(c.status());
+  if (rank == nullptr) return report(braid::invalidArgument("rank is NULL"));
+  *rank = c.value()->rank();
+  return ncclSuccess;
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommCuDevice, const ncclComm_t comm, int* device) {
+  auto c = commFrom(comm);
+  if (!c.ok()) return report(c.status());
+  if (device == nullptr) return report(braid::invalidArgument("device is NULL"));
+  *device = c.value()->cudaDevice();
+  return ncclSuccess;
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_t* asyncError) {
+  auto c = commFrom(comm);
+  if (!c.ok()) return report(c.status());
+  if (asyncError == nullptr) return report(braid::invalidArgument("asyncError is NULL"));
+  *asyncError = static_cast<ncclResult_t>(c.value()->asyncError().code());
+  return ncclSuccess;
+}
+
+BRAID_NCCL_API(const char*, ncclGetErrorString, ncclResult_t result) {
+  switch (result) {
+    case ncclSuccess: return "no error";
+    case ncclUnhandledCudaError: return "unhandled cuda error (run with BRAID_DEBUG=INFO for details)";
+    case ncclSystemError: return "unhandled system error (run with BRAID_DEBUG=INFO for details)";
+    case ncclInternalError: return "internal error - please report this issue to the braid developers";
+    case ncclInvalidArgument: return "invalid argument (see ncclGetLastError or BRAID_DEBUG=WARN)";
+    case ncclInvalidUsage: return "invalid usage (see ncclGetLastError or BRAID_DEBUG=WARN)";
+    case ncclRemoteError: return "remote process exited, timed out or there was a network error";
+    case ncclInProgress: return "operation in progress";
+    default: return "unknown result code";
+  }
+}
+
+BRAID_NCCL_API(const char*, ncclGetLastError, ncclComm_t comm) {
+  (void)comm;  // errors are kept per thread, which is what a caller checking its own call wants
+  return braid::api::lastError().c_str();
+}
+
+BRAID_NCCL_API(void, ncclResetDebugInit) {
+  // braid reads BRAID_DEBUG once per process; re-reading is not supported
+  // (the call is deprecated in NCCL too).
+}

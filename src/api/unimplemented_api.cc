@@ -1,0 +1,74 @@
+// Entry points of NCCL 2.28 that braid does not implement yet. Each fails
+// with ncclInvalidUsage and a ncclGetLastError() text that says so and what
+// is planned: never a silent success.
+#include "api/api_util.h"
+
+using braid::api::notImplemented;
+
+BRAID_NCCL_API(ncclResult_t, ncclMemAlloc, void** ptr, size_t size) {
+  (void)ptr, (void)size;
+  return notImplemented("ncclMemAlloc", "it allocates device memory; the CUDA path is planned");
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclMemFree, void* ptr) {
+  (void)ptr;
+  return notImplemented("ncclMemFree", "it frees device memory; the CUDA path is planned");
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags) {
+  (void)comm, (void)revokeFlags;
+  return notImplemented("ncclCommRevoke", "fault tolerance is planned");
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key,
+               ncclComm_t* newcomm, ncclConfig_t* config) {
+  (void)comm, (void)color, (void)key, (void)newcomm, (void)config;
+  return notImplemented("ncclCommSplit", "communicator splitting is planned");
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksList,
+               int excludeRanksCount, ncclComm_t* newcomm, ncclConfig_t* config,
+               int shrinkFlags) {
+  (void)comm, (void)excludeRanksList, (void)excludeRanksCount, (void)newcomm, (void)config,
+      (void)shrinkFlags;
+  return notImplemented("ncclCommShrink", "communicator shrinking is planned");
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm, int nranks,
+               int myrank, int nId, ncclUniqueId* commIds, ncclConfig_t* config) {
+  (void)newcomm, (void)nranks, (void)myrank, (void)nId, (void)commIds, (void)config;
+  return notImplemented("ncclCommInitRankScalable", "use ncclCommInitRank");
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommRegister, const ncclComm_t comm, void* buff, size_t size,
+               void** handle) {
+  (void)comm, (void)buff, (void)size, (void)handle;
+  return notImplemented("ncclCommRegister", "buffer registration is planned");
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommDeregister, const ncclComm_t comm, void* handle) {
+  (void)comm, (void)handle;
+  return notImplemented("ncclCommDeregister", "buffer registration is planned");
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff, size_t size,
+               ncclWindow_t* win, int winFlags) {
+  (void)comm, (void)buff, (void)size, (void)win, (void)winFlags;
+  return notImplemented("ncclCommWindowRegister", "symmetric windows are planned");
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclCommWindowDeregister, ncclComm_t comm, ncclWindow_t win) {
+  (void)comm, (void)win;
+  return notImplemented("ncclCommWindowDeregister", "symmetric windows are planned");
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t* op, void* scalar,
+               ncclDataType_t datatype, ncclScalarResidence_t residence, ncclComm_t comm) {
+  (void)op, (void)scalar, (void)datatype, (void)residence, (void)comm;
+  return notImplemented("ncclRedOpCreatePreMulSum", "planned with the full dtype x op matrix");
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclRedOpDestroy, ncclRedOp_t op, ncclComm_t comm) {
+  (void)op, (void)comm;
+  return notImplemented("ncclRedOpDestroy", "planned with the full dtype x op matrix");
+}

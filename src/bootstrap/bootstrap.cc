@@ -1,0 +1,283 @@
+// The socket bootstrap (see bootstrap.h): join through the root, then keep
+// two sockets per rank, one to the ring successor and one from the
+// predecessor, and run allGather around that ring.
+//
+// allGather in a ring of n ranks takes n - 1 steps. In step s, rank r sends
+// slot (r - s) mod n, which it owns (s = 0) or received in step s - 1, to its
+// successor, and receives slot (r - s - 1) mod n from its predecessor. Send
+// and receive proceed together so that slots larger than a socket buffer
+// cannot deadlock the ring.
+#include "bootstrap/bootstrap.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cinttypes>
+#include <cstring>
+#include <vector>
+
+#include "bootstrap/root.h"
+#include "util/deadline.h"
+#include "util/env.h"
+#include "util/log.h"
+#include "util/socket.h"
+
+namespace braid::bootstrap {
+namespace {
+
+/// How long a rank waits for the root's answer past its own deadline: the
+/// root gives up at about the same time and its answer names the missing
+/// ranks, which is worth a moment more than a bare timeout.
+constexpr int64_t kRootAnswerGraceMs = 1000;
+
+/// What create() carries between its phases.
+struct Joining {
+  int rank;
+  int nranks;
+  uint64_t magic;
+  int64_t timeoutMs;
+  Deadline deadline;
+  sockaddr_storage root;
+
+  int successor() const { return (rank + 1) % nranks; }
+  int predecessor() const { return (rank - 1 + nranks) % nranks; }
+  Status timedOut(const std::string& what) const {
+    return remoteError("bootstrap: timed out after " + std::to_string(timeoutMs) + " ms " + what);
+  }
+};
+
+/// Words a failed transfer with `peer`'s rank; the messages are part of the
+/// contract (tests and users grep for them).
+Status ioFailure(const net::IoResult& io, int peer, int64_t timeoutMs) {
+  switch (io.end) {
+    case net::IoEnd::kTimedOut:
+      return remoteError("bootstrap: timed out after " + std::to_string(timeoutMs) +
+                         " ms waiting for rank " + std::to_string(peer));
+    case net::IoEnd::kPeerClosed:
+      return remoteError("rank " + std::to_string(peer) + " closed the bootstrap connection");
+    default:
+      return systemError("bootstrap: connection to rank " + std::to_string(peer) + ": " +
+                         io.describe());
+  }
+}
+
+/// Where this rank listens: loopback when the root is (a one-host job that
+/// may have no other interface up), else this host's reachable address.
+sockaddr_storage listenAddressFor(const sockaddr_storage& root) {
+  if (!net::isLoopback(root)) return net::pickLocalAddress(env::get("SOCKET_IFNAME"));
+  sockaddr_storage local{};
+  local.ss_family = root.ss_family;
+  if (root.ss_family == AF_INET) {
+    reinterpret_cast<sockaddr_in*>(&local)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  } else {
+    reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr = in6addr_loopback;
+  }
+  return local;
+}
+
+/// Sends the Hello and returns the successor's listen address from the root.
+Result<sockaddr_storage> joinThroughRoot(const Joining& j, const sockaddr_storage& listenAddr) {
+  std::string rootText = net::addressToString(j.root);
+  Result<net::Socket> connected = net::connectWithRetry(j.root, j.deadline);
+  if (!connected.ok()) {
+    return Status(connected.status().code(),
+                  "bootstrap: rank " + std::to_string(j.rank) +
+                      " could not reach the root: " + connected.status().message());
+  }
+  const net::Socket& root = connected.value();
+  wire::Hello hello{};
+  hello.magic = j.magic;
+  hello.rank = j.rank;
+  hello.nranks = j.nranks;
+  hello.timeoutMs = j.timeoutMs;
+  hello.remainingMs = j.deadline.isNever() ? 0 : std::max<int64_t>(1, j.deadline.remainingMs());
+  hello.listenAddr = listenAddr;
+  net::IoResult io = net::sendAll(root, &hello, sizeof(hello), j.deadline);
+  Deadline answerBy = j.deadline.isNever()
+                          ? j.deadline
+                          : Deadline::afterMs(j.deadline.remainingMs() + kRootAnswerGraceMs);
+  wire::ReplyHeader header{};
+  if (io.ok()) io = net::recvAll(root, &header, sizeof(header), answerBy);
+  if (io.end == net::IoEnd::kTimedOut) {
+    return j.timedOut("waiting for all " + std::to_string(j.nranks) +
+                      " ranks to join (the root at " + rootText + " did not answer)");
+  }
+  if (!io.ok()) {
+    return remoteError("bootstrap: lost the connection to the root at " + rootText + ": " +
+                       io.describe());
+  }
+  if (header.kind == static_cast<uint32_t>(wire::ReplyKind::kError) &&
+      header.length <= wire::kMaxErrorBytes) {
+    std::string message(header.length, '\0');
+    io = net::recvAll(root, message.data(), message.size(), answerBy);
+    if (!io.ok()) message = "(the root's message was cut off: " + io.describe() + ")";
+    return remoteError("bootstrap: " + message);
+  }
+  sockaddr_storage successor{};
+  if (header.kind != static_cast<uint32_t>(wire::ReplyKind::kPeerAddress) ||
+      header.length != sizeof(successor)) {
+    return remoteError("bootstrap: malformed answer from the root at " + rootText);
+  }
+  io = net::recvAll(root, &successor, sizeof(successor), answerBy);
+  if (!io.ok()) {
+    return remoteError("bootstrap: lost the connection to the root at " + rootText + ": " +
+                       io.describe());
+  }
+  return successor;
+}
+
+Result<net::Socket> connectSuccessor(const Joining& j, const sockaddr_storage& address) {
+  int peer = j.successor();
+  Result<net::Socket> connected = net::connectWithRetry(address, j.deadline);
+  if (!connected.ok()) {
+    if (connected.status().code() == ErrorCode::kRemoteError) {
+      return j.timedOut("connecting to rank " + std::to_string(peer) + " at " +
+                        net::addressToString(address));
+    }
+    return connected.status().withContext("bootstrap: rank " + std::to_string(peer));
+  }
+  wire::RingHandshake handshake{j.magic, j.rank, 0};
+  net::IoResult io = net::sendAll(connected.value(), &handshake, sizeof(handshake), j.deadline);
+  if (!io.ok()) return ioFailure(io, peer, j.timeoutMs);
+  return std::move(connected).value();
+}
+
+/// Accepts until the predecessor shows up with the right handshake; anything
+/// else that connects is dropped with a warning.
+Result<net::Socket> acceptPredecessor(const Joining& j, const net::Socket& listener) {
+  int peer = j.predecessor();
+  net::GreetingAcceptor acceptor(listener, sizeof(wire::RingHandshake));
+  while (true) {
+    net::Socket connection;
+    std::vector<char> greeting;
+    net::IoResult io = acceptor.next(j.deadline, &connection, &greeting);
+    if (io.end == net::IoEnd::kTimedOut) {
+      return j.timedOut("waiting for rank " + std::to_string(peer));
+    }
+    if (!io.ok()) {
+      return systemError("bootstrap: accepting rank " + std::to_string(peer) + ": " +
+                         io.describe());
+    }
+    wire::RingHandshake handshake;
+    memcpy(&handshake, greeting.data(), sizeof(handshake));
+    if (handshake.magic == j.magic && handshake.rank == peer) return connection;
+    BRAID_WARN("bootstrap: rank %d dropped a stray connection (magic 0x%016" PRIx64
+               ", rank %d; expected rank %d)",
+               j.rank, handshake.magic, handshake.rank, peer);
+  }
+}
+
+class SocketBootstrap final : public Bootstrap {
+ public:
+  SocketBootstrap(const Joining& j, net::Socket next, net::Socket prev)
+      : rank_(j.rank),
+        nranks_(j.nranks),
+        magic_(j.magic),
+        timeoutMs_(j.timeoutMs),
+        next_(std::move(next)),
+        prev_(std::move(prev)) {}
+
+  int rank() const override { return rank_; }
+  int nranks() const override { return nranks_; }
+  uint64_t magic() const override { return magic_; }
+  Status allGather(void* data, size_t bytesPerRank) override;
+  Status barrier() override;
+  void abort() override;
+
+ private:
+  /// The status to return once the ring is no longer usable.
+  Status unusable() const;
+
+  const int rank_;
+  const int nranks_;
+  const uint64_t magic_;
+  const int64_t timeoutMs_;
+  net::Socket next_;  ///< to (rank + 1) % nranks
+  net::Socket prev_;  ///< from (rank - 1 + nranks) % nranks
+  std::atomic<bool> aborted_{false};
+  /// The first failure; the ring is out of step after one, so later calls
+  /// fail with it rather than exchanging bytes with the wrong step.
+  Status broken_;
+};
+
+Status SocketBootstrap::unusable() const {
+  if (aborted_.load()) return remoteError("bootstrap: aborted");
+  if (!broken_.ok()) {
+    return Status(broken_.code(),
+                  "bootstrap: unusable after an earlier failure: " + broken_.message());
+  }
+  return Status::success();
+}
+
+Status SocketBootstrap::allGather(void* data, size_t bytesPerRank) {
+  BRAID_TRY(unusable());
+  if (nranks_ == 1 || bytesPerRank == 0) return Status::success();
+  Deadline deadline = Deadline::afterMs(timeoutMs_);
+  char* slots = static_cast<char*>(data);
+  for (int step = 0; step < nranks_ - 1; ++step) {
+    int sendSlot = (rank_ - step + nranks_) % nranks_;
+    int recvSlot = (rank_ - step - 1 + nranks_) % nranks_;
+    net::IoResult io = net::exchange(next_, slots + sendSlot * bytesPerRank, bytesPerRank, prev_,
+                                     slots + recvSlot * bytesPerRank, bytesPerRank, deadline);
+    if (io.ok()) continue;
+    if (aborted_.load()) return unusable();
+    int peer = io.onSend ? (rank_ + 1) % nranks_ : (rank_ - 1 + nranks_) % nranks_;
+    broken_ = ioFailure(io, peer, timeoutMs_);
+    return broken_;
+  }
+  return Status::success();
+}
+
+Status SocketBootstrap::barrier() {
+  std::vector<char> flags(nranks_, 1);
+  return allGather(flags.data(), 1);
+}
+
+void SocketBootstrap::abort() {
+  aborted_.store(true);
+  next_.shutdown();
+  prev_.shutdown();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Bootstrap>> Bootstrap::create(const UniqueId& id, int rank, int nranks,
+                                                     int64_t timeoutMs) {
+  if (nranks < 1 || rank < 0 || rank >= nranks) {
+    return invalidArgument("bootstrap: rank " + std::to_string(rank) + " of " +
+                           std::to_string(nranks) + " is out of range");
+  }
+  BRAID_ASSIGN_OR_RETURN(UniqueIdContents contents, unpackUniqueId(id));
+  Joining j{
+      rank, nranks, contents.magic, timeoutMs, Deadline::afterMs(timeoutMs), rootAddress(contents)};
+
+  if ((contents.flags & kRootStartedByRank0) != 0 && rank == 0) {
+    Result<net::Socket> listener = net::listenOn(j.root, /*reuseAddr=*/true);
+    if (!listener.ok()) {
+      return listener.status().withContext("bootstrap: rank 0 cannot start the root");
+    }
+    BRAID_TRY(startRoot(std::move(listener).value(), contents.magic, timeoutMs));
+  }
+
+  // One rank has no ring; it still meets the root, whose thread ends then.
+  net::Socket listener;
+  sockaddr_storage listenAddr{};
+  if (nranks > 1) {
+    BRAID_ASSIGN_OR_RETURN(listener, net::listenOn(listenAddressFor(j.root), false));
+    BRAID_ASSIGN_OR_RETURN(listenAddr, net::boundAddress(listener));
+  }
+  BRAID_ASSIGN_OR_RETURN(sockaddr_storage successorAddr, joinThroughRoot(j, listenAddr));
+  net::Socket next;
+  net::Socket prev;
+  if (nranks > 1) {
+    // Connect first: the kernel completes it before the successor accepts, so
+    // every rank connecting before accepting cannot deadlock.
+    BRAID_ASSIGN_OR_RETURN(next, connectSuccessor(j, successorAddr));
+    BRAID_ASSIGN_OR_RETURN(prev, acceptPredecessor(j, listener));
+  }
+  BRAID_INFO("bootstrap: rank %d of %d joined (magic 0x%016" PRIx64 ")", rank, nranks,
+             contents.magic);
+  return std::unique_ptr<Bootstrap>(
+      std::make_unique<SocketBootstrap>(j, std::move(next), std::move(prev)));
+}
+
+}  // namespace braid::bootstrap

@@ -1,0 +1,202 @@
+// The bootstrap root (see root.h): collects one Hello per rank, then answers
+// every rank with its successor's address, or with an error naming the ranks
+// that never arrived.
+#include "bootstrap/root.h"
+
+#include <cinttypes>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "util/deadline.h"
+#include "util/log.h"
+
+namespace braid::bootstrap {
+namespace {
+
+/// Replies are a few hundred bytes that fit any socket buffer; this only
+/// guards against a kernel that will not take them at all.
+constexpr int64_t kReplySendTimeoutMs = 10000;
+/// How many missing ranks an error message lists before it summarises.
+constexpr int kMaxListedRanks = 16;
+
+void sendReply(const net::Socket& socket, wire::ReplyKind kind, const void* payload,
+               uint32_t length) {
+  wire::ReplyHeader header{static_cast<uint32_t>(kind), length};
+  Deadline deadline = Deadline::afterMs(kReplySendTimeoutMs);
+  net::IoResult io = net::sendAll(socket, &header, sizeof(header), deadline);
+  if (io.ok() && length > 0) io = net::sendAll(socket, payload, length, deadline);
+  // A rank that has gone away finds out on its own; the others still get theirs.
+  if (!io.ok()) BRAID_INFO("bootstrap root: could not answer a rank: %s", io.describe().c_str());
+}
+
+void sendError(const net::Socket& socket, std::string message) {
+  if (message.size() > wire::kMaxErrorBytes) message.resize(wire::kMaxErrorBytes);
+  sendReply(socket, wire::ReplyKind::kError, message.data(), static_cast<uint32_t>(message.size()));
+}
+
+class Root {
+ public:
+  Root(net::Socket listener, uint64_t magic, int64_t timeoutMs)
+      : listener_(std::move(listener)),
+        magic_(magic),
+        deadline_(Deadline::afterMs(timeoutMs)),
+        firingTimeoutMs_(timeoutMs) {}
+
+  void run();
+
+ private:
+  /// Checks a Hello; returns an empty string when it is admitted.
+  std::string validate(const wire::Hello& hello) const;
+  void admit(net::Socket connection, const wire::Hello& hello);
+  void answerAll();
+  void failAll();
+  std::string missingRanks() const;
+
+  net::Socket listener_;
+  uint64_t magic_;
+  Deadline deadline_;
+  int64_t firingTimeoutMs_;  ///< the timeout deadline_ stands for, for the message
+  int nranks_ = -1;          ///< set by the first admitted Hello
+  int arrived_ = 0;
+  std::vector<net::Socket> ranks_;
+  std::vector<sockaddr_storage> addresses_;
+};
+
+void Root::run() {
+  Result<sockaddr_storage> bound = net::boundAddress(listener_);
+  std::string where = bound.ok() ? net::addressToString(bound.value()) : "<unknown>";
+  BRAID_INFO("bootstrap root: listening on %s, magic 0x%016" PRIx64, where.c_str(), magic_);
+  net::GreetingAcceptor acceptor(listener_, sizeof(wire::Hello));
+  while (nranks_ < 0 || arrived_ < nranks_) {
+    net::Socket connection;
+    std::vector<char> greeting;
+    net::IoResult io = acceptor.next(deadline_, &connection, &greeting);
+    if (!io.ok()) {
+      if (io.end != net::IoEnd::kTimedOut) {
+        BRAID_WARN("bootstrap root on %s: listener failed: %s", where.c_str(),
+                   io.describe().c_str());
+      }
+      failAll();
+      return;
+    }
+    wire::Hello hello;
+    memcpy(&hello, greeting.data(), sizeof(hello));
+    std::string problem = validate(hello);
+    if (!problem.empty()) {
+      BRAID_WARN("bootstrap root on %s: rejected a rank from %s: %s", where.c_str(),
+                 net::addressToString(hello.listenAddr).c_str(), problem.c_str());
+      sendError(connection, "the bootstrap root at " + where + " rejected this rank: " + problem);
+      continue;
+    }
+    admit(std::move(connection), hello);
+  }
+  answerAll();
+}
+
+std::string Root::validate(const wire::Hello& hello) const {
+  char text[160];
+  if (hello.magic != magic_) {
+    snprintf(text, sizeof(text),
+             "wrong magic 0x%016" PRIx64 " (this root serves 0x%016" PRIx64
+             "); is the unique id from another communicator?",
+             hello.magic, magic_);
+    return text;
+  }
+  if (hello.nranks < 1 || hello.rank < 0 || hello.rank >= hello.nranks) {
+    snprintf(text, sizeof(text), "rank %d of %d is out of range", hello.rank, hello.nranks);
+    return text;
+  }
+  if (nranks_ >= 0 && hello.nranks != nranks_) {
+    snprintf(text, sizeof(text), "rank %d says nranks is %d but the ranks before it said %d",
+             hello.rank, hello.nranks, nranks_);
+    return text;
+  }
+  if (nranks_ >= 0 && ranks_[hello.rank].valid()) {
+    snprintf(text, sizeof(text), "rank %d has already joined", hello.rank);
+    return text;
+  }
+  return "";
+}
+
+void Root::admit(net::Socket connection, const wire::Hello& hello) {
+  if (nranks_ < 0) {
+    nranks_ = hello.nranks;
+    ranks_.resize(nranks_);
+    addresses_.resize(nranks_);
+  }
+  ranks_[hello.rank] = std::move(connection);
+  addresses_[hello.rank] = hello.listenAddr;
+  ++arrived_;
+  // Give up no later than the rank that will give up first, so that it hears
+  // which ranks are missing rather than a bare timeout of its own.
+  if (hello.remainingMs > 0) {
+    Deadline rankDeadline = Deadline::afterMs(hello.remainingMs);
+    if (rankDeadline.remainingMs() < deadline_.remainingMs()) {
+      deadline_ = rankDeadline;
+      firingTimeoutMs_ = hello.timeoutMs;
+    }
+  }
+  BRAID_TRACE("bootstrap root: rank %d of %d joined from %s", hello.rank, nranks_,
+              net::addressToString(hello.listenAddr).c_str());
+}
+
+void Root::answerAll() {
+  // Close the listener first: by the time any rank has its answer, a later
+  // communicator on the same fixed address cannot reach this root by mistake.
+  listener_.close();
+  for (int rank = 0; rank < nranks_; ++rank) {
+    const sockaddr_storage& next = addresses_[(rank + 1) % nranks_];
+    sendReply(ranks_[rank], wire::ReplyKind::kPeerAddress, &next, sizeof(next));
+  }
+  BRAID_INFO("bootstrap root: all %d ranks joined", nranks_);
+}
+
+std::string Root::missingRanks() const {
+  std::vector<int> missing;
+  for (int rank = 0; rank < nranks_; ++rank) {
+    if (!ranks_[rank].valid()) missing.push_back(rank);
+  }
+  std::string text = missing.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < missing.size() && i < kMaxListedRanks; ++i) {
+    if (i > 0) text += ", ";
+    text += std::to_string(missing[i]);
+  }
+  if (missing.size() > kMaxListedRanks) {
+    text += " and " + std::to_string(missing.size() - kMaxListedRanks) + " more";
+  }
+  return text;
+}
+
+void Root::failAll() {
+  listener_.close();
+  if (nranks_ < 0) {
+    // Nobody is waiting to hear it: an id that was made and never used.
+    BRAID_INFO("bootstrap root: timed out after %" PRId64 " ms; no rank joined", firingTimeoutMs_);
+    return;
+  }
+  std::string message = "timed out after " + std::to_string(firingTimeoutMs_) + " ms waiting for " +
+                        missingRanks() + " of " + std::to_string(nranks_) + " to join";
+  BRAID_WARN("bootstrap root: %s", message.c_str());
+  for (const auto& socket : ranks_) {
+    if (socket.valid()) sendError(socket, message);
+  }
+}
+
+}  // namespace
+
+Status startRoot(net::Socket listener, uint64_t magic, int64_t timeoutMs) {
+  auto root = std::make_unique<Root>(std::move(listener), magic, timeoutMs);
+  // std::thread reports failure only by throwing; turn it into a value here.
+  try {
+    std::thread([root = std::move(root)]() { root->run(); }).detach();
+  } catch (const std::system_error& e) {
+    return systemError(std::string("cannot start the bootstrap root thread: ") + e.what());
+  }
+  return Status::success();
+}
+
+}  // namespace braid::bootstrap

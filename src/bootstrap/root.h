@@ -1,0 +1,62 @@
+// The bootstrap root: one thread per communicator that meets every rank once.
+//
+// Each rank connects and sends a Hello (magic, rank, nranks, its listen
+// address). When all nranks have arrived the root closes its listener and
+// answers each rank with the listen address of its ring successor, the only
+// peer a rank connects to; everything else travels around the ring. Sending
+// one address rather than the whole table keeps the root's work linear in the
+// number of ranks. If the deadline passes first, every waiting rank is told
+// which ranks never came. Also the wire format the ranks speak with the root
+// and with each other: fixed-size structs in host byte order, since every
+// rank of a job runs the same build on the same architecture.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdint>
+
+#include "braid/status.h"
+#include "util/socket.h"
+
+namespace braid::bootstrap {
+
+namespace wire {
+
+/// Rank -> root, the first bytes on the connection.
+struct Hello {
+  uint64_t magic;
+  int32_t rank;
+  int32_t nranks;
+  int64_t timeoutMs;            ///< the rank's timeout (<= 0: none), for messages
+  int64_t remainingMs;          ///< the rank's time left; the root gives up no later
+  sockaddr_storage listenAddr;  ///< where the rank accepts its ring predecessor
+};
+
+enum class ReplyKind : uint32_t {
+  kPeerAddress = 1,  ///< followed by the successor's sockaddr_storage
+  kError = 2,        ///< followed by `length` bytes of message text
+};
+
+/// Root -> rank.
+struct ReplyHeader {
+  uint32_t kind;
+  uint32_t length;
+};
+inline constexpr uint32_t kMaxErrorBytes = 4096;
+
+/// Rank -> ring successor, the first bytes on the connection, so that a
+/// stray connection (another communicator, a port scanner) is rejected.
+struct RingHandshake {
+  uint64_t magic;
+  int32_t rank;
+  uint32_t reserved;
+};
+
+}  // namespace wire
+
+/// Serves one communicator on `listener` from a detached thread. The thread
+/// ends once every rank has been answered or `timeoutMs` (> 0) passed.
+Status startRoot(net::Socket listener, uint64_t magic, int64_t timeoutMs);
+
+}  // namespace braid::bootstrap

@@ -1,0 +1,171 @@
+// Communicator creation and the collectives of braid::Comm.
+#include <unistd.h>
+
+#include <random>
+#include <string>
+
+#include "algo/ring.h"
+#include "bootstrap/unique_id.h"
+#include "comm_impl.h"
+#include "kernels/host_reduce.h"
+#include "topology/host_id.h"
+#include "util/log.h"
+
+namespace braid {
+namespace {
+
+Status checkBuffers(const void* input, const void* output, size_t count) {
+  if (count == 0) return Status::success();
+  if (input == nullptr) return invalidArgument("send buffer is NULL with count > 0");
+  if (output == nullptr) return invalidArgument("receive buffer is NULL with count > 0");
+  return Status::success();
+}
+
+Status checkTypeAndOp(DataType type, RedOp op) {
+  int t = static_cast<int>(type);
+  if (t < 0 || t >= kNumDataTypes) {
+    return invalidArgument("unknown datatype " + std::to_string(t));
+  }
+  int o = static_cast<int>(op);
+  if (o < 0 || o >= kNumRedOps) return invalidArgument("unknown reduction op " + std::to_string(o));
+  return Status::success();
+}
+
+uint64_t randomNonce() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+Status exchangePeerInfo(Comm::Impl& c) {
+  c.peers.assign(c.nranks, PeerInfo{});
+  PeerInfo& me = c.peers[c.rank];
+  me.rank = c.rank;
+  me.pid = getpid();
+  me.hostId = topology::hostId();
+  me.nonce = randomNonce();
+  me.cudaDevice = -1;
+  BRAID_TRY(c.bootstrap->allGather(c.peers.data(), sizeof(PeerInfo)));
+  for (int r = 0; r < c.nranks; ++r) {
+    if (c.peers[r].rank != r) {
+      return internalError("bootstrap returned a garbled peer table at rank " + std::to_string(r));
+    }
+    if (c.peers[r].hostId != me.hostId) {
+      return invalidUsage("rank " + std::to_string(r) +
+                          " runs on another host; network transports (socket, ibverbs) are not "
+                          "implemented yet, so all ranks must share one host");
+    }
+  }
+  return Status::success();
+}
+
+}  // namespace
+
+Result<UniqueId> Comm::newUniqueId() {
+  Config config = Config::fromEnvironment();
+  return bootstrap::createUniqueId(config.timeoutMs);
+}
+
+Comm::Comm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Comm::~Comm() = default;
+
+int Comm::rank() const { return impl_->rank; }
+int Comm::size() const { return impl_->nranks; }
+int Comm::cudaDevice() const { return -1; }
+
+Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int rank,
+                                          const CommOptions& options) {
+  (void)options;
+  if (nranks <= 0) return invalidArgument("nranks must be positive, got " + std::to_string(nranks));
+  if (rank < 0 || rank >= nranks) {
+    return invalidArgument("rank " + std::to_string(rank) + " is outside [0, " +
+                           std::to_string(nranks) + ")");
+  }
+  log::ScopedLogRank logRank(rank);
+  auto impl = std::make_unique<Impl>();
+  impl->config = Config::fromEnvironment();
+  BRAID_TRY(impl->config.validate());
+  impl->rank = rank;
+  impl->nranks = nranks;
+  if (rank == 0) BRAID_INFO("%s", impl->config.describe().c_str());
+  BRAID_INFO("init: rank %d of %d, id %s", rank, nranks,
+             bootstrap::describeUniqueId(id).c_str());
+
+  BRAID_ASSIGN_OR_RETURN(impl->bootstrap,
+                         bootstrap::Bootstrap::create(id, rank, nranks, impl->config.timeoutMs));
+  BRAID_TRY(exchangePeerInfo(*impl));
+  BRAID_TRY(impl->connectRing().withContext("connecting the ring"));
+  return std::unique_ptr<Comm>(new Comm(std::move(impl)));
+}
+
+transport::WaitContext Comm::Impl::waitContext() const {
+  transport::WaitContext w;
+  w.deadline = Deadline::afterMs(config.timeoutMs);
+  w.abort = &aborted;
+  w.spinIterations = spinIterations;
+  return w;
+}
+
+Result<const algo::Schedule*> Comm::Impl::allReduceSchedule(size_t count, DataType type) {
+  const size_t elemBytes = dataTypeSize(type);
+  if (cached && cached->count == count && cached->elemBytes == elemBytes) {
+    return &cached->schedule;
+  }
+  algo::RingParams p;
+  p.nranks = nranks;
+  p.rank = rank;
+  p.order = ring;
+  p.count = count;
+  p.nchannels = static_cast<int>(channels.size());
+  // A round fills half the FIFO, so a step never waits on the receiver's room
+  // for its first slice, and the other half lets the next round start early.
+  p.chunkElems = std::max<size_t>(1, slotBytes * (transport::kFifoSlots / 2) / elemBytes);
+  p.maxSliceElems = std::max<size_t>(1, slotBytes / elemBytes);
+  BRAID_ASSIGN_OR_RETURN(algo::Schedule schedule, algo::ringAllReduce(p));
+  if (config.dumpSchedule) {
+    fprintf(stderr, "[rank %d] %s", rank, algo::formatSchedule(schedule, type).c_str());
+  }
+  cached = CachedSchedule{count, elemBytes, std::move(schedule)};
+  return &cached->schedule;
+}
+
+Status Comm::allReduce(const void* input, void* output, size_t count, DataType type, RedOp op) {
+  Impl& c = *impl_;
+  log::ScopedLogRank logRank(c.rank);
+  BRAID_TRY(checkTypeAndOp(type, op));
+  BRAID_TRY(checkBuffers(input, output, count));
+  if (c.finalized) return invalidUsage("communicator was finalized");
+  if (c.aborted.load()) return invalidUsage("communicator was aborted");
+  if (c.broken) return c.broken->withContext("communicator unusable after an earlier error");
+  BRAID_ASSIGN_OR_RETURN(kernels::HostReduceFn reduce, kernels::hostReduceFn(type, op));
+  if (count == 0) return Status::success();
+  BRAID_ASSIGN_OR_RETURN(const algo::Schedule* schedule, c.allReduceSchedule(count, type));
+  exec::HostCall call{input, output, dataTypeSize(type), reduce};
+  Status s = exec::runOnHost(*schedule, call, c.connections, c.waitContext());
+  if (!s.ok()) {
+    c.broken = s;
+    BRAID_WARN("allReduce failed: %s", s.message().c_str());
+  }
+  return s;
+}
+
+Status Comm::finalize() {
+  Impl& c = *impl_;
+  log::ScopedLogRank logRank(c.rank);
+  if (c.finalized) return invalidUsage("communicator was already finalized");
+  c.finalized = true;
+  if (c.aborted.load()) return Status::success();
+  // Every operation completed before it returned, so the only thing left is
+  // to know that the peers are done with this rank's FIFOs too.
+  return c.bootstrap->barrier().withContext("finalize");
+}
+
+Status Comm::asyncError() const {
+  return impl_->broken ? *impl_->broken : Status::success();
+}
+
+void Comm::abort() {
+  impl_->aborted.store(true);
+  if (impl_->bootstrap) impl_->bootstrap->abort();
+}
+
+}  // namespace braid

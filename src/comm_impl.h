@@ -1,0 +1,68 @@
+// The state behind braid::Comm (include/braid/comm.h).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "algo/schedule.h"
+#include "bootstrap/bootstrap.h"
+#include "braid/comm.h"
+#include "config.h"
+#include "exec/host_executor.h"
+#include "transport/connection.h"
+
+namespace braid {
+
+/// What every rank tells the others at creation (bootstrap allGather).
+struct PeerInfo {
+  int32_t rank;
+  int32_t pid;
+  uint64_t hostId;
+  uint64_t nonce;  ///< random; rank 0's names this communicator's shm segments
+  int32_t cudaDevice;
+  int32_t pad;
+};
+
+/// One ring channel: the FIFO from the ring predecessor and the one to the
+/// successor.
+struct RingChannel {
+  std::unique_ptr<transport::RecvEnd> fromPrev;
+  std::unique_ptr<transport::SendEnd> toNext;
+};
+
+class Comm::Impl {
+ public:
+  Config config;
+  int rank = 0;
+  int nranks = 1;
+  std::unique_ptr<bootstrap::Bootstrap> bootstrap;
+  std::vector<PeerInfo> peers;
+  std::vector<int> ring;  ///< ring order of ranks
+  std::vector<RingChannel> channels;
+  std::vector<exec::ChannelConnections> connections;  ///< views of `channels`
+  size_t slotBytes = 0;
+  uint32_t spinIterations = 0;
+  std::atomic<bool> aborted{false};
+  bool finalized = false;
+  /// Set by the first failed collective: the FIFOs are then mid-message and
+  /// the communicator cannot be used again (as with NCCL's async errors).
+  std::optional<Status> broken;
+
+  /// The last schedule built, reused while calls repeat (the common case).
+  struct CachedSchedule {
+    size_t count = 0;
+    size_t elemBytes = 0;
+    algo::Schedule schedule;
+  };
+  std::optional<CachedSchedule> cached;
+
+  Status connectRing();
+  Result<const algo::Schedule*> allReduceSchedule(size_t count, DataType type);
+  transport::WaitContext waitContext() const;
+};
+
+}  // namespace braid

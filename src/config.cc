@@ -1,0 +1,66 @@
+#include "config.h"
+
+#include <sstream>
+
+#include "util/env.h"
+
+namespace braid {
+
+Config Config::fromEnvironment() {
+  Config c;
+  c.timeoutMs = env::getInt("TIMEOUT_MS", c.timeoutMs);
+  c.nchannels = static_cast<int>(env::getInt("NCHANNELS", c.nchannels));
+  c.buffSize = env::getInt("BUFFSIZE", c.buffSize);
+  c.algo = env::get("ALGO").value_or("");
+  c.proto = env::get("PROTO").value_or("");
+  c.transports = env::get("TRANSPORTS").value_or("");
+  c.dumpSchedule = env::getInt("DUMP_SCHEDULE", 0) != 0;
+  c.spin = env::getInt("SPIN", c.spin);
+  for (auto* s : {&c.algo, &c.proto}) {
+    for (auto& ch : *s) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
+  }
+  return c;
+}
+
+Status Config::validate() const {
+  if (timeoutMs < 0) return invalidArgument("BRAID_TIMEOUT_MS must be >= 0");
+  if (nchannels < 1 || nchannels > 64) {
+    return invalidArgument("BRAID_NCHANNELS must be between 1 and 64, got " +
+                           std::to_string(nchannels));
+  }
+  if (buffSize < (64 << 10) || buffSize > (1LL << 30)) {
+    return invalidArgument("BRAID_BUFFSIZE must be between 64K and 1G, got " +
+                           std::to_string(buffSize));
+  }
+  // Only the ring and the Simple protocol exist so far: asking for another
+  // must not silently run the ring.
+  if (!algo.empty() && algo != "ring") {
+    return invalidUsage("BRAID_ALGO=" + algo + ": only 'ring' is implemented so far");
+  }
+  if (!proto.empty() && proto != "simple") {
+    return invalidUsage("BRAID_PROTO=" + proto + ": only 'simple' is implemented so far");
+  }
+  return Status::success();
+}
+
+bool Config::transportAllowed(const std::string& name) const {
+  if (transports.empty()) return true;
+  std::stringstream list(transports);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    if (item == name) return true;
+  }
+  return false;
+}
+
+std::string Config::describe() const {
+  std::ostringstream o;
+  o << "config: timeout_ms=" << timeoutMs << " nchannels=" << nchannels
+    << " buffsize=" << buffSize << " algo=" << (algo.empty() ? "auto" : algo)
+    << " proto=" << (proto.empty() ? "auto" : proto)
+    << " transports=" << (transports.empty() ? "all" : transports)
+    << " dump_schedule=" << dumpSchedule << " spin=" << (spin < 0 ? "auto" : std::to_string(spin));
+  return o.str();
+}
+
+}  // namespace braid

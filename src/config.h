@@ -1,0 +1,32 @@
+// Config: every environment knob braid honours, read once when a
+// communicator is created and logged at INFO. Nothing else reads getenv.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "braid/status.h"
+
+namespace braid {
+
+struct Config {
+  int64_t timeoutMs = 600000;  ///< BRAID_TIMEOUT_MS: deadline of every blocking wait; 0 = none
+  int nchannels = 1;           ///< BRAID_NCHANNELS
+  int64_t buffSize = 4 << 20;  ///< BRAID_BUFFSIZE: bytes of one FIFO (all its slots)
+  std::string algo;            ///< BRAID_ALGO: empty = let braid choose
+  std::string proto;           ///< BRAID_PROTO: empty = let braid choose
+  std::string transports;      ///< BRAID_TRANSPORTS: comma-separated allow list; empty = all
+  bool dumpSchedule = false;   ///< BRAID_DUMP_SCHEDULE
+  int64_t spin = -1;           ///< BRAID_SPIN: polls before sleeping; -1 = by core count
+
+  /// Reads the environment (BRAID_X, then NCCL_X).
+  static Config fromEnvironment();
+  /// Rejects values braid cannot honour, with a message naming the variable.
+  Status validate() const;
+  /// One line per knob, for the INFO log.
+  std::string describe() const;
+  /// Whether BRAID_TRANSPORTS allows the transport called `name`.
+  bool transportAllowed(const std::string& name) const;
+};
+
+}  // namespace braid

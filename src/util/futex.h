@@ -1,0 +1,131 @@
+// Blocking on a 32-bit word that another thread or process changes.
+//
+// The transports keep their FIFO counters in memory that both ends map, so
+// a waiter cannot use a condition variable: the poster may be another
+// process. A futex lets the waiter sleep in the kernel on the counter word
+// itself. The ops used here are the shared (non-private) ones, which the
+// kernel keys by the page behind the address, so they work across processes
+// and across two mappings of one segment in the same process.
+//
+// waitUntil() is the one blocking loop every transport uses. It spins first
+// (a round trip between two spinning cores is a few hundred nanoseconds and a
+// syscall would dominate it), then yields the core a few times, then sleeps
+// in the kernel in short slices so that the deadline and the comm's abort
+// flag are seen within one slice even if nobody wakes it. When ranks
+// outnumber cores, that sleep is what lets the peer run at all.
+//
+// The sleeping side announces itself in a `waiting` word so that the
+// poster makes the wake syscall only when someone may be asleep:
+//
+//   waiter:  waiting = 1 (seq_cst); v = word (seq_cst); if (!ready(v)) wait(word, v)
+//   poster:  word = new (seq_cst); if (waiting (seq_cst)) wake(word)
+//
+// With both pairs sequentially consistent, either the waiter sees the new
+// value and does not sleep, or the poster sees the announcement and wakes
+// it; the kernel rechecks word == v before sleeping, closing the gap between
+// the waiter's load and its sleep.
+#pragma once
+
+#include <sched.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "braid/status.h"
+#include "util/deadline.h"
+
+namespace braid::futex {
+
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
+                  std::atomic<uint32_t>::is_always_lock_free,
+              "futexes need std::atomic<uint32_t> to be a plain 32-bit word");
+
+enum class WaitResult {
+  kWoken,         ///< a wake arrived (or a spurious wakeup; recheck the word)
+  kValueChanged,  ///< the word no longer held `expected` when the kernel looked
+  kTimedOut,      ///< the timeout passed
+  kInterrupted,   ///< a signal arrived
+};
+
+/// Sleeps while `*word == expected`, at most `timeoutNs` (forever if < 0).
+WaitResult wait(const std::atomic<uint32_t>* word, uint32_t expected, int64_t timeoutNs);
+
+/// Wakes up to `count` sleepers on `word`; returns how many were woken.
+int wake(const std::atomic<uint32_t>* word, int count = 1);
+
+/// Tells the CPU this is a spin loop (x86 `pause`, Arm `yield`).
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  asm volatile("yield" ::: "memory");
+#else
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+#endif
+}
+
+/// Sched_yield calls between spinning and sleeping.
+inline constexpr int kYields = 4;
+/// The longest single sleep, which bounds how late the deadline or the
+/// abort flag is noticed.
+inline constexpr int64_t kSliceMs = 10;
+
+/// The error of a wait that ran out of time: "timed out after N ms waiting for rank P".
+Status timedOutError(int64_t elapsedMs, int peer);
+/// The error of a wait cut short by the abort flag.
+Status abortedError(int peer);
+
+/// Blocks until `ready(word.load())` holds. `ctx` is a transport::WaitContext
+/// (util sits below transport and cannot name it; any type with the same
+/// fields works): its deadline, abort flag and spin budget bound the wait.
+/// `waiting` is this side's announcement word (see the top of this file);
+/// whoever changes `word` must check it and call wake(&word).
+/// Returns kRemoteError on timeout or abort.
+template <typename Context, typename Ready>
+Status waitUntil(const std::atomic<uint32_t>& word, std::atomic<uint32_t>& waiting,
+                 const Context& ctx, Ready ready) {
+  if (ready(word.load(std::memory_order_acquire))) return Status();
+  const auto start = std::chrono::steady_clock::now();
+  for (uint32_t i = 0; i < ctx.spinIterations; ++i) {
+    cpuRelax();
+    if (ready(word.load(std::memory_order_acquire))) return Status();
+  }
+  for (int i = 0; i < kYields; ++i) {
+    sched_yield();
+    if (ready(word.load(std::memory_order_acquire))) return Status();
+  }
+  for (;;) {
+    if (ctx.abort != nullptr && ctx.abort->load(std::memory_order_relaxed)) {
+      return abortedError(ctx.peer);
+    }
+    if (ctx.deadline.expired()) {
+      if (ready(word.load(std::memory_order_acquire))) return Status();
+      auto elapsed = std::chrono::steady_clock::now() - start;
+      return timedOutError(
+          std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count(), ctx.peer);
+    }
+    // remainingMs() rounds down; never ask for a zero-length sleep.
+    int64_t sliceMs = ctx.deadline.remainingMs(kSliceMs);
+    if (sliceMs < 1) sliceMs = 1;
+    waiting.store(1, std::memory_order_seq_cst);
+    uint32_t seen = word.load(std::memory_order_seq_cst);
+    if (ready(seen)) {
+      waiting.store(0, std::memory_order_relaxed);
+      return Status();
+    }
+    wait(&word, seen, sliceMs * 1000 * 1000);
+    waiting.store(0, std::memory_order_relaxed);
+    if (ready(word.load(std::memory_order_acquire))) return Status();
+  }
+}
+
+/// The poster's half of the protocol: call after publishing `word` with a
+/// seq_cst store (or a release store followed by a seq_cst fence).
+inline void wakeIfWaiting(const std::atomic<uint32_t>& word,
+                          const std::atomic<uint32_t>& waiting) {
+  if (waiting.load(std::memory_order_seq_cst) != 0) wake(&word);
+}
+
+}  // namespace braid::futex

@@ -1,0 +1,123 @@
+// Small TCP helpers for the out-of-band network (bootstrap, later the socket
+// transport): an owning socket, listen / connect / accept, and transfers that
+// give up at a Deadline.
+//
+// Every wait is a poll() bounded by the deadline, so nothing here blocks
+// forever unless the caller asked for Deadline::never(). Transfers report how
+// they ended (IoResult) rather than a worded Status, because only the caller
+// knows whom it was waiting for ("timed out waiting for rank 3").
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "braid/status.h"
+#include "util/deadline.h"
+
+namespace braid::net {
+
+/// Owns one socket file descriptor; closes it on destruction.
+class Socket {
+ public:
+  Socket() = default;
+  explicit Socket(int fd) : fd_(fd) {}
+  ~Socket() { close(); }
+  Socket(Socket&& other) noexcept : fd_(other.release()) {}
+  Socket& operator=(Socket&& other) noexcept;
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+
+  int fd() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release();
+  void close();
+  /// Wakes every thread blocked on this socket (poll returns, reads see EOF,
+  /// accept fails) without closing the descriptor, so it is safe to call
+  /// while another thread still uses it.
+  void shutdown() const;
+
+ private:
+  int fd_ = -1;
+};
+
+/// How a blocking transfer ended.
+enum class IoEnd { kDone, kTimedOut, kPeerClosed, kFailed };
+
+struct IoResult {
+  IoEnd end = IoEnd::kDone;
+  int sysErrno = 0;     ///< the errno behind kFailed
+  bool onSend = false;  ///< exchange(): the send side is the one that stopped
+  bool ok() const { return end == IoEnd::kDone; }
+  /// "timed out", "peer closed the connection" or the system error text.
+  std::string describe() const;
+};
+
+/// "1.2.3.4:5678" or "[::1]:5678"; "<unspecified>" for AF_UNSPEC.
+std::string addressToString(const sockaddr_storage& addr);
+/// The length to pass to bind/connect for this address family.
+socklen_t addressLength(const sockaddr_storage& addr);
+bool isLoopback(const sockaddr_storage& addr);
+
+/// Parses "host:port", "[ipv6]:port" or "ipv6-literal" forms with a port;
+/// `host` may be a name, resolved with getaddrinfo (IPv4 preferred).
+Result<sockaddr_storage> resolveHostPort(const std::string& hostPort);
+
+/// An address of this host that other hosts can reach, with port 0: the
+/// first IPv4 interface that is up and not loopback. `ifnameFilter` is
+/// NCCL_SOCKET_IFNAME's syntax: comma-separated name prefixes, "^" in front
+/// to exclude them instead, "=" in front for exact names. Falls back to
+/// 127.0.0.1 (with a warning when a filter matched nothing).
+sockaddr_storage pickLocalAddress(const std::optional<std::string>& ifnameFilter);
+
+/// A listening socket bound to `addr` (port 0: an ephemeral one).
+Result<Socket> listenOn(const sockaddr_storage& addr, bool reuseAddr);
+/// The address a socket is bound to (with the port the kernel chose).
+Result<sockaddr_storage> boundAddress(const Socket& socket);
+
+/// Connects to `addr`, retrying refused or unreachable attempts until the
+/// deadline, since the listener may not be up yet. kRemoteError on timeout.
+Result<Socket> connectWithRetry(const sockaddr_storage& addr, const Deadline& deadline);
+
+IoResult sendAll(const Socket& socket, const void* data, size_t bytes, const Deadline& deadline);
+IoResult recvAll(const Socket& socket, void* data, size_t bytes, const Deadline& deadline);
+
+/// Sends to `to` and receives from `from` at the same time, so that a ring of
+/// ranks all sending more than a socket buffer holds cannot deadlock.
+IoResult exchange(const Socket& to, const void* sendData, size_t sendBytes, const Socket& from,
+                  void* recvData, size_t recvBytes, const Deadline& deadline);
+
+/// Accepts connections and reads a fixed-size first message ("greeting")
+/// from each. All half-greeted connections are watched at once, so a silent
+/// or slow client cannot hold up the ones behind it.
+class GreetingAcceptor {
+ public:
+  /// `listener` must outlive the acceptor.
+  GreetingAcceptor(const Socket& listener, size_t greetingBytes)
+      : listener_(listener), greetingBytes_(greetingBytes) {}
+
+  /// The next connection whose greeting arrived in full. Connections that
+  /// close before that are dropped. kFailed when the listener broke (or was
+  /// shut down).
+  IoResult next(const Deadline& deadline, Socket* connection, std::vector<char>* greeting);
+
+ private:
+  struct Pending {
+    Socket socket;
+    std::vector<char> buffer;
+    size_t received = 0;
+  };
+  bool acceptPending();
+  /// Reads what is there; true when the connection is finished (full or dead).
+  bool readPending(Pending& pending);
+
+  const Socket& listener_;
+  size_t greetingBytes_;
+  std::vector<Pending> pending_;
+};
+
+}  // namespace braid::net

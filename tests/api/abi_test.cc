@@ -1,0 +1,180 @@
+// abi_test.cc: braid's nccl.h against NVIDIA's NCCL 2.28.9 ABI.
+//
+// A program compiled against NVIDIA's nccl.h must run against braid's libnccl.so.2 and the
+// other way round, so every constant, enum value, struct layout, initializer value and function
+// type has to agree. The facts are listed once in abi_facts.h and evaluated three times: here
+// through braid's header in C++, in c_compile_check.c through braid's header in C, and in
+// upstream_abi_facts.cc through NVIDIA's header when it is installed (else those tests skip).
+// The static_asserts and the golden values below hold the facts that matter most even where
+// NVIDIA's header is absent.
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "api/abi_facts.h"
+#include "nccl.h"
+
+BRAID_ABI_DEFINE_FACTS_GETTER(braidFacts)
+
+namespace {
+
+// --- Facts that hold without any reference header (x86-64 / aarch64 Linux, LP64). ---
+
+static_assert(NCCL_VERSION_CODE == 22809);
+static_assert(NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH) == NCCL_VERSION_CODE);
+static_assert(NCCL_VERSION(2, 8, 4) == 2804, "releases up to 2.8 use the old encoding");
+static_assert(sizeof(ncclUniqueId) == 128);
+static_assert(std::is_same_v<cudaStream_t, CUstream_st*>);
+static_assert(std::is_same_v<ncclComm_t, ncclComm*>);
+static_assert(std::is_same_v<ncclConfig_t, ncclConfig_v22800>);
+static_assert(std::is_same_v<ncclSimInfo_t, ncclSimInfo_v22200>);
+static_assert(sizeof(ncclRedOp_t) == 4 && sizeof(ncclDataType_t) == 4);
+static_assert(sizeof(ncclResult_t) == 4 && sizeof(ncclScalarResidence_t) == 4);
+static_assert(ncclMaxRedOp == 0x7fffffff);
+static_assert(std::is_same_v<decltype(ncclConfig_t::netName), const char*>);
+static_assert(std::is_same_v<decltype(ncclConfig_t::size), size_t>);
+static_assert(std::is_same_v<decltype(ncclSimInfo_t::estimatedTime), float>);
+static_assert(
+    std::is_same_v<decltype(ncclAllReduce), ncclResult_t(const void*, void*, size_t, ncclDataType_t,
+                                                         ncclRedOp_t, ncclComm_t, cudaStream_t)>);
+static_assert(std::is_same_v<decltype(ncclAllReduce), decltype(pncclAllReduce)>);
+
+size_t indexOf(const std::vector<std::string>& names, const std::string& name) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return i;
+  }
+  ADD_FAILURE() << "no ABI fact named " << name;
+  return 0;
+}
+
+TEST(NcclAbiTest, LayoutOfConfigMatchesLp64Golden) {
+  struct Field {
+    const char* name;
+    size_t offset;
+    size_t expected;
+  };
+#define BRAID_FIELD(member, expected) \
+  { #member, offsetof(ncclConfig_t, member), expected }
+  const Field fields[] = {
+      BRAID_FIELD(size, 0),
+      BRAID_FIELD(magic, 8),
+      BRAID_FIELD(version, 12),
+      BRAID_FIELD(blocking, 16),
+      BRAID_FIELD(cgaClusterSize, 20),
+      BRAID_FIELD(minCTAs, 24),
+      BRAID_FIELD(maxCTAs, 28),
+      BRAID_FIELD(netName, 32),
+      BRAID_FIELD(splitShare, 40),
+      BRAID_FIELD(trafficClass, 44),
+      BRAID_FIELD(commName, 48),
+      BRAID_FIELD(collnetEnable, 56),
+      BRAID_FIELD(CTAPolicy, 60),
+      BRAID_FIELD(shrinkShare, 64),
+      BRAID_FIELD(nvlsCTAs, 68),
+      BRAID_FIELD(nChannelsPerNetPeer, 72),
+      BRAID_FIELD(nvlinkCentricSched, 76),
+  };
+#undef BRAID_FIELD
+  for (const Field& field : fields) EXPECT_EQ(field.offset, field.expected) << field.name;
+  EXPECT_EQ(sizeof(ncclConfig_t), 80u);
+  EXPECT_EQ(sizeof(ncclSimInfo_t), 24u);
+  EXPECT_EQ(offsetof(ncclSimInfo_t, estimatedTime), 16u);
+}
+
+TEST(NcclAbiTest, InitializersMatchGolden) {
+  const ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  EXPECT_EQ(config.size, sizeof(ncclConfig_t));
+  EXPECT_EQ(config.magic, 0xcafebeefu);
+  EXPECT_EQ(config.version, 22809u);
+  EXPECT_EQ(config.blocking, INT_MIN);
+  EXPECT_EQ(config.netName, nullptr);
+  EXPECT_EQ(config.commName, nullptr);
+  EXPECT_EQ(config.nvlinkCentricSched, INT_MIN);
+
+  const ncclSimInfo_t simInfo = NCCL_SIM_INFO_INITIALIZER;
+  EXPECT_EQ(simInfo.size, sizeof(ncclSimInfo_t));
+  EXPECT_EQ(simInfo.magic, 0x74685283u);
+  EXPECT_EQ(simInfo.version, 22809u);
+  EXPECT_EQ(simInfo.estimatedTime, -1.0f);
+}
+
+TEST(NcclAbiTest, EnumValuesMatchGolden) {
+  EXPECT_EQ(ncclSuccess, 0);
+  EXPECT_EQ(ncclRemoteError, 6);
+  EXPECT_EQ(ncclInProgress, 7);
+  EXPECT_EQ(ncclNumResults, 8);
+  EXPECT_EQ(ncclAvg, 4);
+  EXPECT_EQ(ncclNumOps, 5);
+  EXPECT_EQ(ncclChar, ncclInt8);
+  EXPECT_EQ(ncclInt, ncclInt32);
+  EXPECT_EQ(ncclHalf, 6);
+  EXPECT_EQ(ncclFloat, 7);
+  EXPECT_EQ(ncclDouble, 8);
+  EXPECT_EQ(ncclBfloat16, 9);
+  EXPECT_EQ(ncclFloat8e5m2, 11);
+  EXPECT_EQ(ncclNumTypes, 12);
+  EXPECT_EQ(ncclScalarHostImmediate, 1);
+}
+
+// --- The C view of braid's header. ---
+
+TEST(NcclAbiTest, CSeesTheSameAbiAsCxx) {
+  const braid::test::AbiFacts ours = braidFacts();
+  std::vector<long long> fromC(kBraidAbiNumberCount);
+  braidCAbiNumbers(fromC.data());
+  const std::vector<std::string> names = braid::test::abiNumberNames();
+  ASSERT_EQ(names.size(), ours.numbers.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(fromC[i], ours.numbers[i]) << names[i];
+  }
+}
+
+// --- Against NVIDIA's header. ---
+
+class UpstreamAbiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!braidUpstreamAbiFacts(&upstream_)) {
+      GTEST_SKIP() << "NVIDIA's nccl.h 2.28.9 (/usr/local/cuda/include) is not installed";
+    }
+    ours_ = braidFacts();
+  }
+
+  braid::test::AbiFacts upstream_;
+  braid::test::AbiFacts ours_;
+};
+
+TEST_F(UpstreamAbiTest, NumbersMatch) {
+  const std::vector<std::string> names = braid::test::abiNumberNames();
+  ASSERT_EQ(ours_.numbers.size(), names.size());
+  ASSERT_EQ(upstream_.numbers.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(ours_.numbers[i], upstream_.numbers[i]) << names[i];
+  }
+}
+
+TEST_F(UpstreamAbiTest, FunctionTypesMatch) {
+  ASSERT_EQ(ours_.functions.size(), upstream_.functions.size());
+  for (size_t i = 0; i < ours_.functions.size(); ++i) {
+    ASSERT_EQ(ours_.functions[i].name, upstream_.functions[i].name);
+    EXPECT_EQ(ours_.functions[i].type, upstream_.functions[i].type) << ours_.functions[i].name;
+  }
+}
+
+TEST_F(UpstreamAbiTest, SuffixMatches) { EXPECT_EQ(ours_.suffix, upstream_.suffix); }
+
+// The list itself must be what the comparisons above assume.
+TEST(NcclAbiTest, FactListIsConsistent) {
+  const std::vector<std::string> names = braid::test::abiNumberNames();
+  EXPECT_EQ(names.size(), static_cast<size_t>(kBraidAbiNumberCount));
+  const braid::test::AbiFacts ours = braidFacts();
+  EXPECT_EQ(ours.numbers[indexOf(names, "NCCL_VERSION_CODE")], 22809);
+  EXPECT_EQ(ours.numbers[indexOf(names, "ncclConfig_t_offsetof_nvlinkCentricSched")], 76);
+  EXPECT_EQ(ours.functions.size(), 2u * 41u);
+}
+
+}  // namespace

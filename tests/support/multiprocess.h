@@ -1,0 +1,72 @@
+// Runs a test body as N real processes (fork) or N threads.
+//
+// In a forked child, gtest failures are counted by that child only, so the
+// child exits non-zero when its body failed and the parent turns the exit
+// status into a failure of its own naming the rank. A child that does not
+// finish within the timeout is killed, so a hang becomes a failure.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <thread>
+#include <vector>
+
+namespace braid::testing {
+
+inline void runProcesses(int nranks, const std::function<void(int rank)>& body,
+                         int timeoutSeconds = 120) {
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < nranks; ++rank) {
+    fflush(nullptr);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0) << "fork failed";
+    if (pid == 0) {
+      body(rank);
+      _exit(::testing::Test::HasFailure() ? 1 : 0);
+    }
+    pids.push_back(pid);
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::vector<bool> done(pids.size(), false);
+  size_t remaining = pids.size();
+  while (remaining > 0) {
+    for (size_t i = 0; i < pids.size(); ++i) {
+      if (done[i]) continue;
+      int status = 0;
+      pid_t r = waitpid(pids[i], &status, WNOHANG);
+      if (r == 0) continue;
+      done[i] = true;
+      --remaining;
+      if (WIFSIGNALED(status)) {
+        ADD_FAILURE() << "rank " << i << " died with signal " << WTERMSIG(status);
+      } else if (WEXITSTATUS(status) != 0) {
+        ADD_FAILURE() << "rank " << i << " failed (exit " << WEXITSTATUS(status) << ")";
+      }
+    }
+    if (remaining == 0) break;
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(timeoutSeconds)) {
+      for (size_t i = 0; i < pids.size(); ++i) {
+        if (!done[i]) {
+          kill(pids[i], SIGKILL);
+          waitpid(pids[i], nullptr, 0);
+          ADD_FAILURE() << "rank " << i << " timed out after " << timeoutSeconds << " s";
+        }
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+inline void runThreads(int nranks, const std::function<void(int rank)>& body) {
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < nranks; ++rank) threads.emplace_back(body, rank);
+  for (auto& t : threads) t.join();
+}
+
+}  // namespace braid::testing

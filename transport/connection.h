@@ -1,0 +1,50 @@
+// The two ends of a one-way FIFO between two ranks.
+//
+// A FIFO has kFifoSlots slots of slotBytes each. The sender fills the slot at
+// `tail` and advances tail; the receiver reads the slot at `head` and advances
+// head. The executor never knows which transport is underneath: it asks for
+// the next slot, uses it, and posts or releases it.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "braid/status.h"
+#include "util/deadline.h"
+
+namespace braid::transport {
+
+inline constexpr int kFifoSlots = 8;
+
+/// What a blocking wait needs to give up: the deadline and the comm's abort flag.
+struct WaitContext {
+  Deadline deadline;
+  const std::atomic<bool>* abort = nullptr;
+  int peer = -1;  ///< for the error message
+  /// Polls before blocking in the kernel. Small when ranks outnumber cores,
+  /// where spinning only steals the core the peer needs.
+  uint32_t spinIterations = 2000;
+};
+
+class SendEnd {
+ public:
+  virtual ~SendEnd() = default;
+  virtual size_t slotBytes() const = 0;
+  /// Blocks until the slot at tail is free; returns its address.
+  virtual Result<void*> waitSlot(const WaitContext& ctx) = 0;
+  /// Publishes `bytes` (<= slotBytes) written to the slot from waitSlot.
+  virtual void post(size_t bytes) = 0;
+};
+
+class RecvEnd {
+ public:
+  virtual ~RecvEnd() = default;
+  virtual size_t slotBytes() const = 0;
+  /// Blocks until the slot at head is full; returns its address and size.
+  virtual Result<const void*> waitSlot(const WaitContext& ctx, size_t* bytes) = 0;
+  /// Hands the slot from waitSlot back to the sender.
+  virtual void release() = 0;
+};
+
+}  // namespace braid::transport
