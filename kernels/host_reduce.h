@@ -13,9 +13,25 @@
 namespace braid::kernels {
 
 using HostReduceFn = void (*)(void* dst, const void* a, const void* b, size_t count);
+/// dst1[i] = dst2[i] = op(a[i], b[i]): one pass for a step that both keeps
+/// and forwards its result (recvReduceCopySend), instead of reduce + copy.
+using HostReduce2Fn = void (*)(void* dst1, void* dst2, const void* a, const void* b,
+                               size_t count);
 
-/// The loop for (type, op); an error naming the pair when braid does not
+/// The loops for one (type, op) pair.
+struct HostReduceFns {
+  HostReduceFn reduce = nullptr;
+  HostReduce2Fn reduce2 = nullptr;
+};
+
+/// The loops for (type, op); an error naming the pair when braid does not
 /// implement it yet.
+Result<HostReduceFns> hostReduceFns(DataType type, RedOp op);
+
+/// Shorthand for hostReduceFns(type, op).reduce.
 Result<HostReduceFn> hostReduceFn(DataType type, RedOp op);
+
+/// dst1 = dst2 = src, reading src once (recvCopySend).
+void copyTwice(void* dst1, void* dst2, const void* src, size_t bytes);
 
 }  // namespace braid::kernels

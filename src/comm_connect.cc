@@ -4,6 +4,8 @@
 // all ranks meet at a barrier, each opens the FIFO it sends on, and after a
 // second barrier the receivers unlink the names: from then on the segments
 // live only as mappings, so nothing is left in /dev/shm if a rank dies.
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "comm_impl.h"
@@ -12,6 +14,16 @@
 #include "util/log.h"
 
 namespace braid {
+namespace {
+
+// With a core per rank, a waiter polls long enough to cover a peer's copy of
+// a FIFO slot (a few tens of microseconds) before paying for a futex sleep
+// and wake. With more ranks than cores, it polls only briefly: the rank it
+// waits for may need this very core.
+constexpr uint32_t kSpinNsDedicated = 100000;
+constexpr uint32_t kSpinNsShared = 2000;
+
+}  // namespace
 
 Status Comm::Impl::connectRing() {
   ring.resize(nranks);
@@ -22,17 +34,17 @@ Status Comm::Impl::connectRing() {
   // Spinning helps only when every rank has a core to itself; beyond that a
   // spinning rank steals the core its peer needs to make progress.
   const int cores = topology::usableCores();
-  if (config.spin >= 0) {
-    spinIterations = static_cast<uint32_t>(config.spin);
+  if (config.spinUs >= 0) {
+    spinNs = static_cast<uint32_t>(std::min<int64_t>(config.spinUs * 1000, UINT32_MAX));
   } else {
-    spinIterations = nranks <= cores ? 20000 : 50;
+    spinNs = nranks <= cores ? kSpinNsDedicated : kSpinNsShared;
   }
 
   std::string ringText;
   for (int r : ring) ringText += " " + std::to_string(r);
   BRAID_INFO("ring:%s; %zu channel(s); transport shm for all peers; fifo %d x %zu bytes; "
-             "spin %u (%d cores)", ringText.c_str(), static_cast<size_t>(config.nchannels),
-             transport::kFifoSlots, slotBytes, spinIterations, cores);
+             "spin %u ns (%d cores)", ringText.c_str(), static_cast<size_t>(config.nchannels),
+             transport::kFifoSlots, slotBytes, spinNs, cores);
 
   channels.resize(config.nchannels);
   connections.assign(config.nchannels, exec::ChannelConnections{});

@@ -45,8 +45,11 @@ class Comm::Impl {
   std::vector<RingChannel> channels;
   std::vector<exec::ChannelConnections> connections;  ///< views of `channels`
   size_t slotBytes = 0;
-  uint32_t spinIterations = 0;
+  uint32_t spinNs = 0;
   std::atomic<bool> aborted{false};
+  /// Calls now running on this communicator; abort() waits for them to
+  /// leave before the caller may free the communicator.
+  std::atomic<int> activeCalls{0};
   bool finalized = false;
   /// Set by the first failed collective: the FIFOs are then mid-message and
   /// the communicator cannot be used again (as with NCCL's async errors).

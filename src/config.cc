@@ -15,7 +15,7 @@ Config Config::fromEnvironment() {
   c.proto = env::get("PROTO").value_or("");
   c.transports = env::get("TRANSPORTS").value_or("");
   c.dumpSchedule = env::getInt("DUMP_SCHEDULE", 0) != 0;
-  c.spin = env::getInt("SPIN", c.spin);
+  c.spinUs = env::getInt("SPIN_US", c.spinUs);
   for (auto* s : {&c.algo, &c.proto}) {
     for (auto& ch : *s) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
   }
@@ -59,7 +59,7 @@ std::string Config::describe() const {
     << " buffsize=" << buffSize << " algo=" << (algo.empty() ? "auto" : algo)
     << " proto=" << (proto.empty() ? "auto" : proto)
     << " transports=" << (transports.empty() ? "all" : transports)
-    << " dump_schedule=" << dumpSchedule << " spin=" << (spin < 0 ? "auto" : std::to_string(spin));
+    << " dump_schedule=" << dumpSchedule << " spin_us=" << (spinUs < 0 ? "auto" : std::to_string(spinUs));
   return o.str();
 }
 

@@ -17,7 +17,7 @@ struct Config {
   std::string proto;           ///< BRAID_PROTO: empty = let braid choose
   std::string transports;      ///< BRAID_TRANSPORTS: comma-separated allow list; empty = all
   bool dumpSchedule = false;   ///< BRAID_DUMP_SCHEDULE
-  int64_t spin = -1;           ///< BRAID_SPIN: polls before sleeping; -1 = by core count
+  int64_t spinUs = -1;  ///< BRAID_SPIN_US: microseconds a waiter polls before sleeping; -1 = auto
 
   /// Reads the environment (BRAID_X, then NCCL_X).
   static Config fromEnvironment();

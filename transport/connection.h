@@ -22,9 +22,11 @@ struct WaitContext {
   Deadline deadline;
   const std::atomic<bool>* abort = nullptr;
   int peer = -1;  ///< for the error message
-  /// Polls before blocking in the kernel. Small when ranks outnumber cores,
-  /// where spinning only steals the core the peer needs.
-  uint32_t spinIterations = 2000;
+  /// How long to poll before blocking in the kernel, in nanoseconds. A time,
+  /// not a count of polls, because one CPU pause lasts 10 to 140 cycles
+  /// depending on the CPU. Small when ranks outnumber cores, where spinning
+  /// only steals the core the peer needs.
+  uint32_t spinNs = 20000;
 };
 
 class SendEnd {

@@ -8,6 +8,8 @@
 //                   process is one of them;
 //   neither         this process alone.
 // Each process runs -t ranks, one thread each.
+#include <pthread.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,8 +28,29 @@
 namespace braid::perf {
 namespace {
 
+// Like mpirun's --bind-to core: when there is a core per rank, rank r runs on
+// the r-th core this process may use, so ranks do not migrate or share a core.
+void bindToCore(int rank, int nranks, bool allowed) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (!allowed || sched_getaffinity(0, sizeof(set), &set) != 0) return;
+  if (nranks > CPU_COUNT(&set)) return;
+  int seen = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    if (seen++ == rank) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+      return;
+    }
+  }
+}
+
 // Runs this process's -t ranks; returns the process exit code.
-int runProcess(const Options& o, const ncclUniqueId& id, int procRank, int nprocs) {
+int runProcess(const Options& o, const ncclUniqueId& id, int procRank, int nprocs,
+               bool bind) {
   const int nranks = nprocs * o.threads;
   std::vector<int> codes(o.threads, 0);
   std::vector<std::thread> threads;
@@ -36,6 +59,7 @@ int runProcess(const Options& o, const ncclUniqueId& id, int procRank, int nproc
       RankContext ctx;
       ctx.rank = procRank * o.threads + t;
       ctx.nranks = nranks;
+      bindToCore(ctx.rank, nranks, bind);
       ncclResult_t r = ncclCommInitRank(&ctx.comm, nranks, id, ctx.rank);
       if (r != ncclSuccess) {
         fprintf(stderr, "braid-perf: rank %d: ncclCommInitRank failed: %s (%s)\n", ctx.rank,
@@ -80,7 +104,7 @@ int runForked(const Options& o) {
       perror("braid-perf: fork");
       return 2;
     }
-    if (pid == 0) _exit(runProcess(o, id, p, o.procs));
+    if (pid == 0) _exit(runProcess(o, id, p, o.procs, o.bind));
     children.push_back(pid);
   }
   int code = 0;
@@ -117,5 +141,6 @@ int main(int argc, char** argv) {
     fprintf(stderr, "braid-perf: ncclGetUniqueId failed: %s\n", ncclGetLastError(nullptr));
     return 2;
   }
-  return runProcess(o, id, launch.procRank, launch.nprocs);
+  // Under a launcher, binding is the launcher's business (mpirun binds).
+  return runProcess(o, id, launch.procRank, launch.nprocs, o.bind && !launch.launched);
 }

@@ -34,6 +34,7 @@ void usage(const char* prog) {
           "  -N,--run_cycles <n>   repeat the whole sweep n times       [1]\n"
           "  -z,--blocking <0/1>   accepted for compatibility; host calls always block\n"
           "  --procs <n>           start n processes of this machine as ranks\n"
+          "  --bind <core|none>    pin each rank to its own core when there are enough [core]\n"
           "Without --procs, braid-perf joins as one process of a job started by mpirun\n"
           "(OMPI_COMM_WORLD_RANK/SIZE) or a torchrun-style launcher (RANK, WORLD_SIZE,\n"
           "MASTER_ADDR, MASTER_PORT); alone it runs -t ranks in this process.\n",
@@ -113,6 +114,7 @@ bool parseOptions(int argc, char** argv, Options* o) {
       {"run_cycles", required_argument, nullptr, 'N'},
       {"blocking", required_argument, nullptr, 'z'},
       {"procs", required_argument, nullptr, 'P'},
+      {"bind", required_argument, nullptr, 'B'},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
   const char* prog = argv[0];
@@ -149,6 +151,10 @@ bool parseOptions(int argc, char** argv, Options* o) {
       case 'N': ok = parseInt(optarg, &o->cycles) && o->cycles > 0; break;
       case 'z': ok = parseInt(optarg, &blocking); o->blocking = blocking != 0; break;
       case 'P': ok = parseInt(optarg, &o->procs) && o->procs > 0; break;
+      case 'B':
+        ok = strcmp(optarg, "core") == 0 || strcmp(optarg, "none") == 0;
+        o->bind = strcmp(optarg, "core") == 0;
+        break;
       case 'h': usage(prog); exit(0);
       default: ok = false;
     }

@@ -26,6 +26,7 @@ struct Options {
   int cycles = 1;      ///< -N: how many times to run the whole size sweep
   int procs = 0;       ///< --procs: start this many processes of this machine (0: no)
   bool blocking = false;
+  bool bind = true;    ///< --bind core|none: one core per rank when there are enough
 };
 
 /// Parses argv; on error prints usage to stderr and returns false.

@@ -96,11 +96,15 @@ void printRow(const Options& o, size_t bytes, size_t count, int nranks, const Me
 void printHeader(const Options& o, int nranks, const int* pids) {
   printf("# braid-perf %s: nccl-tests compatible benchmark of braid's libnccl.so.2\n",
          o.collective.c_str());
-  printf("# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %g(%s) warmup iters: %d "
+  char step[64];
+  if (o.stepFactor > 1) {
+    snprintf(step, sizeof(step), "%g(factor)", o.stepFactor);
+  } else {
+    snprintf(step, sizeof(step), "%zu(bytes)", o.stepBytes);
+  }
+  printf("# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %s warmup iters: %d "
          "iters: %d agg iters: 1 validation: %d graph: 0\n",
-         o.threads, o.gpus, o.minBytes, o.maxBytes,
-         o.stepFactor > 1 ? o.stepFactor : static_cast<double>(o.stepBytes),
-         o.stepFactor > 1 ? "factor" : "bytes", o.warmupIters, o.iters, o.check);
+         o.threads, o.gpus, o.minBytes, o.maxBytes, step, o.warmupIters, o.iters, o.check);
   printf("#\n# Using devices\n");
   for (int r = 0; r < nranks; ++r) {
     printf("#  Rank %2d Group  0 Pid %6d on host memory (no GPU)\n", r, pids[r]);

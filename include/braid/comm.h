@@ -57,7 +57,9 @@ class Comm {
 
   /// Waits for every rank to reach finalize; afterwards only destruction is allowed.
   Status finalize();
-  /// Makes blocked and later operations of this rank fail at once.
+  /// Makes blocked and later operations of this rank fail at once, and
+  /// returns once no call is running on this communicator (so it can be
+  /// destroyed, as ncclCommAbort does, even from another thread).
   void abort();
 
   class Impl;

@@ -89,10 +89,13 @@ Result<Schedule> ringAllReduce(const RingParams& params) {
                                    s.ring.begin());
   s.channels.resize(params.nchannels);
   // Slices: a quarter of a chunk, so a step overlaps with its neighbours'
-  // (pipelining along the ring), but never more than a FIFO slot.
+  // (pipelining along the ring), but at least minSliceElems, below which the
+  // hand-off of a slot costs more than the overlap saves, and never more
+  // than a FIFO slot.
   size_t perRank = (params.count + n - 1) / n;
   size_t chunk = std::min(params.chunkElems, std::max<size_t>(perRank, 1));
-  s.sliceElems = std::min(params.maxSliceElems, std::max<size_t>((chunk + 3) / 4, 1));
+  size_t slice = std::max<size_t>((chunk + 3) / 4, std::max<size_t>(params.minSliceElems, 1));
+  s.sliceElems = std::min(params.maxSliceElems, slice);
 
   // Channels split the buffer into contiguous, nearly equal parts.
   size_t perChannel = (params.count + params.nchannels - 1) / params.nchannels;

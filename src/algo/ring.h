@@ -16,6 +16,7 @@ struct RingParams {
   size_t count = 0;          ///< elements per rank
   size_t chunkElems = 1;     ///< most elements one rank-chunk holds in one round
   size_t maxSliceElems = 1;  ///< most elements of one slice (one FIFO slot)
+  size_t minSliceElems = 1;  ///< fewest elements worth a slice of their own
   int nchannels = 1;
 };
 

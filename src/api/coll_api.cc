@@ -33,10 +33,13 @@ BRAID_NCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff
   if (!s.ok()) return report(s.withContext("ncclAllReduce"));
   auto redOp = braid::api::redOpFrom(op);
   if (!redOp.ok()) return report(redOp.status().withContext("ncclAllReduce"));
-  return braid::api::runOrDefer(c, [=] {
+  auto run = [=] {
     return c->allReduce(sendbuff, recvbuff, count, type, redOp.value())
         .withContext("ncclAllReduce");
-  });
+  };
+  // Outside a group the call runs at once, without the std::function of the queue.
+  if (braid::api::groupDepth() == 0) return report(run());
+  return braid::api::runOrDefer(c, run);
 }
 
 // The collectives below come with the issue that implements every collective

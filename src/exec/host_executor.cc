@@ -30,7 +30,7 @@ void copyIfDistinct(void* dst, const void* src, size_t bytes) {
   if (dst != src) memcpy(dst, src, bytes);
 }
 
-void applyStep(StepOp op, const SliceIo& s, kernels::HostReduceFn reduce) {
+void applyStep(StepOp op, const SliceIo& s, const kernels::HostReduceFns& fns) {
   switch (op) {
     case StepOp::kSend: memcpy(s.send, s.in, s.bytes); break;
     case StepOp::kRecv: memcpy(s.out, s.recv, s.bytes); break;
@@ -39,16 +39,10 @@ void applyStep(StepOp op, const SliceIo& s, kernels::HostReduceFn reduce) {
       memcpy(s.send, s.in, s.bytes);
       copyIfDistinct(s.out, s.in, s.bytes);
       break;
-    case StepOp::kRecvReduceSend: reduce(s.send, s.recv, s.in, s.count); break;
-    case StepOp::kRecvReduceCopy: reduce(s.out, s.recv, s.in, s.count); break;
-    case StepOp::kRecvReduceCopySend:
-      reduce(s.out, s.recv, s.in, s.count);
-      memcpy(s.send, s.out, s.bytes);
-      break;
-    case StepOp::kRecvCopySend:
-      memcpy(s.out, s.recv, s.bytes);
-      memcpy(s.send, s.recv, s.bytes);
-      break;
+    case StepOp::kRecvReduceSend: fns.reduce(s.send, s.recv, s.in, s.count); break;
+    case StepOp::kRecvReduceCopy: fns.reduce(s.out, s.recv, s.in, s.count); break;
+    case StepOp::kRecvReduceCopySend: fns.reduce2(s.out, s.send, s.recv, s.in, s.count); break;
+    case StepOp::kRecvCopySend: kernels::copyTwice(s.out, s.send, s.recv, s.bytes); break;
   }
 }
 
@@ -107,7 +101,7 @@ Status runOnHost(const algo::Schedule& schedule, const HostCall& call,
   for (size_t c = 0; c < schedule.channels.size(); ++c) {
     for (const Step& step : schedule.channels[c].steps) {
       if (step.count == 0) continue;  // both ends of the message skip it alike
-      if (algo::stepReduces(step.op) && call.reduce == nullptr) {
+      if (algo::stepReduces(step.op) && call.reduce.reduce == nullptr) {
         return internalError("reducing step without a reduction function");
       }
       BRAID_TRY(runStep(step, schedule.sliceElems, call, connections[c], wait));

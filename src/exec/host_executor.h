@@ -21,7 +21,7 @@ struct HostCall {
   const void* input = nullptr;
   void* output = nullptr;
   size_t elemBytes = 0;
-  kernels::HostReduceFn reduce = nullptr;  ///< needed when the schedule reduces
+  kernels::HostReduceFns reduce;  ///< needed when the schedule reduces
 };
 
 /// Runs every step of every channel of `schedule`. Channels run one after

@@ -61,8 +61,6 @@ Status timedOutError(int64_t elapsedMs, int peer) {
                      peerName(peer));
 }
 
-Status abortedError(int peer) {
-  return remoteError("aborted while waiting for " + peerName(peer));
-}
+Status abortedError(int peer) { return remoteError("aborted while waiting for " + peerName(peer)); }
 
 }  // namespace braid::futex

@@ -88,9 +88,16 @@ Status waitUntil(const std::atomic<uint32_t>& word, std::atomic<uint32_t>& waiti
                  const Context& ctx, Ready ready) {
   if (ready(word.load(std::memory_order_acquire))) return Status();
   const auto start = std::chrono::steady_clock::now();
-  for (uint32_t i = 0; i < ctx.spinIterations; ++i) {
-    cpuRelax();
-    if (ready(word.load(std::memory_order_acquire))) return Status();
+  // Poll in bursts of kPollsPerClockRead so reading the clock stays cheap
+  // next to the pauses.
+  constexpr int kPollsPerClockRead = 64;
+  const auto spinUntil = start + std::chrono::nanoseconds(ctx.spinNs);
+  while (ctx.spinNs > 0) {
+    for (int i = 0; i < kPollsPerClockRead; ++i) {
+      cpuRelax();
+      if (ready(word.load(std::memory_order_acquire))) return Status();
+    }
+    if (std::chrono::steady_clock::now() >= spinUntil) break;
   }
   for (int i = 0; i < kYields; ++i) {
     sched_yield();
@@ -103,8 +110,8 @@ Status waitUntil(const std::atomic<uint32_t>& word, std::atomic<uint32_t>& waiti
     if (ctx.deadline.expired()) {
       if (ready(word.load(std::memory_order_acquire))) return Status();
       auto elapsed = std::chrono::steady_clock::now() - start;
-      return timedOutError(
-          std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count(), ctx.peer);
+      return timedOutError(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count(),
+                           ctx.peer);
     }
     // remainingMs() rounds down; never ask for a zero-length sleep.
     int64_t sliceMs = ctx.deadline.remainingMs(kSliceMs);
@@ -123,8 +130,7 @@ Status waitUntil(const std::atomic<uint32_t>& word, std::atomic<uint32_t>& waiti
 
 /// The poster's half of the protocol: call after publishing `word` with a
 /// seq_cst store (or a release store followed by a seq_cst fence).
-inline void wakeIfWaiting(const std::atomic<uint32_t>& word,
-                          const std::atomic<uint32_t>& waiting) {
+inline void wakeIfWaiting(const std::atomic<uint32_t>& word, const std::atomic<uint32_t>& waiting) {
   if (waiting.load(std::memory_order_seq_cst) != 0) wake(&word);
 }
 

@@ -2,10 +2,12 @@
 //
 // Streams check every byte of every message against its sequence number,
 // between threads and between forked processes, with spinning on and off
-// (spinIterations = 0 sends every wait through the futex sleep and wake).
+// (spinNs = 0 sends every wait through the futex sleep and wake).
 // Waits with nobody on the other side must end with kRemoteError on the
 // deadline or on the abort flag. Segment names carry the test's pid so that
 // parallel test runs on one host do not collide.
+#include "transport/shm/shm_fifo.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,7 +20,6 @@
 #include <vector>
 
 #include "support/multiprocess.h"
-#include "transport/shm/shm_fifo.h"
 #include "transport/shm/shm_segment.h"
 #include "util/futex.h"
 
@@ -35,13 +36,15 @@ std::string uniqueName(int channel = 0) {
   return segmentName(magic, 1, 2, channel);
 }
 
-bool existsInDevShm(const std::string& name) { return access(("/dev/shm" + name).c_str(), F_OK) == 0; }
+bool existsInDevShm(const std::string& name) {
+  return access(("/dev/shm" + name).c_str(), F_OK) == 0;
+}
 
 WaitContext contextFor(int peer, uint32_t spin = 2000, int64_t timeoutMs = 60000) {
   WaitContext ctx;
   ctx.deadline = Deadline::afterMs(timeoutMs);
   ctx.peer = peer;
-  ctx.spinIterations = spin;
+  ctx.spinNs = spin;
   return ctx;
 }
 
@@ -215,7 +218,7 @@ TEST_P(ShmFifoStreamTest, Processes) {
   EXPECT_TRUE(unlinkSegment(name).ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(Spin, ShmFifoStreamTest, ::testing::Values(0u, 2000u),
+INSTANTIATE_TEST_SUITE_P(ShmFifo, ShmFifoStreamTest, ::testing::Values(0u, 2000u),
                          [](const auto& info) { return "spin" + std::to_string(info.param); });
 
 TEST(ShmFifoTest, WaitWithNobodyThereTimesOut) {
@@ -368,7 +371,7 @@ struct FakeContext {
   Deadline deadline;
   const std::atomic<bool>* abort = nullptr;
   int peer = -1;
-  uint32_t spinIterations = 0;
+  uint32_t spinNs = 0;
 };
 
 TEST(FutexTest, WaitUntilSeesPostFromOtherMapping) {
@@ -379,9 +382,8 @@ TEST(FutexTest, WaitUntilSeesPostFromOtherMapping) {
   auto* waitingB = static_cast<std::atomic<uint32_t>*>(maps.b.data()) + 16;
   FakeContext ctx{Deadline::afterMs(60000)};
   Status status;
-  std::thread waiter([&] {
-    status = futex::waitUntil(viaA, *waitingA, ctx, [](uint32_t v) { return v == 42; });
-  });
+  std::thread waiter(
+      [&] { status = futex::waitUntil(viaA, *waitingA, ctx, [](uint32_t v) { return v == 42; }); });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   viaB.store(42, std::memory_order_seq_cst);
   futex::wakeIfWaiting(viaB, *waitingB);

@@ -85,11 +85,11 @@ class ShmRecvEnd final : public RecvEnd {
 
   Result<const void*> waitSlot(const WaitContext& ctx, size_t* bytes) override {
     if (seenTail_ == head_) {
-      Status status = futex::waitUntil(header_->tail, header_->recvWaiting, ctx,
-                                       [this](uint32_t tail) {
-                                         seenTail_ = tail;
-                                         return tail != head_;
-                                       });
+      Status status =
+          futex::waitUntil(header_->tail, header_->recvWaiting, ctx, [this](uint32_t tail) {
+            seenTail_ = tail;
+            return tail != head_;
+          });
       if (!status.ok()) return status;
     }
     uint32_t slot = head_ % kFifoSlots;
@@ -100,6 +100,8 @@ class ShmRecvEnd final : public RecvEnd {
   void release() override {
     assert(head_ != seenTail_ && "release() without a slot from waitSlot()");
     ++head_;
+    // Release: our reads of the slot are done before the sender may reuse it.
+    // seq_cst: the load of sendWaiting below must not move ahead of it.
     header_->head.store(head_, std::memory_order_seq_cst);
     futex::wakeIfWaiting(header_->head, header_->sendWaiting);
   }
@@ -129,11 +131,11 @@ class ShmSendEnd final : public SendEnd {
 
   Result<void*> waitSlot(const WaitContext& ctx) override {
     if (tail_ - seenHead_ >= static_cast<uint32_t>(kFifoSlots)) {
-      Status status = futex::waitUntil(header_->head, header_->sendWaiting, ctx,
-                                       [this](uint32_t head) {
-                                         seenHead_ = head;
-                                         return tail_ - head < static_cast<uint32_t>(kFifoSlots);
-                                       });
+      Status status =
+          futex::waitUntil(header_->head, header_->sendWaiting, ctx, [this](uint32_t head) {
+            seenHead_ = head;
+            return tail_ - head < static_cast<uint32_t>(kFifoSlots);
+          });
       if (!status.ok()) return status;
     }
     return static_cast<void*>(slots_ + (tail_ % kFifoSlots) * stride_);
@@ -195,8 +197,7 @@ Status checkHeader(const std::string& name, const ShmSegment& segment, size_t sl
 std::string segmentName(uint64_t magic, int sender, int receiver, int channel) {
   // 6 + 16 + 3 * 12 characters at most, far below NAME_MAX.
   char name[64];
-  snprintf(name, sizeof(name), "/braid-%016" PRIx64 "-%d-%d-%d", magic, sender, receiver,
-           channel);
+  snprintf(name, sizeof(name), "/braid-%016" PRIx64 "-%d-%d-%d", magic, sender, receiver, channel);
   return name;
 }
 

@@ -34,7 +34,7 @@ std::string errorText(int err) {
 
 Status shmError(const char* doing, const std::string& name, int err) {
   std::string message = std::string(doing) + " shm segment " + name + ": " + errorText(err);
-  if (err == ENOSPC || err == ENOMEM) {
+  if (err == ENOSPC) {
     message +=
         " (/dev/shm is full or too small: free space there, give the container more "
         "(docker --shm-size), or lower BRAID_BUFFSIZE / BRAID_NCHANNELS)";
@@ -50,9 +50,8 @@ Status checkName(const std::string& name) {
   bool ok = name.size() >= 2 && name[0] == '/' && name.find('/', 1) == std::string::npos &&
             name.size() - 1 <= NAME_MAX;
   if (ok) return Status();
-  return invalidArgument("bad shm segment name '" + name +
-                         "': it must be '/' followed by 1 to " + std::to_string(NAME_MAX) +
-                         " characters without '/'");
+  return invalidArgument("bad shm segment name '" + name + "': it must be '/' followed by 1 to " +
+                         std::to_string(NAME_MAX) + " characters without '/'");
 }
 
 }  // namespace
@@ -71,8 +70,7 @@ Result<ShmSegment> ShmSegment::create(const std::string& name, size_t bytes) {
   } while (err == EINTR);
   if (err != 0) {
     shm_unlink(name.c_str());
-    return shmError(("cannot reserve " + std::to_string(bytes) + " bytes for").c_str(), name,
-                    err);
+    return shmError(("cannot reserve " + std::to_string(bytes) + " bytes for").c_str(), name, err);
   }
   void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (data == MAP_FAILED) {

@@ -1,0 +1,855 @@
+// bad_input_test.cc: every C API entry point given bad input, and the texts it leaves behind.
+//
+// A program that passes NULL, a rank out of range, an uninitialized ncclConfig_t or an unknown
+// enum value must get the documented ncclResult_t and a ncclGetLastError() text that names the
+// problem; never a crash, never a hang, never a silent success. Entry points braid does not
+// implement yet must say so. Most checks need no peers, because a 1-rank communicator connects to
+// nobody. The missing-peer tests shorten BRAID_TIMEOUT_MS so that braid's own deadline, not the
+// test runner, ends the wait.
+//
+// Every text check first makes ncclGetLastError() hold a known text of its own (see failsWith),
+// so that a message left behind by an earlier call cannot make a check pass.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nccl.h"
+#include "support/multiprocess.h"
+
+namespace {
+
+using braid::testing::runProcesses;
+
+/// How long a call that should fail quickly may run before the test calls it a hang. Far above
+/// any deadline these tests set, so it never decides a result on a slow machine.
+constexpr auto kHangGuard = std::chrono::seconds(60);
+
+/// The BRAID_TIMEOUT_MS used where a missing check or a missing peer would otherwise block.
+constexpr const char* kShortTimeoutMs = "1500";
+
+/// Sets an environment variable for one scope and restores what was there before.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = getenv(name)) saved_ = old;
+    setenv(name, value, /*overwrite=*/1);
+  }
+  ~ScopedEnv() {
+    if (saved_) {
+      setenv(name_.c_str(), saved_->c_str(), 1);
+    } else {
+      unsetenv(name_.c_str());
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> saved_;
+};
+
+// Two calls that fail without side effects, each leaving a text of its own in ncclGetLastError.
+std::string primeWithVersion() {
+  (void)ncclGetVersion(nullptr);
+  return ncclGetLastError(nullptr);
+}
+std::string primeWithUniqueId() {
+  (void)ncclGetUniqueId(nullptr);
+  return ncclGetLastError(nullptr);
+}
+
+/// Runs `call` (which must be repeatable: bad input changes nothing) and checks that it returns
+/// `expected` (any error when nullopt) and leaves a new, non-empty ncclGetLastError(comm) that
+/// contains every one of `needles`. The last-error text is primed before the call; should the
+/// call leave exactly the primer's text, it runs again behind the other primer.
+::testing::AssertionResult failsWith(const std::function<ncclResult_t()>& call,
+                                     std::optional<ncclResult_t> expected,
+                                     const std::vector<std::string>& needles = {},
+                                     ncclComm_t comm = nullptr) {
+  std::string before;
+  std::string text;
+  ncclResult_t result = ncclSuccess;
+  for (auto prime : {primeWithVersion, primeWithUniqueId}) {
+    before = prime();
+    result = call();
+    const char* last = ncclGetLastError(comm);
+    text = last == nullptr ? "" : last;
+    if (text != before) break;
+  }
+  if (expected ? result != *expected : result == ncclSuccess) {
+    return ::testing::AssertionFailure()
+           << "returned " << result << " (" << ncclGetErrorString(result) << "), expected "
+           << (expected ? std::to_string(*expected) : std::string("an error")) << "; last error: \""
+           << text << "\"";
+  }
+  if (text.empty() || text == before) {
+    return ::testing::AssertionFailure()
+           << "returned " << result << " but did not set ncclGetLastError (it still reads \""
+           << text << "\")";
+  }
+  for (const std::string& needle : needles) {
+    if (text.find(needle) == std::string::npos) {
+      return ::testing::AssertionFailure()
+             << "last error \"" << text << "\" does not mention \"" << needle << "\"";
+    }
+  }
+  return ::testing::AssertionSuccess() << "\"" << text << "\"";
+}
+
+/// A new unique id, whose root listens from now on; a failure shows in the test that asked.
+ncclUniqueId newId() {
+  ncclUniqueId id{};
+  EXPECT_EQ(ncclGetUniqueId(&id), ncclSuccess) << ncclGetLastError(nullptr);
+  return id;
+}
+
+/// Runs `body` on its own thread and returns its value, or nullopt when it has not returned
+/// within kHangGuard (the thread is then left behind, so that the test fails rather than hangs).
+template <typename T>
+std::optional<T> runGuarded(std::function<T()> body) {
+  auto promise = std::make_shared<std::promise<T>>();
+  std::future<T> result = promise->get_future();
+  std::thread([promise, body = std::move(body)] { promise->set_value(body()); }).detach();
+  if (result.wait_for(kHangGuard) != std::future_status::ready) return std::nullopt;
+  return result.get();
+}
+
+/// What one ncclCommInitRank call did, seen from the thread that made it.
+struct InitOutcome {
+  ncclResult_t result = ncclSuccess;
+  std::string lastError;
+  ncclComm_t comm = nullptr;
+};
+
+/// Joins rank `rank` of `nranks` on its own thread; nullopt if it hung.
+std::optional<InitOutcome> initGuarded(const ncclUniqueId& id, int nranks, int rank) {
+  return runGuarded<InitOutcome>([id, nranks, rank] {
+    InitOutcome out;
+    out.result = ncclCommInitRank(&out.comm, nranks, id, rank);
+    out.lastError = ncclGetLastError(nullptr);
+    return out;
+  });
+}
+
+/// Tests that need a live communicator get a 1-rank one: it has no peers to wait for.
+class OneRankTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const ncclUniqueId id = newId();
+    ASSERT_EQ(ncclCommInitRank(&comm_, 1, id, 0), ncclSuccess) << ncclGetLastError(nullptr);
+    ASSERT_NE(comm_, nullptr);
+  }
+  void TearDown() override {
+    if (comm_ != nullptr) {
+      EXPECT_EQ(ncclCommDestroy(comm_), ncclSuccess);
+    }
+  }
+
+  /// ncclAllReduce on this communicator without a stream: a host communicator completes it.
+  ncclResult_t allReduce(const void* send, void* recv, size_t count,
+                         ncclDataType_t type = ncclFloat32, ncclRedOp_t op = ncclSum) {
+    return ncclAllReduce(send, recv, count, type, op, comm_, nullptr);
+  }
+
+  ncclComm_t comm_ = nullptr;
+};
+
+using BadInputOneRank = OneRankTest;
+using BadInputGroup = OneRankTest;
+using NotImplementedOneRank = OneRankTest;
+
+// ---- NULL and foreign communicators -----------------------------------------------------------
+
+TEST(BadInputNullComm, QueriesAndFinalizeRejectNullComm) {
+  int value = 0;
+  ncclResult_t async = ncclSuccess;
+  const std::vector<std::string> needles = {"comm", "NULL"};
+  EXPECT_TRUE(
+      failsWith([&] { return ncclCommCount(nullptr, &value); }, ncclInvalidArgument, needles));
+  EXPECT_TRUE(
+      failsWith([&] { return ncclCommUserRank(nullptr, &value); }, ncclInvalidArgument, needles));
+  EXPECT_TRUE(
+      failsWith([&] { return ncclCommCuDevice(nullptr, &value); }, ncclInvalidArgument, needles));
+  EXPECT_TRUE(failsWith([&] { return ncclCommGetAsyncError(nullptr, &async); }, ncclInvalidArgument,
+                        needles));
+  EXPECT_TRUE(failsWith([&] { return ncclCommFinalize(nullptr); }, ncclInvalidArgument, needles));
+}
+
+TEST(BadInputNullComm, AllReduceRejectsNullComm) {
+  std::vector<float> send(8, 1.0f);
+  std::vector<float> recv(8, 0.0f);
+  const float* s = send.data();
+  float* r = recv.data();
+  EXPECT_TRUE(failsWith([&] { return ncclAllReduce(s, r, 8, ncclFloat32, ncclSum, nullptr, 0); },
+                        ncclInvalidArgument, {"comm", "NULL"}));
+  // The pncclX twin is the same function.
+  EXPECT_TRUE(failsWith([&] { return pncclAllReduce(s, r, 8, ncclFloat32, ncclSum, nullptr, 0); },
+                        ncclInvalidArgument, {"comm", "NULL"}));
+  EXPECT_EQ(recv, std::vector<float>(8, 0.0f));
+}
+
+TEST(BadInputNullComm, DestroyAndAbortOfNullSucceed) {
+  EXPECT_EQ(ncclCommDestroy(nullptr), ncclSuccess);
+  EXPECT_EQ(ncclCommAbort(nullptr), ncclSuccess);
+}
+
+TEST(BadInputNullComm, HandleNotMadeByBraidIsRejected) {
+  // Zeroed memory where a communicator should be: braid must see that it did not make it, and
+  // must not free it.
+  alignas(64) unsigned char fake[256] = {};
+  auto comm = reinterpret_cast<ncclComm_t>(fake);
+  int value = 0;
+  float data[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  EXPECT_TRUE(
+      failsWith([&] { return ncclCommCount(comm, &value); }, ncclInvalidArgument, {"comm"}));
+  EXPECT_TRUE(failsWith([&] { return ncclAllReduce(data, data, 4, ncclFloat32, ncclSum, comm, 0); },
+                        ncclInvalidArgument, {"comm"}));
+  EXPECT_TRUE(failsWith([&] { return ncclCommDestroy(comm); }, ncclInvalidArgument, {"comm"}));
+  EXPECT_TRUE(failsWith([&] { return ncclCommAbort(comm); }, ncclInvalidArgument, {"comm"}));
+}
+
+// ---- NULL output pointers ---------------------------------------------------------------------
+
+TEST(BadInputNullOutput, LibraryCallsRejectNullOutputs) {
+  EXPECT_TRUE(failsWith([] { return ncclGetVersion(nullptr); }, ncclInvalidArgument, {"NULL"}));
+  EXPECT_TRUE(failsWith([] { return ncclGetUniqueId(nullptr); }, ncclInvalidArgument, {"NULL"}));
+}
+
+TEST(BadInputNullOutput, InitRejectsNullComm) {
+  ScopedEnv timeout("BRAID_TIMEOUT_MS", kShortTimeoutMs);
+  const ncclUniqueId id = newId();
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  EXPECT_TRUE(failsWith([&] { return ncclCommInitRank(nullptr, 1, id, 0); }, ncclInvalidArgument,
+                        {"NULL"}));
+  EXPECT_TRUE(failsWith([&] { return ncclCommInitRankConfig(nullptr, 1, id, 0, &config); },
+                        ncclInvalidArgument, {"NULL"}));
+}
+
+TEST_F(BadInputOneRank, QueriesRejectNullOutputs) {
+  EXPECT_TRUE(failsWith([&] { return ncclCommCount(comm_, nullptr); }, ncclInvalidArgument,
+                        {"count", "NULL"}, comm_));
+  EXPECT_TRUE(failsWith([&] { return ncclCommUserRank(comm_, nullptr); }, ncclInvalidArgument,
+                        {"rank", "NULL"}, comm_));
+  EXPECT_TRUE(failsWith([&] { return ncclCommCuDevice(comm_, nullptr); }, ncclInvalidArgument,
+                        {"device", "NULL"}, comm_));
+  EXPECT_TRUE(failsWith([&] { return ncclCommGetAsyncError(comm_, nullptr); }, ncclInvalidArgument,
+                        {"NULL"}, comm_));
+}
+
+// ---- Communicator creation ----------------------------------------------------------------------
+
+// These run with a short BRAID_TIMEOUT_MS: were a check missing, the call would go on to wait for
+// peers that never come and fail with ncclRemoteError after it, instead of hanging the test.
+TEST(BadInputInitRank, RejectsNranksAndRanksOutOfRange) {
+  ScopedEnv timeout("BRAID_TIMEOUT_MS", kShortTimeoutMs);
+  const ncclUniqueId id = newId();
+  struct Case {
+    int nranks;
+    int rank;
+    std::vector<std::string> needles;
+  };
+  const std::vector<Case> cases = {{0, 0, {"nranks", "0"}},
+                                   {-1, 0, {"nranks", "-1"}},
+                                   {INT_MIN, 0, {"nranks", std::to_string(INT_MIN)}},
+                                   {2, -1, {"rank", "-1"}},
+                                   {2, 2, {"rank", "2"}},
+                                   {2, 3, {"rank", "3"}},
+                                   {1, 1, {"rank", "1"}},
+                                   {4, INT_MAX, {"rank", std::to_string(INT_MAX)}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE("rank " + std::to_string(c.rank) + " of " + std::to_string(c.nranks));
+    ncclComm_t comm = nullptr;
+    EXPECT_TRUE(failsWith([&] { return ncclCommInitRank(&comm, c.nranks, id, c.rank); },
+                          ncclInvalidArgument, c.needles));
+    EXPECT_EQ(comm, nullptr);
+  }
+}
+
+TEST(BadInputInitRank, RejectsIdNotMadeByGetUniqueId) {
+  ScopedEnv timeout("BRAID_TIMEOUT_MS", kShortTimeoutMs);
+  ncclUniqueId zeros;
+  memset(&zeros, 0, sizeof(zeros));
+  ncclUniqueId garbage;
+  memset(&garbage, 0x5a, sizeof(garbage));
+  for (const ncclUniqueId* id : {&zeros, &garbage}) {
+    for (int nranks : {1, 2}) {
+      ncclComm_t comm = nullptr;
+      EXPECT_TRUE(failsWith([&] { return ncclCommInitRank(&comm, nranks, *id, 0); },
+                            ncclInvalidArgument, {"unique id"}));
+      EXPECT_EQ(comm, nullptr);
+    }
+  }
+}
+
+TEST(BadInputInitRank, BadConfigIsRejected) {
+  ScopedEnv timeout("BRAID_TIMEOUT_MS", kShortTimeoutMs);
+  const ncclUniqueId id = newId();
+  ncclConfig_t zeroed;
+  memset(&zeroed, 0, sizeof(zeroed));
+  ncclConfig_t garbage;
+  memset(&garbage, 0xab, sizeof(garbage));
+  ncclConfig_t badBlocking = NCCL_CONFIG_INITIALIZER;
+  badBlocking.blocking = 7;
+  ncclConfig_t badSize = NCCL_CONFIG_INITIALIZER;
+  badSize.size = 4;
+  const std::vector<std::pair<ncclConfig_t*, const char*>> cases = {
+      {&zeroed, "NCCL_CONFIG_INITIALIZER"},
+      {&garbage, "NCCL_CONFIG_INITIALIZER"},
+      {&badBlocking, "blocking"},
+      {&badSize, "size"}};
+  for (const auto& [config, needle] : cases) {
+    SCOPED_TRACE(needle);
+    ncclComm_t comm = nullptr;
+    EXPECT_TRUE(failsWith([&] { return ncclCommInitRankConfig(&comm, 1, id, 0, config); },
+                          ncclInvalidArgument, {needle}));
+    EXPECT_EQ(comm, nullptr);
+  }
+}
+
+TEST(BadInputInitRank, ConfigFromInitializerWorks) {
+  // No config, and blocking left to the default, asked for, and declined: a host communicator
+  // may finish creation at once in every case; a non-blocking one may report ncclInProgress.
+  for (int blocking : {INT_MAX, NCCL_CONFIG_UNDEF_INT, 1, 0}) {
+    SCOPED_TRACE(blocking == INT_MAX ? "config NULL" : "blocking " + std::to_string(blocking));
+    const ncclUniqueId id = newId();
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = blocking;
+    ncclComm_t comm = nullptr;
+    ncclResult_t result =
+        ncclCommInitRankConfig(&comm, 1, id, 0, blocking == INT_MAX ? nullptr : &config);
+    ASSERT_TRUE(result == ncclSuccess || (blocking == 0 && result == ncclInProgress))
+        << result << ": " << ncclGetLastError(nullptr);
+    ASSERT_NE(comm, nullptr);
+    ncclResult_t state = ncclInProgress;
+    while (state == ncclInProgress) ASSERT_EQ(ncclCommGetAsyncError(comm, &state), ncclSuccess);
+    EXPECT_EQ(state, ncclSuccess);
+    int count = 0;
+    int rank = -1;
+    EXPECT_EQ(ncclCommCount(comm, &count), ncclSuccess);
+    EXPECT_EQ(ncclCommUserRank(comm, &rank), ncclSuccess);
+    EXPECT_EQ(count, 1);
+    EXPECT_EQ(rank, 0);
+    EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  }
+}
+
+TEST(BadInputInitRank, EnvironmentBraidCannotHonourIsNamed) {
+  struct Case {
+    const char* name;
+    const char* value;
+    ncclResult_t expected;
+  };
+  for (Case c : {Case{"BRAID_NCHANNELS", "0", ncclInvalidArgument},
+                 Case{"BRAID_BUFFSIZE", "1", ncclInvalidArgument},
+                 Case{"BRAID_TIMEOUT_MS", "-5", ncclInvalidArgument},
+                 Case{"BRAID_ALGO", "no-such-algorithm", ncclInvalidUsage}}) {
+    SCOPED_TRACE(std::string(c.name) + "=" + c.value);
+    const ncclUniqueId id = newId();
+    ScopedEnv env(c.name, c.value);  // read at creation, after the id was made
+    ncclComm_t comm = nullptr;
+    EXPECT_TRUE(failsWith([&] { return ncclCommInitRank(&comm, 1, id, 0); }, c.expected, {c.name}));
+    EXPECT_EQ(comm, nullptr);
+  }
+}
+
+// ---- A peer that never arrives ----------------------------------------------------------------
+
+TEST(BadInputMissingPeer, LoneRankOfTwoGetsRemoteErrorNamingTheOther) {
+  ScopedEnv timeout("BRAID_TIMEOUT_MS", kShortTimeoutMs);
+  for (int rank : {0, 1}) {
+    SCOPED_TRACE("rank " + std::to_string(rank) + " alone");
+    const ncclUniqueId id = newId();
+    std::optional<InitOutcome> outcome = initGuarded(id, 2, rank);
+    ASSERT_TRUE(outcome.has_value())
+        << "ncclCommInitRank hung with BRAID_TIMEOUT_MS=" << kShortTimeoutMs;
+    EXPECT_EQ(outcome->result, ncclRemoteError) << outcome->lastError;
+    EXPECT_EQ(outcome->comm, nullptr);
+    std::string missing = "rank " + std::to_string(1 - rank);
+    EXPECT_NE(outcome->lastError.find(missing), std::string::npos)
+        << "\"" << outcome->lastError << "\" does not name " << missing;
+    if (outcome->comm != nullptr) ncclCommDestroy(outcome->comm);
+  }
+}
+
+TEST(BadInputMissingPeer, ThreeProcessesOfFourEachGetAnError) {
+  // The id is made before the fork, so its root runs on a thread of this process, which the
+  // children reach over TCP like any other rank.
+  ScopedEnv timeout("BRAID_TIMEOUT_MS", kShortTimeoutMs);
+  const ncclUniqueId id = newId();
+  runProcesses(
+      3,
+      [&](int rank) {
+        ncclComm_t comm = nullptr;
+        ncclResult_t result = ncclCommInitRank(&comm, 4, id, rank);
+        std::string text = ncclGetLastError(nullptr);
+        EXPECT_EQ(result, ncclRemoteError) << text;
+        EXPECT_EQ(comm, nullptr);
+        EXPECT_NE(text.find("rank 3"), std::string::npos) << "\"" << text << "\"";
+      },
+      static_cast<int>(kHangGuard.count()));
+}
+
+TEST(BadInputMissingPeer, RanksThatDisagreeAllGetErrors) {
+  // Two threads claim rank 0 of 2, or disagree on nranks. The root turns away whichever arrives
+  // second, saying why; the other waits for a rank that never comes. Both must return.
+  ScopedEnv timeout("BRAID_TIMEOUT_MS", kShortTimeoutMs);
+  struct Claim {
+    int nranks;
+    int rank;
+  };
+  struct Case {
+    Claim a;
+    Claim b;
+    const char* why;  // what the turned-away rank is told
+  };
+  for (Case c : {Case{{2, 0}, {2, 0}, "already joined"}, Case{{2, 0}, {3, 1}, "nranks"}}) {
+    SCOPED_TRACE(c.why);
+    const ncclUniqueId id = newId();
+    std::future<std::optional<InitOutcome>> a =
+        std::async(std::launch::async, [&] { return initGuarded(id, c.a.nranks, c.a.rank); });
+    std::optional<InitOutcome> b = initGuarded(id, c.b.nranks, c.b.rank);
+    std::optional<InitOutcome> first = a.get();
+    ASSERT_TRUE(first.has_value() && b.has_value()) << "a rank hung";
+    EXPECT_NE(first->result, ncclSuccess);
+    EXPECT_NE(b->result, ncclSuccess);
+    EXPECT_NE((first->lastError + "|" + b->lastError).find(c.why), std::string::npos)
+        << "\"" << first->lastError << "\" / \"" << b->lastError << "\"";
+    for (ncclComm_t comm : {first->comm, b->comm}) EXPECT_EQ(comm, nullptr);
+  }
+}
+
+TEST(BadInputMissingPeer, UniqueIdUsedTwiceGetsAnError) {
+  // An id names one communicator; its root is gone once that communicator exists.
+  ScopedEnv timeout("BRAID_TIMEOUT_MS", kShortTimeoutMs);
+  const ncclUniqueId id = newId();
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(ncclCommInitRank(&comm, 1, id, 0), ncclSuccess) << ncclGetLastError(nullptr);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  std::optional<InitOutcome> again = initGuarded(id, 1, 0);
+  ASSERT_TRUE(again.has_value()) << "reusing a unique id hung";
+  EXPECT_NE(again->result, ncclSuccess);
+  EXPECT_NE(again->lastError.find("root"), std::string::npos) << again->lastError;
+  EXPECT_EQ(again->comm, nullptr);
+}
+
+// ---- ncclCommInitAll ----------------------------------------------------------------------------
+
+TEST(BadInputInitAll, RejectsBadCountsAndNullArray) {
+  ncclComm_t comms[2] = {nullptr, nullptr};
+  for (int ndev : {0, -1, INT_MIN}) {
+    SCOPED_TRACE("ndev " + std::to_string(ndev));
+    EXPECT_TRUE(failsWith([&] { return ncclCommInitAll(comms, ndev, nullptr); },
+                          ncclInvalidArgument, {"ndev", std::to_string(ndev)}));
+  }
+  EXPECT_TRUE(failsWith([] { return ncclCommInitAll(nullptr, 2, nullptr); }, ncclInvalidArgument,
+                        {"NULL"}));
+  EXPECT_EQ(comms[0], nullptr);
+  EXPECT_EQ(comms[1], nullptr);
+}
+
+TEST(BadInputInitAll, FourCommunicatorsAllReduceFromOneThreadEach) {
+  constexpr int kRanks = 4;
+  constexpr size_t kCount = 1000;
+  ncclComm_t comms[kRanks] = {};
+  ASSERT_EQ(ncclCommInitAll(comms, kRanks, nullptr), ncclSuccess) << ncclGetLastError(nullptr);
+  for (int i = 0; i < kRanks; ++i) {
+    ASSERT_NE(comms[i], nullptr);
+    int rank = -1;
+    int count = 0;
+    EXPECT_EQ(ncclCommUserRank(comms[i], &rank), ncclSuccess);
+    EXPECT_EQ(ncclCommCount(comms[i], &count), ncclSuccess);
+    EXPECT_EQ(rank, i);
+    EXPECT_EQ(count, kRanks);
+  }
+  // Each all-reduce blocks until every rank has joined it, so each rank needs a thread.
+  std::vector<std::vector<float>> floats(kRanks);
+  std::vector<std::vector<int32_t>> ints(kRanks);
+  std::vector<ncclResult_t> results(2 * kRanks, ncclInternalError);
+  std::vector<std::string> texts(kRanks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r) {
+    threads.emplace_back([&, r] {
+      std::vector<float> send(kCount);
+      for (size_t i = 0; i < kCount; ++i) send[i] = static_cast<float>((r + 1) * (i % 7));
+      floats[r].assign(kCount, -1.0f);
+      results[2 * r] = ncclAllReduce(send.data(), floats[r].data(), kCount, ncclFloat32, ncclSum,
+                                     comms[r], nullptr);
+      ints[r].resize(kCount);
+      for (size_t i = 0; i < kCount; ++i) ints[r][i] = static_cast<int32_t>(i) - 100 * r;
+      results[2 * r + 1] = ncclAllReduce(ints[r].data(), ints[r].data(), kCount, ncclInt32, ncclSum,
+                                         comms[r], nullptr);
+      texts[r] = ncclGetLastError(comms[r]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  // Ranks contribute (r + 1) * (i % 7) and i - 100 r: sums 10 * (i % 7) and 4 i - 600.
+  for (int r = 0; r < kRanks; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    ASSERT_EQ(results[2 * r], ncclSuccess) << texts[r];
+    ASSERT_EQ(results[2 * r + 1], ncclSuccess) << texts[r];
+    for (size_t i = 0; i < kCount; ++i) {
+      ASSERT_EQ(floats[r][i], static_cast<float>(10 * (i % 7))) << "element " << i;
+      ASSERT_EQ(ints[r][i], static_cast<int32_t>(4 * i) - 600) << "element " << i;
+    }
+  }
+  for (ncclComm_t comm : comms) EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+// ---- Life cycle ---------------------------------------------------------------------------------
+
+TEST(BadInputLifecycle, AbortOfLiveCommunicatorSucceeds) {
+  const ncclUniqueId id = newId();
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(ncclCommInitRank(&comm, 1, id, 0), ncclSuccess) << ncclGetLastError(nullptr);
+  EXPECT_EQ(ncclCommAbort(comm), ncclSuccess);  // frees it, as ncclCommDestroy would
+}
+
+// Aborting a collective that waits for a dead peer is what ncclCommAbort is for (PyTorch's
+// watchdog does it from its own thread): the blocked call must return an error and the abort
+// must not free the communicator under it. The child process keeps a crash from taking the test
+// binary down.
+TEST(BadInputLifecycle, AbortFromAnotherThreadUnblocksACollective) {
+  runProcesses(
+      1,
+      [](int) {
+        ScopedEnv timeout("BRAID_TIMEOUT_MS", "30000");  // the abort, not the deadline, ends it
+        ncclComm_t comms[2] = {};
+        ASSERT_EQ(ncclCommInitAll(comms, 2, nullptr), ncclSuccess) << ncclGetLastError(nullptr);
+        std::vector<float> data(16, 1.0f);
+        ncclResult_t result = ncclSuccess;
+        std::string text;
+        // Rank 1 never joins the all-reduce, so rank 0 waits in it until aborted.
+        std::thread blocked([&] {
+          result = ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum,
+                                 comms[0], nullptr);
+          text = ncclGetLastError(nullptr);
+        });
+        // Lets the thread reach its wait: the one ordering in these tests that rests on time.
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        EXPECT_EQ(ncclCommAbort(comms[0]), ncclSuccess);
+        blocked.join();
+        EXPECT_NE(result, ncclSuccess);
+        EXPECT_FALSE(text.empty());
+        EXPECT_EQ(ncclCommDestroy(comms[1]), ncclSuccess);
+      },
+      static_cast<int>(kHangGuard.count()));
+}
+
+TEST_F(BadInputOneRank, FinalizedCommunicatorRefusesMoreWork) {
+  std::vector<float> data(4, 2.0f);
+  ASSERT_EQ(ncclCommFinalize(comm_), ncclSuccess) << ncclGetLastError(comm_);
+  EXPECT_TRUE(failsWith([&] { return allReduce(data.data(), data.data(), data.size()); },
+                        ncclInvalidUsage, {"finalized"}, comm_));
+  EXPECT_TRUE(
+      failsWith([&] { return ncclCommFinalize(comm_); }, ncclInvalidUsage, {"finalized"}, comm_));
+  // TearDown destroys it, which is still allowed.
+}
+
+// ---- ncclAllReduce on one rank ----------------------------------------------------------------
+
+TEST_F(BadInputOneRank, AllReduceRejectsNullBuffersWithCount) {
+  std::vector<float> buf(8, 1.0f);
+  EXPECT_TRUE(failsWith([&] { return allReduce(nullptr, buf.data(), 8); }, ncclInvalidArgument,
+                        {"sendbuff", "NULL"}, comm_));
+  EXPECT_TRUE(failsWith([&] { return allReduce(buf.data(), nullptr, 8); }, ncclInvalidArgument,
+                        {"recvbuff", "NULL"}, comm_));
+  EXPECT_TRUE(failsWith([&] { return allReduce(nullptr, nullptr, 1, ncclInt32, ncclMax); },
+                        ncclInvalidArgument, {"NULL"}, comm_));
+}
+
+TEST_F(BadInputOneRank, AllReduceOfZeroElementsAcceptsNullBuffers) {
+  EXPECT_EQ(allReduce(nullptr, nullptr, 0), ncclSuccess) << ncclGetLastError(comm_);
+  std::vector<float> buf(2, 3.0f);
+  EXPECT_EQ(allReduce(buf.data(), buf.data(), 0), ncclSuccess) << ncclGetLastError(comm_);
+  EXPECT_EQ(buf, std::vector<float>(2, 3.0f));
+}
+
+TEST_F(BadInputOneRank, AllReduceRejectsUnknownDatatype) {
+  std::vector<double> send(4, 1.0);
+  std::vector<double> recv(4, 0.0);
+  for (int type : {99, -1, static_cast<int>(ncclNumTypes)}) {
+    SCOPED_TRACE("datatype " + std::to_string(type));
+    auto bad = static_cast<ncclDataType_t>(type);
+    EXPECT_TRUE(failsWith([&] { return allReduce(send.data(), recv.data(), 4, bad); },
+                          ncclInvalidArgument, {"datatype", std::to_string(type)}, comm_));
+  }
+  EXPECT_EQ(recv, std::vector<double>(4, 0.0));
+}
+
+TEST_F(BadInputOneRank, AllReduceRejectsUnknownOp) {
+  std::vector<float> send(4, 1.0f);
+  std::vector<float> recv(4, 0.0f);
+  // ncclNumOps is the first handle ncclRedOpCreatePreMulSum would give out; none was made here.
+  for (int op : {42, -1, static_cast<int>(ncclNumOps), static_cast<int>(ncclMaxRedOp)}) {
+    SCOPED_TRACE("op " + std::to_string(op));
+    auto bad = static_cast<ncclRedOp_t>(op);
+    EXPECT_TRUE(failsWith([&] { return allReduce(send.data(), recv.data(), 4, ncclFloat32, bad); },
+                          ncclInvalidArgument, {"op", std::to_string(op)}, comm_));
+  }
+  EXPECT_EQ(recv, std::vector<float>(4, 0.0f));
+}
+
+TEST_F(BadInputOneRank, RejectedCallsLeaveTheCommunicatorUsable) {
+  std::vector<float> send = {1.5f, -2.0f, 3.25f};
+  std::vector<float> recv(3, 0.0f);
+  EXPECT_NE(allReduce(nullptr, recv.data(), 3), ncclSuccess);
+  EXPECT_NE(allReduce(send.data(), recv.data(), 3, static_cast<ncclDataType_t>(99)), ncclSuccess);
+  EXPECT_NE(allReduce(send.data(), recv.data(), 3, ncclFloat32, static_cast<ncclRedOp_t>(42)),
+            ncclSuccess);
+  ncclResult_t async = ncclInternalError;
+  ASSERT_EQ(ncclCommGetAsyncError(comm_, &async), ncclSuccess);
+  EXPECT_EQ(async, ncclSuccess);
+  ASSERT_EQ(allReduce(send.data(), recv.data(), 3), ncclSuccess) << ncclGetLastError(comm_);
+  EXPECT_EQ(recv, send);
+}
+
+template <typename T>
+void expectOneRankAllReduceIsIdentity(ncclComm_t comm, ncclDataType_t type,
+                                      const std::vector<T>& input) {
+  for (ncclRedOp_t op : {ncclSum, ncclProd, ncclMax, ncclMin}) {
+    SCOPED_TRACE("op " + std::to_string(op));
+    std::vector<T> out(input.size(), T{});
+    std::vector<T> inPlace = input;
+    const size_t n = input.size();
+    ASSERT_EQ(ncclAllReduce(input.data(), out.data(), n, type, op, comm, nullptr), ncclSuccess)
+        << ncclGetLastError(comm);
+    ASSERT_EQ(ncclAllReduce(inPlace.data(), inPlace.data(), n, type, op, comm, nullptr),
+              ncclSuccess)
+        << ncclGetLastError(comm);
+    EXPECT_EQ(out, input) << "out of place";
+    EXPECT_EQ(inPlace, input) << "in place";
+  }
+}
+
+TEST_F(BadInputOneRank, AllReduceOfOneRankGivesTheInput) {
+  for (size_t count : {size_t{1}, size_t{7}, size_t{100000}}) {
+    SCOPED_TRACE("count " + std::to_string(count));
+    std::vector<float> floats(count);
+    std::vector<int32_t> ints(count);
+    for (size_t i = 0; i < count; ++i) {
+      floats[i] = (i % 2 ? -1.0f : 1.0f) * (0.5f + static_cast<float>(i % 1013));
+      ints[i] = static_cast<int32_t>(i * 2654435761u);  // both signs, large magnitudes
+    }
+    expectOneRankAllReduceIsIdentity(comm_, ncclFloat32, floats);
+    expectOneRankAllReduceIsIdentity(comm_, ncclInt32, ints);
+  }
+}
+
+// ---- Groups -------------------------------------------------------------------------------------
+
+TEST(BadInputGroupNoComm, EndWithoutStartIsInvalidUsage) {
+  // Twice: a failed ncclGroupEnd must not leave a group half open.
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(failsWith([] { return ncclGroupEnd(); }, ncclInvalidUsage, {"ncclGroupStart"}));
+  }
+}
+
+TEST(BadInputGroupNoComm, SimulateEndWithoutStartIsInvalidUsage) {
+  ncclSimInfo_t info = NCCL_SIM_INFO_INITIALIZER;
+  EXPECT_TRUE(
+      failsWith([&] { return ncclGroupSimulateEnd(&info); }, ncclInvalidUsage, {"ncclGroupStart"}));
+}
+
+TEST_F(BadInputGroup, NestedGroupRunsAtTheOutermostEnd) {
+  std::vector<float> send = {1.0f, 2.0f, 3.0f, 4.0f};
+  std::vector<float> recv(4, 0.0f);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  ASSERT_EQ(allReduce(send.data(), recv.data(), 4), ncclSuccess) << ncclGetLastError(comm_);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(comm_);
+  EXPECT_EQ(recv, std::vector<float>(4, 0.0f)) << "an inner ncclGroupEnd ran the group";
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(comm_);
+  EXPECT_EQ(recv, send);
+  // Both groups are closed now.
+  EXPECT_TRUE(failsWith([] { return ncclGroupEnd(); }, ncclInvalidUsage, {"ncclGroupStart"}));
+}
+
+TEST_F(BadInputGroup, BadCallInsideGroupFailsAtOnce) {
+  std::vector<float> buf(4, 1.0f);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  EXPECT_TRUE(failsWith([&] { return allReduce(nullptr, buf.data(), 4); }, ncclInvalidArgument,
+                        {"sendbuff", "NULL"}, comm_));
+  EXPECT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(comm_);
+}
+
+TEST_F(BadInputGroup, SimulateEndIsNotImplementedAndRunsNothing) {
+  std::vector<float> send = {5.0f, 6.0f};
+  std::vector<float> recv(2, 0.0f);
+  ncclSimInfo_t info = NCCL_SIM_INFO_INITIALIZER;
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  ASSERT_EQ(allReduce(send.data(), recv.data(), 2), ncclSuccess);
+  // Not repeatable (it closes the group), so checked by hand rather than with failsWith.
+  (void)primeWithVersion();
+  EXPECT_EQ(ncclGroupSimulateEnd(&info), ncclInvalidUsage);
+  std::string text = ncclGetLastError(comm_);
+  EXPECT_NE(text.find("not implemented"), std::string::npos) << text;
+  EXPECT_NE(text.find("ncclGroupSimulateEnd"), std::string::npos) << text;
+  EXPECT_EQ(recv, std::vector<float>(2, 0.0f)) << "a simulated group ran its operations";
+  EXPECT_TRUE(failsWith([] { return ncclGroupEnd(); }, ncclInvalidUsage, {"ncclGroupStart"}))
+      << "ncclGroupSimulateEnd left the group open";
+}
+
+// ---- Library information ------------------------------------------------------------------------
+
+TEST(BadInputLibraryInfo, VersionIsTheHeaders) {
+  int version = 0;
+  ASSERT_EQ(ncclGetVersion(&version), ncclSuccess);
+  EXPECT_EQ(version, NCCL_VERSION_CODE);
+  EXPECT_EQ(version, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH));
+}
+
+TEST(BadInputLibraryInfo, EveryResultHasAnErrorString) {
+  std::set<std::string> seen;
+  for (int r = ncclSuccess; r < ncclNumResults; ++r) {
+    const char* text = ncclGetErrorString(static_cast<ncclResult_t>(r));
+    ASSERT_NE(text, nullptr) << "result " << r;
+    EXPECT_GT(strlen(text), 0u) << "result " << r;
+    EXPECT_TRUE(seen.insert(text).second) << "result " << r << " shares its text: " << text;
+  }
+  for (int r : {static_cast<int>(ncclNumResults), -1, 1000, INT_MAX, INT_MIN}) {
+    const char* text = ncclGetErrorString(static_cast<ncclResult_t>(r));
+    ASSERT_NE(text, nullptr) << "result " << r;
+    EXPECT_GT(strlen(text), 0u) << "result " << r;
+    EXPECT_EQ(seen.count(text), 0u) << "out-of-range result " << r << " reads as a real one";
+  }
+}
+
+// ---- Entry points not implemented yet ---------------------------------------------------------
+
+/// One not-yet-implemented entry point, called with arguments that would otherwise be valid.
+struct Unimplemented {
+  const char* name;
+  std::function<ncclResult_t(ncclComm_t)> call;
+};
+
+/// Arguments for the calls of unimplementedEntryPoints: buffers large enough for every
+/// collective on one rank, and the outputs, alive as long as the calls are.
+struct Scratch {
+  std::vector<float> send = std::vector<float>(64, 1.0f);
+  std::vector<float> recv = std::vector<float>(64, 0.0f);
+  float scalar = 2.0f;
+  ncclUniqueId id{};
+  ncclComm_t newComm = nullptr;
+  void* ptr = nullptr;
+  ncclWindow_t window = nullptr;
+  ncclRedOp_t op = ncclSum;
+};
+
+std::vector<Unimplemented> unimplementedEntryPoints(Scratch& x) {
+  float* s = x.send.data();
+  float* r = x.recv.data();
+  const size_t n = 8;
+  const size_t bytes = n * sizeof(float);
+  const ncclDataType_t f = ncclFloat32;
+  const ncclRedOp_t sum = ncclSum;
+  const ncclScalarResidence_t host = ncclScalarHostImmediate;
+  const auto userOp = static_cast<ncclRedOp_t>(ncclNumOps);
+  Scratch* p = &x;
+  // clang-format off
+  return {
+      {"ncclReduce", [=](ncclComm_t c) { return ncclReduce(s, r, n, f, sum, 0, c, nullptr); }},
+      {"ncclBcast", [=](ncclComm_t c) { return ncclBcast(r, n, f, 0, c, nullptr); }},
+      {"ncclBroadcast", [=](ncclComm_t c) { return ncclBroadcast(s, r, n, f, 0, c, nullptr); }},
+      {"ncclReduceScatter",
+       [=](ncclComm_t c) { return ncclReduceScatter(s, r, n, f, sum, c, nullptr); }},
+      {"ncclAllGather", [=](ncclComm_t c) { return ncclAllGather(s, r, n, f, c, nullptr); }},
+      {"ncclAlltoAll", [=](ncclComm_t c) { return ncclAlltoAll(s, r, n, f, c, nullptr); }},
+      {"ncclGather", [=](ncclComm_t c) { return ncclGather(s, r, n, f, 0, c, nullptr); }},
+      {"ncclScatter", [=](ncclComm_t c) { return ncclScatter(s, r, n, f, 0, c, nullptr); }},
+      {"ncclSend", [=](ncclComm_t c) { return ncclSend(s, n, f, 0, c, nullptr); }},
+      {"ncclRecv", [=](ncclComm_t c) { return ncclRecv(r, n, f, 0, c, nullptr); }},
+      {"ncclCommSplit", [=](ncclComm_t c) { return ncclCommSplit(c, 0, 0, &p->newComm, nullptr); }},
+      {"ncclCommShrink", [=](ncclComm_t c) {
+         return ncclCommShrink(c, nullptr, 0, &p->newComm, nullptr, NCCL_SHRINK_DEFAULT); }},
+      {"ncclCommRevoke", [](ncclComm_t c) { return ncclCommRevoke(c, NCCL_REVOKE_DEFAULT); }},
+      {"ncclCommInitRankScalable", [=](ncclComm_t) {
+         return ncclCommInitRankScalable(&p->newComm, 1, 0, 1, &p->id, nullptr); }},
+      {"ncclCommRegister", [=](ncclComm_t c) { return ncclCommRegister(c, r, bytes, &p->ptr); }},
+      {"ncclCommDeregister", [](ncclComm_t c) { return ncclCommDeregister(c, nullptr); }},
+      {"ncclCommWindowRegister", [=](ncclComm_t c) {
+         return ncclCommWindowRegister(c, r, bytes, &p->window, NCCL_WIN_DEFAULT); }},
+      {"ncclCommWindowDeregister",
+       [](ncclComm_t c) { return ncclCommWindowDeregister(c, nullptr); }},
+      {"ncclMemAlloc", [=](ncclComm_t) { return ncclMemAlloc(&p->ptr, 4096); }},
+      {"ncclMemFree", [=](ncclComm_t) { return ncclMemFree(r); }},
+      {"ncclRedOpCreatePreMulSum", [=](ncclComm_t c) {
+         return ncclRedOpCreatePreMulSum(&p->op, &p->scalar, f, host, c); }},
+      {"ncclRedOpDestroy", [=](ncclComm_t c) { return ncclRedOpDestroy(userOp, c); }},
+  };
+  // clang-format on
+}
+
+TEST_F(NotImplementedOneRank, EveryEntryPointSaysSo) {
+  Scratch scratch;
+  for (const Unimplemented& entry : unimplementedEntryPoints(scratch)) {
+    SCOPED_TRACE(entry.name);
+    EXPECT_TRUE(failsWith([&] { return entry.call(comm_); }, ncclInvalidUsage,
+                          {"not implemented", entry.name}, comm_));
+  }
+  // None of them broke the communicator.
+  std::vector<float> data = {1.0f, 2.0f};
+  EXPECT_EQ(allReduce(data.data(), data.data(), 2), ncclSuccess) << ncclGetLastError(comm_);
+}
+
+TEST(NotImplementedNullComm, EveryEntryPointFailsWithoutCrashing) {
+  Scratch scratch;
+  for (const Unimplemented& entry : unimplementedEntryPoints(scratch)) {
+    SCOPED_TRACE(entry.name);
+    EXPECT_TRUE(failsWith([&] { return entry.call(nullptr); }, std::nullopt));
+  }
+}
+
+TEST_F(NotImplementedOneRank, ReductionsWithoutAHostLoopSaySo) {
+  // ncclAvg and the 16-bit and 8-bit float types are valid NCCL arguments that the host path
+  // cannot reduce yet: the answer must be "not implemented", not "invalid argument".
+  std::vector<float> buf(4, 1.0f);  // the values do not matter, only the type and op
+  EXPECT_TRUE(failsWith([&] { return allReduce(buf.data(), buf.data(), 4, ncclFloat32, ncclAvg); },
+                        ncclInvalidUsage, {"not implemented"}, comm_));
+  for (ncclDataType_t type : {ncclFloat16, ncclBfloat16, ncclFloat8e4m3, ncclFloat8e5m2}) {
+    SCOPED_TRACE("datatype " + std::to_string(type));
+    EXPECT_TRUE(failsWith([&] { return allReduce(buf.data(), buf.data(), 4, type); },
+                          ncclInvalidUsage, {"not implemented"}, comm_));
+  }
+}
+
+TEST_F(NotImplementedOneRank, GroupOverTwoCommunicatorsSaysSo) {
+  const ncclUniqueId id = newId();
+  ncclComm_t other = nullptr;
+  ASSERT_EQ(ncclCommInitRank(&other, 1, id, 0), ncclSuccess) << ncclGetLastError(nullptr);
+  std::vector<float> a(4, 1.0f);
+  std::vector<float> b(4, 2.0f);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  EXPECT_EQ(allReduce(a.data(), a.data(), 4), ncclSuccess);
+  EXPECT_EQ(ncclAllReduce(b.data(), b.data(), 4, ncclFloat32, ncclSum, other, nullptr),
+            ncclSuccess);
+  (void)primeWithVersion();
+  EXPECT_EQ(ncclGroupEnd(), ncclInvalidUsage);
+  std::string text = ncclGetLastError(nullptr);
+  EXPECT_NE(text.find("not implemented"), std::string::npos) << text;
+  EXPECT_EQ(ncclCommDestroy(other), ncclSuccess);
+}
+
+TEST(NotImplementedGroup, InitRankInsideGroupSaysSo) {
+  const ncclUniqueId id = newId();
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  EXPECT_TRUE(failsWith([&] { return ncclCommInitRank(&comm, 1, id, 0); }, ncclInvalidUsage,
+                        {"not implemented"}));
+  EXPECT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
+  EXPECT_EQ(comm, nullptr);
+}
+
+}  // namespace
