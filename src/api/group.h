@@ -1,5 +1,5 @@
 // ncclGroupStart / ncclGroupEnd: operations issued inside a group are
-// checked at once and run when the outermost group ends.
+// checked at once and run when the outermost group ends (group_api.cc).
 #pragma once
 
 #include <functional>
@@ -12,6 +12,9 @@ namespace braid::api {
 int groupDepth();
 
 /// Runs `op` now when not in a group; otherwise queues it for ncclGroupEnd.
-ncclResult_t runOrDefer(Comm* comm, std::function<Status()> op);
+/// `key` names the communicator the operation belongs to (or, for one being
+/// created, its output handle): operations with one key run in order, those
+/// with different keys concurrently.
+ncclResult_t runOrDefer(const void* key, std::function<Status()> op);
 
 }  // namespace braid::api

@@ -1,9 +1,15 @@
-// Groups. Today a group runs its operations in order when the outermost
-// ncclGroupEnd is reached. That is NCCL's semantics for collectives of one
-// communicator; fusing send/recv pairs and groups over several communicators
-// driven by one thread need concurrent execution and are refused with a
-// clear error rather than risking a deadlock.
+// Groups. Operations issued between ncclGroupStart and the outermost
+// ncclGroupEnd are checked at once and run at the end: those of one
+// communicator in the order they were issued, those of different
+// communicators concurrently, one thread per communicator. Concurrency is
+// what NCCL's semantics need when one thread drives several ranks (creating
+// them, or running a collective on each): every call blocks until all ranks
+// take part, so running them one after another would deadlock.
+// Fused send/recv pairs come with point-to-point.
+#include <algorithm>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "api/group.h"
@@ -11,45 +17,57 @@
 namespace braid::api {
 namespace {
 
+// The operations of one communicator (or one communicator being created).
+struct GroupTarget {
+  const void* key;
+  std::vector<std::function<Status()>> ops;
+};
+
 struct GroupState {
   int depth = 0;
-  std::vector<std::function<Status()>> ops;
-  std::vector<Comm*> comms;
+  std::vector<GroupTarget> targets;  // in the order each was first used
 };
 
 thread_local GroupState tlsGroup;
+
+Status runTarget(const GroupTarget& target) {
+  for (const auto& op : target.ops) BRAID_TRY(op());
+  return Status::success();
+}
+
+// Runs every target's operations; targets run concurrently. Returns the
+// first failure in the order the targets were first used.
+Status runGroup(std::vector<GroupTarget> targets) {
+  if (targets.empty()) return Status::success();
+  std::vector<Status> results(targets.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < targets.size(); ++i) {
+    threads.emplace_back([&, i] { results[i] = runTarget(targets[i]); });
+  }
+  results[0] = runTarget(targets[0]);
+  for (auto& t : threads) t.join();
+  for (auto& r : results) BRAID_TRY(r);
+  return Status::success();
+}
 
 }  // namespace
 
 int groupDepth() { return tlsGroup.depth; }
 
-ncclResult_t runOrDefer(Comm* comm, std::function<Status()> op) {
+ncclResult_t runOrDefer(const void* key, std::function<Status()> op) {
   if (tlsGroup.depth == 0) return report(op());
-  tlsGroup.ops.push_back(std::move(op));
-  tlsGroup.comms.push_back(comm);
+  auto& targets = tlsGroup.targets;
+  auto it = std::find_if(targets.begin(), targets.end(),
+                         [key](const GroupTarget& t) { return t.key == key; });
+  if (it == targets.end()) {
+    targets.push_back({key, {}});
+    it = targets.end() - 1;
+  }
+  it->ops.push_back(std::move(op));
   return ncclSuccess;
 }
 
 }  // namespace braid::api
-
-
-namespace {
-
-braid::Status endGroup() {
-  auto state = std::move(braid::api::tlsGroup);
-  braid::api::tlsGroup = {};
-  for (auto* c : state.comms) {
-    if (c != state.comms.front()) {
-      return braid::invalidUsage(
-          "a group with operations on several communicators is not implemented yet; "
-          "drive each communicator from its own thread");
-    }
-  }
-  for (auto& op : state.ops) BRAID_TRY(op());
-  return braid::Status::success();
-}
-
-}  // namespace
 
 BRAID_NCCL_API(ncclResult_t, ncclGroupStart) {
   ++braid::api::tlsGroup.depth;
@@ -62,7 +80,9 @@ BRAID_NCCL_API(ncclResult_t, ncclGroupEnd) {
     return braid::api::report(braid::invalidUsage("ncclGroupEnd without ncclGroupStart"));
   }
   if (--g.depth > 0) return ncclSuccess;
-  return braid::api::report(endGroup());
+  auto targets = std::move(g.targets);
+  g = {};
+  return braid::api::report(braid::api::runGroup(std::move(targets)));
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t* simInfo) {

@@ -46,11 +46,6 @@ Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int ran
                                   std::to_string(nranks) + ")");
   }
   BRAID_TRY(checkConfig(config));
-  if (braid::api::groupDepth() > 0) {
-    return braid::invalidUsage(
-        "creating communicators inside ncclGroupStart/ncclGroupEnd is not implemented yet; "
-        "create each rank from its own thread or process");
-  }
   braid::UniqueId id;
   static_assert(sizeof(id.bytes) == sizeof(commId.internal), "unique id sizes differ");
   memcpy(id.bytes, commId.internal, sizeof(id.bytes));
@@ -59,6 +54,18 @@ Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int ran
   handle->comm = std::move(comm);
   *out = handle.release();
   return Status::success();
+}
+
+// Inside a group, creation runs at ncclGroupEnd, concurrently with the
+// creation of other ranks, which is how one thread creates several ranks.
+ncclResult_t initRankOrDefer(ncclComm_t* comm, int nranks, const ncclUniqueId& commId, int rank,
+                             const ncclConfig_t* config) {
+  if (braid::api::groupDepth() == 0) return report(initRank(comm, nranks, commId, rank, config));
+  if (comm == nullptr) return report(braid::invalidArgument("comm (the output pointer) is NULL"));
+  Status checked = checkConfig(config);
+  if (!checked.ok()) return report(checked);
+  *comm = nullptr;
+  return braid::api::runOrDefer(comm, [=] { return initRank(comm, nranks, commId, rank, nullptr); });
 }
 
 }  // namespace
@@ -79,12 +86,12 @@ BRAID_NCCL_API(ncclResult_t, ncclGetUniqueId, ncclUniqueId* uniqueId) {
 
 BRAID_NCCL_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nranks,
                ncclUniqueId commId, int rank, ncclConfig_t* config) {
-  return report(initRank(comm, nranks, commId, rank, config));
+  return initRankOrDefer(comm, nranks, commId, rank, config);
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclCommInitRank, ncclComm_t* comm, int nranks, ncclUniqueId commId,
                int rank) {
-  return report(initRank(comm, nranks, commId, rank, nullptr));
+  return initRankOrDefer(comm, nranks, commId, rank, nullptr);
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comm, int ndev, const int* devlist) {

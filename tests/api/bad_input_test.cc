@@ -825,31 +825,4 @@ TEST_F(NotImplementedOneRank, ReductionsWithoutAHostLoopSaySo) {
   }
 }
 
-TEST_F(NotImplementedOneRank, GroupOverTwoCommunicatorsSaysSo) {
-  const ncclUniqueId id = newId();
-  ncclComm_t other = nullptr;
-  ASSERT_EQ(ncclCommInitRank(&other, 1, id, 0), ncclSuccess) << ncclGetLastError(nullptr);
-  std::vector<float> a(4, 1.0f);
-  std::vector<float> b(4, 2.0f);
-  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
-  EXPECT_EQ(allReduce(a.data(), a.data(), 4), ncclSuccess);
-  EXPECT_EQ(ncclAllReduce(b.data(), b.data(), 4, ncclFloat32, ncclSum, other, nullptr),
-            ncclSuccess);
-  (void)primeWithVersion();
-  EXPECT_EQ(ncclGroupEnd(), ncclInvalidUsage);
-  std::string text = ncclGetLastError(nullptr);
-  EXPECT_NE(text.find("not implemented"), std::string::npos) << text;
-  EXPECT_EQ(ncclCommDestroy(other), ncclSuccess);
-}
-
-TEST(NotImplementedGroup, InitRankInsideGroupSaysSo) {
-  const ncclUniqueId id = newId();
-  ncclComm_t comm = nullptr;
-  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
-  EXPECT_TRUE(failsWith([&] { return ncclCommInitRank(&comm, 1, id, 0); }, ncclInvalidUsage,
-                        {"not implemented"}));
-  EXPECT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
-  EXPECT_EQ(comm, nullptr);
-}
-
 }  // namespace
