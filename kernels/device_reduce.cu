@@ -6,14 +6,14 @@
 #include <string>
 
 #include "kernels/device_reduce.h"
-#include "kernels/reduce_op.h"
+#include "kernels/dispatch.h"
 
 namespace braid::kernels {
 namespace {
 
-template <typename T, template <typename> class Func>
+template <typename T, typename Func>
 __global__ void reduceKernel(T* dst, const T* a, const T* b, size_t count) {
-  Func<T> f;
+  Func f;
   size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count;
        i += stride) {
@@ -21,7 +21,7 @@ __global__ void reduceKernel(T* dst, const T* a, const T* b, size_t count) {
   }
 }
 
-template <typename T, template <typename> class Func>
+template <typename T, typename Func>
 cudaError_t launch(void* dst, const void* a, const void* b, size_t count, cudaStream_t stream) {
   constexpr int kThreads = 512;
   size_t blocks = (count + kThreads - 1) / kThreads;
@@ -34,29 +34,12 @@ cudaError_t launch(void* dst, const void* a, const void* b, size_t count, cudaSt
 
 using LaunchFn = cudaError_t (*)(void*, const void*, const void*, size_t, cudaStream_t);
 
-template <typename T>
-LaunchFn forOp(RedOp op) {
-  switch (op) {
-    case RedOp::kSum: return launch<T, FuncSum>;
-    case RedOp::kProd: return launch<T, FuncProd>;
-    case RedOp::kMax: return launch<T, FuncMax>;
-    case RedOp::kMin: return launch<T, FuncMin>;
-    default: return nullptr;
-  }
-}
-
 LaunchFn lookup(DataType type, RedOp op) {
-  switch (type) {
-    case DataType::kInt8: return forOp<int8_t>(op);
-    case DataType::kUint8: return forOp<uint8_t>(op);
-    case DataType::kInt32: return forOp<int32_t>(op);
-    case DataType::kUint32: return forOp<uint32_t>(op);
-    case DataType::kInt64: return forOp<int64_t>(op);
-    case DataType::kUint64: return forOp<uint64_t>(op);
-    case DataType::kFloat32: return forOp<float>(op);
-    case DataType::kFloat64: return forOp<double>(op);
-    default: return nullptr;
-  }
+  return dispatchTypeAndOp(type, op, static_cast<LaunchFn>(nullptr), [](auto t, auto o) {
+    using T = typename decltype(t)::Type;
+    using F = typename decltype(o)::template Func<T>;
+    return static_cast<LaunchFn>(launch<T, F>);
+  });
 }
 
 }  // namespace

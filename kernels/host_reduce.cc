@@ -11,27 +11,27 @@
 #include <cstring>
 #include <string>
 
-#include "kernels/reduce_op.h"
+#include "kernels/dispatch.h"
 
 namespace braid::kernels {
 namespace {
 
-template <typename T, template <typename> class Func>
+template <typename T, typename Func>
 void reduceLoop(void* dst, const void* a, const void* b, size_t count) {
   T* d = static_cast<T*>(dst);
   const T* x = static_cast<const T*>(a);
   const T* y = static_cast<const T*>(b);
-  Func<T> f;
+  Func f;
   for (size_t i = 0; i < count; ++i) d[i] = f(x[i], y[i]);
 }
 
-template <typename T, template <typename> class Func>
+template <typename T, typename Func>
 void reduceLoop2(void* dst1, void* dst2, const void* a, const void* b, size_t count) {
   T* d1 = static_cast<T*>(dst1);
   T* d2 = static_cast<T*>(dst2);
   const T* x = static_cast<const T*>(a);
   const T* y = static_cast<const T*>(b);
-  Func<T> f;
+  Func f;
   for (size_t i = 0; i < count; ++i) {
     T v = f(x[i], y[i]);
     d1[i] = v;
@@ -45,46 +45,25 @@ void reduceLoop2(void* dst1, void* dst2, const void* a, const void* b, size_t co
 // element, so the result does not depend on the path taken.
 __attribute__((target("avx2"))) void sumFloat32Avx2(void* dst, const void* a, const void* b,
                                                      size_t count) {
-  reduceLoop<float, FuncSum>(dst, a, b, count);
+  reduceLoop<float, FuncSum<float>>(dst, a, b, count);
 }
 __attribute__((target("avx2"))) void sumFloat32Avx2x2(void* dst1, void* dst2, const void* a,
                                                        const void* b, size_t count) {
-  reduceLoop2<float, FuncSum>(dst1, dst2, a, b, count);
+  reduceLoop2<float, FuncSum<float>>(dst1, dst2, a, b, count);
 }
 #endif
 
-template <typename T>
-HostReduceFns forOp(RedOp op) {
-  switch (op) {
-    case RedOp::kSum: return {reduceLoop<T, FuncSum>, reduceLoop2<T, FuncSum>};
-    case RedOp::kProd: return {reduceLoop<T, FuncProd>, reduceLoop2<T, FuncProd>};
-    case RedOp::kMax: return {reduceLoop<T, FuncMax>, reduceLoop2<T, FuncMax>};
-    case RedOp::kMin: return {reduceLoop<T, FuncMin>, reduceLoop2<T, FuncMin>};
-    default: return {};
-  }
-}
-
-HostReduceFns float32Fns(RedOp op) {
+HostReduceFns lookup(DataType type, RedOp op) {
 #if defined(__x86_64__)
-  if (op == RedOp::kSum && __builtin_cpu_supports("avx2")) {
+  if (type == DataType::kFloat32 && op == RedOp::kSum && __builtin_cpu_supports("avx2")) {
     return {sumFloat32Avx2, sumFloat32Avx2x2};
   }
 #endif
-  return forOp<float>(op);
-}
-
-HostReduceFns lookup(DataType type, RedOp op) {
-  switch (type) {
-    case DataType::kInt8: return forOp<int8_t>(op);
-    case DataType::kUint8: return forOp<uint8_t>(op);
-    case DataType::kInt32: return forOp<int32_t>(op);
-    case DataType::kUint32: return forOp<uint32_t>(op);
-    case DataType::kInt64: return forOp<int64_t>(op);
-    case DataType::kUint64: return forOp<uint64_t>(op);
-    case DataType::kFloat32: return float32Fns(op);
-    case DataType::kFloat64: return forOp<double>(op);
-    default: return {};
-  }
+  return dispatchTypeAndOp(type, op, HostReduceFns{}, [](auto t, auto o) {
+    using T = typename decltype(t)::Type;
+    using F = typename decltype(o)::template Func<T>;
+    return HostReduceFns{reduceLoop<T, F>, reduceLoop2<T, F>};
+  });
 }
 
 }  // namespace

@@ -6,20 +6,9 @@
 #include <fstream>
 #include <string>
 
+#include "util/hash.h"
+
 namespace braid::topology {
-namespace {
-
-// FNV-1a: stable across processes and builds, unlike std::hash.
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-}  // namespace
 
 uint64_t hostId() {
   char name[256] = {};
@@ -28,7 +17,7 @@ uint64_t hostId() {
   std::ifstream boot("/proc/sys/kernel/random/boot_id");
   std::string bootId;
   if (boot >> bootId) identity += "/" + bootId;
-  return fnv1a(identity);
+  return stableHash(identity);
 }
 
 int usableCores() {

@@ -14,6 +14,7 @@
 #include "util/env.h"
 #include "util/log.h"
 #include "util/socket.h"
+#include "util/hash.h"
 
 namespace braid::bootstrap {
 namespace {
@@ -25,16 +26,6 @@ uint64_t randomMagic() {
     magic = (static_cast<uint64_t>(device()) << 32) ^ static_cast<uint64_t>(device());
   }
   return magic;
-}
-
-/// FNV-1a: a stable hash, the same in every process and build.
-uint64_t stableHash(const std::string& text) {
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
 }
 
 }  // namespace
