@@ -7,12 +7,14 @@
 //                   (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT): this
 //                   process is one of them;
 //   neither         this process alone.
-// Each process runs -t ranks, one thread each.
+// Each process runs -t threads; each thread drives -g ranks (nccl-tests' GPUs
+// per thread) through groups over its communicators.
 #include <pthread.h>
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -23,65 +25,71 @@
 #include "perf/data.h"
 #include "perf/launch.h"
 #include "perf/options.h"
+#include "perf/ranks.h"
 #include "perf/runner.h"
 
 namespace braid::perf {
 namespace {
 
-// Like mpirun's --bind-to core: when there is a core per rank, rank r runs on
-// the r-th core this process may use, so ranks do not migrate or share a core.
-void bindToCore(int rank, int nranks, bool allowed) {
+// Like mpirun's --bind-to core: when there is a core per rank, thread t (of
+// nthreads, each driving ranksPerThread ranks) runs on its own ranksPerThread
+// cores of those this process may use, so ranks do not migrate or share a
+// core. The threads a group starts for the other ranks inherit that set.
+void bindToCores(int thread, int nthreads, int ranksPerThread, bool allowed) {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (!allowed || sched_getaffinity(0, sizeof(set), &set) != 0) return;
-  if (nranks > CPU_COUNT(&set)) return;
+  if (nthreads * ranksPerThread > CPU_COUNT(&set)) return;
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  const int first = thread * ranksPerThread;
   int seen = 0;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+  for (int cpu = 0; cpu < CPU_SETSIZE && seen < first + ranksPerThread; ++cpu) {
     if (!CPU_ISSET(cpu, &set)) continue;
-    if (seen++ == rank) {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpu, &one);
-      pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
-      return;
-    }
+    if (seen++ >= first) CPU_SET(cpu, &mine);
   }
+  pthread_setaffinity_np(pthread_self(), sizeof(mine), &mine);
 }
 
-// Runs this process's -t ranks; returns the process exit code.
-int runProcess(const Options& o, const ncclUniqueId& id, int procRank, int nprocs,
-               bool bind) {
-  const int nranks = nprocs * o.threads;
+// The pid of every rank for the header, gathered with the collective itself;
+// fills pids on the thread that owns rank 0.
+bool gatherPids(ThreadRanks& ranks, std::vector<int>* pids) {
+  const int nranks = ranks.nranks();
+  std::vector<std::vector<double>> tables(ranks.ranks().size(), std::vector<double>(nranks, 0.0));
+  for (size_t g = 0; g < tables.size(); ++g) tables[g][ranks.ranks()[g].rank] = getpid();
+  bool ok = ranks.each("pid table", [&](Rank& r, size_t g) {
+    double* t = tables[g].data();
+    return ncclAllReduce(t, t, nranks, ncclFloat64, ncclSum, r.comm, nullptr);
+  });
+  pids->assign(tables[0].begin(), tables[0].end());
+  return ok;
+}
+
+// Runs this process's -t threads of -g ranks each; returns the process exit code.
+int runProcess(const Options& o, const ncclUniqueId& id, int procRank, int nprocs, bool bind) {
+  // nccl-tests' numbering: thread t of process p owns ranks
+  // (p * threads + t) * gpus + g, g in [0, gpus).
+  const int nthreads = nprocs * o.threads;
+  const int nranks = nthreads * o.gpus;
   std::vector<int> codes(o.threads, 0);
   std::vector<std::thread> threads;
   for (int t = 0; t < o.threads; ++t) {
     threads.emplace_back([&, t] {
-      RankContext ctx;
-      ctx.rank = procRank * o.threads + t;
-      ctx.nranks = nranks;
-      bindToCore(ctx.rank, nranks, bind);
-      ncclResult_t r = ncclCommInitRank(&ctx.comm, nranks, id, ctx.rank);
-      if (r != ncclSuccess) {
-        fprintf(stderr, "braid-perf: rank %d: ncclCommInitRank failed: %s (%s)\n", ctx.rank,
-                ncclGetErrorString(r), ncclGetLastError(nullptr));
+      const int thread = procRank * o.threads + t;
+      bindToCores(thread, nthreads, o.gpus, bind);
+      ThreadRanks ranks(thread * o.gpus, o.gpus, nranks);
+      if (!ranks.init(id)) {
         codes[t] = 2;
         return;
       }
-      // The pid table for the header, gathered with the collective itself.
-      std::vector<double> pids(nranks, 0.0);
-      pids[ctx.rank] = getpid();
-      if (ncclAllReduce(pids.data(), pids.data(), nranks, ncclFloat64, ncclSum, ctx.comm,
-                        nullptr) != ncclSuccess) {
+      std::vector<int> pids;
+      if (!gatherPids(ranks, &pids)) {
         codes[t] = 2;
-      } else {
-        if (ctx.rank == 0) {
-          std::vector<int> ipids(pids.begin(), pids.end());
-          printHeader(o, nranks, ipids.data());
-        }
-        long long wrong = runBenchmark(o, ctx);
-        codes[t] = wrong < 0 ? 2 : wrong > 0 ? 1 : 0;
+        return;
       }
-      ncclCommDestroy(ctx.comm);
+      if (ranks.leads()) printHeader(o, nranks, pids.data());
+      long long wrong = runBenchmark(o, ranks);
+      codes[t] = wrong < 0 ? 2 : wrong > 0 ? 1 : 0;
     });
   }
   for (auto& th : threads) th.join();

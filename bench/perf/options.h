@@ -20,8 +20,8 @@ struct Options {
   ncclDataType_t type = ncclFloat;
   ncclRedOp_t op = ncclSum;
   int root = 0;
-  int threads = 1;     ///< -t: ranks per process, one thread each
-  int gpus = 1;        ///< -g: ranks per thread (needs multi-comm groups)
+  int threads = 1;     ///< -t: threads per process
+  int gpus = 1;        ///< -g: ranks per thread, driven through groups
   int average = 1;     ///< -a: 0 rank 0, 1 average, 2 min, 3 max over ranks
   int cycles = 1;      ///< -N: how many times to run the whole size sweep
   int procs = 0;       ///< --procs: start this many processes of this machine (0: no)

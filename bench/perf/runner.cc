@@ -1,3 +1,5 @@
+// braid-perf's measuring loop: the size sweep, the timing of out-of-place and
+// in-place calls, the check of every rank's output, and the table nccl-tests prints.
 #include "perf/runner.h"
 
 #include <chrono>
@@ -16,16 +18,14 @@ using Clock = std::chrono::steady_clock;
 // receives 2(n-1)/n of the buffer, which makes busbw comparable across n.
 double busFactor(int nranks) { return nranks > 1 ? 2.0 * (nranks - 1) / nranks : 1.0; }
 
-bool call(ncclResult_t r, const char* what, const RankContext& ctx) {
-  if (r == ncclSuccess) return true;
-  fprintf(stderr, "braid-perf: rank %d: %s failed: %s (%s)\n", ctx.rank, what,
-          ncclGetErrorString(r), ncclGetLastError(ctx.comm));
-  return false;
-}
-
-// Reduces a per-rank value over all ranks with the collective being measured.
-bool reduceDouble(double* v, ncclRedOp_t op, const RankContext& ctx) {
-  return call(ncclAllReduce(v, v, 1, ncclFloat64, op, ctx.comm, nullptr), "time reduction", ctx);
+// Reduces one value per owned rank over all ranks, with the collective being
+// measured; every entry of `values` then holds the result.
+bool reduceDoubles(ThreadRanks& ranks, std::vector<double>* values, ncclRedOp_t op,
+                   const char* what) {
+  return ranks.each(what, [&](Rank& r, size_t g) {
+    double* v = &(*values)[g];
+    return ncclAllReduce(v, v, 1, ncclFloat64, op, r.comm, nullptr);
+  });
 }
 
 struct Measure {
@@ -33,42 +33,47 @@ struct Measure {
   long long wrong = 0;
 };
 
-bool timeAndCheck(const Options& o, const RankContext& ctx, size_t count, bool inPlace,
-                  std::vector<char>& send, std::vector<char>& recv, uint64_t seed, Measure* m) {
-  const void* in = inPlace ? recv.data() : send.data();
-  void* out = recv.data();
-  char* fillTarget = inPlace ? recv.data() : send.data();
-  fillInput(fillTarget, count, o.type, o.op, ctx.rank, seed);
+bool timeAndCheck(const Options& o, ThreadRanks& ranks, size_t count, bool inPlace, uint64_t seed,
+                  Measure* m) {
+  auto input = [inPlace](Rank& r) { return inPlace ? r.recv.data() : r.send.data(); };
+  auto fill = [&] {
+    for (Rank& r : ranks.ranks()) fillInput(input(r), count, o.type, o.op, r.rank, seed);
+  };
+  auto allReduce = [&](Rank& r, size_t) {
+    return ncclAllReduce(input(r), r.recv.data(), count, o.type, o.op, r.comm, nullptr);
+  };
+  fill();
   for (int i = 0; i < o.warmupIters; ++i) {
-    if (!call(ncclAllReduce(in, out, count, o.type, o.op, ctx.comm, nullptr), "warm-up", ctx)) {
-      return false;
-    }
-    if (inPlace) fillInput(fillTarget, count, o.type, o.op, ctx.rank, seed);
+    if (!ranks.each("warm-up", allReduce)) return false;
+    if (inPlace) fill();
   }
+  // As nccl-tests: one time per thread, covering all of its ranks.
   auto t0 = Clock::now();
   for (int i = 0; i < o.iters; ++i) {
-    if (!call(ncclAllReduce(in, out, count, o.type, o.op, ctx.comm, nullptr), "allreduce", ctx)) {
-      return false;
-    }
+    if (!ranks.each("allreduce", allReduce)) return false;
   }
   double usec = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o.iters;
-  // -a: which rank's time the table shows.
+  // -a: which time the table shows. Each thread's time enters once per rank
+  // it owns, so the sum over ranks divided by nranks is the mean over threads.
   ncclRedOp_t agg = o.average == 2 ? ncclMin : o.average == 3 ? ncclMax : ncclSum;
   if (o.average != 0) {
-    if (!reduceDouble(&usec, agg, ctx)) return false;
-    if (o.average == 1) usec /= ctx.nranks;
+    std::vector<double> times(ranks.ranks().size(), usec);
+    if (!reduceDoubles(ranks, &times, agg, "time reduction")) return false;
+    usec = times[0];
+    if (o.average == 1) usec /= ranks.nranks();
   }
   m->usec = usec;
   m->wrong = 0;
   if (o.check) {
-    fillInput(fillTarget, count, o.type, o.op, ctx.rank, seed);
-    if (!call(ncclAllReduce(in, out, count, o.type, o.op, ctx.comm, nullptr), "check run", ctx)) {
-      return false;
+    fill();
+    if (!ranks.each("check run", allReduce)) return false;
+    std::vector<double> wrong;
+    for (Rank& r : ranks.ranks()) {
+      wrong.push_back(static_cast<double>(
+          countWrongAllReduce(r.recv.data(), count, o.type, o.op, ranks.nranks(), seed)));
     }
-    double wrong = static_cast<double>(countWrongAllReduce(out, count, o.type, o.op, ctx.nranks,
-                                                           seed));
-    if (!reduceDouble(&wrong, ncclSum, ctx)) return false;
-    m->wrong = static_cast<long long>(wrong);
+    if (!reduceDoubles(ranks, &wrong, ncclSum, "#wrong reduction")) return false;
+    m->wrong = static_cast<long long>(wrong[0]);
   }
   return true;
 }
@@ -120,9 +125,12 @@ void printHeader(const Options& o, int nranks, const int* pids) {
   fflush(stdout);
 }
 
-long long runBenchmark(const Options& o, const RankContext& ctx) {
+long long runBenchmark(const Options& o, ThreadRanks& ranks) {
   const size_t elem = typeSize(o.type);
-  std::vector<char> send(o.maxBytes + elem), recv(o.maxBytes + elem);
+  for (Rank& r : ranks.ranks()) {
+    r.send.assign(o.maxBytes + elem, 0);
+    r.recv.assign(o.maxBytes + elem, 0);
+  }
   long long totalWrong = 0;
   double busbwSum = 0;
   int rows = 0;
@@ -131,15 +139,15 @@ long long runBenchmark(const Options& o, const RankContext& ctx) {
       size_t count = bytes / elem;
       Measure outOfPlace, inPlace;
       uint64_t seed = bytes * 31 + cycle;
-      if (!timeAndCheck(o, ctx, count, false, send, recv, seed, &outOfPlace)) return -1;
-      if (!timeAndCheck(o, ctx, count, true, send, recv, seed, &inPlace)) return -1;
+      if (!timeAndCheck(o, ranks, count, false, seed, &outOfPlace)) return -1;
+      if (!timeAndCheck(o, ranks, count, true, seed, &inPlace)) return -1;
       totalWrong += outOfPlace.wrong + inPlace.wrong;
-      if (ctx.rank == 0) {
-        printRow(o, count * elem, count, ctx.nranks, outOfPlace, inPlace);
+      if (ranks.leads()) {
+        printRow(o, count * elem, count, ranks.nranks(), outOfPlace, inPlace);
         // As nccl-tests: the average over every row of both columns.
         for (const Measure* m : {&outOfPlace, &inPlace}) {
           double algbw = m->usec > 0 ? static_cast<double>(count * elem) / m->usec / 1e3 : 0;
-          busbwSum += algbw * busFactor(ctx.nranks);
+          busbwSum += algbw * busFactor(ranks.nranks());
           ++rows;
         }
       }
@@ -149,7 +157,7 @@ long long runBenchmark(const Options& o, const RankContext& ctx) {
       bytes = next;
     }
   }
-  if (ctx.rank == 0) {
+  if (ranks.leads()) {
     printf("# Wrong elements       : %lld %s\n", totalWrong, totalWrong == 0 ? "OK" : "FAILED");
     printf("# Avg bus bandwidth    : %g \n#\n", rows > 0 ? busbwSum / rows : 0.0);
     fflush(stdout);

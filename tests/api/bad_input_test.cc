@@ -2,13 +2,13 @@
 //
 // A program that passes NULL, a rank out of range, an uninitialized ncclConfig_t or an unknown
 // enum value must get the documented ncclResult_t and a ncclGetLastError() text that names the
-// problem; never a crash, never a hang, never a silent success. Entry points braid does not
-// implement yet must say so. Most checks need no peers, because a 1-rank communicator connects to
-// nobody. The missing-peer tests shorten BRAID_TIMEOUT_MS so that braid's own deadline, not the
-// test runner, ends the wait.
+// problem; never a crash, never a hang, never a silent success. (Entry points braid does not
+// implement yet are checked in not_implemented_test.cc.) Most checks need no peers, because a
+// 1-rank communicator connects to nobody. The missing-peer tests shorten BRAID_TIMEOUT_MS so that
+// braid's own deadline, not the test runner, ends the wait.
 //
-// Every text check first makes ncclGetLastError() hold a known text of its own (see failsWith),
-// so that a message left behind by an earlier call cannot make a check pass.
+// Every text check first makes ncclGetLastError() hold a known text of its own (see failsWith in
+// api_test_util.h), so that a message left behind by an earlier call cannot make a check pass.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -25,107 +25,23 @@
 #include <thread>
 #include <vector>
 
+#include "api/api_test_util.h"
 #include "nccl.h"
 #include "support/multiprocess.h"
 
 namespace {
 
+using braid::testing::failsWith;
+using braid::testing::kHangGuard;
+using braid::testing::newId;
+using braid::testing::OneRankTest;
+using braid::testing::primeWithVersion;
+using braid::testing::runGuarded;
 using braid::testing::runProcesses;
-
-/// How long a call that should fail quickly may run before the test calls it a hang. Far above
-/// any deadline these tests set, so it never decides a result on a slow machine.
-constexpr auto kHangGuard = std::chrono::seconds(60);
+using braid::testing::ScopedEnv;
 
 /// The BRAID_TIMEOUT_MS used where a missing check or a missing peer would otherwise block.
 constexpr const char* kShortTimeoutMs = "1500";
-
-/// Sets an environment variable for one scope and restores what was there before.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = getenv(name)) saved_ = old;
-    setenv(name, value, /*overwrite=*/1);
-  }
-  ~ScopedEnv() {
-    if (saved_) {
-      setenv(name_.c_str(), saved_->c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> saved_;
-};
-
-// Two calls that fail without side effects, each leaving a text of its own in ncclGetLastError.
-std::string primeWithVersion() {
-  (void)ncclGetVersion(nullptr);
-  return ncclGetLastError(nullptr);
-}
-std::string primeWithUniqueId() {
-  (void)ncclGetUniqueId(nullptr);
-  return ncclGetLastError(nullptr);
-}
-
-/// Runs `call` (which must be repeatable: bad input changes nothing) and checks that it returns
-/// `expected` (any error when nullopt) and leaves a new, non-empty ncclGetLastError(comm) that
-/// contains every one of `needles`. The last-error text is primed before the call; should the
-/// call leave exactly the primer's text, it runs again behind the other primer.
-::testing::AssertionResult failsWith(const std::function<ncclResult_t()>& call,
-                                     std::optional<ncclResult_t> expected,
-                                     const std::vector<std::string>& needles = {},
-                                     ncclComm_t comm = nullptr) {
-  std::string before;
-  std::string text;
-  ncclResult_t result = ncclSuccess;
-  for (auto prime : {primeWithVersion, primeWithUniqueId}) {
-    before = prime();
-    result = call();
-    const char* last = ncclGetLastError(comm);
-    text = last == nullptr ? "" : last;
-    if (text != before) break;
-  }
-  if (expected ? result != *expected : result == ncclSuccess) {
-    return ::testing::AssertionFailure()
-           << "returned " << result << " (" << ncclGetErrorString(result) << "), expected "
-           << (expected ? std::to_string(*expected) : std::string("an error")) << "; last error: \""
-           << text << "\"";
-  }
-  if (text.empty() || text == before) {
-    return ::testing::AssertionFailure()
-           << "returned " << result << " but did not set ncclGetLastError (it still reads \""
-           << text << "\")";
-  }
-  for (const std::string& needle : needles) {
-    if (text.find(needle) == std::string::npos) {
-      return ::testing::AssertionFailure()
-             << "last error \"" << text << "\" does not mention \"" << needle << "\"";
-    }
-  }
-  return ::testing::AssertionSuccess() << "\"" << text << "\"";
-}
-
-/// A new unique id, whose root listens from now on; a failure shows in the test that asked.
-ncclUniqueId newId() {
-  ncclUniqueId id{};
-  EXPECT_EQ(ncclGetUniqueId(&id), ncclSuccess) << ncclGetLastError(nullptr);
-  return id;
-}
-
-/// Runs `body` on its own thread and returns its value, or nullopt when it has not returned
-/// within kHangGuard (the thread is then left behind, so that the test fails rather than hangs).
-template <typename T>
-std::optional<T> runGuarded(std::function<T()> body) {
-  auto promise = std::make_shared<std::promise<T>>();
-  std::future<T> result = promise->get_future();
-  std::thread([promise, body = std::move(body)] { promise->set_value(body()); }).detach();
-  if (result.wait_for(kHangGuard) != std::future_status::ready) return std::nullopt;
-  return result.get();
-}
 
 /// What one ncclCommInitRank call did, seen from the thread that made it.
 struct InitOutcome {
@@ -144,32 +60,8 @@ std::optional<InitOutcome> initGuarded(const ncclUniqueId& id, int nranks, int r
   });
 }
 
-/// Tests that need a live communicator get a 1-rank one: it has no peers to wait for.
-class OneRankTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const ncclUniqueId id = newId();
-    ASSERT_EQ(ncclCommInitRank(&comm_, 1, id, 0), ncclSuccess) << ncclGetLastError(nullptr);
-    ASSERT_NE(comm_, nullptr);
-  }
-  void TearDown() override {
-    if (comm_ != nullptr) {
-      EXPECT_EQ(ncclCommDestroy(comm_), ncclSuccess);
-    }
-  }
-
-  /// ncclAllReduce on this communicator without a stream: a host communicator completes it.
-  ncclResult_t allReduce(const void* send, void* recv, size_t count,
-                         ncclDataType_t type = ncclFloat32, ncclRedOp_t op = ncclSum) {
-    return ncclAllReduce(send, recv, count, type, op, comm_, nullptr);
-  }
-
-  ncclComm_t comm_ = nullptr;
-};
-
 using BadInputOneRank = OneRankTest;
 using BadInputGroup = OneRankTest;
-using NotImplementedOneRank = OneRankTest;
 
 // ---- NULL and foreign communicators -----------------------------------------------------------
 
@@ -724,104 +616,6 @@ TEST(BadInputLibraryInfo, EveryResultHasAnErrorString) {
     ASSERT_NE(text, nullptr) << "result " << r;
     EXPECT_GT(strlen(text), 0u) << "result " << r;
     EXPECT_EQ(seen.count(text), 0u) << "out-of-range result " << r << " reads as a real one";
-  }
-}
-
-// ---- Entry points not implemented yet ---------------------------------------------------------
-
-/// One not-yet-implemented entry point, called with arguments that would otherwise be valid.
-struct Unimplemented {
-  const char* name;
-  std::function<ncclResult_t(ncclComm_t)> call;
-};
-
-/// Arguments for the calls of unimplementedEntryPoints: buffers large enough for every
-/// collective on one rank, and the outputs, alive as long as the calls are.
-struct Scratch {
-  std::vector<float> send = std::vector<float>(64, 1.0f);
-  std::vector<float> recv = std::vector<float>(64, 0.0f);
-  float scalar = 2.0f;
-  ncclUniqueId id{};
-  ncclComm_t newComm = nullptr;
-  void* ptr = nullptr;
-  ncclWindow_t window = nullptr;
-  ncclRedOp_t op = ncclSum;
-};
-
-std::vector<Unimplemented> unimplementedEntryPoints(Scratch& x) {
-  float* s = x.send.data();
-  float* r = x.recv.data();
-  const size_t n = 8;
-  const size_t bytes = n * sizeof(float);
-  const ncclDataType_t f = ncclFloat32;
-  const ncclRedOp_t sum = ncclSum;
-  const ncclScalarResidence_t host = ncclScalarHostImmediate;
-  const auto userOp = static_cast<ncclRedOp_t>(ncclNumOps);
-  Scratch* p = &x;
-  // clang-format off
-  return {
-      {"ncclReduce", [=](ncclComm_t c) { return ncclReduce(s, r, n, f, sum, 0, c, nullptr); }},
-      {"ncclBcast", [=](ncclComm_t c) { return ncclBcast(r, n, f, 0, c, nullptr); }},
-      {"ncclBroadcast", [=](ncclComm_t c) { return ncclBroadcast(s, r, n, f, 0, c, nullptr); }},
-      {"ncclReduceScatter",
-       [=](ncclComm_t c) { return ncclReduceScatter(s, r, n, f, sum, c, nullptr); }},
-      {"ncclAllGather", [=](ncclComm_t c) { return ncclAllGather(s, r, n, f, c, nullptr); }},
-      {"ncclAlltoAll", [=](ncclComm_t c) { return ncclAlltoAll(s, r, n, f, c, nullptr); }},
-      {"ncclGather", [=](ncclComm_t c) { return ncclGather(s, r, n, f, 0, c, nullptr); }},
-      {"ncclScatter", [=](ncclComm_t c) { return ncclScatter(s, r, n, f, 0, c, nullptr); }},
-      {"ncclSend", [=](ncclComm_t c) { return ncclSend(s, n, f, 0, c, nullptr); }},
-      {"ncclRecv", [=](ncclComm_t c) { return ncclRecv(r, n, f, 0, c, nullptr); }},
-      {"ncclCommSplit", [=](ncclComm_t c) { return ncclCommSplit(c, 0, 0, &p->newComm, nullptr); }},
-      {"ncclCommShrink", [=](ncclComm_t c) {
-         return ncclCommShrink(c, nullptr, 0, &p->newComm, nullptr, NCCL_SHRINK_DEFAULT); }},
-      {"ncclCommRevoke", [](ncclComm_t c) { return ncclCommRevoke(c, NCCL_REVOKE_DEFAULT); }},
-      {"ncclCommInitRankScalable", [=](ncclComm_t) {
-         return ncclCommInitRankScalable(&p->newComm, 1, 0, 1, &p->id, nullptr); }},
-      {"ncclCommRegister", [=](ncclComm_t c) { return ncclCommRegister(c, r, bytes, &p->ptr); }},
-      {"ncclCommDeregister", [](ncclComm_t c) { return ncclCommDeregister(c, nullptr); }},
-      {"ncclCommWindowRegister", [=](ncclComm_t c) {
-         return ncclCommWindowRegister(c, r, bytes, &p->window, NCCL_WIN_DEFAULT); }},
-      {"ncclCommWindowDeregister",
-       [](ncclComm_t c) { return ncclCommWindowDeregister(c, nullptr); }},
-      {"ncclMemAlloc", [=](ncclComm_t) { return ncclMemAlloc(&p->ptr, 4096); }},
-      {"ncclMemFree", [=](ncclComm_t) { return ncclMemFree(r); }},
-      {"ncclRedOpCreatePreMulSum", [=](ncclComm_t c) {
-         return ncclRedOpCreatePreMulSum(&p->op, &p->scalar, f, host, c); }},
-      {"ncclRedOpDestroy", [=](ncclComm_t c) { return ncclRedOpDestroy(userOp, c); }},
-  };
-  // clang-format on
-}
-
-TEST_F(NotImplementedOneRank, EveryEntryPointSaysSo) {
-  Scratch scratch;
-  for (const Unimplemented& entry : unimplementedEntryPoints(scratch)) {
-    SCOPED_TRACE(entry.name);
-    EXPECT_TRUE(failsWith([&] { return entry.call(comm_); }, ncclInvalidUsage,
-                          {"not implemented", entry.name}, comm_));
-  }
-  // None of them broke the communicator.
-  std::vector<float> data = {1.0f, 2.0f};
-  EXPECT_EQ(allReduce(data.data(), data.data(), 2), ncclSuccess) << ncclGetLastError(comm_);
-}
-
-TEST(NotImplementedNullComm, EveryEntryPointFailsWithoutCrashing) {
-  Scratch scratch;
-  for (const Unimplemented& entry : unimplementedEntryPoints(scratch)) {
-    SCOPED_TRACE(entry.name);
-    EXPECT_TRUE(failsWith([&] { return entry.call(nullptr); }, std::nullopt));
-  }
-}
-
-TEST_F(NotImplementedOneRank, ReductionsWithoutAHostLoopSaySo) {
-  // ncclAvg and the 16-bit and 8-bit float types are valid NCCL arguments that the host path
-  // cannot reduce yet: the answer must be "not implemented", not "invalid argument".
-  std::vector<float> buf(4, 1.0f);  // the values do not matter, only the type and op
-  EXPECT_TRUE(failsWith([&] { return allReduce(buf.data(), buf.data(), 4, ncclFloat32, ncclAvg); },
-                        ncclInvalidUsage, {"not implemented"}, comm_));
-  for (ncclDataType_t type : {ncclFloat16, ncclBfloat16, ncclFloat8e4m3, ncclFloat8e5m2}) {
-    SCOPED_TRACE("datatype " + std::to_string(type));
-    EXPECT_TRUE(failsWith([&] { return allReduce(buf.data(), buf.data(), 4, type); },
-                          ncclInvalidUsage, {"not implemented"}, comm_));
   }
 }
 

@@ -1,0 +1,77 @@
+// The ranks one thread of braid-perf drives, with their buffers.
+//
+// With -g G a thread owns G ranks, as one of nccl-tests' threads owns G GPUs.
+// Every call blocks until all ranks of its communicator take part, so one
+// thread cannot issue its G calls one after another: it issues them inside
+// ncclGroupStart/ncclGroupEnd, and the group runs the communicators
+// concurrently. Creation goes the same way (ncclCommInitRank in one group).
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <vector>
+
+#include "nccl.h"
+
+namespace braid::perf {
+
+/// One rank this thread owns.
+struct Rank {
+  ncclComm_t comm = nullptr;
+  int rank = 0;
+  std::vector<char> send;
+  std::vector<char> recv;
+};
+
+/// A thread's ranks firstRank .. firstRank + count - 1 of nranks. Destroying
+/// it destroys the communicators.
+class ThreadRanks {
+ public:
+  ThreadRanks(int firstRank, int count, int nranks);
+  ~ThreadRanks();
+  ThreadRanks(const ThreadRanks&) = delete;
+  ThreadRanks& operator=(const ThreadRanks&) = delete;
+
+  /// Creates the communicators, in one group; on failure prints why.
+  bool init(const ncclUniqueId& id);
+
+  /// Issues `fn(rank, g)` for each owned rank (g: its index here) inside one
+  /// group; fn issues one call on rank.comm and returns its result. On
+  /// failure prints which call (`what`) failed and why.
+  template <typename Fn>
+  bool each(const char* what, Fn&& fn);
+
+  std::vector<Rank>& ranks() { return ranks_; }
+  int nranks() const { return nranks_; }
+  /// Whether this thread owns rank 0, which prints the table.
+  bool leads() const { return ranks_.front().rank == 0; }
+
+ private:
+  bool failed(const char* what, ncclResult_t result, const Rank* rank) const;
+
+  std::vector<Rank> ranks_;
+  int nranks_;
+};
+
+template <typename Fn>
+bool ThreadRanks::each(const char* what, Fn&& fn) {
+  // One rank needs no group: the call is the same, without the group's queue.
+  if (ranks_.size() == 1) {
+    ncclResult_t r = fn(ranks_[0], size_t{0});
+    return r == ncclSuccess || failed(what, r, &ranks_[0]);
+  }
+  ncclResult_t r = ncclGroupStart();
+  if (r != ncclSuccess) return failed("ncclGroupStart", r, nullptr);
+  bool ok = true;
+  for (size_t g = 0; g < ranks_.size() && ok; ++g) {
+    r = fn(ranks_[g], g);
+    // A call refused at issue is reported now, before ncclGroupEnd overwrites
+    // the last error; the group must still be closed.
+    if (r != ncclSuccess) ok = failed(what, r, &ranks_[g]);
+  }
+  r = ncclGroupEnd();
+  if (r != ncclSuccess) return failed(what, r, nullptr);
+  return ok;
+}
+
+}  // namespace braid::perf

@@ -1,0 +1,110 @@
+# Shared by the end-to-end tests of the shipped binaries (sourced, not run).
+#
+# Each test script runs braid-perf as a user would, from a temporary directory that the EXIT trap
+# removes, and checks what it prints: nccl-tests' table, braid's logs, its errors. Helpers here
+# fail with a message that says what was expected and where the output is.
+
+# shellcheck shell=bash
+
+E2E_NAME=$(basename "$0" .sh)
+E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/braid-e2e.XXXXXX")
+E2E_PIDS=()
+
+e2e_cleanup() {
+  local pid
+  for pid in "${E2E_PIDS[@]}"; do
+    kill "$pid" 2>/dev/null || true
+  done
+  rm -rf "$E2E_TMP"
+}
+trap e2e_cleanup EXIT
+
+# How long one braid-perf run may take before the test calls it a hang.
+E2E_RUN_LIMIT_S=${E2E_RUN_LIMIT_S:-60}
+
+# Prints a file to stderr, indented, so that a failure shows the output it judged.
+show() {
+  local file=$1
+  echo "---- $(basename "$file") ----" >&2
+  sed 's/^/  | /' "$file" >&2
+}
+
+# fail MESSAGE [FILE...]: reports the failure with the files it concerns, and exits 1.
+fail() {
+  local message=$1
+  shift
+  echo "FAIL [$E2E_NAME]: $message" >&2
+  local file
+  for file in "$@"; do show "$file"; done
+  exit 1
+}
+
+skip() {
+  echo "SKIP [$E2E_NAME]: $1"
+  exit 77
+}
+
+# run_perf OUT ERR ARGS...: runs ARGS (braid-perf and its flags) under a time limit with stdout
+# in OUT and stderr in ERR; sets RUN_RC to the exit status (124: it hung and was killed).
+run_perf() {
+  local out=$1 err=$2
+  shift 2
+  RUN_RC=0
+  timeout --kill-after=5 "$E2E_RUN_LIMIT_S" "$@" >"$out" 2>"$err" || RUN_RC=$?
+  if [[ $RUN_RC -eq 124 || $RUN_RC -eq 137 ]]; then
+    fail "'$*' did not finish within ${E2E_RUN_LIMIT_S}s" "$out" "$err"
+  fi
+}
+
+# expect_success OUT ERR: the run recorded by run_perf exited 0.
+expect_success() {
+  [[ $RUN_RC -eq 0 ]] || fail "exit status $RUN_RC, expected 0" "$1" "$2"
+}
+
+# expected_sizes MIN MAX FACTOR ELEM: the sizes nccl-tests' sweep visits (MIN, MIN*FACTOR, ... up
+# to MAX), each as the table prints it: whole elements of ELEM bytes.
+expected_sizes() {
+  local size=$1 max=$2 factor=$3 elem=$4
+  while ((size <= max)); do
+    echo $((size / elem * elem))
+    size=$((size * factor))
+  done
+}
+
+# check_table OUT NRANKS MIN MAX FACTOR ELEM: OUT holds braid-perf's output for NRANKS ranks: the
+# header lists every rank, there is one row per size of the sweep, in order, and both #wrong
+# columns (out-of-place and in-place) of every row read 0.
+check_table() {
+  local out=$1 nranks=$2 min=$3 max=$4 factor=$5 elem=$6
+  local listed
+  listed=$(grep -c '^#  Rank ' "$out" || true)
+  [[ $listed -eq $nranks ]] || fail "header lists $listed ranks, expected $nranks" "$out"
+  # A row: size count type redop root, then time algbw busbw #wrong twice.
+  local rows
+  rows=$(awk '!/^#/ && NF == 13 { print $1, $9, $13 }' "$out")
+  [[ -n $rows ]] || fail "no table rows" "$out"
+  local size wrongOut wrongIn
+  while read -r size wrongOut wrongIn; do
+    [[ $wrongOut == 0 && $wrongIn == 0 ]] ||
+      fail "size $size: #wrong is $wrongOut out of place, $wrongIn in place; expected 0, 0" \
+        "$out"
+  done <<<"$rows"
+  local got want
+  got=$(awk '{ print $1 }' <<<"$rows" | tr '\n' ' ')
+  want=$(expected_sizes "$min" "$max" "$factor" "$elem" | tr '\n' ' ')
+  [[ $got == "$want" ]] || fail "row sizes are [$got], expected [$want]" "$out"
+  grep -q '^# Wrong elements *: 0 OK' "$out" || fail "no '# Wrong elements : 0 OK' line" "$out"
+}
+
+# free_port: a TCP port nobody listens on now (the kernel's choice, through Python when there is
+# one; otherwise a random one of the dynamic range).
+free_port() {
+  if command -v python3 >/dev/null; then
+    python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+  else
+    echo $((49152 + RANDOM % 16000))
+  fi
+}
