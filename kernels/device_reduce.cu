@@ -49,8 +49,8 @@ bool cudaDeviceAvailable() {
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
-Status deviceReduce(DataType type, RedOp op, void* dst, const void* a, const void* b,
-                    size_t count, void* stream) {
+Status deviceReduce(DataType type, RedOp op, void* dst, const void* a, const void* b, size_t count,
+                    void* stream) {
   LaunchFn fn = lookup(type, op);
   if (fn == nullptr) {
     return invalidUsage(std::string("device reduction of ") + dataTypeName(type) + " with op " +

@@ -16,7 +16,7 @@ bool cudaDeviceAvailable();
 
 /// Launches the reduction of `count` elements on `stream` (a cudaStream_t;
 /// nullptr is the default stream). Pointers are device memory.
-Status deviceReduce(DataType type, RedOp op, void* dst, const void* a, const void* b,
-                    size_t count, void* stream);
+Status deviceReduce(DataType type, RedOp op, void* dst, const void* a, const void* b, size_t count,
+                    void* stream);
 
 }  // namespace braid::kernels

@@ -33,15 +33,24 @@ struct OpTag {
 template <typename R, typename Visit>
 R dispatchType(DataType type, R missing, Visit&& visit) {
   switch (type) {
-    case DataType::kInt8: return visit(TypeTag<int8_t>{});
-    case DataType::kUint8: return visit(TypeTag<uint8_t>{});
-    case DataType::kInt32: return visit(TypeTag<int32_t>{});
-    case DataType::kUint32: return visit(TypeTag<uint32_t>{});
-    case DataType::kInt64: return visit(TypeTag<int64_t>{});
-    case DataType::kUint64: return visit(TypeTag<uint64_t>{});
-    case DataType::kFloat32: return visit(TypeTag<float>{});
-    case DataType::kFloat64: return visit(TypeTag<double>{});
-    default: return missing;
+    case DataType::kInt8:
+      return visit(TypeTag<int8_t>{});
+    case DataType::kUint8:
+      return visit(TypeTag<uint8_t>{});
+    case DataType::kInt32:
+      return visit(TypeTag<int32_t>{});
+    case DataType::kUint32:
+      return visit(TypeTag<uint32_t>{});
+    case DataType::kInt64:
+      return visit(TypeTag<int64_t>{});
+    case DataType::kUint64:
+      return visit(TypeTag<uint64_t>{});
+    case DataType::kFloat32:
+      return visit(TypeTag<float>{});
+    case DataType::kFloat64:
+      return visit(TypeTag<double>{});
+    default:
+      return missing;
   }
 }
 
@@ -49,11 +58,16 @@ R dispatchType(DataType type, R missing, Visit&& visit) {
 template <typename R, typename Visit>
 R dispatchOp(RedOp op, R missing, Visit&& visit) {
   switch (op) {
-    case RedOp::kSum: return visit(OpTag<FuncSum>{});
-    case RedOp::kProd: return visit(OpTag<FuncProd>{});
-    case RedOp::kMax: return visit(OpTag<FuncMax>{});
-    case RedOp::kMin: return visit(OpTag<FuncMin>{});
-    default: return missing;
+    case RedOp::kSum:
+      return visit(OpTag<FuncSum>{});
+    case RedOp::kProd:
+      return visit(OpTag<FuncProd>{});
+    case RedOp::kMax:
+      return visit(OpTag<FuncMax>{});
+    case RedOp::kMin:
+      return visit(OpTag<FuncMin>{});
+    default:
+      return missing;
   }
 }
 

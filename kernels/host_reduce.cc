@@ -44,11 +44,11 @@ void reduceLoop2(void* dst1, void* dst2, const void* a, const void* b, size_t co
 // (it unrolls them at -O3). Same rounding as the scalar loop: one add per
 // element, so the result does not depend on the path taken.
 __attribute__((target("avx2"))) void sumFloat32Avx2(void* dst, const void* a, const void* b,
-                                                     size_t count) {
+                                                    size_t count) {
   reduceLoop<float, FuncSum<float>>(dst, a, b, count);
 }
 __attribute__((target("avx2"))) void sumFloat32Avx2x2(void* dst1, void* dst2, const void* a,
-                                                       const void* b, size_t count) {
+                                                      const void* b, size_t count) {
   reduceLoop2<float, FuncSum<float>>(dst1, dst2, a, b, count);
 }
 #endif

@@ -15,8 +15,7 @@ namespace braid::kernels {
 using HostReduceFn = void (*)(void* dst, const void* a, const void* b, size_t count);
 /// dst1[i] = dst2[i] = op(a[i], b[i]): one pass for a step that both keeps
 /// and forwards its result (recvReduceCopySend), instead of reduce + copy.
-using HostReduce2Fn = void (*)(void* dst1, void* dst2, const void* a, const void* b,
-                               size_t count);
+using HostReduce2Fn = void (*)(void* dst1, void* dst2, const void* a, const void* b, size_t count);
 
 /// The loops for one (type, op) pair.
 struct HostReduceFns {

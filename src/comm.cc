@@ -3,8 +3,8 @@
 
 #include <chrono>
 #include <random>
-#include <thread>
 #include <string>
+#include <thread>
 
 #include "algo/ring.h"
 #include "bootstrap/unique_id.h"
@@ -79,7 +79,7 @@ int Comm::size() const { return impl_->nranks; }
 int Comm::cudaDevice() const { return -1; }
 
 Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int rank,
-                                          const CommOptions& options) {
+                                           const CommOptions& options) {
   (void)options;
   if (nranks <= 0) return invalidArgument("nranks must be positive, got " + std::to_string(nranks));
   if (rank < 0 || rank >= nranks) {
@@ -93,8 +93,7 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
   impl->rank = rank;
   impl->nranks = nranks;
   if (rank == 0) BRAID_INFO("%s", impl->config.describe().c_str());
-  BRAID_INFO("init: rank %d of %d, id %s", rank, nranks,
-             bootstrap::describeUniqueId(id).c_str());
+  BRAID_INFO("init: rank %d of %d, id %s", rank, nranks, bootstrap::describeUniqueId(id).c_str());
 
   BRAID_ASSIGN_OR_RETURN(impl->bootstrap,
                          bootstrap::Bootstrap::create(id, rank, nranks, impl->config.timeoutMs));
@@ -184,9 +183,7 @@ Status Comm::finalize() {
   return c.bootstrap->barrier().withContext("finalize");
 }
 
-Status Comm::asyncError() const {
-  return impl_->broken ? *impl_->broken : Status::success();
-}
+Status Comm::asyncError() const { return impl_->broken ? *impl_->broken : Status::success(); }
 
 void Comm::abort() {
   impl_->aborted.store(true);

@@ -42,9 +42,11 @@ Status Comm::Impl::connectRing() {
 
   std::string ringText;
   for (int r : ring) ringText += " " + std::to_string(r);
-  BRAID_INFO("ring:%s; %zu channel(s); transport shm for all peers; fifo %d x %zu bytes; "
-             "spin %u ns (%d cores)", ringText.c_str(), static_cast<size_t>(config.nchannels),
-             transport::kFifoSlots, slotBytes, spinNs, cores);
+  BRAID_INFO(
+      "ring:%s; %zu channel(s); transport shm for all peers; fifo %d x %zu bytes; "
+      "spin %u ns (%d cores)",
+      ringText.c_str(), static_cast<size_t>(config.nchannels), transport::kFifoSlots, slotBytes,
+      spinNs, cores);
 
   channels.resize(config.nchannels);
   connections.assign(config.nchannels, exec::ChannelConnections{});

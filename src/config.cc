@@ -55,11 +55,11 @@ bool Config::transportAllowed(const std::string& name) const {
 
 std::string Config::describe() const {
   std::ostringstream o;
-  o << "config: timeout_ms=" << timeoutMs << " nchannels=" << nchannels
-    << " buffsize=" << buffSize << " algo=" << (algo.empty() ? "auto" : algo)
-    << " proto=" << (proto.empty() ? "auto" : proto)
+  o << "config: timeout_ms=" << timeoutMs << " nchannels=" << nchannels << " buffsize=" << buffSize
+    << " algo=" << (algo.empty() ? "auto" : algo) << " proto=" << (proto.empty() ? "auto" : proto)
     << " transports=" << (transports.empty() ? "all" : transports)
-    << " dump_schedule=" << dumpSchedule << " spin_us=" << (spinUs < 0 ? "auto" : std::to_string(spinUs));
+    << " dump_schedule=" << dumpSchedule
+    << " spin_us=" << (spinUs < 0 ? "auto" : std::to_string(spinUs));
   return o.str();
 }
 

@@ -30,11 +30,16 @@ int main(int argc, char** argv) {
   int iters = 20, warmup = 5;
   MPI_Init(&argc, &argv);
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "-b")) min_bytes = parse_size(argv[i + 1]);
-    else if (!strcmp(argv[i], "-e")) max_bytes = parse_size(argv[i + 1]);
-    else if (!strcmp(argv[i], "-f")) factor = atof(argv[i + 1]);
-    else if (!strcmp(argv[i], "-n")) iters = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "-w")) warmup = atoi(argv[i + 1]);
+    if (!strcmp(argv[i], "-b"))
+      min_bytes = parse_size(argv[i + 1]);
+    else if (!strcmp(argv[i], "-e"))
+      max_bytes = parse_size(argv[i + 1]);
+    else if (!strcmp(argv[i], "-f"))
+      factor = atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "-n"))
+      iters = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "-w"))
+      warmup = atoi(argv[i + 1]);
   }
   int rank, nranks;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -8,8 +8,8 @@ namespace {
 // A small integer per (rank, element): in [-8, 8] for sum/max/min, in
 // {-1, 1, 2} for prod so that products of many ranks stay exact.
 int64_t smallValue(int rank, size_t i, uint64_t seed, ncclRedOp_t op) {
-  uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(rank) + seed) *
-                                                      0xC2B2AE3D27D4EB4Full;
+  uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull ^
+               (static_cast<uint64_t>(rank) + seed) * 0xC2B2AE3D27D4EB4Full;
   h ^= h >> 29;
   if (op == ncclProd) {
     static const int64_t kProdValues[] = {-1, 1, 2, 1};
@@ -38,10 +38,14 @@ template <typename T>
 T combine(T a, T b, ncclRedOp_t op) {
   using W = typename Wrap<T>::type;
   switch (op) {
-    case ncclSum: return static_cast<T>(static_cast<W>(static_cast<W>(a) + static_cast<W>(b)));
-    case ncclProd: return static_cast<T>(static_cast<W>(static_cast<W>(a) * static_cast<W>(b)));
-    case ncclMax: return a < b ? b : a;
-    default: return b < a ? b : a;
+    case ncclSum:
+      return static_cast<T>(static_cast<W>(static_cast<W>(a) + static_cast<W>(b)));
+    case ncclProd:
+      return static_cast<T>(static_cast<W>(static_cast<W>(a) * static_cast<W>(b)));
+    case ncclMax:
+      return a < b ? b : a;
+    default:
+      return b < a ? b : a;
   }
 }
 
@@ -55,7 +59,8 @@ int64_t checkT(const T* buf, size_t count, ncclRedOp_t op, int nranks, uint64_t 
   int64_t wrong = 0;
   for (size_t i = 0; i < count; ++i) {
     T want = asType<T>(smallValue(0, i, seed, op));
-    for (int r = 1; r < nranks; ++r) want = combine(want, asType<T>(smallValue(r, i, seed, op)), op);
+    for (int r = 1; r < nranks; ++r)
+      want = combine(want, asType<T>(smallValue(r, i, seed, op)), op);
     if (!(buf[i] == want)) ++wrong;
   }
   return wrong;
@@ -64,14 +69,22 @@ int64_t checkT(const T* buf, size_t count, ncclRedOp_t op, int nranks, uint64_t 
 template <template <typename> class Fn, typename... Args>
 auto dispatch(ncclDataType_t type, Args&&... args) {
   switch (type) {
-    case ncclInt8: return Fn<int8_t>()(args...);
-    case ncclUint8: return Fn<uint8_t>()(args...);
-    case ncclInt32: return Fn<int32_t>()(args...);
-    case ncclUint32: return Fn<uint32_t>()(args...);
-    case ncclInt64: return Fn<int64_t>()(args...);
-    case ncclUint64: return Fn<uint64_t>()(args...);
-    case ncclFloat64: return Fn<double>()(args...);
-    default: return Fn<float>()(args...);
+    case ncclInt8:
+      return Fn<int8_t>()(args...);
+    case ncclUint8:
+      return Fn<uint8_t>()(args...);
+    case ncclInt32:
+      return Fn<int32_t>()(args...);
+    case ncclUint32:
+      return Fn<uint32_t>()(args...);
+    case ncclInt64:
+      return Fn<int64_t>()(args...);
+    case ncclUint64:
+      return Fn<uint64_t>()(args...);
+    case ncclFloat64:
+      return Fn<double>()(args...);
+    default:
+      return Fn<float>()(args...);
   }
 }
 
@@ -94,9 +107,17 @@ struct Check {
 
 bool typeSupported(ncclDataType_t type) {
   switch (type) {
-    case ncclInt8: case ncclUint8: case ncclInt32: case ncclUint32: case ncclInt64:
-    case ncclUint64: case ncclFloat32: case ncclFloat64: return true;
-    default: return false;
+    case ncclInt8:
+    case ncclUint8:
+    case ncclInt32:
+    case ncclUint32:
+    case ncclInt64:
+    case ncclUint64:
+    case ncclFloat32:
+    case ncclFloat64:
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -12,7 +12,7 @@
 namespace braid::perf {
 namespace {
 
-const char* const kTypeNames[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64",
+const char* const kTypeNames[] = {"int8", "uint8", "int32",  "uint32",   "int64",  "uint64",
                                   "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2"};
 const char* const kOpNames[] = {"sum", "prod", "max", "min", "avg"};
 
@@ -49,11 +49,25 @@ bool parseSize(const char* text, size_t* out) {
   if (end == text || v < 0) return false;
   double scale = 1;
   switch (*end) {
-    case '\0': break;
-    case 'K': case 'k': scale = 1024.0; ++end; break;
-    case 'M': case 'm': scale = 1024.0 * 1024; ++end; break;
-    case 'G': case 'g': scale = 1024.0 * 1024 * 1024; ++end; break;
-    default: return false;
+    case '\0':
+      break;
+    case 'K':
+    case 'k':
+      scale = 1024.0;
+      ++end;
+      break;
+    case 'M':
+    case 'm':
+      scale = 1024.0 * 1024;
+      ++end;
+      break;
+    case 'G':
+    case 'g':
+      scale = 1024.0 * 1024 * 1024;
+      ++end;
+      break;
+    default:
+      return false;
   }
   if (*end != '\0') return false;
   *out = static_cast<size_t>(v * scale);
@@ -91,34 +105,43 @@ const char* opName(ncclRedOp_t o) {
 }
 size_t typeSize(ncclDataType_t t) {
   switch (t) {
-    case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
-    case ncclFloat16: case ncclBfloat16: return 2;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-    default: return 8;
+    case ncclInt8:
+    case ncclUint8:
+    case ncclFloat8e4m3:
+    case ncclFloat8e5m2:
+      return 1;
+    case ncclFloat16:
+    case ncclBfloat16:
+      return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32:
+      return 4;
+    default:
+      return 8;
   }
 }
 
 bool parseOptions(int argc, char** argv, Options* o) {
-  static const struct option kLong[] = {
-      {"minbytes", required_argument, nullptr, 'b'},
-      {"maxbytes", required_argument, nullptr, 'e'},
-      {"stepbytes", required_argument, nullptr, 'i'},
-      {"stepfactor", required_argument, nullptr, 'f'},
-      {"iters", required_argument, nullptr, 'n'},
-      {"warmup_iters", required_argument, nullptr, 'w'},
-      {"check", required_argument, nullptr, 'c'},
-      {"datatype", required_argument, nullptr, 'd'},
-      {"op", required_argument, nullptr, 'o'},
-      {"root", required_argument, nullptr, 'r'},
-      {"nthreads", required_argument, nullptr, 't'},
-      {"ngpus", required_argument, nullptr, 'g'},
-      {"average", required_argument, nullptr, 'a'},
-      {"run_cycles", required_argument, nullptr, 'N'},
-      {"blocking", required_argument, nullptr, 'z'},
-      {"procs", required_argument, nullptr, 'P'},
-      {"bind", required_argument, nullptr, 'B'},
-      {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0}};
+  static const struct option kLong[] = {{"minbytes", required_argument, nullptr, 'b'},
+                                        {"maxbytes", required_argument, nullptr, 'e'},
+                                        {"stepbytes", required_argument, nullptr, 'i'},
+                                        {"stepfactor", required_argument, nullptr, 'f'},
+                                        {"iters", required_argument, nullptr, 'n'},
+                                        {"warmup_iters", required_argument, nullptr, 'w'},
+                                        {"check", required_argument, nullptr, 'c'},
+                                        {"datatype", required_argument, nullptr, 'd'},
+                                        {"op", required_argument, nullptr, 'o'},
+                                        {"root", required_argument, nullptr, 'r'},
+                                        {"nthreads", required_argument, nullptr, 't'},
+                                        {"ngpus", required_argument, nullptr, 'g'},
+                                        {"average", required_argument, nullptr, 'a'},
+                                        {"run_cycles", required_argument, nullptr, 'N'},
+                                        {"blocking", required_argument, nullptr, 'z'},
+                                        {"procs", required_argument, nullptr, 'P'},
+                                        {"bind", required_argument, nullptr, 'B'},
+                                        {"help", no_argument, nullptr, 'h'},
+                                        {nullptr, 0, nullptr, 0}};
   const char* prog = argv[0];
   if (argc >= 2 && argv[1][0] != '-') {
     o->collective = argv[1];
@@ -133,32 +156,70 @@ bool parseOptions(int argc, char** argv, Options* o) {
   optind = 1;
   int c;
   bool ok = true;
-  while (ok && (c = getopt_long(argc, argv, "b:e:i:f:n:w:c:d:o:r:t:g:a:N:z:h", kLong, nullptr)) !=
-                   -1) {
+  while (ok &&
+         (c = getopt_long(argc, argv, "b:e:i:f:n:w:c:d:o:r:t:g:a:N:z:h", kLong, nullptr)) != -1) {
     int blocking = 0;
     switch (c) {
-      case 'b': ok = parseSize(optarg, &o->minBytes); break;
-      case 'e': ok = parseSize(optarg, &o->maxBytes); break;
-      case 'i': ok = parseSize(optarg, &o->stepBytes); o->stepFactor = 1; break;
-      case 'f': o->stepFactor = strtod(optarg, nullptr); ok = o->stepFactor >= 1; break;
-      case 'n': ok = parseInt(optarg, &o->iters) && o->iters > 0; break;
-      case 'w': ok = parseInt(optarg, &o->warmupIters) && o->warmupIters >= 0; break;
-      case 'c': ok = parseInt(optarg, &o->check); break;
-      case 'd': ok = parseName(optarg, kTypeNames, &o->type); break;
-      case 'o': ok = parseName(optarg, kOpNames, &o->op); break;
-      case 'r': ok = parseInt(optarg, &o->root) && o->root >= 0; break;
-      case 't': ok = parseInt(optarg, &o->threads) && o->threads > 0; break;
-      case 'g': ok = parseInt(optarg, &o->gpus) && o->gpus > 0; break;
-      case 'a': ok = parseInt(optarg, &o->average) && o->average >= 0 && o->average <= 3; break;
-      case 'N': ok = parseInt(optarg, &o->cycles) && o->cycles > 0; break;
-      case 'z': ok = parseInt(optarg, &blocking); o->blocking = blocking != 0; break;
-      case 'P': ok = parseInt(optarg, &o->procs) && o->procs > 0; break;
+      case 'b':
+        ok = parseSize(optarg, &o->minBytes);
+        break;
+      case 'e':
+        ok = parseSize(optarg, &o->maxBytes);
+        break;
+      case 'i':
+        ok = parseSize(optarg, &o->stepBytes);
+        o->stepFactor = 1;
+        break;
+      case 'f':
+        o->stepFactor = strtod(optarg, nullptr);
+        ok = o->stepFactor >= 1;
+        break;
+      case 'n':
+        ok = parseInt(optarg, &o->iters) && o->iters > 0;
+        break;
+      case 'w':
+        ok = parseInt(optarg, &o->warmupIters) && o->warmupIters >= 0;
+        break;
+      case 'c':
+        ok = parseInt(optarg, &o->check);
+        break;
+      case 'd':
+        ok = parseName(optarg, kTypeNames, &o->type);
+        break;
+      case 'o':
+        ok = parseName(optarg, kOpNames, &o->op);
+        break;
+      case 'r':
+        ok = parseInt(optarg, &o->root) && o->root >= 0;
+        break;
+      case 't':
+        ok = parseInt(optarg, &o->threads) && o->threads > 0;
+        break;
+      case 'g':
+        ok = parseInt(optarg, &o->gpus) && o->gpus > 0;
+        break;
+      case 'a':
+        ok = parseInt(optarg, &o->average) && o->average >= 0 && o->average <= 3;
+        break;
+      case 'N':
+        ok = parseInt(optarg, &o->cycles) && o->cycles > 0;
+        break;
+      case 'z':
+        ok = parseInt(optarg, &blocking);
+        o->blocking = blocking != 0;
+        break;
+      case 'P':
+        ok = parseInt(optarg, &o->procs) && o->procs > 0;
+        break;
       case 'B':
         ok = strcmp(optarg, "core") == 0 || strcmp(optarg, "none") == 0;
         o->bind = strcmp(optarg, "core") == 0;
         break;
-      case 'h': usage(prog); exit(0);
-      default: ok = false;
+      case 'h':
+        usage(prog);
+        exit(0);
+      default:
+        ok = false;
     }
     if (!ok && c != '?') fprintf(stderr, "%s: bad value for -%c\n", prog, c);
   }

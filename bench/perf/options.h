@@ -20,13 +20,13 @@ struct Options {
   ncclDataType_t type = ncclFloat;
   ncclRedOp_t op = ncclSum;
   int root = 0;
-  int threads = 1;     ///< -t: threads per process
-  int gpus = 1;        ///< -g: ranks per thread, driven through groups
-  int average = 1;     ///< -a: 0 rank 0, 1 average, 2 min, 3 max over ranks
-  int cycles = 1;      ///< -N: how many times to run the whole size sweep
-  int procs = 0;       ///< --procs: start this many processes of this machine (0: no)
+  int threads = 1;  ///< -t: threads per process
+  int gpus = 1;     ///< -g: ranks per thread, driven through groups
+  int average = 1;  ///< -a: 0 rank 0, 1 average, 2 min, 3 max over ranks
+  int cycles = 1;   ///< -N: how many times to run the whole size sweep
+  int procs = 0;    ///< --procs: start this many processes of this machine (0: no)
   bool blocking = false;
-  bool bind = true;    ///< --bind core|none: one core per rank when there are enough
+  bool bind = true;  ///< --bind core|none: one core per rank when there are enough
 };
 
 /// Parses argv; on error prints usage to stderr and returns false.

@@ -107,9 +107,10 @@ void printHeader(const Options& o, int nranks, const int* pids) {
   } else {
     snprintf(step, sizeof(step), "%zu(bytes)", o.stepBytes);
   }
-  printf("# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %s warmup iters: %d "
-         "iters: %d agg iters: 1 validation: %d graph: 0\n",
-         o.threads, o.gpus, o.minBytes, o.maxBytes, step, o.warmupIters, o.iters, o.check);
+  printf(
+      "# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %s warmup iters: %d "
+      "iters: %d agg iters: 1 validation: %d graph: 0\n",
+      o.threads, o.gpus, o.minBytes, o.maxBytes, step, o.warmupIters, o.iters, o.check);
   printf("#\n# Using devices\n");
   for (int r = 0; r < nranks; ++r) {
     printf("#  Rank %2d Group  0 Pid %6d on host memory (no GPU)\n", r, pids[r]);
@@ -117,9 +118,9 @@ void printHeader(const Options& o, int nranks, const int* pids) {
   printf("#\n");
   printf("# %10s  %12s  %8s  %6s  %6s  %30s  %30s\n", "", "", "", "", "", "out-of-place",
          "in-place");
-  printf("# %10s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n", "size",
-         "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
-         "busbw", "#wrong");
+  printf("# %10s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n", "size", "count",
+         "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+         "#wrong");
   printf("# %10s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n", "(B)",
          "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
   fflush(stdout);
@@ -151,8 +152,8 @@ long long runBenchmark(const Options& o, ThreadRanks& ranks) {
           ++rows;
         }
       }
-      size_t next = o.stepFactor > 1 ? static_cast<size_t>(bytes * o.stepFactor)
-                                      : bytes + o.stepBytes;
+      size_t next =
+          o.stepFactor > 1 ? static_cast<size_t>(bytes * o.stepFactor) : bytes + o.stepBytes;
       if (next <= bytes) break;
       bytes = next;
     }

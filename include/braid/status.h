@@ -58,8 +58,8 @@ inline Status remoteError(std::string m) { return {ErrorCode::kRemoteError, std:
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}          // NOLINT: implicit by design
-  Result(Status status) : v_(std::move(status)) {}   // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
+  Result(Status status) : v_(std::move(status)) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(v_); }
   const Status& status() const {
@@ -77,9 +77,9 @@ class [[nodiscard]] Result {
 }  // namespace braid
 
 /// Returns early from the enclosing function when a Status is not ok.
-#define BRAID_TRY(expr)                          \
-  do {                                           \
-    ::braid::Status braid_try_status_ = (expr);  \
+#define BRAID_TRY(expr)                                    \
+  do {                                                     \
+    ::braid::Status braid_try_status_ = (expr);            \
     if (!braid_try_status_.ok()) return braid_try_status_; \
   } while (0)
 

@@ -39,20 +39,31 @@ inline constexpr int kNumRedOps = 5;
 /// Size in bytes of one element of `type` (0 for a value out of range).
 inline size_t dataTypeSize(DataType type) {
   switch (type) {
-    case DataType::kInt8: case DataType::kUint8:
-    case DataType::kFloat8e4m3: case DataType::kFloat8e5m2: return 1;
-    case DataType::kFloat16: case DataType::kBfloat16: return 2;
-    case DataType::kInt32: case DataType::kUint32: case DataType::kFloat32: return 4;
-    case DataType::kInt64: case DataType::kUint64: case DataType::kFloat64: return 8;
+    case DataType::kInt8:
+    case DataType::kUint8:
+    case DataType::kFloat8e4m3:
+    case DataType::kFloat8e5m2:
+      return 1;
+    case DataType::kFloat16:
+    case DataType::kBfloat16:
+      return 2;
+    case DataType::kInt32:
+    case DataType::kUint32:
+    case DataType::kFloat32:
+      return 4;
+    case DataType::kInt64:
+    case DataType::kUint64:
+    case DataType::kFloat64:
+      return 8;
   }
   return 0;
 }
 
 /// Lower-case name as nccl-tests prints it: "float", "bfloat16", "int8", ...
 inline const char* dataTypeName(DataType type) {
-  static const char* const kNames[kNumDataTypes] = {
-      "int8", "uint8", "int32", "uint32", "int64", "uint64",
-      "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2"};
+  static const char* const kNames[kNumDataTypes] = {"int8",   "uint8",    "int32",  "uint32",
+                                                    "int64",  "uint64",   "half",   "float",
+                                                    "double", "bfloat16", "f8e4m3", "f8e5m2"};
   int i = static_cast<int>(type);
   return i >= 0 && i < kNumDataTypes ? kNames[i] : "unknown";
 }
@@ -74,11 +85,16 @@ enum class Collective : int {
 };
 inline const char* collectiveName(Collective c) {
   switch (c) {
-    case Collective::kAllReduce: return "AllReduce";
-    case Collective::kReduceScatter: return "ReduceScatter";
-    case Collective::kAllGather: return "AllGather";
-    case Collective::kBroadcast: return "Broadcast";
-    case Collective::kReduce: return "Reduce";
+    case Collective::kAllReduce:
+      return "AllReduce";
+    case Collective::kReduceScatter:
+      return "ReduceScatter";
+    case Collective::kAllGather:
+      return "AllGather";
+    case Collective::kBroadcast:
+      return "Broadcast";
+    case Collective::kReduce:
+      return "Reduce";
   }
   return "unknown";
 }

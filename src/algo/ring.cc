@@ -85,8 +85,8 @@ Result<Schedule> ringAllReduce(const RingParams& params) {
     std::iota(s.ring.begin(), s.ring.end(), 0);
   }
   const int n = params.nranks;
-  const int pos = static_cast<int>(std::find(s.ring.begin(), s.ring.end(), params.rank) -
-                                   s.ring.begin());
+  const int pos =
+      static_cast<int>(std::find(s.ring.begin(), s.ring.end(), params.rank) - s.ring.begin());
   s.channels.resize(params.nchannels);
   // Slices: a quarter of a chunk, so a step overlaps with its neighbours'
   // (pipelining along the ring), but at least minSliceElems, below which the

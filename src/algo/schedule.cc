@@ -8,14 +8,22 @@ namespace braid::algo {
 
 const char* stepOpName(StepOp op) {
   switch (op) {
-    case StepOp::kSend: return "send";
-    case StepOp::kRecv: return "recv";
-    case StepOp::kCopy: return "copy";
-    case StepOp::kCopySend: return "copySend";
-    case StepOp::kRecvReduceSend: return "recvReduceSend";
-    case StepOp::kRecvReduceCopy: return "recvReduceCopy";
-    case StepOp::kRecvReduceCopySend: return "recvReduceCopySend";
-    case StepOp::kRecvCopySend: return "recvCopySend";
+    case StepOp::kSend:
+      return "send";
+    case StepOp::kRecv:
+      return "recv";
+    case StepOp::kCopy:
+      return "copy";
+    case StepOp::kCopySend:
+      return "copySend";
+    case StepOp::kRecvReduceSend:
+      return "recvReduceSend";
+    case StepOp::kRecvReduceCopy:
+      return "recvReduceCopy";
+    case StepOp::kRecvReduceCopySend:
+      return "recvReduceCopySend";
+    case StepOp::kRecvCopySend:
+      return "recvCopySend";
   }
   return "?";
 }
@@ -23,9 +31,11 @@ const char* stepOpName(StepOp op) {
 std::string formatSchedule(const Schedule& s, DataType type) {
   std::string out;
   char line[256];
-  snprintf(line, sizeof(line), "schedule: rank %d of %d, %s of %zu x %s, %zu channel(s), "
-           "slices of up to %zu elements\n", s.rank, s.nranks, collectiveName(s.collective),
-           s.count, dataTypeName(type), s.channels.size(), s.sliceElems);
+  snprintf(line, sizeof(line),
+           "schedule: rank %d of %d, %s of %zu x %s, %zu channel(s), "
+           "slices of up to %zu elements\n",
+           s.rank, s.nranks, collectiveName(s.collective), s.count, dataTypeName(type),
+           s.channels.size(), s.sliceElems);
   out += line;
   if (!s.ring.empty()) {
     out += "  ring:";

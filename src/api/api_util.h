@@ -13,10 +13,9 @@
 /// Defines `pnccl<name>` as the implementation and `nccl<name>` as a weak
 /// alias of it, both exported, as NCCL does: a profiler may interpose the
 /// nccl* name and still reach braid through pnccl*.
-#define BRAID_NCCL_API(ret, func, ...)                                              \
-  extern "C" __attribute__((visibility("default"))) ret p##func(__VA_ARGS__);       \
-  extern "C" __attribute__((visibility("default"), weak, alias("p" #func))) ret     \
-      func(__VA_ARGS__);                                                            \
+#define BRAID_NCCL_API(ret, func, ...)                                                             \
+  extern "C" __attribute__((visibility("default"))) ret p##func(__VA_ARGS__);                      \
+  extern "C" __attribute__((visibility("default"), weak, alias("p" #func))) ret func(__VA_ARGS__); \
   extern "C" __attribute__((visibility("default"))) ret p##func(__VA_ARGS__)
 
 /// The object behind ncclComm_t.

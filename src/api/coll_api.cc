@@ -17,8 +17,10 @@ Status checkCall(ncclComm_t handle, const void* send, const void* recv, size_t c
                  ncclDataType_t datatype, Comm** comm, braid::DataType* type) {
   BRAID_ASSIGN_OR_RETURN(*comm, braid::api::commFrom(handle));
   BRAID_ASSIGN_OR_RETURN(*type, braid::api::dataTypeFrom(datatype));
-  if (count > 0 && send == nullptr) return braid::invalidArgument("sendbuff is NULL with count > 0");
-  if (count > 0 && recv == nullptr) return braid::invalidArgument("recvbuff is NULL with count > 0");
+  if (count > 0 && send == nullptr)
+    return braid::invalidArgument("sendbuff is NULL with count > 0");
+  if (count > 0 && recv == nullptr)
+    return braid::invalidArgument("recvbuff is NULL with count > 0");
   return Status::success();
 }
 
@@ -60,8 +62,7 @@ BRAID_NCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t
 
 BRAID_NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size_t count,
                ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
-  (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)root, (void)comm,
-      (void)stream;
+  (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)root, (void)comm, (void)stream;
   return braid::api::notImplemented("ncclBroadcast", "planned with the other collectives");
 }
 
@@ -87,15 +88,13 @@ BRAID_NCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff,
 
 BRAID_NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count,
                ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
-  (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)root, (void)comm,
-      (void)stream;
+  (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)root, (void)comm, (void)stream;
   return braid::api::notImplemented("ncclGather", "planned with the other collectives");
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t count,
                ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
-  (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)root, (void)comm,
-      (void)stream;
+  (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)root, (void)comm, (void)stream;
   return braid::api::notImplemented("ncclScatter", "planned with the other collectives");
 }
 

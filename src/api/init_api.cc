@@ -28,8 +28,7 @@ Status checkConfig(const ncclConfig_t* config) {
     return braid::invalidArgument("ncclConfig_t has an unexpected size " +
                                   std::to_string(config->size));
   }
-  if (config->blocking != NCCL_CONFIG_UNDEF_INT && config->blocking != 0 &&
-      config->blocking != 1) {
+  if (config->blocking != NCCL_CONFIG_UNDEF_INT && config->blocking != 0 && config->blocking != 1) {
     return braid::invalidArgument("ncclConfig_t.blocking must be 0 or 1");
   }
   return Status::success();
@@ -39,8 +38,8 @@ Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int ran
                 const ncclConfig_t* config) {
   if (out == nullptr) return braid::invalidArgument("comm (the output pointer) is NULL");
   *out = nullptr;
-  if (nranks <= 0) return braid::invalidArgument("nranks must be positive, got " +
-                                                 std::to_string(nranks));
+  if (nranks <= 0)
+    return braid::invalidArgument("nranks must be positive, got " + std::to_string(nranks));
   if (rank < 0 || rank >= nranks) {
     return braid::invalidArgument("rank " + std::to_string(rank) + " is outside [0, " +
                                   std::to_string(nranks) + ")");
@@ -65,7 +64,8 @@ ncclResult_t initRankOrDefer(ncclComm_t* comm, int nranks, const ncclUniqueId& c
   Status checked = checkConfig(config);
   if (!checked.ok()) return report(checked);
   *comm = nullptr;
-  return braid::api::runOrDefer(comm, [=] { return initRank(comm, nranks, commId, rank, nullptr); });
+  return braid::api::runOrDefer(comm,
+                                [=] { return initRank(comm, nranks, commId, rank, nullptr); });
 }
 
 }  // namespace
@@ -181,15 +181,24 @@ BRAID_NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_
 
 BRAID_NCCL_API(const char*, ncclGetErrorString, ncclResult_t result) {
   switch (result) {
-    case ncclSuccess: return "no error";
-    case ncclUnhandledCudaError: return "unhandled cuda error (run with BRAID_DEBUG=INFO for details)";
-    case ncclSystemError: return "unhandled system error (run with BRAID_DEBUG=INFO for details)";
-    case ncclInternalError: return "internal error - please report this issue to the braid developers";
-    case ncclInvalidArgument: return "invalid argument (see ncclGetLastError or BRAID_DEBUG=WARN)";
-    case ncclInvalidUsage: return "invalid usage (see ncclGetLastError or BRAID_DEBUG=WARN)";
-    case ncclRemoteError: return "remote process exited, timed out or there was a network error";
-    case ncclInProgress: return "operation in progress";
-    default: return "unknown result code";
+    case ncclSuccess:
+      return "no error";
+    case ncclUnhandledCudaError:
+      return "unhandled cuda error (run with BRAID_DEBUG=INFO for details)";
+    case ncclSystemError:
+      return "unhandled system error (run with BRAID_DEBUG=INFO for details)";
+    case ncclInternalError:
+      return "internal error - please report this issue to the braid developers";
+    case ncclInvalidArgument:
+      return "invalid argument (see ncclGetLastError or BRAID_DEBUG=WARN)";
+    case ncclInvalidUsage:
+      return "invalid usage (see ncclGetLastError or BRAID_DEBUG=WARN)";
+    case ncclRemoteError:
+      return "remote process exited, timed out or there was a network error";
+    case ncclInProgress:
+      return "operation in progress";
+    default:
+      return "unknown result code";
   }
 }
 

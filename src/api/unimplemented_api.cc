@@ -27,15 +27,14 @@ BRAID_NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key,
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksList,
-               int excludeRanksCount, ncclComm_t* newcomm, ncclConfig_t* config,
-               int shrinkFlags) {
+               int excludeRanksCount, ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
   (void)comm, (void)excludeRanksList, (void)excludeRanksCount, (void)newcomm, (void)config,
       (void)shrinkFlags;
   return notImplemented("ncclCommShrink", "communicator shrinking is planned");
 }
 
-BRAID_NCCL_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm, int nranks,
-               int myrank, int nId, ncclUniqueId* commIds, ncclConfig_t* config) {
+BRAID_NCCL_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm, int nranks, int myrank,
+               int nId, ncclUniqueId* commIds, ncclConfig_t* config) {
   (void)newcomm, (void)nranks, (void)myrank, (void)nId, (void)commIds, (void)config;
   return notImplemented("ncclCommInitRankScalable", "use ncclCommInitRank");
 }

@@ -12,9 +12,9 @@
 
 #include "bootstrap/root.h"
 #include "util/env.h"
+#include "util/hash.h"
 #include "util/log.h"
 #include "util/socket.h"
-#include "util/hash.h"
 
 namespace braid::bootstrap {
 namespace {

@@ -32,17 +32,31 @@ void copyIfDistinct(void* dst, const void* src, size_t bytes) {
 
 void applyStep(StepOp op, const SliceIo& s, const kernels::HostReduceFns& fns) {
   switch (op) {
-    case StepOp::kSend: memcpy(s.send, s.in, s.bytes); break;
-    case StepOp::kRecv: memcpy(s.out, s.recv, s.bytes); break;
-    case StepOp::kCopy: copyIfDistinct(s.out, s.in, s.bytes); break;
+    case StepOp::kSend:
+      memcpy(s.send, s.in, s.bytes);
+      break;
+    case StepOp::kRecv:
+      memcpy(s.out, s.recv, s.bytes);
+      break;
+    case StepOp::kCopy:
+      copyIfDistinct(s.out, s.in, s.bytes);
+      break;
     case StepOp::kCopySend:
       memcpy(s.send, s.in, s.bytes);
       copyIfDistinct(s.out, s.in, s.bytes);
       break;
-    case StepOp::kRecvReduceSend: fns.reduce(s.send, s.recv, s.in, s.count); break;
-    case StepOp::kRecvReduceCopy: fns.reduce(s.out, s.recv, s.in, s.count); break;
-    case StepOp::kRecvReduceCopySend: fns.reduce2(s.out, s.send, s.recv, s.in, s.count); break;
-    case StepOp::kRecvCopySend: kernels::copyTwice(s.out, s.send, s.recv, s.bytes); break;
+    case StepOp::kRecvReduceSend:
+      fns.reduce(s.send, s.recv, s.in, s.count);
+      break;
+    case StepOp::kRecvReduceCopy:
+      fns.reduce(s.out, s.recv, s.in, s.count);
+      break;
+    case StepOp::kRecvReduceCopySend:
+      fns.reduce2(s.out, s.send, s.recv, s.in, s.count);
+      break;
+    case StepOp::kRecvCopySend:
+      kernels::copyTwice(s.out, s.send, s.recv, s.bytes);
+      break;
   }
 }
 
@@ -73,8 +87,8 @@ Status runStep(const Step& step, size_t sliceElems, const HostCall& call,
       BRAID_ASSIGN_OR_RETURN(const void* slot, from->waitSlot(recvWait, &got));
       if (got != s.bytes) {
         return internalError("slice size mismatch: received " + std::to_string(got) +
-                             " bytes from rank " + std::to_string(step.recvPeer) +
-                             ", expected " + std::to_string(s.bytes) +
+                             " bytes from rank " + std::to_string(step.recvPeer) + ", expected " +
+                             std::to_string(s.bytes) +
                              " (do all ranks call the same collective with the same count?)");
       }
       s.recv = static_cast<const char*>(slot);

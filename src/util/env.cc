@@ -25,11 +25,25 @@ std::optional<int64_t> parseSize(const std::string& text) {
   if (end == text.c_str()) return std::nullopt;
   int64_t scale = 1;
   switch (*end) {
-    case '\0': break;
-    case 'k': case 'K': scale = 1LL << 10; ++end; break;
-    case 'm': case 'M': scale = 1LL << 20; ++end; break;
-    case 'g': case 'G': scale = 1LL << 30; ++end; break;
-    default: return std::nullopt;
+    case '\0':
+      break;
+    case 'k':
+    case 'K':
+      scale = 1LL << 10;
+      ++end;
+      break;
+    case 'm':
+    case 'M':
+      scale = 1LL << 20;
+      ++end;
+      break;
+    case 'g':
+    case 'G':
+      scale = 1LL << 30;
+      ++end;
+      break;
+    default:
+      return std::nullopt;
   }
   if (*end == 'B' || *end == 'b') ++end;
   if (*end != '\0') return std::nullopt;

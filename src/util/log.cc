@@ -30,10 +30,14 @@ Level parseLevel() {
 
 const char* levelName(Level l) {
   switch (l) {
-    case Level::kWarn: return "WARN";
-    case Level::kInfo: return "INFO";
-    case Level::kTrace: return "TRACE";
-    default: return "";
+    case Level::kWarn:
+      return "WARN";
+    case Level::kInfo:
+      return "INFO";
+    case Level::kTrace:
+      return "TRACE";
+    default:
+      return "";
   }
 }
 
@@ -65,8 +69,8 @@ void write(Level l, const char* fmt, ...) {
   char prefix[320];
   long tid = syscall(SYS_gettid);
   if (tlsRank >= 0) {
-    snprintf(prefix, sizeof(prefix), "%s:%d:%ld [%d] braid %s ", hostName(), getpid(), tid,
-             tlsRank, levelName(l));
+    snprintf(prefix, sizeof(prefix), "%s:%d:%ld [%d] braid %s ", hostName(), getpid(), tid, tlsRank,
+             levelName(l));
   } else {
     snprintf(prefix, sizeof(prefix), "%s:%d:%ld braid %s ", hostName(), getpid(), tid,
              levelName(l));

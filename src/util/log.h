@@ -33,13 +33,13 @@ class ScopedLogRank {
 }  // namespace braid::log
 
 #define BRAID_WARN(...) ::braid::log::write(::braid::log::Level::kWarn, __VA_ARGS__)
-#define BRAID_INFO(...)                                                               \
-  do {                                                                                \
-    if (::braid::log::enabled(::braid::log::Level::kInfo))                            \
-      ::braid::log::write(::braid::log::Level::kInfo, __VA_ARGS__);                   \
+#define BRAID_INFO(...)                                             \
+  do {                                                              \
+    if (::braid::log::enabled(::braid::log::Level::kInfo))          \
+      ::braid::log::write(::braid::log::Level::kInfo, __VA_ARGS__); \
   } while (0)
-#define BRAID_TRACE(...)                                                              \
-  do {                                                                                \
-    if (::braid::log::enabled(::braid::log::Level::kTrace))                           \
-      ::braid::log::write(::braid::log::Level::kTrace, __VA_ARGS__);                  \
+#define BRAID_TRACE(...)                                             \
+  do {                                                               \
+    if (::braid::log::enabled(::braid::log::Level::kTrace))          \
+      ::braid::log::write(::braid::log::Level::kTrace, __VA_ARGS__); \
   } while (0)

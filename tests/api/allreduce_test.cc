@@ -56,8 +56,8 @@ void expectSum(const std::vector<T>& out, int nranks, uint64_t seed, int rank) {
       }
       double tol = nranks * mag * std::numeric_limits<T>::epsilon();
       if (std::fabs(out[i] - ref) > tol) {
-        if (wrong++ < 3) ADD_FAILURE() << "rank " << rank << " element " << i << ": " << out[i]
-                                      << " vs " << ref;
+        if (wrong++ < 3)
+          ADD_FAILURE() << "rank " << rank << " element " << i << ": " << out[i] << " vs " << ref;
       }
     } else {
       using U = std::make_unsigned_t<T>;
@@ -74,11 +74,17 @@ void expectSum(const std::vector<T>& out, int nranks, uint64_t seed, int rank) {
 template <typename T>
 ncclDataType_t ncclTypeOf();
 template <>
-ncclDataType_t ncclTypeOf<float>() { return ncclFloat32; }
+ncclDataType_t ncclTypeOf<float>() {
+  return ncclFloat32;
+}
 template <>
-ncclDataType_t ncclTypeOf<int32_t>() { return ncclInt32; }
+ncclDataType_t ncclTypeOf<int32_t>() {
+  return ncclInt32;
+}
 template <>
-ncclDataType_t ncclTypeOf<double>() { return ncclFloat64; }
+ncclDataType_t ncclTypeOf<double>() {
+  return ncclFloat64;
+}
 
 template <typename T>
 void allReduceOnRank(ncclComm_t comm, int rank, int nranks, size_t count, uint64_t seed) {
@@ -150,9 +156,8 @@ TEST(AllReduceThreads, SeveralChannelsAndSmallFifo) {
   unsetenv("BRAID_BUFFSIZE");
   ASSERT_EQ(init, ncclSuccess) << ncclGetLastError(nullptr);
   const uint64_t seed = testSeed();
-  braid::testing::runThreads(nranks, [&](int rank) {
-    allReduceOnRank<int32_t>(comms[rank], rank, nranks, 200003, seed);
-  });
+  braid::testing::runThreads(
+      nranks, [&](int rank) { allReduceOnRank<int32_t>(comms[rank], rank, nranks, 200003, seed); });
   for (auto c : comms) EXPECT_EQ(ncclCommDestroy(c), ncclSuccess);
 }
 

@@ -37,12 +37,12 @@ TEST(Group, OneThreadCreatesAndDrivesSeveralRanks) {
   }
   ASSERT_EQ(ncclGroupStart(), ncclSuccess);
   for (int r = 0; r < nranks; ++r) {
-    ASSERT_EQ(ncclAllReduce(a[r].data(), a[r].data(), count, ncclFloat32, ncclSum, comms[r],
-                            nullptr),
-              ncclSuccess);
-    ASSERT_EQ(ncclAllReduce(b[r].data(), b[r].data(), count, ncclFloat32, ncclMax, comms[r],
-                            nullptr),
-              ncclSuccess);
+    ASSERT_EQ(
+        ncclAllReduce(a[r].data(), a[r].data(), count, ncclFloat32, ncclSum, comms[r], nullptr),
+        ncclSuccess);
+    ASSERT_EQ(
+        ncclAllReduce(b[r].data(), b[r].data(), count, ncclFloat32, ncclMax, comms[r], nullptr),
+        ncclSuccess);
   }
   ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
   for (int r = 0; r < nranks; ++r) {

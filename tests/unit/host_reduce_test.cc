@@ -25,8 +25,10 @@ T reference(T a, T b, RedOp op) {
     case RedOp::kProd:
       if constexpr (std::is_integral<T>::value) return static_cast<T>(W(a) * W(b));
       return static_cast<T>(a * b);
-    case RedOp::kMax: return a < b ? b : a;
-    default: return b < a ? b : a;
+    case RedOp::kMax:
+      return a < b ? b : a;
+    default:
+      return b < a ? b : a;
   }
 }
 

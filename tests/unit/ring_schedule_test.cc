@@ -42,10 +42,10 @@ bool runOneSlice(RankState& st, int rank, FifoModel& fifos) {
   const auto& steps = st.schedule.channels[st.channel].steps;
   const Step& step = steps[st.step];
   size_t n = std::min(st.schedule.sliceElems, step.count - st.sliceDone);
-  std::deque<Slice>* in = stepReceives(step.op) ? &fifos.fifo(step.recvPeer, rank, st.channel)
-                                                 : nullptr;
-  std::deque<Slice>* out = stepSends(step.op) ? &fifos.fifo(rank, step.sendPeer, st.channel)
-                                               : nullptr;
+  std::deque<Slice>* in =
+      stepReceives(step.op) ? &fifos.fifo(step.recvPeer, rank, st.channel) : nullptr;
+  std::deque<Slice>* out =
+      stepSends(step.op) ? &fifos.fifo(rank, step.sendPeer, st.channel) : nullptr;
   if (in && in->empty()) return false;
   if (out && out->size() >= static_cast<size_t>(transport::kFifoSlots)) return false;
   Slice received;
@@ -60,14 +60,30 @@ bool runOneSlice(RankState& st, int rank, FifoModel& fifos) {
     size_t oi = step.outOffset + st.sliceDone + i;
     Value mine = st.input[ii];
     switch (step.op) {
-      case StepOp::kSend: sent[i] = mine; break;
-      case StepOp::kRecv: st.output[oi] = received[i]; break;
-      case StepOp::kCopy: st.output[oi] = mine; break;
-      case StepOp::kCopySend: st.output[oi] = sent[i] = mine; break;
-      case StepOp::kRecvReduceSend: sent[i] = received[i] + mine; break;
-      case StepOp::kRecvReduceCopy: st.output[oi] = received[i] + mine; break;
-      case StepOp::kRecvReduceCopySend: st.output[oi] = sent[i] = received[i] + mine; break;
-      case StepOp::kRecvCopySend: st.output[oi] = sent[i] = received[i]; break;
+      case StepOp::kSend:
+        sent[i] = mine;
+        break;
+      case StepOp::kRecv:
+        st.output[oi] = received[i];
+        break;
+      case StepOp::kCopy:
+        st.output[oi] = mine;
+        break;
+      case StepOp::kCopySend:
+        st.output[oi] = sent[i] = mine;
+        break;
+      case StepOp::kRecvReduceSend:
+        sent[i] = received[i] + mine;
+        break;
+      case StepOp::kRecvReduceCopy:
+        st.output[oi] = received[i] + mine;
+        break;
+      case StepOp::kRecvReduceCopySend:
+        st.output[oi] = sent[i] = received[i] + mine;
+        break;
+      case StepOp::kRecvCopySend:
+        st.output[oi] = sent[i] = received[i];
+        break;
     }
   }
   if (out) out->push_back(std::move(sent));

@@ -47,13 +47,20 @@ int main(int argc, char** argv) {
       return 2;
     }
     std::string flag = argv[i];
-    if (flag == "--nranks") p.nranks = static_cast<int>(v);
-    else if (flag == "--count") p.count = static_cast<size_t>(v);
-    else if (flag == "--rank") rank = v;
-    else if (flag == "--chunk") p.chunkElems = static_cast<size_t>(v);
-    else if (flag == "--slice") p.maxSliceElems = static_cast<size_t>(v);
-    else if (flag == "--min-slice") p.minSliceElems = static_cast<size_t>(v);
-    else if (flag == "--channels") p.nchannels = static_cast<int>(v);
+    if (flag == "--nranks")
+      p.nranks = static_cast<int>(v);
+    else if (flag == "--count")
+      p.count = static_cast<size_t>(v);
+    else if (flag == "--rank")
+      rank = v;
+    else if (flag == "--chunk")
+      p.chunkElems = static_cast<size_t>(v);
+    else if (flag == "--slice")
+      p.maxSliceElems = static_cast<size_t>(v);
+    else if (flag == "--min-slice")
+      p.minSliceElems = static_cast<size_t>(v);
+    else if (flag == "--channels")
+      p.nchannels = static_cast<int>(v);
     else {
       usage();
       return 2;
@@ -71,8 +78,7 @@ int main(int argc, char** argv) {
       fprintf(stderr, "braid-schedule: %s\n", schedule.status().message().c_str());
       return 1;
     }
-    fputs(braid::algo::formatSchedule(schedule.value(), braid::DataType::kFloat32).c_str(),
-          stdout);
+    fputs(braid::algo::formatSchedule(schedule.value(), braid::DataType::kFloat32).c_str(), stdout);
   }
   return 0;
 }
