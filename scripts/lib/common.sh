@@ -6,7 +6,7 @@ BRAID_BUILD="${BRAID_BUILD:-$BRAID_ROOT/build}"
 
 # Packages for building, testing and benchmarking against OpenMPI.
 BRAID_PACKAGES=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev
-                libopenmpi-dev openmpi-bin clang-format python3)
+                libopenmpi-dev openmpi-bin clang-format)
 
 braid_install_deps() {
   local missing=()
