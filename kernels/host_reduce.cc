@@ -82,6 +82,42 @@ Result<HostReduceFn> hostReduceFn(DataType type, RedOp op) {
   return fns.reduce;
 }
 
+namespace {
+
+// 8-byte words while they last (vectorized by the compiler), then bytes.
+inline void copyWords(unsigned char* d, const unsigned char* s, size_t bytes) {
+  const size_t words = bytes / 8;
+  for (size_t i = 0; i < words; ++i) {
+    uint64_t w;
+    memcpy(&w, s + 8 * i, 8);
+    memcpy(d + 8 * i, &w, 8);
+  }
+  for (size_t i = words * 8; i < bytes; ++i) d[i] = s[i];
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) void copyWordsAvx2(unsigned char* d, const unsigned char* s,
+                                                   size_t bytes) {
+  copyWords(d, s, bytes);
+}
+#endif
+
+using CopyFn = void (*)(unsigned char*, const unsigned char*, size_t);
+
+CopyFn pickCopy() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2")) return copyWordsAvx2;
+#endif
+  return copyWords;
+}
+
+}  // namespace
+
+void copyBytes(void* dst, const void* src, size_t bytes) {
+  static const CopyFn copy = pickCopy();
+  copy(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), bytes);
+}
+
 void copyTwice(void* dst1, void* dst2, const void* src, size_t bytes) {
   // 8-byte words while they last (vectorized by the compiler), then bytes.
   const size_t words = bytes / 8;

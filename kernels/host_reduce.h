@@ -33,4 +33,10 @@ Result<HostReduceFn> hostReduceFn(DataType type, RedOp op);
 /// dst1 = dst2 = src, reading src once (recvCopySend).
 void copyTwice(void* dst1, void* dst2, const void* src, size_t bytes);
 
+/// dst = src for the executors' copies into and out of FIFO slots. A plain
+/// vector loop: glibc's memcpy switches to `rep movsb` for large sizes, which
+/// on some CPUs (AMD Zen among them) runs several times slower than vector
+/// loads and stores when the lines come from or go to another core.
+void copyBytes(void* dst, const void* src, size_t bytes);
+
 }  // namespace braid::kernels

@@ -27,22 +27,22 @@ struct SliceIo {
 };
 
 void copyIfDistinct(void* dst, const void* src, size_t bytes) {
-  if (dst != src) memcpy(dst, src, bytes);
+  if (dst != src) kernels::copyBytes(dst, src, bytes);
 }
 
 void applyStep(StepOp op, const SliceIo& s, const kernels::HostReduceFns& fns) {
   switch (op) {
     case StepOp::kSend:
-      memcpy(s.send, s.in, s.bytes);
+      kernels::copyBytes(s.send, s.in, s.bytes);
       break;
     case StepOp::kRecv:
-      memcpy(s.out, s.recv, s.bytes);
+      kernels::copyBytes(s.out, s.recv, s.bytes);
       break;
     case StepOp::kCopy:
       copyIfDistinct(s.out, s.in, s.bytes);
       break;
     case StepOp::kCopySend:
-      memcpy(s.send, s.in, s.bytes);
+      kernels::copyBytes(s.send, s.in, s.bytes);
       copyIfDistinct(s.out, s.in, s.bytes);
       break;
     case StepOp::kRecvReduceSend:

@@ -113,5 +113,18 @@ TEST(HostReduce, CopyTwiceWritesBothDestinations) {
   }
 }
 
+TEST(HostReduce, CopyBytesCopiesEveryLengthAndAlignment) {
+  std::vector<unsigned char> src(1 << 16), dst(1 << 16);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 3);
+  for (size_t offset : {size_t(0), size_t(1), size_t(7)}) {
+    for (size_t bytes : {size_t(0), size_t(1), size_t(15), size_t(4096), size_t(65000)}) {
+      std::fill(dst.begin(), dst.end(), 0);
+      copyBytes(dst.data() + offset, src.data() + (7 - offset), bytes);
+      EXPECT_EQ(0, memcmp(dst.data() + offset, src.data() + (7 - offset), bytes));
+      if (offset + bytes < dst.size()) EXPECT_EQ(dst[offset + bytes], 0) << "wrote past the end";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace braid::kernels
