@@ -121,7 +121,9 @@ TEST(HostReduce, CopyBytesCopiesEveryLengthAndAlignment) {
       std::fill(dst.begin(), dst.end(), 0);
       copyBytes(dst.data() + offset, src.data() + (7 - offset), bytes);
       EXPECT_EQ(0, memcmp(dst.data() + offset, src.data() + (7 - offset), bytes));
-      if (offset + bytes < dst.size()) EXPECT_EQ(dst[offset + bytes], 0) << "wrote past the end";
+      if (offset + bytes < dst.size()) {
+        EXPECT_EQ(dst[offset + bytes], 0) << "wrote past the end";
+      }
     }
   }
 }
