@@ -18,10 +18,12 @@ namespace {
 
 // With a core per rank, a waiter polls long enough to cover a peer's copy of
 // a FIFO slot (a few tens of microseconds) before paying for a futex sleep
-// and wake. With more ranks than cores, it polls only briefly: the rank it
-// waits for may need this very core.
+// and wake. With more ranks than cores it does not poll at all: the rank it
+// waits for may need this very core, and yielding it (util/futex.h) hands
+// it over at once. Measured with 4 ranks on 2 cores, 8 B all_reduce: 14 us
+// with no polling, 30 us with 2 us of polling, 90 us with 20 us.
 constexpr uint32_t kSpinNsDedicated = 100000;
-constexpr uint32_t kSpinNsShared = 2000;
+constexpr uint32_t kSpinNsShared = 0;
 
 }  // namespace
 
