@@ -36,7 +36,7 @@ void usage(const char* prog) {
           "  -N,--run_cycles <n>   repeat the whole sweep n times       [1]\n"
           "  -z,--blocking <0/1>   accepted for compatibility; host calls always block\n"
           "  --procs <n>           start n processes of this machine as ranks\n"
-          "  --bind <core|none>    pin each rank to its own core when there are enough [core]\n"
+          "  --bind <core|none>    pin each rank to its own core when there are enough [none]\n"
           "Without --procs, braid-perf joins as one process of a job started by mpirun\n"
           "(OMPI_COMM_WORLD_RANK/SIZE) or a torchrun-style launcher (RANK, WORLD_SIZE,\n"
           "MASTER_ADDR, MASTER_PORT); alone it runs -t x -g ranks in this process.\n",
