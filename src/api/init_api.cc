@@ -1,5 +1,6 @@
 // The C API of communicator life: ids, creation, destruction and queries.
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,8 +65,11 @@ ncclResult_t initRankOrDefer(ncclComm_t* comm, int nranks, const ncclUniqueId& c
   Status checked = checkConfig(config);
   if (!checked.ok()) return report(checked);
   *comm = nullptr;
-  return braid::api::runOrDefer(comm,
-                                [=] { return initRank(comm, nranks, commId, rank, nullptr); });
+  // The caller's config need not outlive the call: the group keeps a copy.
+  std::optional<ncclConfig_t> saved;
+  if (config != nullptr) saved = *config;
+  return braid::api::runOrDefer(
+      comm, [=] { return initRank(comm, nranks, commId, rank, saved ? &*saved : nullptr); });
 }
 
 }  // namespace
