@@ -134,23 +134,6 @@ Result<const algo::Schedule*> Comm::Impl::allReduceSchedule(size_t count, DataTy
   return &cached->schedule;
 }
 
-namespace {
-
-// Counts a call as running for Comm::abort() (declared first in a call, so
-// it is released last, after the call's final write to the communicator).
-class ActiveCall {
- public:
-  explicit ActiveCall(std::atomic<int>& count) : count_(count) { count_.fetch_add(1); }
-  ~ActiveCall() { count_.fetch_sub(1); }
-  ActiveCall(const ActiveCall&) = delete;
-  ActiveCall& operator=(const ActiveCall&) = delete;
-
- private:
-  std::atomic<int>& count_;
-};
-
-}  // namespace
-
 Status Comm::allReduce(const void* input, void* output, size_t count, DataType type, RedOp op) {
   Impl& c = *impl_;
   ActiveCall active(c.activeCalls);

@@ -60,6 +60,7 @@ Status Comm::Impl::connectRing() {
   const int prev = ring[(rank - 1 + nranks) % nranks];
   const int next = ring[(rank + 1) % nranks];
   const uint64_t nonce = peers[0].nonce ^ bootstrap->magic();
+  p2pNonce = nonce ^ 0x7032707032703270ull;  // point-to-point FIFOs get names of their own
   for (int c = 0; c < config.nchannels; ++c) {
     auto name = transport::shm::segmentName(nonce, prev, rank, c);
     BRAID_ASSIGN_OR_RETURN(channels[c].fromPrev, transport::shm::createRecvEnd(name, slotBytes));

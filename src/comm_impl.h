@@ -34,6 +34,19 @@ struct RingChannel {
   std::unique_ptr<transport::SendEnd> toNext;
 };
 
+// Counts a call as running for Comm::abort() (declared first in a call, so
+// it is released last, after the call's final write to the communicator).
+class ActiveCall {
+ public:
+  explicit ActiveCall(std::atomic<int>& count) : count_(count) { count_.fetch_add(1); }
+  ~ActiveCall() { count_.fetch_sub(1); }
+  ActiveCall(const ActiveCall&) = delete;
+  ActiveCall& operator=(const ActiveCall&) = delete;
+
+ private:
+  std::atomic<int>& count_;
+};
+
 class Comm::Impl {
  public:
   Config config;
@@ -62,6 +75,13 @@ class Comm::Impl {
     algo::Schedule schedule;
   };
   std::optional<CachedSchedule> cached;
+
+  /// Point-to-point FIFOs, made the first time a pair needs them: index by
+  /// peer rank. The receiver creates its end, the sender opens it when it
+  /// appears (exec::P2pLinks in comm_p2p.cc).
+  std::vector<std::unique_ptr<transport::RecvEnd>> p2pRecv;
+  std::vector<std::unique_ptr<transport::SendEnd>> p2pSend;
+  uint64_t p2pNonce = 0;
 
   Status connectRing();
   Result<const algo::Schedule*> allReduceSchedule(size_t count, DataType type);

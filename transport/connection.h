@@ -35,6 +35,9 @@ class SendEnd {
   virtual size_t slotBytes() const = 0;
   /// Blocks until the slot at tail is free; returns its address.
   virtual Result<void*> waitSlot(const WaitContext& ctx) = 0;
+  /// The slot at tail if it is free now, else nullptr; never blocks. For
+  /// executors that advance several connections at once.
+  virtual void* trySlot() = 0;
   /// Publishes `bytes` (<= slotBytes) written to the slot from waitSlot.
   virtual void post(size_t bytes) = 0;
 };
@@ -45,6 +48,8 @@ class RecvEnd {
   virtual size_t slotBytes() const = 0;
   /// Blocks until the slot at head is full; returns its address and size.
   virtual Result<const void*> waitSlot(const WaitContext& ctx, size_t* bytes) = 0;
+  /// The slot at head and its size if it is full now, else nullptr; never blocks.
+  virtual const void* trySlot(size_t* bytes) = 0;
   /// Hands the slot from waitSlot back to the sender.
   virtual void release() = 0;
 };

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "braid/status.h"
 #include "braid/types.h"
@@ -24,6 +25,16 @@ struct CommOptions {
   /// Run on host memory even when a GPU is present. Today every communicator
   /// runs on host memory: the CUDA executor is not written yet.
   bool hostMemory = true;
+};
+
+/// One send or receive of a point-to-point batch (Comm::sendRecv).
+struct P2pOp {
+  enum class Kind { kSend, kRecv };
+  Kind kind = Kind::kSend;
+  int peer = -1;           ///< the other rank (may be this rank itself)
+  void* buffer = nullptr;  ///< read by a send, written by a receive
+  size_t count = 0;        ///< elements of `type`; 0 is a no-op
+  DataType type = DataType::kInt8;
 };
 
 class Comm {
@@ -51,6 +62,13 @@ class Comm {
   /// output[i] = op over all ranks of input[i], for i < count, on every rank.
   /// input == output is the in-place form. Completes before it returns.
   Status allReduce(const void* input, void* output, size_t count, DataType type, RedOp op);
+
+  /// Runs a batch of sends and receives with any peers, all at once, so the
+  /// order of the calls within the batch cannot deadlock (a ring exchange
+  /// where every rank sends first works). Messages between two ranks match
+  /// in the order they were issued; sizes must agree. Completes before it
+  /// returns. This is what a group of ncclSend / ncclRecv runs.
+  Status sendRecv(const std::vector<P2pOp>& ops);
 
   /// The error that made this communicator unusable, or success.
   Status asyncError() const;

@@ -97,15 +97,3 @@ BRAID_NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, 
   (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)root, (void)comm, (void)stream;
   return braid::api::notImplemented("ncclScatter", "planned with the other collectives");
 }
-
-BRAID_NCCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclDataType_t datatype,
-               int peer, ncclComm_t comm, cudaStream_t stream) {
-  (void)sendbuff, (void)count, (void)datatype, (void)peer, (void)comm, (void)stream;
-  return braid::api::notImplemented("ncclSend", "planned with point-to-point and groups");
-}
-
-BRAID_NCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype,
-               int peer, ncclComm_t comm, cudaStream_t stream) {
-  (void)recvbuff, (void)count, (void)datatype, (void)peer, (void)comm, (void)stream;
-  return braid::api::notImplemented("ncclRecv", "planned with point-to-point and groups");
-}

@@ -17,4 +17,9 @@ int groupDepth();
 /// with different keys concurrently.
 ncclResult_t runOrDefer(const void* key, std::function<Status()> op);
 
+/// A send or receive: run at once outside a group; inside one, queued, and
+/// at ncclGroupEnd consecutive sends and receives of a communicator run as
+/// one batch (Comm::sendRecv), so their order cannot deadlock.
+ncclResult_t sendRecvOrDefer(Comm* comm, const P2pOp& op);
+
 }  // namespace braid::api

@@ -5,8 +5,10 @@
 // what NCCL's semantics need when one thread drives several ranks (creating
 // them, or running a collective on each): every call blocks until all ranks
 // take part, so running them one after another would deadlock.
-// Fused send/recv pairs come with point-to-point.
+// Consecutive sends and receives of one communicator are fused into one
+// batch (Comm::sendRecv), which advances them all at once.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -17,10 +19,18 @@
 namespace braid::api {
 namespace {
 
+// A queued operation: a send or receive (fused with its neighbours), or
+// anything else.
+struct GroupOp {
+  std::function<Status()> run;
+  std::optional<P2pOp> p2p;
+};
+
 // The operations of one communicator (or one communicator being created).
 struct GroupTarget {
   const void* key;
-  std::vector<std::function<Status()>> ops;
+  Comm* comm = nullptr;  // for sends and receives
+  std::vector<GroupOp> ops;
 };
 
 struct GroupState {
@@ -31,7 +41,17 @@ struct GroupState {
 thread_local GroupState tlsGroup;
 
 Status runTarget(const GroupTarget& target) {
-  for (const auto& op : target.ops) BRAID_TRY(op());
+  std::vector<P2pOp> batch;
+  for (const auto& op : target.ops) {
+    if (op.p2p) {
+      batch.push_back(*op.p2p);
+      continue;
+    }
+    if (!batch.empty()) BRAID_TRY(target.comm->sendRecv(batch).withContext("ncclSend/ncclRecv"));
+    batch.clear();
+    BRAID_TRY(op.run());
+  }
+  if (!batch.empty()) BRAID_TRY(target.comm->sendRecv(batch).withContext("ncclSend/ncclRecv"));
   return Status::success();
 }
 
@@ -54,16 +74,30 @@ Status runGroup(std::vector<GroupTarget> targets) {
 
 int groupDepth() { return tlsGroup.depth; }
 
-ncclResult_t runOrDefer(const void* key, std::function<Status()> op) {
-  if (tlsGroup.depth == 0) return report(op());
+namespace {
+
+GroupTarget& targetFor(const void* key) {
   auto& targets = tlsGroup.targets;
   auto it = std::find_if(targets.begin(), targets.end(),
                          [key](const GroupTarget& t) { return t.key == key; });
-  if (it == targets.end()) {
-    targets.push_back({key, {}});
-    it = targets.end() - 1;
-  }
-  it->ops.push_back(std::move(op));
+  if (it != targets.end()) return *it;
+  targets.push_back({key, nullptr, {}});
+  return targets.back();
+}
+
+}  // namespace
+
+ncclResult_t runOrDefer(const void* key, std::function<Status()> op) {
+  if (tlsGroup.depth == 0) return report(op());
+  targetFor(key).ops.push_back({std::move(op), std::nullopt});
+  return ncclSuccess;
+}
+
+ncclResult_t sendRecvOrDefer(Comm* comm, const P2pOp& op) {
+  if (tlsGroup.depth == 0) return report(comm->sendRecv({op}));
+  GroupTarget& target = targetFor(comm);
+  target.comm = comm;
+  target.ops.push_back({nullptr, op});
   return ncclSuccess;
 }
 

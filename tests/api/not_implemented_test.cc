@@ -61,8 +61,6 @@ std::vector<Unimplemented> unimplementedEntryPoints(Scratch& x) {
       {"ncclAlltoAll", [=](ncclComm_t c) { return ncclAlltoAll(s, r, n, f, c, nullptr); }},
       {"ncclGather", [=](ncclComm_t c) { return ncclGather(s, r, n, f, 0, c, nullptr); }},
       {"ncclScatter", [=](ncclComm_t c) { return ncclScatter(s, r, n, f, 0, c, nullptr); }},
-      {"ncclSend", [=](ncclComm_t c) { return ncclSend(s, n, f, 0, c, nullptr); }},
-      {"ncclRecv", [=](ncclComm_t c) { return ncclRecv(r, n, f, 0, c, nullptr); }},
       {"ncclCommSplit", [=](ncclComm_t c) { return ncclCommSplit(c, 0, 0, &p->newComm, nullptr); }},
       {"ncclCommShrink", [=](ncclComm_t c) {
          return ncclCommShrink(c, nullptr, 0, &p->newComm, nullptr, NCCL_SHRINK_DEFAULT); }},

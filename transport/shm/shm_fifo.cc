@@ -97,6 +97,16 @@ class ShmRecvEnd final : public RecvEnd {
     return static_cast<const void*>(slots_ + slot * stride_);
   }
 
+  const void* trySlot(size_t* bytes) override {
+    if (seenTail_ == head_) {
+      seenTail_ = header_->tail.load(std::memory_order_acquire);
+      if (seenTail_ == head_) return nullptr;
+    }
+    uint32_t slot = head_ % kFifoSlots;
+    *bytes = header_->bytes[slot].load(std::memory_order_relaxed);
+    return slots_ + slot * stride_;
+  }
+
   void release() override {
     assert(head_ != seenTail_ && "release() without a slot from waitSlot()");
     ++head_;
@@ -139,6 +149,14 @@ class ShmSendEnd final : public SendEnd {
       if (!status.ok()) return status;
     }
     return static_cast<void*>(slots_ + (tail_ % kFifoSlots) * stride_);
+  }
+
+  void* trySlot() override {
+    if (tail_ - seenHead_ >= static_cast<uint32_t>(kFifoSlots)) {
+      seenHead_ = header_->head.load(std::memory_order_acquire);
+      if (tail_ - seenHead_ >= static_cast<uint32_t>(kFifoSlots)) return nullptr;
+    }
+    return slots_ + (tail_ % kFifoSlots) * stride_;
   }
 
   void post(size_t bytes) override {
@@ -220,6 +238,20 @@ Result<std::unique_ptr<SendEnd>> openSendEnd(const std::string& name, size_t slo
   BRAID_ASSIGN_OR_RETURN(ShmSegment segment, ShmSegment::open(name));
   BRAID_TRY(checkHeader(name, segment, slotBytes));
   return std::unique_ptr<SendEnd>(std::make_unique<ShmSendEnd>(std::move(segment)));
+}
+
+Result<std::unique_ptr<SendEnd>> tryOpenSendEnd(const std::string& name, size_t slotBytes) {
+  BRAID_TRY(checkSlotBytes(name, slotBytes));
+  BRAID_ASSIGN_OR_RETURN(std::optional<ShmSegment> segment, ShmSegment::openIfReady(name));
+  if (!segment) return std::unique_ptr<SendEnd>();
+  // The receiver publishes the header's magic last: until then it is not ready.
+  if (segment->size() < kPage ||
+      static_cast<const FifoHeader*>(segment->data())->magic.load(std::memory_order_acquire) !=
+          kMagic) {
+    return std::unique_ptr<SendEnd>();
+  }
+  BRAID_TRY(checkHeader(name, *segment, slotBytes));
+  return std::unique_ptr<SendEnd>(std::make_unique<ShmSendEnd>(std::move(*segment)));
 }
 
 Status unlinkSegment(const std::string& name) { return ShmSegment::unlink(name); }

@@ -35,6 +35,11 @@ Result<std::unique_ptr<RecvEnd>> createRecvEnd(const std::string& name, size_t s
 /// another slot size, slot count or layout version.
 Result<std::unique_ptr<SendEnd>> openSendEnd(const std::string& name, size_t slotBytes);
 
+/// Like openSendEnd, for a receiver that creates its end whenever it gets
+/// to it: returns nullptr (not an error) while the segment does not exist or
+/// is not set up yet, so the caller can retry without blocking.
+Result<std::unique_ptr<SendEnd>> tryOpenSendEnd(const std::string& name, size_t slotBytes);
+
 /// Removes the name from /dev/shm; both ends keep working. Succeeds if the
 /// name is already gone.
 Status unlinkSegment(const std::string& name);

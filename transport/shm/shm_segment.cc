@@ -81,6 +81,21 @@ Result<ShmSegment> ShmSegment::create(const std::string& name, size_t bytes) {
   return ShmSegment(name, data, bytes, /*unlinkOnDestroy=*/true);
 }
 
+Result<std::optional<ShmSegment>> ShmSegment::openIfReady(const std::string& name) {
+  BRAID_TRY(checkName(name));
+  int fd = shm_open(name.c_str(), O_RDWR, 0);
+  if (fd < 0 && errno == ENOENT) return std::optional<ShmSegment>();
+  if (fd < 0) return shmError("cannot open", name, errno);
+  FdCloser closer(fd);
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return shmError("cannot stat", name, errno);
+  if (st.st_size <= 0) return std::optional<ShmSegment>();
+  size_t bytes = static_cast<size_t>(st.st_size);
+  void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (data == MAP_FAILED) return shmError("cannot map", name, errno);
+  return std::optional<ShmSegment>(ShmSegment(name, data, bytes, /*unlinkOnDestroy=*/false));
+}
+
 Result<ShmSegment> ShmSegment::open(const std::string& name) {
   BRAID_TRY(checkName(name));
   int fd = shm_open(name.c_str(), O_RDWR, 0);

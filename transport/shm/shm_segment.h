@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -24,6 +25,9 @@ class ShmSegment {
   static Result<ShmSegment> create(const std::string& name, size_t bytes);
   /// Maps the whole of an existing segment.
   static Result<ShmSegment> open(const std::string& name);
+  /// Like open(), but a segment that does not exist yet, or whose creator has
+  /// not given it its size yet, is not an error: the result is then empty.
+  static Result<std::optional<ShmSegment>> openIfReady(const std::string& name);
   /// Removes the name; mappings stay valid. A name that is already gone
   /// counts as success, so that cleanup paths may call it more than once.
   static Status unlink(const std::string& name);

@@ -1,0 +1,53 @@
+// ncclSend / ncclRecv. Outside a group each completes before it returns
+// (so a send needs its receive posted by then); inside a group they are
+// fused at ncclGroupEnd and may be issued in any order.
+#include <string>
+
+#include "api/group.h"
+
+using braid::Status;
+using braid::api::report;
+
+namespace {
+
+ncclResult_t pointToPoint(const char* name, braid::P2pOp::Kind kind, void* buffer, size_t count,
+                          ncclDataType_t datatype, int peer, ncclComm_t comm) {
+  auto c = braid::api::commFrom(comm);
+  if (!c.ok()) return report(c.status().withContext(name));
+  auto type = braid::api::dataTypeFrom(datatype);
+  if (!type.ok()) return report(type.status().withContext(name));
+  if (peer < 0 || peer >= c.value()->size()) {
+    return report(braid::invalidArgument(std::string(name) + ": peer " + std::to_string(peer) +
+                                         " is outside [0, " +
+                                         std::to_string(c.value()->size()) + ")"));
+  }
+  if (count > 0 && buffer == nullptr) {
+    return report(braid::invalidArgument(
+        std::string(name) + ": " + (kind == braid::P2pOp::Kind::kSend ? "sendbuff" : "recvbuff") +
+        " is NULL with count > 0"));
+  }
+  braid::P2pOp op;
+  op.kind = kind;
+  op.peer = peer;
+  op.buffer = buffer;
+  op.count = count;
+  op.type = type.value();
+  return braid::api::sendRecvOrDefer(c.value(), op);
+}
+
+}  // namespace
+
+BRAID_NCCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclDataType_t datatype,
+               int peer, ncclComm_t comm, cudaStream_t stream) {
+  (void)stream;
+  // The executor only reads a send's buffer.
+  return pointToPoint("ncclSend", braid::P2pOp::Kind::kSend, const_cast<void*>(sendbuff), count,
+                      datatype, peer, comm);
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype,
+               int peer, ncclComm_t comm, cudaStream_t stream) {
+  (void)stream;
+  return pointToPoint("ncclRecv", braid::P2pOp::Kind::kRecv, recvbuff, count, datatype, peer,
+                      comm);
+}

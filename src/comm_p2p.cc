@@ -1,0 +1,105 @@
+// Point-to-point on a communicator: the connections a pair of ranks makes
+// the first time it exchanges a message, and Comm::sendRecv.
+//
+// No handshake is needed to connect a pair: segment names are a function of
+// the communicator and the two ranks, the receiver creates its end when it
+// first receives from a peer, and the sender opens it once it exists
+// (retrying without blocking, so that other transfers of the batch move in
+// the meantime). The sender unlinks the name once it has opened it.
+#include <string>
+
+#include "comm_impl.h"
+#include "exec/p2p_executor.h"
+#include "transport/shm/shm_fifo.h"
+#include "util/log.h"
+
+namespace braid {
+namespace {
+
+// FIFOs for point-to-point are a quarter of the ring's: every pair that
+// talks gets one, so an all-to-all of N ranks makes N(N-1) of them.
+constexpr size_t kP2pSlotDivisor = 4;
+
+class ShmP2pLinks final : public exec::P2pLinks {
+ public:
+  explicit ShmP2pLinks(Comm::Impl& c) : c_(c) {}
+
+  Result<transport::RecvEnd*> recvFrom(int peer) override {
+    auto& end = c_.p2pRecv[peer];
+    if (!end) {
+      BRAID_ASSIGN_OR_RETURN(end, transport::shm::createRecvEnd(name(peer, c_.rank), slotBytes()));
+      BRAID_TRACE("p2p: made the FIFO from rank %d", peer);
+    }
+    return end.get();
+  }
+
+  Result<transport::SendEnd*> trySendTo(int peer) override {
+    auto& end = c_.p2pSend[peer];
+    if (!end) {
+      std::string segment = name(c_.rank, peer);
+      BRAID_ASSIGN_OR_RETURN(end, transport::shm::tryOpenSendEnd(segment, slotBytes()));
+      if (!end) return static_cast<transport::SendEnd*>(nullptr);
+      BRAID_TRY(transport::shm::unlinkSegment(segment));
+      BRAID_TRACE("p2p: opened the FIFO to rank %d", peer);
+    }
+    return end.get();
+  }
+
+ private:
+  std::string name(int sender, int receiver) const {
+    return transport::shm::segmentName(c_.p2pNonce, sender, receiver, 0);
+  }
+  size_t slotBytes() const { return (c_.slotBytes / kP2pSlotDivisor) & ~static_cast<size_t>(63); }
+
+  Comm::Impl& c_;
+};
+
+Status checkOp(const P2pOp& op, int nranks) {
+  if (op.peer < 0 || op.peer >= nranks) {
+    return invalidArgument("peer " + std::to_string(op.peer) + " is outside [0, " +
+                           std::to_string(nranks) + ")");
+  }
+  int t = static_cast<int>(op.type);
+  if (t < 0 || t >= kNumDataTypes) return invalidArgument("unknown datatype " + std::to_string(t));
+  if (op.count > 0 && op.buffer == nullptr) {
+    return invalidArgument(std::string(op.kind == P2pOp::Kind::kSend ? "sendbuff" : "recvbuff") +
+                           " is NULL with count > 0");
+  }
+  return Status::success();
+}
+
+}  // namespace
+
+Status Comm::sendRecv(const std::vector<P2pOp>& ops) {
+  Impl& c = *impl_;
+  ActiveCall active(c.activeCalls);
+  log::ScopedLogRank logRank(c.rank);
+  for (const auto& op : ops) BRAID_TRY(checkOp(op, c.nranks));
+  if (c.finalized) return invalidUsage("communicator was finalized");
+  if (c.aborted.load()) return invalidUsage("communicator was aborted");
+  if (c.broken) return c.broken->withContext("communicator unusable after an earlier error");
+  if (c.p2pRecv.empty()) {
+    c.p2pRecv.resize(c.nranks);
+    c.p2pSend.resize(c.nranks);
+  }
+  std::vector<exec::P2pTask> tasks;
+  tasks.reserve(ops.size());
+  for (const auto& op : ops) {
+    exec::P2pTask t;
+    t.send = op.kind == P2pOp::Kind::kSend;
+    t.peer = op.peer;
+    t.sendBuffer = op.buffer;
+    t.recvBuffer = op.buffer;
+    t.bytes = op.count * dataTypeSize(op.type);
+    tasks.push_back(t);
+  }
+  ShmP2pLinks links(c);
+  Status s = exec::runP2p(c.rank, tasks, links, c.waitContext());
+  if (!s.ok()) {
+    c.broken = s;
+    BRAID_WARN("send/recv failed: %s", s.message().c_str());
+  }
+  return s;
+}
+
+}  // namespace braid
