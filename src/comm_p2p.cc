@@ -102,4 +102,58 @@ Status Comm::sendRecv(const std::vector<P2pOp>& ops) {
   return s;
 }
 
+namespace {
+
+P2pOp makeOp(P2pOp::Kind kind, int peer, const void* base, size_t block, size_t count,
+             DataType type) {
+  P2pOp op;
+  op.kind = kind;
+  op.peer = peer;
+  // Sends only read their buffer.
+  op.buffer = const_cast<char*>(static_cast<const char*>(base)) + block * count * dataTypeSize(type);
+  op.count = count;
+  op.type = type;
+  return op;
+}
+
+Status checkRoot(int root, int nranks) {
+  if (root < 0 || root >= nranks) {
+    return invalidArgument("root " + std::to_string(root) + " is outside [0, " +
+                           std::to_string(nranks) + ")");
+  }
+  return Status::success();
+}
+
+}  // namespace
+
+// Gather, scatter and all-to-all are batches of sends and receives: every
+// byte crosses one FIFO once, which no ring schedule beats for these.
+Status Comm::gather(const void* input, void* output, size_t count, DataType type, int root) {
+  BRAID_TRY(checkRoot(root, size()));
+  std::vector<P2pOp> ops{makeOp(P2pOp::Kind::kSend, root, input, 0, count, type)};
+  if (rank() == root) {
+    for (int r = 0; r < size(); ++r) ops.push_back(makeOp(P2pOp::Kind::kRecv, r, output, r, count, type));
+  }
+  return sendRecv(ops);
+}
+
+Status Comm::scatter(const void* input, void* output, size_t count, DataType type, int root) {
+  BRAID_TRY(checkRoot(root, size()));
+  std::vector<P2pOp> ops;
+  if (rank() == root) {
+    for (int r = 0; r < size(); ++r) ops.push_back(makeOp(P2pOp::Kind::kSend, r, input, r, count, type));
+  }
+  ops.push_back(makeOp(P2pOp::Kind::kRecv, root, output, 0, count, type));
+  return sendRecv(ops);
+}
+
+Status Comm::allToAll(const void* input, void* output, size_t count, DataType type) {
+  std::vector<P2pOp> ops;
+  for (int r = 0; r < size(); ++r) {
+    ops.push_back(makeOp(P2pOp::Kind::kSend, r, input, r, count, type));
+    ops.push_back(makeOp(P2pOp::Kind::kRecv, r, output, r, count, type));
+  }
+  return sendRecv(ops);
+}
+
 }  // namespace braid

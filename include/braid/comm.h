@@ -70,6 +70,15 @@ class Comm {
   /// returns. This is what a group of ncclSend / ncclRecv runs.
   Status sendRecv(const std::vector<P2pOp>& ops);
 
+  /// The root receives `count` elements from every rank r into
+  /// output + r * count (its own input included); other ranks' output is unused.
+  Status gather(const void* input, void* output, size_t count, DataType type, int root);
+  /// Every rank r receives block r (count elements) of the root's input.
+  Status scatter(const void* input, void* output, size_t count, DataType type, int root);
+  /// Block j of every rank's input goes to rank j, which stores the block
+  /// from rank i at output + i * count.
+  Status allToAll(const void* input, void* output, size_t count, DataType type);
+
   /// The error that made this communicator unusable, or success.
   Status asyncError() const;
 

@@ -13,14 +13,32 @@ using braid::api::report;
 namespace {
 
 // Checks common to every collective; fills comm, type.
+// Which buffers a call reads or writes on this rank.
+enum class Uses { kBoth, kSendOnly, kRecvOnly };
+
+// Checks common to every collective; fills comm, type. `uses` says which
+// buffers this rank touches, so that an unused one may be NULL.
 Status checkCall(ncclComm_t handle, const void* send, const void* recv, size_t count,
-                 ncclDataType_t datatype, Comm** comm, braid::DataType* type) {
+                 ncclDataType_t datatype, Comm** comm, braid::DataType* type,
+                 Uses uses = Uses::kBoth) {
   BRAID_ASSIGN_OR_RETURN(*comm, braid::api::commFrom(handle));
   BRAID_ASSIGN_OR_RETURN(*type, braid::api::dataTypeFrom(datatype));
-  if (count > 0 && send == nullptr)
+  if (count > 0 && send == nullptr && uses != Uses::kRecvOnly) {
     return braid::invalidArgument("sendbuff is NULL with count > 0");
-  if (count > 0 && recv == nullptr)
+  }
+  if (count > 0 && recv == nullptr && uses != Uses::kSendOnly) {
     return braid::invalidArgument("recvbuff is NULL with count > 0");
+  }
+  return Status::success();
+}
+
+// For rooted calls: what this rank touches depends on whether it is the root.
+Status checkRooted(ncclComm_t handle, int root, Comm** comm) {
+  BRAID_ASSIGN_OR_RETURN(*comm, braid::api::commFrom(handle));
+  if (root < 0 || root >= (*comm)->size()) {
+    return braid::invalidArgument("root " + std::to_string(root) + " is outside [0, " +
+                                  std::to_string((*comm)->size()) + ")");
+  }
   return Status::success();
 }
 
@@ -80,20 +98,50 @@ BRAID_NCCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff
   return braid::api::notImplemented("ncclAllGather", "planned with the other collectives");
 }
 
+// Gather, scatter and all-to-all run as batches of sends and receives
+// (Comm::gather, ...); in a group they run in issue order with the rest.
 BRAID_NCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_t count,
                ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
-  (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)comm, (void)stream;
-  return braid::api::notImplemented("ncclAlltoAll", "planned with the other collectives");
+  (void)stream;
+  Comm* c = nullptr;
+  braid::DataType type{};
+  Status s = checkCall(comm, sendbuff, recvbuff, count, datatype, &c, &type);
+  if (!s.ok()) return report(s.withContext("ncclAlltoAll"));
+  return braid::api::runOrDefer(c, [=] {
+    return c->allToAll(sendbuff, recvbuff, count, type).withContext("ncclAlltoAll");
+  });
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count,
                ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
-  (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)root, (void)comm, (void)stream;
-  return braid::api::notImplemented("ncclGather", "planned with the other collectives");
+  (void)stream;
+  Comm* c = nullptr;
+  braid::DataType type{};
+  Status s = checkRooted(comm, root, &c);
+  // Only the root receives.
+  if (s.ok()) {
+    s = checkCall(comm, sendbuff, recvbuff, count, datatype, &c, &type,
+                  c->rank() == root ? Uses::kBoth : Uses::kSendOnly);
+  }
+  if (!s.ok()) return report(s.withContext("ncclGather"));
+  return braid::api::runOrDefer(c, [=] {
+    return c->gather(sendbuff, recvbuff, count, type, root).withContext("ncclGather");
+  });
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t count,
                ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
-  (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)root, (void)comm, (void)stream;
-  return braid::api::notImplemented("ncclScatter", "planned with the other collectives");
+  (void)stream;
+  Comm* c = nullptr;
+  braid::DataType type{};
+  Status s = checkRooted(comm, root, &c);
+  // Only the root sends.
+  if (s.ok()) {
+    s = checkCall(comm, sendbuff, recvbuff, count, datatype, &c, &type,
+                  c->rank() == root ? Uses::kBoth : Uses::kRecvOnly);
+  }
+  if (!s.ok()) return report(s.withContext("ncclScatter"));
+  return braid::api::runOrDefer(c, [=] {
+    return c->scatter(sendbuff, recvbuff, count, type, root).withContext("ncclScatter");
+  });
 }

@@ -58,9 +58,6 @@ std::vector<Unimplemented> unimplementedEntryPoints(Scratch& x) {
       {"ncclReduceScatter",
        [=](ncclComm_t c) { return ncclReduceScatter(s, r, n, f, sum, c, nullptr); }},
       {"ncclAllGather", [=](ncclComm_t c) { return ncclAllGather(s, r, n, f, c, nullptr); }},
-      {"ncclAlltoAll", [=](ncclComm_t c) { return ncclAlltoAll(s, r, n, f, c, nullptr); }},
-      {"ncclGather", [=](ncclComm_t c) { return ncclGather(s, r, n, f, 0, c, nullptr); }},
-      {"ncclScatter", [=](ncclComm_t c) { return ncclScatter(s, r, n, f, 0, c, nullptr); }},
       {"ncclCommSplit", [=](ncclComm_t c) { return ncclCommSplit(c, 0, 0, &p->newComm, nullptr); }},
       {"ncclCommShrink", [=](ncclComm_t c) {
          return ncclCommShrink(c, nullptr, 0, &p->newComm, nullptr, NCCL_SHRINK_DEFAULT); }},
