@@ -1,19 +1,24 @@
 // Table-driven instantiation: the one switch from a runtime (datatype, op)
-// pair to the C++ element type and functor, shared by the host loops and the
+// pair to the C++ element type and functors, shared by the host loops and the
 // CUDA kernels so both tables always cover the same pairs.
 //
 //   dispatchTypeAndOp(type, op, missing, [](auto t, auto o) {
-//     using T = typename decltype(t)::Type;                 // e.g. float
-//     using F = typename decltype(o)::template Func<T>;     // e.g. FuncSum<float>
-//     return &someLoop<T, F>;
+//     using T = typename decltype(t)::Type;                  // e.g. Float16
+//     using F = typename decltype(o)::template Func<T>;      // e.g. FuncSum<Float16>
+//     using Pre = typename decltype(o)::template Pre<T>;     // e.g. FuncPreMul<Float16>
+//     using Post = typename decltype(o)::template Post<T>;   // e.g. FuncIdentity<Float16>
+//     return &someLoop<T, Pre, F>;
 //   });
 //
-// Pairs without an instantiation yet (fp16, bf16, fp8, avg) give `missing`.
+// Every operator is a (pre, op, post) triple (kernels/reduce_op.h): avg is
+// sum with a division after, premulsum is sum with a multiplication before.
+// Values outside the enums give `missing`.
 #pragma once
 
 #include <cstdint>
 
 #include "braid/types.h"
+#include "kernels/float_types.h"
 #include "kernels/reduce_op.h"
 
 namespace braid::kernels {
@@ -23,10 +28,15 @@ struct TypeTag {
   using Type = T;
 };
 
-template <template <typename> class F>
+template <template <typename> class F, template <typename> class PreF = FuncIdentity,
+          template <typename> class PostF = FuncIdentity>
 struct OpTag {
   template <typename T>
   using Func = F<T>;
+  template <typename T>
+  using Pre = PreF<T>;
+  template <typename T>
+  using Post = PostF<T>;
 };
 
 /// Calls visit(TypeTag<T>{}) for the element type of `type`.
@@ -45,16 +55,23 @@ R dispatchType(DataType type, R missing, Visit&& visit) {
       return visit(TypeTag<int64_t>{});
     case DataType::kUint64:
       return visit(TypeTag<uint64_t>{});
+    case DataType::kFloat16:
+      return visit(TypeTag<Float16>{});
     case DataType::kFloat32:
       return visit(TypeTag<float>{});
     case DataType::kFloat64:
       return visit(TypeTag<double>{});
-    default:
-      return missing;
+    case DataType::kBfloat16:
+      return visit(TypeTag<Bfloat16>{});
+    case DataType::kFloat8e4m3:
+      return visit(TypeTag<Float8e4m3>{});
+    case DataType::kFloat8e5m2:
+      return visit(TypeTag<Float8e5m2>{});
   }
+  return missing;
 }
 
-/// Calls visit(OpTag<Func>{}) for the functor of `op`.
+/// Calls visit(OpTag<...>{}) for the functors of `op`.
 template <typename R, typename Visit>
 R dispatchOp(RedOp op, R missing, Visit&& visit) {
   switch (op) {
@@ -66,12 +83,15 @@ R dispatchOp(RedOp op, R missing, Visit&& visit) {
       return visit(OpTag<FuncMax>{});
     case RedOp::kMin:
       return visit(OpTag<FuncMin>{});
-    default:
-      return missing;
+    case RedOp::kAvg:
+      return visit(OpTag<FuncSum, FuncIdentity, FuncDiv>{});
+    case RedOp::kPreMulSum:
+      return visit(OpTag<FuncSum, FuncPreMul>{});
   }
+  return missing;
 }
 
-/// Calls visit(TypeTag<T>{}, OpTag<Func>{}) for the pair.
+/// Calls visit(TypeTag<T>{}, OpTag<...>{}) for the pair.
 template <typename R, typename Visit>
 R dispatchTypeAndOp(DataType type, RedOp op, R missing, Visit&& visit) {
   return dispatchType(type, missing, [&](auto t) {

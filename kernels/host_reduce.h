@@ -1,34 +1,73 @@
-// Vectorized host loops: dst[i] = op(a[i], b[i]) for a (datatype, op) pair.
+// Vectorized host loops for every (datatype, op) pair, and the byte copies
+// the executors use between user buffers and FIFO slots.
 //
-// The executors look up one function pointer per collective call and run it
-// on every slice, so the dispatch on type and operator happens once, not per
-// element. dst may alias a or b (in-place reduction); a and b may alias.
+// The executors look up one HostOp per collective call and run its loops on
+// every slice, so the dispatch on type and operator happens once, not per
+// element. An operator is applied in three places (kernels/reduce_op.h):
+//
+//   load    where a rank's own input enters the reduction without being
+//           reduced (a ring's first send): dst = pre(in)
+//   reduce  where it meets a received partial result: dst = op(recv, pre(in))
+//   finish  once on the final result: buf = post(buf)
+//
+// load and finish are nullptr when pre / post is the identity, which is the
+// case for every operator except premulsum (load) and avg (finish).
 #pragma once
 
 #include <cstddef>
 
 #include "braid/status.h"
 #include "braid/types.h"
+#include "kernels/reduce_op.h"
 
 namespace braid::kernels {
 
-using HostReduceFn = void (*)(void* dst, const void* a, const void* b, size_t count);
-/// dst1[i] = dst2[i] = op(a[i], b[i]): one pass for a step that both keeps
-/// and forwards its result (recvReduceCopySend), instead of reduce + copy.
-using HostReduce2Fn = void (*)(void* dst1, void* dst2, const void* a, const void* b, size_t count);
+/// dst = op(recv, pre(in)) for `count` elements; dst may alias recv or in.
+using HostReduceFn = void (*)(const OpArgs& args, void* dst, const void* recv, const void* in,
+                              size_t count);
+/// dst1 = dst2 = op(recv, pre(in)): one pass for a step that both keeps and
+/// forwards its result (recvReduceCopySend), instead of reduce + copy.
+using HostReduce2Fn = void (*)(const OpArgs& args, void* dst1, void* dst2, const void* recv,
+                               const void* in, size_t count);
+/// dst = pre(in); dst may alias in.
+using HostLoadFn = void (*)(const OpArgs& args, void* dst, const void* in, size_t count);
+/// buf = post(buf).
+using HostFinishFn = void (*)(const OpArgs& args, void* buf, size_t count);
 
-/// The loops for one (type, op) pair.
-struct HostReduceFns {
+/// An operator as the executors apply it. `in` is always this rank's own input.
+struct HostOp {
+  OpArgs args;
   HostReduceFn reduce = nullptr;
   HostReduce2Fn reduce2 = nullptr;
+  HostLoadFn load = nullptr;      ///< nullptr when pre is the identity (use copyBytes)
+  HostFinishFn finish = nullptr;  ///< nullptr when there is no post (only avg has one)
+
+  /// dst = pre(in) for `count` elements of `elemBytes` each: the load, or a
+  /// copy when pre is the identity (nothing at all when dst == in).
+  void loadInput(void* dst, const void* in, size_t count, size_t elemBytes) const;
+  /// buf = post(buf), when the operator has a post.
+  void finishOutput(void* buf, size_t count) const {
+    if (finish != nullptr) finish(args, buf, count);
+  }
 };
 
-/// The loops for (type, op); an error naming the pair when braid does not
-/// implement it yet.
-Result<HostReduceFns> hostReduceFns(DataType type, RedOp op);
+/// Which build of the loops to run. kBest picks the fastest the CPU supports
+/// (decided once per process); the others exist so that tests can check
+/// every build against the same reference on a machine that has them.
+enum class HostIsa {
+  kBest,
+  kPortable,   ///< the compiler's baseline target (SSE2 on x86-64)
+  kAvx2,       ///< the same loops compiled for AVX2
+  kAvx2F16c,   ///< kAvx2, with float16 converted by F16C instructions
+};
 
-/// Shorthand for hostReduceFns(type, op).reduce.
-Result<HostReduceFn> hostReduceFn(DataType type, RedOp op);
+/// Whether this CPU runs `isa` (kBest and kPortable always).
+bool hostIsaSupported(HostIsa isa);
+
+/// The loops for (type, op) with `args`; an error for values outside the
+/// enums, an avg without ranks, or an ISA this CPU lacks.
+Result<HostOp> hostOp(DataType type, RedOp op, const OpArgs& args,
+                      HostIsa isa = HostIsa::kBest);
 
 /// dst1 = dst2 = src, reading src once (recvCopySend).
 void copyTwice(void* dst1, void* dst2, const void* src, size_t bytes);

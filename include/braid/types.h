@@ -26,14 +26,18 @@ enum class DataType : int {
 };
 inline constexpr int kNumDataTypes = 12;
 
-/// Built-in reduction operators.
+/// Reduction operators: the built-in ones (values equal to ncclRedOp_t's),
+/// then premulsum, which NCCL only offers through ncclRedOpCreatePreMulSum
+/// (its handles start at ncclNumOps; braid maps them to kPreMulSum plus a scalar).
 enum class RedOp : int {
   kSum = 0,
   kProd = 1,
   kMax = 2,
   kMin = 3,
   kAvg = 4,
+  kPreMulSum = 5,  ///< sum of scalar * input; not a built-in ncclRedOp_t value
 };
+/// Number of built-in operators (ncclNumOps); kPreMulSum is not one of them.
 inline constexpr int kNumRedOps = 5;
 
 /// Size in bytes of one element of `type` (0 for a value out of range).
@@ -68,11 +72,11 @@ inline const char* dataTypeName(DataType type) {
   return i >= 0 && i < kNumDataTypes ? kNames[i] : "unknown";
 }
 
-/// Lower-case name: "sum", "prod", "max", "min", "avg".
+/// Lower-case name: "sum", "prod", "max", "min", "avg", "premulsum".
 inline const char* redOpName(RedOp op) {
-  static const char* const kNames[kNumRedOps] = {"sum", "prod", "max", "min", "avg"};
+  static const char* const kNames[] = {"sum", "prod", "max", "min", "avg", "premulsum"};
   int i = static_cast<int>(op);
-  return i >= 0 && i < kNumRedOps ? kNames[i] : "premulsum";
+  return i >= 0 && i <= static_cast<int>(RedOp::kPreMulSum) ? kNames[i] : "unknown";
 }
 
 /// Collectives, used in schedules, logs and the tuner.

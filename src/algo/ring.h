@@ -1,4 +1,8 @@
-// Ring schedules (see ring.cc for the algorithm).
+// Ring schedules: one generator per collective, each in its own file
+// (ring.cc for all-reduce, ring_<collective>.cc for the others), sharing the
+// pieces in ring_common.h. Counts follow NCCL: `count` is what each rank
+// contributes or receives per block (recvcount of reduce-scatter, sendcount
+// of all-gather); offsets in Steps are in elements of the buffer they index.
 #pragma once
 
 #include <cstddef>
@@ -13,14 +17,35 @@ struct RingParams {
   int nranks = 1;
   int rank = 0;
   std::vector<int> order;    ///< ring order of ranks; empty means 0, 1, ..., nranks-1
-  size_t count = 0;          ///< elements per rank
+  size_t count = 0;          ///< elements per rank (per block for reduce-scatter, all-gather)
   size_t chunkElems = 1;     ///< most elements one rank-chunk holds in one round
   size_t maxSliceElems = 1;  ///< most elements of one slice (one FIFO slot)
   size_t minSliceElems = 1;  ///< fewest elements worth a slice of their own
   int nchannels = 1;
 };
 
-/// All-reduce as reduce-scatter then all-gather around the ring.
+/// All-reduce as reduce-scatter then all-gather around the ring. Input and
+/// output hold `count` elements; in place means sendbuff == recvbuff.
 Result<Schedule> ringAllReduce(const RingParams& params);
+
+/// Reduce-scatter: input holds nranks blocks of `count` elements, output
+/// `count`; rank r's output is the reduction of every rank's block r. In
+/// place means recvbuff == sendbuff + rank * count.
+Result<Schedule> ringReduceScatter(const RingParams& params);
+
+/// All-gather: input holds `count` elements, output nranks blocks of
+/// `count`; output block r is rank r's input. In place means
+/// sendbuff == recvbuff + rank * count.
+Result<Schedule> ringAllGather(const RingParams& params);
+
+/// Broadcast of the root's input (`count` elements) to every rank's output,
+/// down a chain along the ring that starts at the root. Only the root reads
+/// its input. In place means sendbuff == recvbuff.
+Result<Schedule> ringBroadcast(const RingParams& params, int root);
+
+/// Reduce of every rank's input (`count` elements) into the root's output,
+/// up a chain along the ring that ends at the root. Only the root writes its
+/// output. In place means sendbuff == recvbuff.
+Result<Schedule> ringReduce(const RingParams& params, int root);
 
 }  // namespace braid::algo

@@ -28,6 +28,32 @@ const char* stepOpName(StepOp op) {
   return "?";
 }
 
+namespace {
+
+// Where input and output have the same shape, a step's offsets are equal and
+// one range says it; reduce-scatter and all-gather index a big and a small
+// buffer, so the ranges a step reads and writes are named apart.
+std::string formatRanges(Collective collective, const Step& st) {
+  char text[96];
+  if (collective != Collective::kReduceScatter && collective != Collective::kAllGather) {
+    snprintf(text, sizeof(text), "elements [%zu, %zu)", st.inOffset, st.inOffset + st.count);
+    return text;
+  }
+  std::string out;
+  if (stepReadsInput(st.op)) {
+    snprintf(text, sizeof(text), "in [%zu, %zu)", st.inOffset, st.inOffset + st.count);
+    out += text;
+  }
+  if (stepWritesOutput(st.op)) {
+    snprintf(text, sizeof(text), "%sout [%zu, %zu)", out.empty() ? "" : " ", st.outOffset,
+             st.outOffset + st.count);
+    out += text;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string formatSchedule(const Schedule& s, DataType type) {
   std::string out;
   char line[256];
@@ -42,6 +68,7 @@ std::string formatSchedule(const Schedule& s, DataType type) {
     for (int r : s.ring) out += " " + std::to_string(r);
     out += "\n";
   }
+  if (s.root >= 0) out += "  root: " + std::to_string(s.root) + "\n";
   for (size_t c = 0; c < s.channels.size(); ++c) {
     snprintf(line, sizeof(line), "  channel %zu: %zu steps\n", c, s.channels[c].steps.size());
     out += line;
@@ -50,8 +77,8 @@ std::string formatSchedule(const Schedule& s, DataType type) {
       std::string peers;
       if (st.recvPeer >= 0) peers += " from " + std::to_string(st.recvPeer);
       if (st.sendPeer >= 0) peers += " to " + std::to_string(st.sendPeer);
-      snprintf(line, sizeof(line), "    %4d  %-19s chunk %-3d elements [%zu, %zu)%s\n", i++,
-               stepOpName(st.op), st.chunk, st.inOffset, st.inOffset + st.count, peers.c_str());
+      snprintf(line, sizeof(line), "    %4d  %-19s chunk %-3d %s%s\n", i++, stepOpName(st.op),
+               st.chunk, formatRanges(s.collective, st).c_str(), peers.c_str());
       out += line;
     }
   }

@@ -41,6 +41,12 @@ inline bool stepReduces(StepOp op) {
   return op == StepOp::kRecvReduceSend || op == StepOp::kRecvReduceCopy ||
          op == StepOp::kRecvReduceCopySend;
 }
+inline bool stepReadsInput(StepOp op) {
+  return op != StepOp::kRecv && op != StepOp::kRecvCopySend;
+}
+inline bool stepWritesOutput(StepOp op) {
+  return op != StepOp::kSend && op != StepOp::kRecvReduceSend;
+}
 
 struct Step {
   StepOp op;
@@ -60,6 +66,7 @@ struct Schedule {
   Collective collective = Collective::kAllReduce;
   int rank = 0;
   int nranks = 1;
+  int root = -1;          ///< root of broadcast and reduce, -1 for the others
   size_t count = 0;       ///< elements of the collective (per rank, as the API counts)
   size_t sliceElems = 0;  ///< largest slice an executor moves at once
   std::vector<int> ring;  ///< ring order, for dumps
