@@ -41,9 +41,7 @@ inline bool stepReduces(StepOp op) {
   return op == StepOp::kRecvReduceSend || op == StepOp::kRecvReduceCopy ||
          op == StepOp::kRecvReduceCopySend;
 }
-inline bool stepReadsInput(StepOp op) {
-  return op != StepOp::kRecv && op != StepOp::kRecvCopySend;
-}
+inline bool stepReadsInput(StepOp op) { return op != StepOp::kRecv && op != StepOp::kRecvCopySend; }
 inline bool stepWritesOutput(StepOp op) {
   return op != StepOp::kSend && op != StepOp::kRecvReduceSend;
 }

@@ -1,11 +1,16 @@
 // braid-schedule: prints the schedule a collective runs, without running it.
 //
-//   braid-schedule all_reduce --nranks 4 --count 1000 [--rank 1] [--chunk 256]
-//                  [--slice 64] [--channels 2]
+//   braid-schedule all_reduce|reduce_scatter|all_gather|broadcast|reduce
+//                  --nranks 4 --count 1000 [--root 0] [--rank 1] [--chunk 256]
+//                  [--slice 64] [--min-slice 16] [--channels 2]
 //
-// The same generator the communicator uses (src/algo), with the same
-// defaults for a 4 MiB FIFO of float32, so what it prints is what a rank of
-// such a communicator does (BRAID_DUMP_SCHEDULE=1 prints it at run time).
+// --count is NCCL's: elements per rank, i.e. recvcount for reduce_scatter and
+// sendcount for all_gather. The same generators the communicator uses
+// (src/algo), with the same defaults for a 4 MiB FIFO of float32, so what it
+// prints is what a rank of such a communicator does (BRAID_DUMP_SCHEDULE=1
+// prints it at run time).
+#include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,8 +22,11 @@ namespace {
 
 void usage() {
   fprintf(stderr,
-          "usage: braid-schedule all_reduce --nranks N --count ELEMENTS [--rank R] "
-          "[--chunk ELEMENTS] [--slice ELEMENTS] [--min-slice ELEMENTS] [--channels C]\n"
+          "usage: braid-schedule all_reduce|reduce_scatter|all_gather|broadcast|reduce\n"
+          "         --nranks N --count ELEMENTS [--root R] [--rank R] [--chunk ELEMENTS]\n"
+          "         [--slice ELEMENTS] [--min-slice ELEMENTS] [--channels C]\n"
+          "  --count is per rank (recvcount of reduce_scatter, sendcount of all_gather);\n"
+          "  --root (default 0) is for broadcast and reduce;\n"
           "  without --rank, prints every rank's schedule\n");
 }
 
@@ -28,10 +36,29 @@ bool parseArg(const char* text, long long* out) {
   return end != text && *end == '\0' && *out >= 0;
 }
 
+// The generator for `name`, or null for a name it does not know.
+using Generator = braid::Result<braid::algo::Schedule> (*)(const braid::algo::RingParams&, int);
+Generator generatorFor(const std::string& name) {
+  using braid::algo::RingParams;
+  if (name == "all_reduce") {
+    return [](const RingParams& p, int) { return braid::algo::ringAllReduce(p); };
+  }
+  if (name == "reduce_scatter") {
+    return [](const RingParams& p, int) { return braid::algo::ringReduceScatter(p); };
+  }
+  if (name == "all_gather") {
+    return [](const RingParams& p, int) { return braid::algo::ringAllGather(p); };
+  }
+  if (name == "broadcast") return braid::algo::ringBroadcast;
+  if (name == "reduce") return braid::algo::ringReduce;
+  return nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || strcmp(argv[1], "all_reduce") != 0) {
+  Generator generate = argc >= 2 ? generatorFor(argv[1]) : nullptr;
+  if (generate == nullptr) {
     usage();
     return 2;
   }
@@ -40,6 +67,7 @@ int main(int argc, char** argv) {
   p.maxSliceElems = (4 << 20) / 8 / sizeof(float);
   p.minSliceElems = (16 << 10) / sizeof(float);
   long long rank = -1;
+  long long root = 0;
   for (int i = 2; i < argc; i += 2) {
     long long v = 0;
     if (i + 1 >= argc || !parseArg(argv[i + 1], &v)) {
@@ -51,6 +79,8 @@ int main(int argc, char** argv) {
       p.nranks = static_cast<int>(v);
     else if (flag == "--count")
       p.count = static_cast<size_t>(v);
+    else if (flag == "--root")
+      root = v;
     else if (flag == "--rank")
       rank = v;
     else if (flag == "--chunk")
@@ -73,7 +103,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < p.nranks; ++r) {
     if (rank >= 0 && r != rank) continue;
     p.rank = r;
-    auto schedule = braid::algo::ringAllReduce(p);
+    auto schedule = generate(p, static_cast<int>(std::min<long long>(root, INT_MAX)));
     if (!schedule.ok()) {
       fprintf(stderr, "braid-schedule: %s\n", schedule.status().message().c_str());
       return 1;

@@ -1,0 +1,126 @@
+// Helpers shared by the ring generators (see ring_common.h).
+#include "algo/ring_common.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string>
+
+namespace braid::algo {
+
+Status checkRingParams(const RingParams& p, const char* collective) {
+  const std::string who = std::string("ring ") + collective + ": ";
+  if (p.nranks <= 0) return invalidArgument(who + "nranks must be positive");
+  if (p.rank < 0 || p.rank >= p.nranks) {
+    return invalidArgument(who + "rank " + std::to_string(p.rank) + " out of range [0, " +
+                           std::to_string(p.nranks) + ")");
+  }
+  if (p.nchannels <= 0) return invalidArgument(who + "nchannels must be positive");
+  if (p.chunkElems == 0 || p.maxSliceElems == 0) {
+    return invalidArgument(who + "chunk and slice sizes must be positive");
+  }
+  if (!p.order.empty()) {
+    if (static_cast<int>(p.order.size()) != p.nranks) {
+      return invalidArgument(who + "order has " + std::to_string(p.order.size()) +
+                             " ranks, expected " + std::to_string(p.nranks));
+    }
+    std::vector<int> sorted = p.order;
+    std::sort(sorted.begin(), sorted.end());
+    for (int i = 0; i < p.nranks; ++i) {
+      if (sorted[i] != i) return invalidArgument(who + "order is not a permutation of ranks");
+    }
+  }
+  return Status::success();
+}
+
+Status checkRoot(const RingParams& p, int root, const char* collective) {
+  if (root < 0 || root >= p.nranks) {
+    return invalidArgument(std::string("ring ") + collective + ": root " + std::to_string(root) +
+                           " out of range [0, " + std::to_string(p.nranks) + ")");
+  }
+  return Status::success();
+}
+
+Status checkBlocks(const RingParams& p, const char* collective) {
+  if (p.count > std::numeric_limits<size_t>::max() / static_cast<size_t>(p.nranks)) {
+    return invalidArgument(std::string("ring ") + collective + ": count " +
+                           std::to_string(p.count) + " times " + std::to_string(p.nranks) +
+                           " ranks overflows");
+  }
+  return Status::success();
+}
+
+Schedule newRingSchedule(const RingParams& p, Collective collective, int root) {
+  Schedule s;
+  s.collective = collective;
+  s.rank = p.rank;
+  s.nranks = p.nranks;
+  s.root = root;
+  s.count = p.count;
+  s.ring = p.order;
+  if (s.ring.empty()) {
+    s.ring.resize(p.nranks);
+    std::iota(s.ring.begin(), s.ring.end(), 0);
+  }
+  s.channels.resize(p.nchannels);
+  return s;
+}
+
+int ringPosition(const std::vector<int>& ring, int rank) {
+  return static_cast<int>(std::find(ring.begin(), ring.end(), rank) - ring.begin());
+}
+
+ElemRange channelRange(size_t count, int nchannels, int channel) {
+  const size_t perChannel = (count + nchannels - 1) / nchannels;
+  ElemRange r;
+  r.begin = std::min(count, static_cast<size_t>(channel) * perChannel);
+  r.end = std::min(count, r.begin + perChannel);
+  return r;
+}
+
+SlicePlan planSlices(const RingParams& p, size_t largestStep) {
+  size_t chunk = std::min(p.chunkElems, std::max<size_t>(largestStep, 1));
+  size_t slice = std::max((chunk + kMaxSlicesPerMessage - 1) / kMaxSlicesPerMessage,
+                          std::max<size_t>(p.minSliceElems, 1));
+  slice = std::min(p.maxSliceElems, slice);
+  return {std::min(chunk, slice * kMaxSlicesPerMessage), slice};
+}
+
+Step ringStep(StepOp op, int prev, int next, int chunk, size_t inOffset, size_t outOffset,
+              size_t count) {
+  Step step{};
+  step.op = op;
+  step.recvPeer = stepReceives(op) ? prev : -1;
+  step.sendPeer = stepSends(op) ? next : -1;
+  step.chunk = chunk;
+  step.inOffset = inOffset;
+  step.outOffset = outOffset;
+  step.count = count;
+  return step;
+}
+
+void appendLoneCopy(std::vector<Step>& steps, ElemRange range) {
+  if (range.end > range.begin) {
+    steps.push_back(
+        ringStep(StepOp::kCopy, -1, -1, 0, range.begin, range.begin, range.end - range.begin));
+  }
+}
+
+void emitChain(Schedule& s, const RingParams& p, StepOp op) {
+  const int n = p.nranks;
+  const int pos = ringPosition(s.ring, p.rank);
+  const int prev = s.ring[ringMod(pos - 1, n)];
+  const int next = s.ring[ringMod(pos + 1, n)];
+  const SlicePlan plan = planSlices(p, channelRange(p.count, p.nchannels, 0).end);
+  s.sliceElems = plan.sliceElems;
+  for (int c = 0; c < p.nchannels; ++c) {
+    const ElemRange range = channelRange(p.count, p.nchannels, c);
+    int chunk = 0;
+    for (size_t base = range.begin; base < range.end; base += plan.chunkElems, ++chunk) {
+      const size_t len = std::min(plan.chunkElems, range.end - base);
+      s.channels[c].steps.push_back(ringStep(op, prev, next, chunk, base, base, len));
+    }
+  }
+}
+
+}  // namespace braid::algo
