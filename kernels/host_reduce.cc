@@ -1,85 +1,107 @@
-// The table of host reduction loops, one instantiation per (type, op).
+// The table of host loops, one HostOp per (type, op, instruction set), and
+// the byte copies the executors use.
 //
-// The loops are written so that GCC vectorizes them (restrict-free element
-// loops over a contiguous range with a simple functor); the aliasing cases
-// (dst == a) are legal because each element is read before it is written.
-// float32 sum, the hottest pair, has an AVX2 build of the same loop selected
-// at run time, so the library still runs on CPUs without AVX2.
+// Every (type, op) pair has a portable and an AVX2 build of its loops
+// (host_loops.h); the 16- and 8-bit float types also have a build with
+// hand-written eight-lane conversions (host_narrow_simd.h). The best the CPU
+// supports is decided once per process.
 #include "kernels/host_reduce.h"
 
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "kernels/dispatch.h"
+#include "kernels/host_loops.h"
+#include "kernels/host_narrow_simd.h"
 
 namespace braid::kernels {
 namespace {
 
-template <typename T, typename Func>
-void reduceLoop(void* dst, const void* a, const void* b, size_t count) {
-  T* d = static_cast<T*>(dst);
-  const T* x = static_cast<const T*>(a);
-  const T* y = static_cast<const T*>(b);
-  Func f;
-  for (size_t i = 0; i < count; ++i) d[i] = f(x[i], y[i]);
-}
+struct CpuFeatures {
+  bool avx2 = false;
+  bool f16c = false;
+};
 
-template <typename T, typename Func>
-void reduceLoop2(void* dst1, void* dst2, const void* a, const void* b, size_t count) {
-  T* d1 = static_cast<T*>(dst1);
-  T* d2 = static_cast<T*>(dst2);
-  const T* x = static_cast<const T*>(a);
-  const T* y = static_cast<const T*>(b);
-  Func f;
-  for (size_t i = 0; i < count; ++i) {
-    T v = f(x[i], y[i]);
-    d1[i] = v;
-    d2[i] = v;
-  }
-}
-
+CpuFeatures detectCpu() {
+  CpuFeatures cpu;
 #if defined(__x86_64__)
-// The target attribute lets GCC emit 256-bit loads and adds for these loops
-// (it unrolls them at -O3). Same rounding as the scalar loop: one add per
-// element, so the result does not depend on the path taken.
-__attribute__((target("avx2"))) void sumFloat32Avx2(void* dst, const void* a, const void* b,
-                                                    size_t count) {
-  reduceLoop<float, FuncSum<float>>(dst, a, b, count);
-}
-__attribute__((target("avx2"))) void sumFloat32Avx2x2(void* dst1, void* dst2, const void* a,
-                                                      const void* b, size_t count) {
-  reduceLoop2<float, FuncSum<float>>(dst1, dst2, a, b, count);
-}
+  cpu.avx2 = __builtin_cpu_supports("avx2");
+  cpu.f16c = cpu.avx2 && __builtin_cpu_supports("f16c");
 #endif
+  return cpu;
+}
 
-HostReduceFns lookup(DataType type, RedOp op) {
-#if defined(__x86_64__)
-  if (type == DataType::kFloat32 && op == RedOp::kSum && __builtin_cpu_supports("avx2")) {
-    return {sumFloat32Avx2, sumFloat32Avx2x2};
-  }
-#endif
-  return dispatchTypeAndOp(type, op, HostReduceFns{}, [](auto t, auto o) {
+const CpuFeatures& cpuFeatures() {
+  static const CpuFeatures cpu = detectCpu();
+  return cpu;
+}
+
+HostIsa resolve(HostIsa isa) {
+  if (isa != HostIsa::kBest) return isa;
+  const CpuFeatures& cpu = cpuFeatures();
+  if (cpu.f16c) return HostIsa::kAvx2F16c;
+  return cpu.avx2 ? HostIsa::kAvx2 : HostIsa::kPortable;
+}
+
+HostOp lookup(DataType type, RedOp op, const OpArgs& args, HostIsa isa) {
+  return dispatchTypeAndOp(type, op, HostOp{}, [&](auto t, auto o) {
     using T = typename decltype(t)::Type;
-    using F = typename decltype(o)::template Func<T>;
-    return HostReduceFns{reduceLoop<T, F>, reduceLoop2<T, F>};
+    using O = decltype(o);
+#if defined(__x86_64__)
+    if constexpr (kIsNarrowFloat<T>) {
+      if (isa == HostIsa::kAvx2F16c) return loops::makeHostOp<loops::NarrowSimdLoops, T, O>(args);
+    }
+    if (isa != HostIsa::kPortable) return loops::makeHostOp<loops::Avx2Loops, T, O>(args);
+#endif
+    return loops::makeHostOp<loops::PortableLoops, T, O>(args);
   });
 }
 
 }  // namespace
 
-Result<HostReduceFns> hostReduceFns(DataType type, RedOp op) {
-  HostReduceFns fns = lookup(type, op);
+bool hostIsaSupported(HostIsa isa) {
+  switch (isa) {
+    case HostIsa::kBest:
+    case HostIsa::kPortable:
+      return true;
+    case HostIsa::kAvx2:
+      return cpuFeatures().avx2;
+    case HostIsa::kAvx2F16c:
+      return cpuFeatures().f16c;
+  }
+  return false;
+}
+
+Result<HostOp> hostOp(DataType type, RedOp op, const OpArgs& args, HostIsa isa) {
+  const int t = static_cast<int>(type);
+  if (t < 0 || t >= kNumDataTypes) return invalidArgument("unknown datatype " + std::to_string(t));
+  const int o = static_cast<int>(op);
+  if (o < 0 || o > static_cast<int>(RedOp::kPreMulSum)) {
+    return invalidArgument("unknown reduction op " + std::to_string(o));
+  }
+  if (op == RedOp::kAvg && args.nranks < 1) {
+    return invalidArgument("avg needs a rank count of at least 1, got " +
+                           std::to_string(args.nranks));
+  }
+  if (!hostIsaSupported(isa)) {
+    return invalidUsage("this CPU cannot run the requested build of the reduction loops");
+  }
+  HostOp fns = lookup(type, op, args, resolve(isa));
   if (fns.reduce == nullptr) {
-    return invalidUsage(std::string("reduction of ") + dataTypeName(type) + " with op " +
-                        redOpName(op) + " is not implemented yet in braid");
+    return internalError(std::string("no host loops for ") + dataTypeName(type) + " " +
+                         redOpName(op));
   }
   return fns;
 }
 
-Result<HostReduceFn> hostReduceFn(DataType type, RedOp op) {
-  BRAID_ASSIGN_OR_RETURN(HostReduceFns fns, hostReduceFns(type, op));
-  return fns.reduce;
+void HostOp::loadInput(void* dst, const void* in, size_t count, size_t elemBytes) const {
+  if (load != nullptr) {
+    load(args, dst, in, count);
+  } else if (dst != in) {
+    copyBytes(dst, in, count * elemBytes);
+  }
 }
 
 namespace {
@@ -106,7 +128,7 @@ using CopyFn = void (*)(unsigned char*, const unsigned char*, size_t);
 
 CopyFn pickCopy() {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx2")) return copyWordsAvx2;
+  if (cpuFeatures().avx2) return copyWordsAvx2;
 #endif
   return copyWords;
 }

@@ -56,9 +56,9 @@ struct HostOp {
 /// every build against the same reference on a machine that has them.
 enum class HostIsa {
   kBest,
-  kPortable,   ///< the compiler's baseline target (SSE2 on x86-64)
-  kAvx2,       ///< the same loops compiled for AVX2
-  kAvx2F16c,   ///< kAvx2, with float16 converted by F16C instructions
+  kPortable,  ///< the compiler's baseline target (SSE2 on x86-64)
+  kAvx2,      ///< the same loops compiled for AVX2
+  kAvx2F16c,  ///< kAvx2, and the 16- and 8-bit float types converted 8 lanes at a time
 };
 
 /// Whether this CPU runs `isa` (kBest and kPortable always).
@@ -66,8 +66,7 @@ bool hostIsaSupported(HostIsa isa);
 
 /// The loops for (type, op) with `args`; an error for values outside the
 /// enums, an avg without ranks, or an ISA this CPU lacks.
-Result<HostOp> hostOp(DataType type, RedOp op, const OpArgs& args,
-                      HostIsa isa = HostIsa::kBest);
+Result<HostOp> hostOp(DataType type, RedOp op, const OpArgs& args, HostIsa isa = HostIsa::kBest);
 
 /// dst1 = dst2 = src, reading src once (recvCopySend).
 void copyTwice(void* dst1, void* dst2, const void* src, size_t bytes);

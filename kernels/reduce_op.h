@@ -26,8 +26,10 @@ namespace braid::kernels {
 
 /// What an operator needs beyond (type, op): premulsum's scalar, avg's rank count.
 struct OpArgs {
-  alignas(8) unsigned char scalar[8] = {};  ///< premulsum scalar in the element type's representation
-  int nranks = 1;                           ///< avg
+  /// premulsum's scalar, in the element type's representation.
+  alignas(8) unsigned char scalar[8] = {};
+  /// avg's divisor: the number of ranks.
+  int nranks = 1;
 
   /// Copies a premulsum scalar of `bytes` (the element size, at most 8) into `scalar`.
   void setScalar(const void* value, size_t bytes) {

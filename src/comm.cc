@@ -16,27 +16,6 @@
 namespace braid {
 namespace {
 
-Status checkBuffers(const void* input, const void* output, size_t count) {
-  if (count == 0) return Status::success();
-  if (input == nullptr) return invalidArgument("send buffer is NULL with count > 0");
-  if (output == nullptr) return invalidArgument("receive buffer is NULL with count > 0");
-  return Status::success();
-}
-
-Status checkTypeAndOp(DataType type, RedOp op) {
-  int t = static_cast<int>(type);
-  if (t < 0 || t >= kNumDataTypes) {
-    return invalidArgument("unknown datatype " + std::to_string(t));
-  }
-  int o = static_cast<int>(op);
-  if (o < 0 || o >= kNumRedOps) return invalidArgument("unknown reduction op " + std::to_string(o));
-  return Status::success();
-}
-
-// Below this a slice's hand-off (two cache-line transfers, ~0.2 us) costs
-// more than the copy it would overlap (16 KiB at ~10 GB/s is ~1.6 us).
-constexpr size_t kMinSliceBytes = 16 << 10;
-
 uint64_t randomNonce() {
   std::random_device rd;
   return (static_cast<uint64_t>(rd()) << 32) ^ rd();
@@ -108,51 +87,6 @@ transport::WaitContext Comm::Impl::waitContext() const {
   w.abort = &aborted;
   w.spinNs = spinNs;
   return w;
-}
-
-Result<const algo::Schedule*> Comm::Impl::allReduceSchedule(size_t count, DataType type) {
-  const size_t elemBytes = dataTypeSize(type);
-  if (cached && cached->count == count && cached->elemBytes == elemBytes) {
-    return &cached->schedule;
-  }
-  algo::RingParams p;
-  p.nranks = nranks;
-  p.rank = rank;
-  p.order = ring;
-  p.count = count;
-  p.nchannels = static_cast<int>(channels.size());
-  // A round fills half the FIFO, so a step never waits on the receiver's room
-  // for its first slice, and the other half lets the next round start early.
-  p.chunkElems = std::max<size_t>(1, slotBytes * (transport::kFifoSlots / 2) / elemBytes);
-  p.maxSliceElems = std::max<size_t>(1, slotBytes / elemBytes);
-  p.minSliceElems = std::max<size_t>(1, kMinSliceBytes / elemBytes);
-  BRAID_ASSIGN_OR_RETURN(algo::Schedule schedule, algo::ringAllReduce(p));
-  if (config.dumpSchedule) {
-    fprintf(stderr, "[rank %d] %s", rank, algo::formatSchedule(schedule, type).c_str());
-  }
-  cached = CachedSchedule{count, elemBytes, std::move(schedule)};
-  return &cached->schedule;
-}
-
-Status Comm::allReduce(const void* input, void* output, size_t count, DataType type, RedOp op) {
-  Impl& c = *impl_;
-  ActiveCall active(c.activeCalls);
-  log::ScopedLogRank logRank(c.rank);
-  BRAID_TRY(checkTypeAndOp(type, op));
-  BRAID_TRY(checkBuffers(input, output, count));
-  if (c.finalized) return invalidUsage("communicator was finalized");
-  if (c.aborted.load()) return invalidUsage("communicator was aborted");
-  if (c.broken) return c.broken->withContext("communicator unusable after an earlier error");
-  BRAID_ASSIGN_OR_RETURN(kernels::HostReduceFns reduce, kernels::hostReduceFns(type, op));
-  if (count == 0) return Status::success();
-  BRAID_ASSIGN_OR_RETURN(const algo::Schedule* schedule, c.allReduceSchedule(count, type));
-  exec::HostCall call{input, output, dataTypeSize(type), reduce};
-  Status s = exec::runOnHost(*schedule, call, c.connections, c.waitContext());
-  if (!s.ok()) {
-    c.broken = s;
-    BRAID_WARN("allReduce failed: %s", s.message().c_str());
-  }
-  return s;
 }
 
 Status Comm::finalize() {

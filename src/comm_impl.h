@@ -13,6 +13,7 @@
 #include "braid/comm.h"
 #include "config.h"
 #include "exec/host_executor.h"
+#include "kernels/host_reduce.h"
 #include "transport/connection.h"
 
 namespace braid {
@@ -47,6 +48,14 @@ class ActiveCall {
   std::atomic<int>& count_;
 };
 
+/// A premulsum operator made by ncclRedOpCreatePreMulSum.
+struct UserOp {
+  DataType type = DataType::kFloat32;
+  bool byPointer = false;                  ///< read the scalar at each call (ncclScalarDevice)
+  const void* pointer = nullptr;           ///< where, when byPointer
+  alignas(8) unsigned char value[8] = {};  ///< the scalar, when given by value
+};
+
 class Comm::Impl {
  public:
   Config config;
@@ -68,13 +77,19 @@ class Comm::Impl {
   /// the communicator cannot be used again (as with NCCL's async errors).
   std::optional<Status> broken;
 
-  /// The last schedule built, reused while calls repeat (the common case).
+  /// Schedules built recently, reused while calls repeat (the common case).
   struct CachedSchedule {
+    Collective collective;
     size_t count = 0;
     size_t elemBytes = 0;
+    int root = -1;
     algo::Schedule schedule;
   };
-  std::optional<CachedSchedule> cached;
+  std::vector<CachedSchedule> scheduleCache;
+
+  /// ncclRedOpCreatePreMulSum ops, by index (RedOp value - kFirstUserOp);
+  /// empty slots are destroyed ops.
+  std::vector<std::optional<UserOp>> userOps;
 
   /// Point-to-point FIFOs, made the first time a pair needs them: index by
   /// peer rank. The receiver creates its end, the sender opens it when it
@@ -84,7 +99,19 @@ class Comm::Impl {
   uint64_t p2pNonce = 0;
 
   Status connectRing();
-  Result<const algo::Schedule*> allReduceSchedule(size_t count, DataType type);
+  /// One ring collective, as the public methods describe it.
+  struct RingCall {
+    Collective collective;
+    const void* input;
+    void* output;
+    size_t count;
+    DataType type;
+    RedOp op;
+    int root;
+  };
+  Status runRing(const RingCall& call);
+  Result<const algo::Schedule*> ringSchedule(const RingCall& call);
+  Result<kernels::HostOp> hostOpFor(DataType type, RedOp op);
   transport::WaitContext waitContext() const;
 };
 

@@ -110,7 +110,8 @@ P2pOp makeOp(P2pOp::Kind kind, int peer, const void* base, size_t block, size_t 
   op.kind = kind;
   op.peer = peer;
   // Sends only read their buffer.
-  op.buffer = const_cast<char*>(static_cast<const char*>(base)) + block * count * dataTypeSize(type);
+  op.buffer =
+      const_cast<char*>(static_cast<const char*>(base)) + block * count * dataTypeSize(type);
   op.count = count;
   op.type = type;
   return op;
@@ -132,7 +133,8 @@ Status Comm::gather(const void* input, void* output, size_t count, DataType type
   BRAID_TRY(checkRoot(root, size()));
   std::vector<P2pOp> ops{makeOp(P2pOp::Kind::kSend, root, input, 0, count, type)};
   if (rank() == root) {
-    for (int r = 0; r < size(); ++r) ops.push_back(makeOp(P2pOp::Kind::kRecv, r, output, r, count, type));
+    for (int r = 0; r < size(); ++r)
+      ops.push_back(makeOp(P2pOp::Kind::kRecv, r, output, r, count, type));
   }
   return sendRecv(ops);
 }
@@ -141,7 +143,8 @@ Status Comm::scatter(const void* input, void* output, size_t count, DataType typ
   BRAID_TRY(checkRoot(root, size()));
   std::vector<P2pOp> ops;
   if (rank() == root) {
-    for (int r = 0; r < size(); ++r) ops.push_back(makeOp(P2pOp::Kind::kSend, r, input, r, count, type));
+    for (int r = 0; r < size(); ++r)
+      ops.push_back(makeOp(P2pOp::Kind::kSend, r, input, r, count, type));
   }
   ops.push_back(makeOp(P2pOp::Kind::kRecv, root, output, 0, count, type));
   return sendRecv(ops);

@@ -1,134 +1,242 @@
+// Inputs and expected outputs of braid-perf's checks (see data.h).
+//
+// Exactness. Integer types wrap, deterministically, so any inputs do. A
+// floating type holds every integer up to a bound B exactly (float16 2048,
+// bfloat16 256, e4m3 16, e5m2 8, float 2^24, double 2^53); a sum of n
+// integers of magnitude at most m is then exact in any order while n * m <= B,
+// because every partial sum is an integer within B. Sums use m = 8 where that
+// fits, else m = B / n, else (more ranks than B) m = 1 with at most B ranks
+// contributing a nonzero value to each element. Products use {-1, 1, 2}
+// (powers of two, exact) and {-1, 1} in the narrow types, whose range is
+// small. avg inputs are the same on every rank, so the sum n * v is exact
+// when n * |v| <= B and sum / n is v exactly; with more ranks than B the
+// inputs are 0. max and min are exact for any inputs.
 #include "perf/data.h"
 
+#include <algorithm>
 #include <type_traits>
+
+#include "perf/narrow_float.h"
 
 namespace braid::perf {
 namespace {
 
-// A small integer per (rank, element): in [-8, 8] for sum/max/min, in
-// {-1, 1, 2} for prod so that products of many ranks stay exact.
-int64_t smallValue(int rank, size_t i, uint64_t seed, ncclRedOp_t op) {
+uint64_t mix(int rank, size_t i, uint64_t seed) {
   uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull ^
                (static_cast<uint64_t>(rank) + seed) * 0xC2B2AE3D27D4EB4Full;
-  h ^= h >> 29;
-  if (op == ncclProd) {
-    static const int64_t kProdValues[] = {-1, 1, 2, 1};
-    return kProdValues[h & 3];
+  return h ^ (h >> 29);
+}
+
+// An integer in [-m, m] from h.
+int64_t within(uint64_t h, int64_t m) { return static_cast<int64_t>(h % (2 * m + 1)) - m; }
+
+// B above: every integer of magnitude up to it is exact in the type; 0 for
+// the integer types, which wrap instead.
+int64_t exactBound(ncclDataType_t type) {
+  switch (type) {
+    case ncclFloat16:
+      return 2048;
+    case ncclBfloat16:
+      return 256;
+    case ncclFloat8e4m3:
+      return 16;
+    case ncclFloat8e5m2:
+      return 8;
+    case ncclFloat32:
+      return int64_t{1} << 24;
+    case ncclFloat64:
+      return int64_t{1} << 53;
+    default:
+      return 0;
   }
-  return static_cast<int64_t>(h % 17) - 8;
 }
 
-template <typename T>
-T asType(int64_t v) {
-  if (std::is_unsigned<T>::value && v < 0) v = -v;
-  return static_cast<T>(v);
+bool isNarrowFloat(ncclDataType_t type) {
+  return type == ncclFloat16 || type == ncclBfloat16 || type == ncclFloat8e4m3 ||
+         type == ncclFloat8e5m2;
 }
 
-// Integer results wrap, as NCCL's do: compute on the unsigned type.
-template <typename T, bool = std::is_integral<T>::value>
-struct Wrap {
-  using type = T;
-};
-template <typename T>
-struct Wrap<T, true> {
-  using type = std::make_unsigned_t<T>;
-};
+int64_t sumInput(const Inputs& in, int rank, size_t i, uint64_t h) {
+  const int64_t bound = exactBound(in.type);
+  if (bound == 0 || 8 * static_cast<int64_t>(in.nranks) <= bound) return within(h, 8);
+  if (in.nranks <= bound) return within(h, bound / in.nranks);
+  // Element i takes nonzero values from ranks r with (r + i) % groups == 0:
+  // at most ceil(nranks / groups) <= bound of them.
+  const int64_t groups = (in.nranks + bound - 1) / bound;
+  return (static_cast<int64_t>(i) + rank) % groups == 0 ? within(h, 1) : 0;
+}
 
-template <typename T>
-T combine(T a, T b, ncclRedOp_t op) {
-  using W = typename Wrap<T>::type;
-  switch (op) {
+// Rank `rank`'s input at element i, as an integer.
+int64_t inputValue(const Inputs& in, int rank, size_t i) {
+  const uint64_t h = mix(rank, i, in.seed);
+  if (!in.reduces) return within(h, 8);
+  switch (in.op) {
     case ncclSum:
-      return static_cast<T>(static_cast<W>(static_cast<W>(a) + static_cast<W>(b)));
+      return sumInput(in, rank, i, h);
+    case ncclProd: {
+      if (isNarrowFloat(in.type)) return (h & 1) != 0 ? 1 : -1;
+      static const int64_t kValues[] = {-1, 1, 2, 1};
+      return kValues[h & 3];
+    }
+    case ncclAvg: {
+      const int64_t bound = exactBound(in.type);
+      const int64_t m = bound == 0 ? 8 : std::min<int64_t>(8, bound / in.nranks);
+      return m == 0 ? 0 : within(mix(0, i, in.seed), m);
+    }
+    default:  // max, min
+      return within(h, 8);
+  }
+}
+
+// How each element type is stored and read back.
+template <typename T>
+struct Native {
+  using Store = T;
+  static constexpr bool kInteger = std::is_integral<T>::value;
+  // Unsigned types take the magnitude, so that max and min see varied values.
+  static Store fromInt(int64_t v) {
+    if (std::is_unsigned<T>::value && v < 0) v = -v;
+    return static_cast<Store>(v);
+  }
+  static Store fromDouble(double v) { return static_cast<Store>(v); }
+  static double toDouble(Store s) { return static_cast<double>(s); }
+};
+
+template <NarrowFormat kFormat, typename Bits>
+struct Narrow {
+  using Store = Bits;
+  static constexpr bool kInteger = false;
+  static Store fromInt(int64_t v) { return fromDouble(static_cast<double>(v)); }
+  static Store fromDouble(double v) { return static_cast<Store>(narrowFromDouble(v, kFormat)); }
+  static double toDouble(Store s) { return narrowToDouble(s, kFormat); }
+};
+
+// Integer arithmetic wraps, as NCCL's does: it is done on the unsigned type.
+template <typename T>
+T combineInt(T a, T b, ncclRedOp_t op) {
+  using W = std::make_unsigned_t<T>;
+  switch (op) {
     case ncclProd:
       return static_cast<T>(static_cast<W>(static_cast<W>(a) * static_cast<W>(b)));
     case ncclMax:
       return a < b ? b : a;
-    default:
+    case ncclMin:
       return b < a ? b : a;
+    default:  // sum, avg
+      return static_cast<T>(static_cast<W>(static_cast<W>(a) + static_cast<W>(b)));
   }
 }
 
-template <typename T>
-void fillT(T* buf, size_t count, ncclRedOp_t op, int rank, uint64_t seed) {
-  for (size_t i = 0; i < count; ++i) buf[i] = asType<T>(smallValue(rank, i, seed, op));
-}
-
-template <typename T>
-int64_t checkT(const T* buf, size_t count, ncclRedOp_t op, int nranks, uint64_t seed) {
-  int64_t wrong = 0;
-  for (size_t i = 0; i < count; ++i) {
-    T want = asType<T>(smallValue(0, i, seed, op));
-    for (int r = 1; r < nranks; ++r)
-      want = combine(want, asType<T>(smallValue(r, i, seed, op)), op);
-    if (!(buf[i] == want)) ++wrong;
+double combineDouble(double a, double b, ncclRedOp_t op) {
+  switch (op) {
+    case ncclProd:
+      return a * b;
+    case ncclMax:
+      return std::max(a, b);
+    case ncclMin:
+      return std::min(a, b);
+    default:  // sum, avg
+      return a + b;
   }
-  return wrong;
 }
 
-template <template <typename> class Fn, typename... Args>
-auto dispatch(ncclDataType_t type, Args&&... args) {
+// The reduction over every rank's element i. Floating results are computed in
+// double, exactly (see the top of the file), and rounded to the type once.
+template <typename C>
+typename C::Store expectedReduce(const Inputs& in, size_t i) {
+  using S = typename C::Store;
+  if constexpr (C::kInteger) {
+    S acc = C::fromInt(inputValue(in, 0, i));
+    for (int r = 1; r < in.nranks; ++r)
+      acc = combineInt(acc, C::fromInt(inputValue(in, r, i)), in.op);
+    if (in.op != ncclAvg) return acc;
+    // avg of integers: the wrapped sum divided, truncating toward zero.
+    if (std::is_signed<S>::value) return static_cast<S>(static_cast<int64_t>(acc) / in.nranks);
+    return static_cast<S>(static_cast<uint64_t>(acc) / static_cast<uint64_t>(in.nranks));
+  } else {
+    double acc = static_cast<double>(inputValue(in, 0, i));
+    for (int r = 1; r < in.nranks; ++r) {
+      acc = combineDouble(acc, static_cast<double>(inputValue(in, r, i)), in.op);
+    }
+    if (in.op == ncclAvg) acc /= in.nranks;
+    return C::fromDouble(acc);
+  }
+}
+
+// Equal values; for floating types by value, so that -0 equals +0 and NaN equals nothing.
+template <typename C>
+bool same(typename C::Store a, typename C::Store b) {
+  if constexpr (C::kInteger) {
+    return a == b;
+  } else {
+    return C::toDouble(a) == C::toDouble(b);
+  }
+}
+
+// Calls visit(codec) with the codec of `type`, a value whose type names it.
+template <typename Visit>
+auto withCodec(ncclDataType_t type, Visit&& visit) {
   switch (type) {
     case ncclInt8:
-      return Fn<int8_t>()(args...);
+      return visit(Native<int8_t>());
     case ncclUint8:
-      return Fn<uint8_t>()(args...);
+      return visit(Native<uint8_t>());
     case ncclInt32:
-      return Fn<int32_t>()(args...);
+      return visit(Native<int32_t>());
     case ncclUint32:
-      return Fn<uint32_t>()(args...);
+      return visit(Native<uint32_t>());
     case ncclInt64:
-      return Fn<int64_t>()(args...);
+      return visit(Native<int64_t>());
     case ncclUint64:
-      return Fn<uint64_t>()(args...);
+      return visit(Native<uint64_t>());
+    case ncclFloat16:
+      return visit(Narrow<NarrowFormat::kFloat16, uint16_t>());
     case ncclFloat64:
-      return Fn<double>()(args...);
+      return visit(Native<double>());
+    case ncclBfloat16:
+      return visit(Narrow<NarrowFormat::kBfloat16, uint16_t>());
+    case ncclFloat8e4m3:
+      return visit(Narrow<NarrowFormat::kFloat8e4m3, uint8_t>());
+    case ncclFloat8e5m2:
+      return visit(Narrow<NarrowFormat::kFloat8e5m2, uint8_t>());
     default:
-      return Fn<float>()(args...);
+      return visit(Native<float>());
   }
 }
-
-template <typename T>
-struct Fill {
-  int64_t operator()(void* buf, size_t count, ncclRedOp_t op, int rank, uint64_t seed) {
-    fillT(static_cast<T*>(buf), count, op, rank, seed);
-    return 0;
-  }
-};
-
-template <typename T>
-struct Check {
-  int64_t operator()(const void* buf, size_t count, ncclRedOp_t op, int nranks, uint64_t seed) {
-    return checkT(static_cast<const T*>(buf), count, op, nranks, seed);
-  }
-};
 
 }  // namespace
 
-bool typeSupported(ncclDataType_t type) {
-  switch (type) {
-    case ncclInt8:
-    case ncclUint8:
-    case ncclInt32:
-    case ncclUint32:
-    case ncclInt64:
-    case ncclUint64:
-    case ncclFloat32:
-    case ncclFloat64:
-      return true;
-    default:
-      return false;
-  }
+void fillInput(const Inputs& in, int rank, size_t firstIndex, void* buf, size_t count) {
+  withCodec(in.type, [&](auto codec) {
+    using C = decltype(codec);
+    auto* out = static_cast<typename C::Store*>(buf);
+    for (size_t k = 0; k < count; ++k) out[k] = C::fromInt(inputValue(in, rank, firstIndex + k));
+  });
 }
 
-void fillInput(void* buf, size_t count, ncclDataType_t type, ncclRedOp_t op, int rank,
-               uint64_t seed) {
-  dispatch<Fill>(type, buf, count, op, rank, seed);
+int64_t countWrongCopy(const Inputs& in, int srcRank, size_t srcIndex, const void* buf,
+                       size_t count) {
+  return withCodec(in.type, [&](auto codec) {
+    using C = decltype(codec);
+    const auto* got = static_cast<const typename C::Store*>(buf);
+    int64_t wrong = 0;
+    for (size_t k = 0; k < count; ++k) {
+      if (!same<C>(got[k], C::fromInt(inputValue(in, srcRank, srcIndex + k)))) ++wrong;
+    }
+    return wrong;
+  });
 }
 
-int64_t countWrongAllReduce(const void* buf, size_t count, ncclDataType_t type, ncclRedOp_t op,
-                            int nranks, uint64_t seed) {
-  return dispatch<Check>(type, buf, count, op, nranks, seed);
+int64_t countWrongReduce(const Inputs& in, size_t srcIndex, const void* buf, size_t count) {
+  return withCodec(in.type, [&](auto codec) {
+    using C = decltype(codec);
+    const auto* got = static_cast<const typename C::Store*>(buf);
+    int64_t wrong = 0;
+    for (size_t k = 0; k < count; ++k) {
+      if (!same<C>(got[k], expectedReduce<C>(in, srcIndex + k))) ++wrong;
+    }
+    return wrong;
+  });
 }
 
 }  // namespace braid::perf

@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "nccl.h"
-#include "perf/data.h"
 #include "perf/launch.h"
 #include "perf/options.h"
 #include "perf/ranks.h"
@@ -133,10 +132,6 @@ int main(int argc, char** argv) {
   using namespace braid::perf;
   Options o;
   if (!parseOptions(argc, argv, &o)) return 2;
-  if (!typeSupported(o.type)) {
-    fprintf(stderr, "braid-perf: datatype %s is not supported yet\n", typeName(o.type));
-    return 2;
-  }
   if (o.procs > 0) return runForked(o);
   LaunchInfo launch;
   std::string error;

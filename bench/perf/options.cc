@@ -9,6 +9,8 @@
 #include <cstring>
 #include <string>
 
+#include "perf/collectives.h"
+
 namespace braid::perf {
 namespace {
 
@@ -19,7 +21,7 @@ const char* const kOpNames[] = {"sum", "prod", "max", "min", "avg"};
 void usage(const char* prog) {
   fprintf(stderr,
           "usage: %s <collective> [options]\n"
-          "  collectives: all_reduce\n"
+          "  collectives: %s\n"
           "  -b,--minbytes <n>     smallest size (K/M/G suffixes)      [32M]\n"
           "  -e,--maxbytes <n>     largest size                         [32M]\n"
           "  -i,--stepbytes <n>    size increment                       [1M]\n"
@@ -27,9 +29,10 @@ void usage(const char* prog) {
           "  -n,--iters <n>        timed iterations                     [20]\n"
           "  -w,--warmup_iters <n> warm-up iterations                   [5]\n"
           "  -c,--check <0/1>      check results                        [1]\n"
-          "  -d,--datatype <t>     int8 uint8 int32 uint32 int64 uint64 float double ... [float]\n"
-          "  -o,--op <op>          sum prod max min                     [sum]\n"
-          "  -r,--root <r>         root rank                            [0]\n"
+          "  -d,--datatype <t>     int8 uint8 int32 uint32 int64 uint64 half float double\n"
+          "                        bfloat16 f8e4m3 f8e5m2, or all       [float]\n"
+          "  -o,--op <op>          sum prod max min avg, or all         [sum]\n"
+          "  -r,--root <r>         root rank, or -1 for every rank      [0]\n"
           "  -t,--nthreads <n>     threads per process                  [1]\n"
           "  -g,--ngpus <n>        ranks per thread, driven by groups   [1]\n"
           "  -a,--average <0..3>   time reported: rank 0, avg, min, max [1]\n"
@@ -40,7 +43,7 @@ void usage(const char* prog) {
           "Without --procs, braid-perf joins as one process of a job started by mpirun\n"
           "(OMPI_COMM_WORLD_RANK/SIZE) or a torchrun-style launcher (RANK, WORLD_SIZE,\n"
           "MASTER_ADDR, MASTER_PORT); alone it runs -t x -g ranks in this process.\n",
-          prog);
+          prog, collectiveNames().c_str());
 }
 
 bool parseSize(const char* text, size_t* out) {
@@ -82,15 +85,16 @@ bool parseInt(const char* text, int* out) {
   return true;
 }
 
+// One of `names` (the enum's values in order), or "all" for every one of them.
 template <typename Enum, size_t N>
-bool parseName(const char* text, const char* const (&names)[N], Enum* out) {
+bool parseNames(const char* text, const char* const (&names)[N], std::vector<Enum>* out) {
+  out->clear();
   for (size_t i = 0; i < N; ++i) {
-    if (strcmp(text, names[i]) == 0) {
-      *out = static_cast<Enum>(i);
-      return true;
+    if (strcmp(text, "all") == 0 || strcmp(text, names[i]) == 0) {
+      out->push_back(static_cast<Enum>(i));
     }
   }
-  return false;
+  return !out->empty();
 }
 
 }  // namespace
@@ -148,9 +152,10 @@ bool parseOptions(int argc, char** argv, Options* o) {
     --argc;
     ++argv;
   }
-  if (o->collective != "all_reduce") {
-    fprintf(stderr, "%s: collective '%s' is not implemented yet (available: all_reduce)\n", prog,
-            o->collective.c_str());
+  if (findCollective(o->collective) == nullptr) {
+    fprintf(stderr, "%s: unknown collective '%s' (available: %s)\n", prog, o->collective.c_str(),
+            collectiveNames().c_str());
+    usage(prog);
     return false;
   }
   optind = 1;
@@ -184,13 +189,13 @@ bool parseOptions(int argc, char** argv, Options* o) {
         ok = parseInt(optarg, &o->check);
         break;
       case 'd':
-        ok = parseName(optarg, kTypeNames, &o->type);
+        ok = parseNames(optarg, kTypeNames, &o->types);
         break;
       case 'o':
-        ok = parseName(optarg, kOpNames, &o->op);
+        ok = parseNames(optarg, kOpNames, &o->ops);
         break;
       case 'r':
-        ok = parseInt(optarg, &o->root) && o->root >= 0;
+        ok = parseInt(optarg, &o->root) && o->root >= -1;
         break;
       case 't':
         ok = parseInt(optarg, &o->threads) && o->threads > 0;

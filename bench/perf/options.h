@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "nccl.h"
 
@@ -17,9 +18,11 @@ struct Options {
   int iters = 20;
   int warmupIters = 5;
   int check = 1;
-  ncclDataType_t type = ncclFloat;
-  ncclRedOp_t op = ncclSum;
-  int root = 0;
+  /// -d: the types to run, one table section after another (-d all: every type).
+  std::vector<ncclDataType_t> types{ncclFloat};
+  /// -o: the operators of reducing collectives (-o all: every built-in one).
+  std::vector<ncclRedOp_t> ops{ncclSum};
+  int root = 0;     ///< -r: the root of rooted collectives; -1: every rank in turn
   int threads = 1;  ///< -t: threads per process
   int gpus = 1;     ///< -g: ranks per thread, driven through groups
   int average = 1;  ///< -a: 0 rank 0, 1 average, 2 min, 3 max over ranks

@@ -1,96 +1,55 @@
-// braid-perf's measuring loop: the size sweep, the timing of out-of-place and
-// in-place calls, the check of every rank's output, and the table nccl-tests prints.
+// braid-perf's sweep and table: the sections (-d, -o, -r) one after another,
+// each over the sizes -b .. -e, a row per size with its out-of-place and
+// in-place cells (measure.h), as nccl-tests prints them.
 #include "perf/runner.h"
 
-#include <chrono>
+#include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <vector>
 
-#include "perf/data.h"
+#include "perf/collectives.h"
+#include "perf/measure.h"
 
 namespace braid::perf {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// nccl-tests' bus bandwidth factor for all_reduce: each rank sends and
-// receives 2(n-1)/n of the buffer, which makes busbw comparable across n.
-double busFactor(int nranks) { return nranks > 1 ? 2.0 * (nranks - 1) / nranks : 1.0; }
-
-// Reduces one value per owned rank over all ranks, with the collective being
-// measured; every entry of `values` then holds the result.
-bool reduceDoubles(ThreadRanks& ranks, std::vector<double>* values, ncclRedOp_t op,
-                   const char* what) {
-  return ranks.each(what, [&](Rank& r, size_t g) {
-    double* v = &(*values)[g];
-    return ncclAllReduce(v, v, 1, ncclFloat64, op, r.comm, nullptr);
-  });
-}
-
-struct Measure {
-  double usec = 0;
-  long long wrong = 0;
-};
-
-bool timeAndCheck(const Options& o, ThreadRanks& ranks, size_t count, bool inPlace, uint64_t seed,
-                  Measure* m) {
-  auto input = [inPlace](Rank& r) { return inPlace ? r.recv.data() : r.send.data(); };
-  auto fill = [&] {
-    for (Rank& r : ranks.ranks()) fillInput(input(r), count, o.type, o.op, r.rank, seed);
-  };
-  auto allReduce = [&](Rank& r, size_t) {
-    return ncclAllReduce(input(r), r.recv.data(), count, o.type, o.op, r.comm, nullptr);
-  };
-  fill();
-  for (int i = 0; i < o.warmupIters; ++i) {
-    if (!ranks.each("warm-up", allReduce)) return false;
-    if (inPlace) fill();
+// The sections of the table, in nccl-tests' order: for each type, each
+// operator (reducing collectives), each root (rooted collectives).
+std::vector<Section> sectionsOf(const Options& o, int nranks) {
+  const CollectiveSpec* spec = findCollective(o.collective);
+  std::vector<ncclRedOp_t> ops = spec->hasOp ? o.ops : std::vector<ncclRedOp_t>{ncclSum};
+  std::vector<int> roots{-1};
+  if (spec->rooted && o.root >= 0) roots = {o.root};
+  if (spec->rooted && o.root < 0) {
+    roots.clear();
+    for (int r = 0; r < nranks; ++r) roots.push_back(r);
   }
-  // As nccl-tests: one time per thread, covering all of its ranks.
-  auto t0 = Clock::now();
-  for (int i = 0; i < o.iters; ++i) {
-    if (!ranks.each("allreduce", allReduce)) return false;
-  }
-  double usec = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o.iters;
-  // -a: which time the table shows. Each thread's time enters once per rank
-  // it owns, so the sum over ranks divided by nranks is the mean over threads.
-  ncclRedOp_t agg = o.average == 2 ? ncclMin : o.average == 3 ? ncclMax : ncclSum;
-  if (o.average != 0) {
-    std::vector<double> times(ranks.ranks().size(), usec);
-    if (!reduceDoubles(ranks, &times, agg, "time reduction")) return false;
-    usec = times[0];
-    if (o.average == 1) usec /= ranks.nranks();
-  }
-  m->usec = usec;
-  m->wrong = 0;
-  if (o.check) {
-    fill();
-    if (!ranks.each("check run", allReduce)) return false;
-    std::vector<double> wrong;
-    for (Rank& r : ranks.ranks()) {
-      wrong.push_back(static_cast<double>(
-          countWrongAllReduce(r.recv.data(), count, o.type, o.op, ranks.nranks(), seed)));
+  std::vector<Section> sections;
+  for (ncclDataType_t type : o.types) {
+    for (ncclRedOp_t op : ops) {
+      for (int root : roots) sections.push_back({spec, type, op, root});
     }
-    if (!reduceDoubles(ranks, &wrong, ncclSum, "#wrong reduction")) return false;
-    m->wrong = static_cast<long long>(wrong[0]);
   }
-  return true;
+  return sections;
 }
 
-void printRow(const Options& o, size_t bytes, size_t count, int nranks, const Measure& outOfPlace,
+double algbw(size_t bytes, const Measure& m) {
+  return m.usec > 0 ? static_cast<double>(bytes) / m.usec / 1e3 : 0;
+}
+
+void printRow(const Section& s, size_t bytes, size_t count, int nranks, const Measure& outOfPlace,
               const Measure& inPlace) {
-  printf("%12zu  %12zu  %8s  %6s  %6d", bytes, count, typeName(o.type), opName(o.op), -1);
+  printf("%12zu  %12zu  %8s  %6s  %6d", bytes, count, typeName(s.type),
+         s.spec->hasOp ? opName(s.op) : "none", s.root);
   for (const Measure* m : {&outOfPlace, &inPlace}) {
-    double algbw = m->usec > 0 ? static_cast<double>(bytes) / m->usec / 1e3 : 0;
-    double busbw = algbw * busFactor(nranks);
     char wrong[32];
-    if (o.check) {
+    if (m->checked) {
       snprintf(wrong, sizeof(wrong), "%lld", m->wrong);
     } else {
       snprintf(wrong, sizeof(wrong), "N/A");
     }
-    printf("  %8.2f  %6.2f  %6.2f  %6s", m->usec, algbw, busbw, wrong);
+    printf("  %8.2f  %6.2f  %6.2f  %6s", m->usec, algbw(bytes, *m),
+           algbw(bytes, *m) * s.spec->busFactor(nranks), wrong);
   }
   printf("\n");
   fflush(stdout);
@@ -127,40 +86,46 @@ void printHeader(const Options& o, int nranks, const int* pids) {
 }
 
 long long runBenchmark(const Options& o, ThreadRanks& ranks) {
-  const size_t elem = typeSize(o.type);
   for (Rank& r : ranks.ranks()) {
-    r.send.assign(o.maxBytes + elem, 0);
-    r.recv.assign(o.maxBytes + elem, 0);
+    // The largest element is 8 bytes: room for a whole one past maxBytes.
+    r.send.assign(o.maxBytes + 8, 0);
+    r.recv.assign(o.maxBytes + 8, 0);
   }
+  const int nranks = ranks.nranks();
+  const std::vector<Section> sections = sectionsOf(o, nranks);
   long long totalWrong = 0;
   double busbwSum = 0;
-  int rows = 0;
+  int cells = 0;
   for (int cycle = 0; cycle < o.cycles; ++cycle) {
-    for (size_t bytes = o.minBytes; bytes <= o.maxBytes;) {
-      size_t count = bytes / elem;
-      Measure outOfPlace, inPlace;
-      uint64_t seed = bytes * 31 + cycle;
-      if (!timeAndCheck(o, ranks, count, false, seed, &outOfPlace)) return -1;
-      if (!timeAndCheck(o, ranks, count, true, seed, &inPlace)) return -1;
-      totalWrong += outOfPlace.wrong + inPlace.wrong;
-      if (ranks.leads()) {
-        printRow(o, count * elem, count, ranks.nranks(), outOfPlace, inPlace);
-        // As nccl-tests: the average over every row of both columns.
-        for (const Measure* m : {&outOfPlace, &inPlace}) {
-          double algbw = m->usec > 0 ? static_cast<double>(count * elem) / m->usec / 1e3 : 0;
-          busbwSum += algbw * busFactor(ranks.nranks());
-          ++rows;
+    for (size_t i = 0; i < sections.size(); ++i) {
+      const Section& s = sections[i];
+      const size_t elem = typeSize(s.type);
+      for (size_t bytes = o.minBytes; bytes <= o.maxBytes;) {
+        const Geometry g = s.spec->geometry(bytes / elem, elem, nranks);
+        const size_t size = std::max(g.sendCount, g.recvCount) * elem;
+        Measure outOfPlace, inPlace;
+        const uint64_t seed = bytes * 31 + cycle + i * 1000003;
+        if (!measure(o, ranks, s, g, false, seed, &outOfPlace)) return -1;
+        if (!measure(o, ranks, s, g, true, seed, &inPlace)) return -1;
+        totalWrong += outOfPlace.wrong + inPlace.wrong;
+        if (ranks.leads()) {
+          printRow(s, size, g.paramCount, nranks, outOfPlace, inPlace);
+          // As nccl-tests: the average over every row of both columns.
+          for (const Measure* m : {&outOfPlace, &inPlace}) {
+            busbwSum += algbw(size, *m) * s.spec->busFactor(nranks);
+            ++cells;
+          }
         }
+        size_t next =
+            o.stepFactor > 1 ? static_cast<size_t>(bytes * o.stepFactor) : bytes + o.stepBytes;
+        if (next <= bytes) break;
+        bytes = next;
       }
-      size_t next =
-          o.stepFactor > 1 ? static_cast<size_t>(bytes * o.stepFactor) : bytes + o.stepBytes;
-      if (next <= bytes) break;
-      bytes = next;
     }
   }
   if (ranks.leads()) {
     printf("# Wrong elements       : %lld %s\n", totalWrong, totalWrong == 0 ? "OK" : "FAILED");
-    printf("# Avg bus bandwidth    : %g \n#\n", rows > 0 ? busbwSum / rows : 0.0);
+    printf("# Avg bus bandwidth    : %g \n#\n", cells > 0 ? busbwSum / cells : 0.0);
     fflush(stdout);
   }
   return totalWrong;

@@ -61,7 +61,26 @@ class Comm {
 
   /// output[i] = op over all ranks of input[i], for i < count, on every rank.
   /// input == output is the in-place form. Completes before it returns.
+  /// `op` is a built-in RedOp or one made by createPreMulSum.
   Status allReduce(const void* input, void* output, size_t count, DataType type, RedOp op);
+  /// input holds size() blocks of recvCount; rank r's output = op over all
+  /// ranks of their block r. In place: output == input + rank() * recvCount.
+  Status reduceScatter(const void* input, void* output, size_t recvCount, DataType type, RedOp op);
+  /// output block r (sendCount elements) = rank r's input, on every rank.
+  /// In place: input == output + rank() * sendCount.
+  Status allGather(const void* input, void* output, size_t sendCount, DataType type);
+  /// Every rank's output = the root's input (only the root reads an input).
+  Status broadcast(const void* input, void* output, size_t count, DataType type, int root);
+  /// The root's output = op over all ranks of input (only the root writes).
+  Status reduce(const void* input, void* output, size_t count, DataType type, RedOp op, int root);
+
+  /// Makes a premulsum operator: each rank's input is multiplied by *scalar
+  /// (of `type`) before the sum. With scalarByPointer the scalar is read from
+  /// `scalar` at every call that uses the operator; otherwise copied now.
+  /// The returned value is used as a RedOp with this communicator only.
+  Result<RedOp> createPreMulSum(const void* scalar, DataType type, bool scalarByPointer);
+  /// Frees an operator from createPreMulSum.
+  Status destroyOp(RedOp op);
 
   /// Runs a batch of sends and receives with any peers, all at once, so the
   /// order of the calls within the batch cannot deadlock (a ring exchange

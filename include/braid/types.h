@@ -39,6 +39,9 @@ enum class RedOp : int {
 };
 /// Number of built-in operators (ncclNumOps); kPreMulSum is not one of them.
 inline constexpr int kNumRedOps = 5;
+/// RedOp values from here on name operators a communicator made
+/// (Comm::createPreMulSum), not built-ins.
+inline constexpr int kFirstUserOp = 256;
 
 /// Size in bytes of one element of `type` (0 for a value out of range).
 inline size_t dataTypeSize(DataType type) {

@@ -34,14 +34,23 @@ Result<DataType> dataTypeFrom(ncclDataType_t type) {
   return static_cast<DataType>(t);
 }
 
+RedOp userOpFrom(int ncclValue) {
+  return static_cast<RedOp>(kFirstUserOp + (ncclValue - kNumRedOps));
+}
+
+int ncclValueOfUserOp(RedOp op) { return static_cast<int>(op) - kFirstUserOp + kNumRedOps; }
+
 Result<RedOp> redOpFrom(ncclRedOp_t op) {
   int o = static_cast<int>(op);
-  if (o < 0 || o >= kNumRedOps) {
-    return invalidArgument("unknown reduction op " + std::to_string(o) +
-                           " (user-defined ops from ncclRedOpCreatePreMulSum are not "
-                           "implemented yet)");
+  // Handles past this are not ones any communicator could have made.
+  constexpr int kMaxUserOps = 1 << 20;
+  if (o < 0 || o >= kNumRedOps + kMaxUserOps) {
+    return invalidArgument("unknown reduction op " + std::to_string(o));
   }
-  return static_cast<RedOp>(o);
+  if (o < kNumRedOps) return static_cast<RedOp>(o);
+  // ncclRedOpCreatePreMulSum's handles start at ncclNumOps; the communicator
+  // checks that the op is one of its live ones when the call runs.
+  return userOpFrom(o);
 }
 
 ncclResult_t notImplemented(const char* function, const char* plan) {

@@ -41,6 +41,10 @@ Result<Comm*> commFrom(const ncclComm_t comm);
 Result<DataType> dataTypeFrom(ncclDataType_t type);
 Result<RedOp> redOpFrom(ncclRedOp_t op);
 
+/// braid's RedOp for a ncclRedOpCreatePreMulSum handle, and back.
+RedOp userOpFrom(int ncclValue);
+int ncclValueOfUserOp(RedOp op);
+
 /// The error for an entry point braid does not implement yet.
 ncclResult_t notImplemented(const char* function, const char* plan);
 

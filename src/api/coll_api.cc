@@ -62,40 +62,77 @@ BRAID_NCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff
   return braid::api::runOrDefer(c, run);
 }
 
-// The collectives below come with the issue that implements every collective
-// on the CPU path; until then they fail loudly.
-BRAID_NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t count,
-               ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
-               cudaStream_t stream) {
-  (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)op, (void)root, (void)comm,
-      (void)stream;
-  return braid::api::notImplemented("ncclReduce", "planned with the other collectives");
-}
-
-BRAID_NCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datatype, int root,
-               ncclComm_t comm, cudaStream_t stream) {
-  (void)buff, (void)count, (void)datatype, (void)root, (void)comm, (void)stream;
-  return braid::api::notImplemented("ncclBcast", "planned with the other collectives");
-}
-
-BRAID_NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size_t count,
-               ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
-  (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)root, (void)comm, (void)stream;
-  return braid::api::notImplemented("ncclBroadcast", "planned with the other collectives");
-}
-
+// Reduce-scatter, all-gather, broadcast and reduce: ring schedules.
 BRAID_NCCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recvbuff,
                size_t recvcount, ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                cudaStream_t stream) {
-  (void)sendbuff, (void)recvbuff, (void)recvcount, (void)datatype, (void)op, (void)comm,
-      (void)stream;
-  return braid::api::notImplemented("ncclReduceScatter", "planned with the other collectives");
+  (void)stream;
+  Comm* c = nullptr;
+  braid::DataType type{};
+  Status s = checkCall(comm, sendbuff, recvbuff, recvcount, datatype, &c, &type);
+  auto redOp = braid::api::redOpFrom(op);
+  if (s.ok()) s = redOp.status();
+  if (!s.ok()) return report(s.withContext("ncclReduceScatter"));
+  return braid::api::runOrDefer(c, [=] {
+    return c->reduceScatter(sendbuff, recvbuff, recvcount, type, redOp.value())
+        .withContext("ncclReduceScatter");
+  });
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff, size_t sendcount,
                ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
-  (void)sendbuff, (void)recvbuff, (void)sendcount, (void)datatype, (void)comm, (void)stream;
-  return braid::api::notImplemented("ncclAllGather", "planned with the other collectives");
+  (void)stream;
+  Comm* c = nullptr;
+  braid::DataType type{};
+  Status s = checkCall(comm, sendbuff, recvbuff, sendcount, datatype, &c, &type);
+  if (!s.ok()) return report(s.withContext("ncclAllGather"));
+  return braid::api::runOrDefer(c, [=] {
+    return c->allGather(sendbuff, recvbuff, sendcount, type).withContext("ncclAllGather");
+  });
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size_t count,
+               ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
+  (void)stream;
+  Comm* c = nullptr;
+  braid::DataType type{};
+  Status s = checkRooted(comm, root, &c);
+  // Only the root reads a send buffer.
+  if (s.ok()) {
+    s = checkCall(comm, sendbuff, recvbuff, count, datatype, &c, &type,
+                  c->rank() == root ? Uses::kBoth : Uses::kRecvOnly);
+  }
+  if (!s.ok()) return report(s.withContext("ncclBroadcast"));
+  return braid::api::runOrDefer(c, [=] {
+    return c->broadcast(sendbuff, recvbuff, count, type, root).withContext("ncclBroadcast");
+  });
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datatype, int root,
+               ncclComm_t comm, cudaStream_t stream) {
+  // The in-place broadcast, as NCCL defines it.
+  return pncclBroadcast(buff, buff, count, datatype, root, comm, stream);
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t count,
+               ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
+               cudaStream_t stream) {
+  (void)stream;
+  Comm* c = nullptr;
+  braid::DataType type{};
+  Status s = checkRooted(comm, root, &c);
+  // Only the root writes a receive buffer.
+  if (s.ok()) {
+    s = checkCall(comm, sendbuff, recvbuff, count, datatype, &c, &type,
+                  c->rank() == root ? Uses::kBoth : Uses::kSendOnly);
+  }
+  auto redOp = braid::api::redOpFrom(op);
+  if (s.ok()) s = redOp.status();
+  if (!s.ok()) return report(s.withContext("ncclReduce"));
+  return braid::api::runOrDefer(c, [=] {
+    return c->reduce(sendbuff, recvbuff, count, type, redOp.value(), root)
+        .withContext("ncclReduce");
+  });
 }
 
 // Gather, scatter and all-to-all run as batches of sends and receives
@@ -107,9 +144,8 @@ BRAID_NCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff,
   braid::DataType type{};
   Status s = checkCall(comm, sendbuff, recvbuff, count, datatype, &c, &type);
   if (!s.ok()) return report(s.withContext("ncclAlltoAll"));
-  return braid::api::runOrDefer(c, [=] {
-    return c->allToAll(sendbuff, recvbuff, count, type).withContext("ncclAlltoAll");
-  });
+  return braid::api::runOrDefer(
+      c, [=] { return c->allToAll(sendbuff, recvbuff, count, type).withContext("ncclAlltoAll"); });
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count,

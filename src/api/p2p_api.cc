@@ -18,8 +18,8 @@ ncclResult_t pointToPoint(const char* name, braid::P2pOp::Kind kind, void* buffe
   if (!type.ok()) return report(type.status().withContext(name));
   if (peer < 0 || peer >= c.value()->size()) {
     return report(braid::invalidArgument(std::string(name) + ": peer " + std::to_string(peer) +
-                                         " is outside [0, " +
-                                         std::to_string(c.value()->size()) + ")"));
+                                         " is outside [0, " + std::to_string(c.value()->size()) +
+                                         ")"));
   }
   if (count > 0 && buffer == nullptr) {
     return report(braid::invalidArgument(
@@ -48,6 +48,5 @@ BRAID_NCCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclD
 BRAID_NCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype,
                int peer, ncclComm_t comm, cudaStream_t stream) {
   (void)stream;
-  return pointToPoint("ncclRecv", braid::P2pOp::Kind::kRecv, recvbuff, count, datatype, peer,
-                      comm);
+  return pointToPoint("ncclRecv", braid::P2pOp::Kind::kRecv, recvbuff, count, datatype, peer, comm);
 }

@@ -60,14 +60,3 @@ BRAID_NCCL_API(ncclResult_t, ncclCommWindowDeregister, ncclComm_t comm, ncclWind
   (void)comm, (void)win;
   return notImplemented("ncclCommWindowDeregister", "symmetric windows are planned");
 }
-
-BRAID_NCCL_API(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t* op, void* scalar,
-               ncclDataType_t datatype, ncclScalarResidence_t residence, ncclComm_t comm) {
-  (void)op, (void)scalar, (void)datatype, (void)residence, (void)comm;
-  return notImplemented("ncclRedOpCreatePreMulSum", "planned with the full dtype x op matrix");
-}
-
-BRAID_NCCL_API(ncclResult_t, ncclRedOpDestroy, ncclRedOp_t op, ncclComm_t comm) {
-  (void)op, (void)comm;
-  return notImplemented("ncclRedOpDestroy", "planned with the full dtype x op matrix");
-}

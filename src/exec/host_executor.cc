@@ -26,33 +26,31 @@ struct SliceIo {
   size_t count;
 };
 
-void copyIfDistinct(void* dst, const void* src, size_t bytes) {
-  if (dst != src) kernels::copyBytes(dst, src, bytes);
-}
-
-void applyStep(StepOp op, const SliceIo& s, const kernels::HostReduceFns& fns) {
+void applyStep(StepOp op, const SliceIo& s, size_t elemBytes, const kernels::HostOp& red) {
+  // Steps that read this rank's input without reducing it still apply the
+  // operator's pre (premulsum's scalar): loadInput copies when there is none.
   switch (op) {
     case StepOp::kSend:
-      kernels::copyBytes(s.send, s.in, s.bytes);
+      red.loadInput(s.send, s.in, s.count, elemBytes);
       break;
     case StepOp::kRecv:
       kernels::copyBytes(s.out, s.recv, s.bytes);
       break;
     case StepOp::kCopy:
-      copyIfDistinct(s.out, s.in, s.bytes);
+      red.loadInput(s.out, s.in, s.count, elemBytes);
       break;
     case StepOp::kCopySend:
-      kernels::copyBytes(s.send, s.in, s.bytes);
-      copyIfDistinct(s.out, s.in, s.bytes);
+      red.loadInput(s.send, s.in, s.count, elemBytes);
+      red.loadInput(s.out, s.in, s.count, elemBytes);
       break;
     case StepOp::kRecvReduceSend:
-      fns.reduce(s.send, s.recv, s.in, s.count);
+      red.reduce(red.args, s.send, s.recv, s.in, s.count);
       break;
     case StepOp::kRecvReduceCopy:
-      fns.reduce(s.out, s.recv, s.in, s.count);
+      red.reduce(red.args, s.out, s.recv, s.in, s.count);
       break;
     case StepOp::kRecvReduceCopySend:
-      fns.reduce2(s.out, s.send, s.recv, s.in, s.count);
+      red.reduce2(red.args, s.out, s.send, s.recv, s.in, s.count);
       break;
     case StepOp::kRecvCopySend:
       kernels::copyTwice(s.out, s.send, s.recv, s.bytes);
@@ -97,7 +95,7 @@ Status runStep(const Step& step, size_t sliceElems, const HostCall& call,
       BRAID_ASSIGN_OR_RETURN(void* slot, to->waitSlot(sendWait));
       s.send = static_cast<char*>(slot);
     }
-    applyStep(step.op, s, call.reduce);
+    applyStep(step.op, s, call.elemBytes, call.reduce);
     if (sends) to->post(s.bytes);
     if (receives) from->release();
   }

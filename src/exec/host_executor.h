@@ -21,7 +21,7 @@ struct HostCall {
   const void* input = nullptr;
   void* output = nullptr;
   size_t elemBytes = 0;
-  kernels::HostReduceFns reduce;  ///< needed when the schedule reduces
+  kernels::HostOp reduce;  ///< needed when the schedule reduces; finish is the caller's
 };
 
 /// Runs every step of every channel of `schedule`. Channels run one after

@@ -41,23 +41,11 @@ struct Scratch {
 };
 
 std::vector<Unimplemented> unimplementedEntryPoints(Scratch& x) {
-  float* s = x.send.data();
   float* r = x.recv.data();
-  const size_t n = 8;
-  const size_t bytes = n * sizeof(float);
-  const ncclDataType_t f = ncclFloat32;
-  const ncclRedOp_t sum = ncclSum;
-  const ncclScalarResidence_t host = ncclScalarHostImmediate;
-  const auto userOp = static_cast<ncclRedOp_t>(ncclNumOps);
+  const size_t bytes = 8 * sizeof(float);
   Scratch* p = &x;
   // clang-format off
   return {
-      {"ncclReduce", [=](ncclComm_t c) { return ncclReduce(s, r, n, f, sum, 0, c, nullptr); }},
-      {"ncclBcast", [=](ncclComm_t c) { return ncclBcast(r, n, f, 0, c, nullptr); }},
-      {"ncclBroadcast", [=](ncclComm_t c) { return ncclBroadcast(s, r, n, f, 0, c, nullptr); }},
-      {"ncclReduceScatter",
-       [=](ncclComm_t c) { return ncclReduceScatter(s, r, n, f, sum, c, nullptr); }},
-      {"ncclAllGather", [=](ncclComm_t c) { return ncclAllGather(s, r, n, f, c, nullptr); }},
       {"ncclCommSplit", [=](ncclComm_t c) { return ncclCommSplit(c, 0, 0, &p->newComm, nullptr); }},
       {"ncclCommShrink", [=](ncclComm_t c) {
          return ncclCommShrink(c, nullptr, 0, &p->newComm, nullptr, NCCL_SHRINK_DEFAULT); }},
@@ -72,9 +60,6 @@ std::vector<Unimplemented> unimplementedEntryPoints(Scratch& x) {
        [](ncclComm_t c) { return ncclCommWindowDeregister(c, nullptr); }},
       {"ncclMemAlloc", [=](ncclComm_t) { return ncclMemAlloc(&p->ptr, 4096); }},
       {"ncclMemFree", [=](ncclComm_t) { return ncclMemFree(r); }},
-      {"ncclRedOpCreatePreMulSum", [=](ncclComm_t c) {
-         return ncclRedOpCreatePreMulSum(&p->op, &p->scalar, f, host, c); }},
-      {"ncclRedOpDestroy", [=](ncclComm_t c) { return ncclRedOpDestroy(userOp, c); }},
   };
   // clang-format on
 }
@@ -96,19 +81,6 @@ TEST(NotImplementedNullComm, EveryEntryPointFailsWithoutCrashing) {
   for (const Unimplemented& entry : unimplementedEntryPoints(scratch)) {
     SCOPED_TRACE(entry.name);
     EXPECT_TRUE(failsWith([&] { return entry.call(nullptr); }, std::nullopt));
-  }
-}
-
-TEST_F(NotImplementedOneRank, ReductionsWithoutAHostLoopSaySo) {
-  // ncclAvg and the 16-bit and 8-bit float types are valid NCCL arguments that the host path
-  // cannot reduce yet: the answer must be "not implemented", not "invalid argument".
-  std::vector<float> buf(4, 1.0f);  // the values do not matter, only the type and op
-  EXPECT_TRUE(failsWith([&] { return allReduce(buf.data(), buf.data(), 4, ncclFloat32, ncclAvg); },
-                        ncclInvalidUsage, {"not implemented"}, comm_));
-  for (ncclDataType_t type : {ncclFloat16, ncclBfloat16, ncclFloat8e4m3, ncclFloat8e5m2}) {
-    SCOPED_TRACE("datatype " + std::to_string(type));
-    EXPECT_TRUE(failsWith([&] { return allReduce(buf.data(), buf.data(), 4, type); },
-                          ncclInvalidUsage, {"not implemented"}, comm_));
   }
 }
 

@@ -96,6 +96,17 @@ check_table() {
   grep -q '^# Wrong elements *: 0 OK' "$out" || fail "no '# Wrong elements : 0 OK' line" "$out"
 }
 
+# type_size NAME: bytes per element of braid-perf's datatype NAME (-d).
+type_size() {
+  case $1 in
+    int8 | uint8 | f8e4m3 | f8e5m2) echo 1 ;;
+    half | bfloat16) echo 2 ;;
+    int32 | uint32 | float) echo 4 ;;
+    int64 | uint64 | double) echo 8 ;;
+    *) fail "unknown datatype '$1'" ;;
+  esac
+}
+
 # free_port: a TCP port nobody listens on now (the kernel's choice, through Python when there is
 # one; otherwise a random one of the dynamic range).
 free_port() {

@@ -1,106 +1,511 @@
-// The host reduction loops against a scalar reference, for every (type, op)
-// implemented, with lengths that exercise vector bodies and tails, aliasing
-// (in-place) use, the fused two-destination forms, and integer wrap-around.
+// The host loops (kernels/host_reduce.h) for every (datatype, op) pair and
+// every build of them this CPU runs (portable, AVX2, F16C), against a scalar
+// reference written here: integers in 64-bit modular arithmetic, floats in
+// double rounded to the element type (by float_reference.h's independent
+// model for the 16- and 8-bit types). Lengths exercise vector bodies and
+// tails; aliasing (in-place), the two-destination form, premulsum's load and
+// avg's finish are covered, and all builds must agree bit for bit, NaN
+// payloads included.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
+#include <type_traits>
 #include <vector>
 
+#include "kernels/float_types.h"
+#include "kernels/host_narrow_simd.h"
 #include "kernels/host_reduce.h"
-#include "kernels/reduce_op.h"
+#include "unit/float_reference.h"
 
 namespace braid::kernels {
 namespace {
 
+const RedOp kAllOps[] = {RedOp::kSum, RedOp::kProd, RedOp::kMax,
+                         RedOp::kMin, RedOp::kAvg,  RedOp::kPreMulSum};
+const size_t kLengths[] = {0, 1, 7, 33, 1000, 4099};
+
+std::vector<HostIsa> supportedIsas() {
+  std::vector<HostIsa> isas;
+  for (HostIsa isa : {HostIsa::kBest, HostIsa::kPortable, HostIsa::kAvx2, HostIsa::kAvx2F16c}) {
+    if (hostIsaSupported(isa)) isas.push_back(isa);
+  }
+  return isas;
+}
+
+const char* isaName(HostIsa isa) {
+  switch (isa) {
+    case HostIsa::kBest:
+      return "best";
+    case HostIsa::kPortable:
+      return "portable";
+    case HostIsa::kAvx2:
+      return "avx2";
+    case HostIsa::kAvx2F16c:
+      return "avx2+f16c";
+  }
+  return "?";
+}
+
+// ---- The reference arithmetic, one model per kind of element type ----------
+
+/// Integers: sums and products modulo 2^bits, division truncating toward zero.
 template <typename T>
-T reference(T a, T b, RedOp op) {
-  using W = typename WrapType<T>::type;  // unsigned for integers: wraps
+struct IntModel {
+  static T sum(T a, T b) {
+    return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  }
+  static T prod(T a, T b) {
+    return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  }
+  static T max(T a, T b) { return a > b ? a : b; }
+  static T min(T a, T b) { return a < b ? a : b; }
+  static T div(T a, int n) {
+    if constexpr (std::is_signed<T>::value) return static_cast<T>(static_cast<int64_t>(a) / n);
+    return static_cast<T>(static_cast<uint64_t>(a) / static_cast<uint64_t>(n));
+  }
+  static bool isNan(T) { return false; }
+  static T random(std::mt19937_64& rng) { return static_cast<T>(rng()); }
+  static std::vector<T> scalars() { return {T(1), static_cast<T>(-3), T(7)}; }
+};
+
+/// Floating types: the exact operation in double, then one rounding to T.
+/// For float and the narrow types, double is wide enough that rounding the
+/// double result again gives the correctly rounded T (53 >= 2 * 24 + 2).
+template <typename T, typename Codec>
+struct FloatModel {
+  static double d(T x) { return Codec::toDouble(x); }
+  static T r(double v) { return Codec::fromDouble(v); }
+  static T sum(T a, T b) { return r(d(a) + d(b)); }
+  static T prod(T a, T b) { return r(d(a) * d(b)); }
+  static T max(T a, T b) { return r(d(a) < d(b) ? d(b) : d(a)); }  // NaN in a wins
+  static T min(T a, T b) { return r(d(b) < d(a) ? d(b) : d(a)); }
+  static T div(T a, int n) { return r(d(a) / n); }
+  static bool isNan(T x) { return std::isnan(d(x)); }
+  static T random(std::mt19937_64& rng) { return Codec::random(rng); }
+  static std::vector<T> scalars() { return {r(1.0), r(-2.0), r(0.5), r(3.0), r(0.1)}; }
+};
+
+template <typename T>
+T randomNative(std::mt19937_64& rng) {
+  // Mostly ordinary values, some of every special class.
+  static const T kSpecial[] = {T(0),
+                               -T(0),
+                               std::numeric_limits<T>::infinity(),
+                               -std::numeric_limits<T>::infinity(),
+                               std::numeric_limits<T>::quiet_NaN(),
+                               std::numeric_limits<T>::denorm_min(),
+                               std::numeric_limits<T>::max(),
+                               std::numeric_limits<T>::min()};
+  if (rng() % 16 == 0) return kSpecial[rng() % 8];
+  return static_cast<T>(std::uniform_real_distribution<double>(-1e3, 1e3)(rng));
+}
+
+struct FloatCodec {
+  static double toDouble(float x) { return x; }
+  static float fromDouble(double v) { return static_cast<float>(v); }
+  static float random(std::mt19937_64& rng) { return randomNative<float>(rng); }
+};
+struct DoubleCodec {
+  static double toDouble(double x) { return x; }
+  static double fromDouble(double v) { return v; }
+  static double random(std::mt19937_64& rng) { return randomNative<double>(rng); }
+};
+
+/// The narrow types through the independent format model; random inputs are
+/// random bit patterns, so every class (NaN, infinity, subnormal) shows up.
+template <typename T, const reference::FormatSpec& kSpec>
+struct NarrowCodec {
+  static const reference::FormatModel& model() {
+    static const reference::FormatModel m(kSpec);
+    return m;
+  }
+  static double toDouble(T x) { return model().decode(x.bits); }
+  static T fromDouble(double v) { return T{static_cast<decltype(T{}.bits)>(model().roundBits(v))}; }
+  static T random(std::mt19937_64& rng) { return T{static_cast<decltype(T{}.bits)>(rng())}; }
+};
+
+template <typename T>
+struct ModelOf {
+  using type = IntModel<T>;
+};
+template <>
+struct ModelOf<float> {
+  using type = FloatModel<float, FloatCodec>;
+};
+template <>
+struct ModelOf<double> {
+  using type = FloatModel<double, DoubleCodec>;
+};
+template <>
+struct ModelOf<Float16> {
+  using type = FloatModel<Float16, NarrowCodec<Float16, reference::kHalfSpec>>;
+};
+template <>
+struct ModelOf<Bfloat16> {
+  using type = FloatModel<Bfloat16, NarrowCodec<Bfloat16, reference::kBfloat16Spec>>;
+};
+template <>
+struct ModelOf<Float8e4m3> {
+  using type = FloatModel<Float8e4m3, NarrowCodec<Float8e4m3, reference::kE4m3Spec>>;
+};
+template <>
+struct ModelOf<Float8e5m2> {
+  using type = FloatModel<Float8e5m2, NarrowCodec<Float8e5m2, reference::kE5m2Spec>>;
+};
+
+// ---- Checking ----------------------------------------------------------------
+
+/// Equal bits, or both NaN (the reference does not model NaN payloads; the
+/// builds are compared with each other bit for bit instead).
+template <typename T>
+size_t countMismatches(const std::vector<T>& got, const std::vector<T>& want) {
+  using M = typename ModelOf<T>::type;
+  size_t bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const bool same = memcmp(&got[i], &want[i], sizeof(T)) == 0;
+    if (!same && !(M::isNan(got[i]) && M::isNan(want[i]))) ++bad;
+  }
+  return bad;
+}
+
+template <typename T>
+T applyRef(RedOp op, T a, T b) {
+  using M = typename ModelOf<T>::type;
   switch (op) {
-    case RedOp::kSum:
-      if constexpr (std::is_integral<T>::value) return static_cast<T>(W(a) + W(b));
-      return static_cast<T>(a + b);
     case RedOp::kProd:
-      if constexpr (std::is_integral<T>::value) return static_cast<T>(W(a) * W(b));
-      return static_cast<T>(a * b);
+      return M::prod(a, b);
     case RedOp::kMax:
-      return a < b ? b : a;
-    default:
-      return b < a ? b : a;
+      return M::max(a, b);
+    case RedOp::kMin:
+      return M::min(a, b);
+    default:  // sum, avg (sum, then the finish), premulsum (sum of the loaded input)
+      return M::sum(a, b);
   }
 }
 
 template <typename T>
 std::vector<T> randomVector(size_t n, std::mt19937_64& rng) {
   std::vector<T> v(n);
-  for (auto& x : v) {
-    if constexpr (std::is_integral<T>::value) {
-      x = static_cast<T>(rng());
-    } else {
-      x = static_cast<T>(std::uniform_real_distribution<double>(-1e3, 1e3)(rng));
+  for (T& x : v) x = ModelOf<T>::type::random(rng);
+  return v;
+}
+
+/// One (type, op, args) on every build: reduce, reduce2, both aliasings, and
+/// load / finish where the operator has them.
+template <typename T>
+void checkOp(DataType type, RedOp op, const OpArgs& args, const T* scalar, std::mt19937_64& rng) {
+  using M = typename ModelOf<T>::type;
+  const std::string pair = std::string(dataTypeName(type)) + " " + redOpName(op);
+  for (size_t n : kLengths) {
+    const auto recv = randomVector<T>(n, rng);
+    const auto in = randomVector<T>(n, rng);
+    std::vector<T> loaded(in), want(n), finished(n);
+    if (scalar != nullptr) {
+      for (size_t i = 0; i < n; ++i) loaded[i] = M::prod(*scalar, in[i]);
+    }
+    for (size_t i = 0; i < n; ++i) want[i] = applyRef(op, recv[i], loaded[i]);
+    for (size_t i = 0; i < n; ++i) finished[i] = M::div(recv[i], args.nranks);
+    for (HostIsa isa : supportedIsas()) {
+      SCOPED_TRACE(pair + " n=" + std::to_string(n) + " build=" + isaName(isa));
+      auto made = hostOp(type, op, args, isa);
+      ASSERT_TRUE(made.ok()) << made.status().message();
+      const HostOp& h = made.value();
+      ASSERT_NE(h.reduce, nullptr);
+      ASSERT_NE(h.reduce2, nullptr);
+      EXPECT_EQ(h.load != nullptr, op == RedOp::kPreMulSum);
+      EXPECT_EQ(h.finish != nullptr, op == RedOp::kAvg);
+
+      std::vector<T> out(n), out2(n);
+      h.reduce(h.args, out.data(), recv.data(), in.data(), n);
+      EXPECT_EQ(countMismatches(out, want), 0u) << "reduce";
+      std::fill(out.begin(), out.end(), T{});
+      h.reduce2(h.args, out.data(), out2.data(), recv.data(), in.data(), n);
+      EXPECT_EQ(countMismatches(out, want), 0u) << "reduce2, first destination";
+      EXPECT_EQ(countMismatches(out2, want), 0u) << "reduce2, second destination";
+      std::vector<T> inPlace(recv);
+      h.reduce(h.args, inPlace.data(), inPlace.data(), in.data(), n);
+      EXPECT_EQ(countMismatches(inPlace, want), 0u) << "reduce with dst == recv";
+      inPlace = in;
+      h.reduce(h.args, inPlace.data(), recv.data(), inPlace.data(), n);
+      EXPECT_EQ(countMismatches(inPlace, want), 0u) << "reduce with dst == in";
+
+      std::vector<T> load(n);
+      h.loadInput(load.data(), in.data(), n, sizeof(T));
+      EXPECT_EQ(countMismatches(load, loaded), 0u) << "loadInput";
+      if (op == RedOp::kAvg) {
+        std::vector<T> buf(recv);
+        h.finishOutput(buf.data(), n);
+        EXPECT_EQ(countMismatches(buf, finished), 0u) << "finish with nranks " << args.nranks;
+      }
     }
   }
-  return v;
 }
 
 template <typename T>
 void checkType(DataType type) {
-  std::mt19937_64 rng(42);
-  for (RedOp op : {RedOp::kSum, RedOp::kProd, RedOp::kMax, RedOp::kMin}) {
-    auto fns = hostReduceFns(type, op);
-    ASSERT_TRUE(fns.ok()) << fns.status().message();
-    for (size_t n : {size_t(0), size_t(1), size_t(7), size_t(33), size_t(1000), size_t(4099)}) {
-      auto a = randomVector<T>(n, rng);
-      auto b = randomVector<T>(n, rng);
-      std::vector<T> want(n), out(n), out2(n);
-      for (size_t i = 0; i < n; ++i) want[i] = reference(a[i], b[i], op);
-      fns.value().reduce(out.data(), a.data(), b.data(), n);
-      EXPECT_EQ(0, memcmp(out.data(), want.data(), n * sizeof(T)))
-          << dataTypeName(type) << " " << redOpName(op) << " n=" << n;
-      fns.value().reduce2(out.data(), out2.data(), a.data(), b.data(), n);
-      EXPECT_EQ(0, memcmp(out2.data(), want.data(), n * sizeof(T)));
-      EXPECT_EQ(0, memcmp(out.data(), want.data(), n * sizeof(T)));
-      // In place: dst is one of the inputs.
-      fns.value().reduce(a.data(), a.data(), b.data(), n);
-      EXPECT_EQ(0, memcmp(a.data(), want.data(), n * sizeof(T)));
+  using M = typename ModelOf<T>::type;
+  std::mt19937_64 rng(42 + static_cast<int>(type));
+  for (RedOp op : kAllOps) {
+    if (op == RedOp::kPreMulSum) {
+      for (T s : M::scalars()) {
+        OpArgs args;
+        args.setScalar(&s, sizeof s);
+        checkOp<T>(type, op, args, &s, rng);
+      }
+    } else if (op == RedOp::kAvg) {
+      for (int nranks : {1, 2, 3, 7, 200}) {
+        OpArgs args;
+        args.nranks = nranks;
+        checkOp<T>(type, op, args, nullptr, rng);
+      }
+    } else {
+      checkOp<T>(type, op, OpArgs{}, nullptr, rng);
     }
   }
 }
 
-TEST(HostReduce, EveryNativeTypeAndOpMatchesScalarReference) {
+TEST(HostReduce, IntegerTypesMatchReference) {
   checkType<int8_t>(DataType::kInt8);
   checkType<uint8_t>(DataType::kUint8);
   checkType<int32_t>(DataType::kInt32);
   checkType<uint32_t>(DataType::kUint32);
   checkType<int64_t>(DataType::kInt64);
   checkType<uint64_t>(DataType::kUint64);
+}
+
+TEST(HostReduce, FloatAndDoubleMatchReference) {
   checkType<float>(DataType::kFloat32);
   checkType<double>(DataType::kFloat64);
 }
 
+TEST(HostReduce, HalfAndBfloat16MatchReference) {
+  checkType<Float16>(DataType::kFloat16);
+  checkType<Bfloat16>(DataType::kBfloat16);
+}
+
+TEST(HostReduce, Fp8MatchesReference) {
+  checkType<Float8e4m3>(DataType::kFloat8e4m3);
+  checkType<Float8e5m2>(DataType::kFloat8e5m2);
+}
+
+/// Every build gives the portable build's bits, NaN payloads included: every
+/// 16-bit (8-bit) pattern against random partners, through every operator.
+/// The one freedom: when both operands are NaN, which payload survives is
+/// left open by IEEE 754, and compilers swap the operands of commutative
+/// vector operations, so then only NaN-ness must agree.
+template <typename T>
+void checkBuildsAgree(DataType type, size_t patterns) {
+  using M = typename ModelOf<T>::type;
+  std::vector<T> recv(patterns), in(patterns);
+  std::mt19937_64 rng(5);
+  for (size_t i = 0; i < patterns; ++i) {
+    recv[i] = T{static_cast<decltype(T{}.bits)>(i)};
+    in[i] = T{static_cast<decltype(T{}.bits)>(rng())};
+  }
+  OpArgs args;
+  args.nranks = 3;
+  const T scalar = T::fromFloat(-0.7f);
+  args.setScalar(&scalar, sizeof scalar);
+  for (RedOp op : kAllOps) {
+    auto portable = hostOp(type, op, args, HostIsa::kPortable);
+    ASSERT_TRUE(portable.ok());
+    std::vector<T> want(patterns), wantFinish(recv);
+    portable.value().reduce(args, want.data(), recv.data(), in.data(), patterns);
+    portable.value().finishOutput(wantFinish.data(), patterns);
+    for (HostIsa isa : supportedIsas()) {
+      SCOPED_TRACE(std::string(dataTypeName(type)) + " " + redOpName(op) + " " + isaName(isa));
+      auto h = hostOp(type, op, args, isa);
+      ASSERT_TRUE(h.ok());
+      std::vector<T> got(patterns), gotFinish(recv);
+      h.value().reduce(args, got.data(), recv.data(), in.data(), patterns);
+      h.value().finishOutput(gotFinish.data(), patterns);
+      size_t bad = 0;
+      for (size_t i = 0; i < patterns; ++i) {
+        if (got[i].bits == want[i].bits) continue;
+        const bool bothNan = M::isNan(recv[i]) && M::isNan(in[i]);
+        if (!(bothNan && M::isNan(got[i]) && M::isNan(want[i]))) ++bad;
+      }
+      EXPECT_EQ(bad, 0u);
+      EXPECT_EQ(0, memcmp(gotFinish.data(), wantFinish.data(), patterns * sizeof(T)));
+    }
+  }
+}
+
+TEST(HostReduce, EveryBuildGivesTheSameBits) {
+  checkBuildsAgree<Float16>(DataType::kFloat16, 1 << 16);
+  checkBuildsAgree<Bfloat16>(DataType::kBfloat16, 1 << 16);
+  checkBuildsAgree<Float8e4m3>(DataType::kFloat8e4m3, 1 << 8);
+  checkBuildsAgree<Float8e5m2>(DataType::kFloat8e5m2, 1 << 8);
+}
+
+#if defined(__x86_64__)
+// The eight-lane conversions of the AVX2+F16C build on their own, on inputs
+// the reductions rarely produce: the fp8 codes narrow through a float16
+// rounded "to odd", which only matters for floats that truncate to float16
+// exactly on an fp8 midpoint. Wrappers carry the target the codecs need.
+template <typename T>
+__attribute__((target("avx2,f16c"))) void simdNarrow(const float* in, T* out) {
+  using C = loops::simd::Codec<T>;
+  C::storeBits(out, C::narrow(_mm256_loadu_ps(in)));
+}
+
+template <typename T>
+__attribute__((target("avx2,f16c"))) void simdWiden(const T* in, float* out) {
+  using C = loops::simd::Codec<T>;
+  _mm256_storeu_ps(out, C::widen(C::loadBits(in)));
+}
+
+uint32_t floatBitsOf(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+template <typename T>
+void checkSimdCodec() {
+  const int kPatterns = 1 << (8 * sizeof(T));
+  size_t bad = 0;
+  // Narrowing: random floats of every class, floats near the format's range,
+  // and, for fp8, midpoints between neighbours nudged by one float ulp.
+  std::mt19937_64 rng(11);
+  std::vector<float> floats;
+  for (int i = 0; i < (1 << 16); ++i) {
+    uint32_t u = static_cast<uint32_t>(rng());
+    float f;
+    memcpy(&f, &u, 4);
+    floats.push_back(f);
+    floats.push_back(static_cast<float>(
+        std::ldexp(static_cast<double>(u % 4096) + 0.5, static_cast<int>(rng() % 40) - 30)));
+  }
+  for (int p = 0; p + 1 < kPatterns / 2; ++p) {
+    const float lo = T{static_cast<decltype(T{}.bits)>(p)}.toFloat();
+    const float hi = T{static_cast<decltype(T{}.bits)>(p + 1)}.toFloat();
+    if (!std::isfinite(lo) || !std::isfinite(hi)) continue;
+    const float mid = lo + (hi - lo) / 2;
+    for (float f : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, INFINITY)}) {
+      floats.push_back(f);
+      floats.push_back(-f);
+    }
+  }
+  floats.resize(floats.size() / 8 * 8);
+  for (size_t i = 0; i < floats.size(); i += 8) {
+    T got[8];
+    simdNarrow(&floats[i], got);
+    for (int k = 0; k < 8; ++k) {
+      if (got[k].bits != T::fromFloat(floats[i + k]).bits && bad++ < 5) {
+        ADD_FAILURE() << "narrow " << floats[i + k] << " (" << floatBitsOf(floats[i + k])
+                      << "): " << +got[k].bits << " vs " << +T::fromFloat(floats[i + k]).bits;
+      }
+    }
+  }
+  // Widening: every pattern; a signaling bfloat16 NaN may stay signaling.
+  for (int p = 0; p < kPatterns; p += 8) {
+    T in[8];
+    float got[8];
+    for (int k = 0; k < 8; ++k) in[k] = T{static_cast<decltype(T{}.bits)>(p + k)};
+    simdWiden(in, got);
+    for (int k = 0; k < 8; ++k) {
+      const uint32_t want = floatBitsOf(in[k].toFloat());
+      uint32_t have = floatBitsOf(got[k]);
+      if (std::is_same<T, Bfloat16>::value && std::isnan(got[k])) have |= 0x00400000u;
+      if (have != want && bad++ < 5) ADD_FAILURE() << "widen " << p + k;
+    }
+  }
+  EXPECT_EQ(bad, 0u);
+}
+
+TEST(HostReduce, SimdConversionsMatchScalarOnes) {
+  if (!hostIsaSupported(HostIsa::kAvx2F16c)) GTEST_SKIP() << "no AVX2 + F16C";
+  checkSimdCodec<Float16>();
+  checkSimdCodec<Bfloat16>();
+  checkSimdCodec<Float8e4m3>();
+  checkSimdCodec<Float8e5m2>();
+}
+#endif
+
 TEST(HostReduce, SignedIntegersWrapAround) {
-  auto fn = hostReduceFn(DataType::kInt32, RedOp::kSum);
-  ASSERT_TRUE(fn.ok());
+  auto sum = hostOp(DataType::kInt32, RedOp::kSum, OpArgs{});
+  ASSERT_TRUE(sum.ok());
   int32_t a = std::numeric_limits<int32_t>::max(), b = 1, out = 0;
-  fn.value()(&out, &a, &b, 1);
+  sum.value().reduce(OpArgs{}, &out, &a, &b, 1);
   EXPECT_EQ(out, std::numeric_limits<int32_t>::min());
-  auto mul = hostReduceFn(DataType::kInt8, RedOp::kProd);
+  auto mul = hostOp(DataType::kInt8, RedOp::kProd, OpArgs{});
   ASSERT_TRUE(mul.ok());
   int8_t x = 100, y = 3, z = 0;
-  mul.value()(&z, &x, &y, 1);
+  mul.value().reduce(OpArgs{}, &z, &x, &y, 1);
   EXPECT_EQ(z, static_cast<int8_t>(300 - 256));
 }
 
-TEST(HostReduce, UnimplementedPairsSayWhich) {
-  auto fn = hostReduceFn(DataType::kBfloat16, RedOp::kSum);
-  ASSERT_FALSE(fn.ok());
-  EXPECT_EQ(fn.status().code(), ErrorCode::kInvalidUsage);
-  EXPECT_NE(fn.status().message().find("bfloat16"), std::string::npos) << fn.status().message();
-  auto avg = hostReduceFn(DataType::kFloat32, RedOp::kAvg);
+TEST(HostReduce, AvgDividesOnceTruncatingTowardZero) {
+  OpArgs args;
+  args.nranks = 4;
+  auto avg = hostOp(DataType::kInt32, RedOp::kAvg, args);
+  ASSERT_TRUE(avg.ok());
+  // Four ranks contributed -3, 1, 2, 7 (sum 7) and 0, 0, 0, -7 (sum -7).
+  std::vector<int32_t> buf = {7, -7, 8, -8};
+  avg.value().finishOutput(buf.data(), buf.size());
+  EXPECT_EQ(buf, (std::vector<int32_t>{1, -1, 2, -2}));
+  auto half = hostOp(DataType::kFloat16, RedOp::kAvg, args);
+  ASSERT_TRUE(half.ok());
+  Float16 h[2] = {Float16::fromFloat(1.0f), Float16::fromFloat(65504.0f)};
+  half.value().finishOutput(h, 2);
+  EXPECT_EQ(h[0].toFloat(), 0.25f);
+  EXPECT_EQ(h[1].toFloat(), 16376.0f);
+}
+
+TEST(HostReduce, PreMulSumScalesOnlyTheOwnInput) {
+  OpArgs args;
+  const float s = 2.0f;
+  args.setScalar(&s, sizeof s);
+  auto op = hostOp(DataType::kFloat32, RedOp::kPreMulSum, args);
+  ASSERT_TRUE(op.ok());
+  float recv[3] = {1, 2, 3}, in[3] = {10, 20, 30}, out[3] = {};
+  op.value().reduce(op.value().args, out, recv, in, 3);
+  EXPECT_EQ(out[0], 21.0f);
+  EXPECT_EQ(out[2], 63.0f);
+  op.value().loadInput(out, in, 3, sizeof(float));
+  EXPECT_EQ(out[1], 40.0f);
+  // e4m3: 2 * 300 = 600 saturates to 448 before the sum.
+  const Float8e4m3 s8 = Float8e4m3::fromFloat(2.0f);
+  args.setScalar(&s8, 1);
+  auto fp8 = hostOp(DataType::kFloat8e4m3, RedOp::kPreMulSum, args);
+  ASSERT_TRUE(fp8.ok());
+  Float8e4m3 r8 = Float8e4m3::fromFloat(-448.0f), x8 = Float8e4m3::fromFloat(288.0f), o8{};
+  fp8.value().reduce(fp8.value().args, &o8, &r8, &x8, 1);
+  EXPECT_EQ(o8.toFloat(), 0.0f);
+}
+
+TEST(HostReduce, LoadInputCopiesWhenThereIsNoPre) {
+  auto sum = hostOp(DataType::kUint8, RedOp::kSum, OpArgs{});
+  ASSERT_TRUE(sum.ok());
+  std::vector<uint8_t> in = {1, 2, 3, 4, 5}, out(5, 0);
+  sum.value().loadInput(out.data(), in.data(), in.size(), 1);
+  EXPECT_EQ(out, in);
+  sum.value().loadInput(in.data(), in.data(), in.size(), 1);  // in place: nothing to do
+  sum.value().finishOutput(out.data(), out.size());           // no finish: nothing to do
+  EXPECT_EQ(out, in);
+}
+
+TEST(HostReduce, BadArgumentsSayWhat) {
+  auto type = hostOp(static_cast<DataType>(12), RedOp::kSum, OpArgs{});
+  ASSERT_FALSE(type.ok());
+  EXPECT_EQ(type.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(type.status().message().find("datatype 12"), std::string::npos);
+  auto op = hostOp(DataType::kFloat32, static_cast<RedOp>(6), OpArgs{});
+  ASSERT_FALSE(op.ok());
+  EXPECT_NE(op.status().message().find("op 6"), std::string::npos);
+  OpArgs noRanks;
+  noRanks.nranks = 0;
+  auto avg = hostOp(DataType::kFloat32, RedOp::kAvg, noRanks);
   ASSERT_FALSE(avg.ok());
   EXPECT_NE(avg.status().message().find("avg"), std::string::npos);
+  EXPECT_TRUE(hostOp(DataType::kFloat32, RedOp::kSum, noRanks).ok());  // only avg needs ranks
+  EXPECT_STREQ(redOpName(RedOp::kPreMulSum), "premulsum");
 }
 
 TEST(HostReduce, CopyTwiceWritesBothDestinations) {

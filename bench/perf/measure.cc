@@ -1,0 +1,158 @@
+// Timing and checking one cell of braid-perf's table (see measure.h).
+#include "perf/measure.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "perf/data.h"
+
+namespace braid::perf {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Reduces one value per owned rank over all ranks, with braid's all_reduce;
+// every entry of `values` then holds the result.
+bool reduceDoubles(ThreadRanks& ranks, std::vector<double>* values, ncclRedOp_t op,
+                   const char* what) {
+  return ranks.each(what, [&](Rank& r, size_t g) {
+    double* v = &(*values)[g];
+    return ncclAllReduce(v, v, 1, ncclFloat64, op, r.comm, nullptr);
+  });
+}
+
+// Where one rank's call reads and writes, and how many bytes of its receive
+// buffer the call and its in-place input span.
+struct Buffers {
+  char* send;
+  char* recv;
+  size_t extent;
+};
+
+Buffers buffersOf(Rank& r, const Geometry& g, size_t elem, bool inPlace) {
+  if (!inPlace) return {r.send.data(), r.recv.data(), g.recvCount * elem};
+  const size_t sendAt = g.sendInplaceOffset * r.rank;
+  const size_t recvAt = g.recvInplaceOffset * r.rank;
+  const size_t extent = std::max(sendAt + g.sendCount, recvAt + g.recvCount) * elem;
+  return {r.recv.data() + sendAt * elem, r.recv.data() + recvAt * elem, extent};
+}
+
+// As nccl-tests before a checked call: the receive buffer zeroed, then the
+// input written (into the receive buffer, in place).
+void prepare(Rank& r, const Geometry& g, size_t elem, bool inPlace, const Inputs& in) {
+  Buffers b = buffersOf(r, g, elem, inPlace);
+  memset(r.recv.data(), 0, b.extent);
+  fillInput(in, r.rank, 0, b.send, g.sendCount);
+}
+
+// One rank's wrong elements; `before` holds its output region as it was
+// before the call, for the segments that must be unchanged.
+int64_t countWrong(const Section& s, const Geometry& g, Rank& r, size_t elem, bool inPlace,
+                   const Inputs& in, const std::vector<char>& before) {
+  const char* out = buffersOf(r, g, elem, inPlace).recv;
+  int64_t wrong = 0;
+  for (const Segment& seg : s.spec->expect(g, r.rank, in.nranks, s.root)) {
+    const char* at = out + seg.offset * elem;
+    switch (seg.kind) {
+      case Segment::Kind::kCopy:
+        wrong += countWrongCopy(in, seg.srcRank, seg.srcIndex, at, seg.length);
+        break;
+      case Segment::Kind::kReduce:
+        wrong += countWrongReduce(in, seg.srcIndex, at, seg.length);
+        break;
+      case Segment::Kind::kUnchanged:
+        for (size_t k = 0; k < seg.length; ++k) {
+          if (memcmp(at + k * elem, before.data() + (seg.offset + k) * elem, elem) != 0) ++wrong;
+        }
+        break;
+    }
+  }
+  return wrong;
+}
+
+// Runs one checked call on every owned rank; adds up #wrong over all ranks.
+template <typename CallFn>
+bool check(ThreadRanks& ranks, const Section& s, const Geometry& g, size_t elem, bool inPlace,
+           const Inputs& in, CallFn&& call, long long* wrong) {
+  const std::string what = std::string(s.spec->function) + " (check)";
+  std::vector<std::vector<char>> before(ranks.ranks().size());
+  for (size_t i = 0; i < before.size(); ++i) {
+    Rank& r = ranks.ranks()[i];
+    prepare(r, g, elem, inPlace, in);
+    const char* out = buffersOf(r, g, elem, inPlace).recv;
+    before[i].assign(out, out + g.recvCount * elem);
+  }
+  if (!ranks.each(what.c_str(), call)) return false;
+  std::vector<double> counts;
+  for (size_t i = 0; i < before.size(); ++i) {
+    counts.push_back(
+        static_cast<double>(countWrong(s, g, ranks.ranks()[i], elem, inPlace, in, before[i])));
+  }
+  if (!reduceDoubles(ranks, &counts, ncclSum, "#wrong reduction")) return false;
+  *wrong = static_cast<long long>(counts[0]);
+  return true;
+}
+
+}  // namespace
+
+bool measure(const Options& o, ThreadRanks& ranks, const Section& s, const Geometry& g,
+             bool inPlace, uint64_t seed, Measure* m) {
+  const size_t elem = typeSize(s.type);
+  Inputs in;
+  in.type = s.type;
+  in.op = s.op;
+  in.reduces = s.spec->hasOp;
+  in.nranks = ranks.nranks();
+  in.seed = seed;
+  auto call = [&](Rank& r, size_t) {
+    Buffers b = buffersOf(r, g, elem, inPlace);
+    Call c;
+    c.send = b.send;
+    c.recv = b.recv;
+    c.count = g.paramCount;
+    c.type = s.type;
+    c.op = s.op;
+    c.root = s.root;
+    c.comm = r.comm;
+    c.rank = r.rank;
+    c.nranks = ranks.nranks();
+    return s.spec->run(c);
+  };
+  // Inputs like the checked ones: timed calls then see ordinary numbers, not
+  // whatever in-place calls or earlier sizes left behind.
+  auto fill = [&] {
+    for (Rank& r : ranks.ranks()) prepare(r, g, elem, inPlace, in);
+  };
+  const std::string warmup = std::string(s.spec->function) + " (warm-up)";
+  const std::string timed = std::string(s.spec->function);
+  fill();
+  for (int i = 0; i < o.warmupIters; ++i) {
+    if (!ranks.each(warmup.c_str(), call)) return false;
+  }
+  if (inPlace) fill();
+  // As nccl-tests: one time per thread, covering all of its ranks.
+  auto t0 = Clock::now();
+  for (int i = 0; i < o.iters; ++i) {
+    if (!ranks.each(timed.c_str(), call)) return false;
+  }
+  double usec = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o.iters;
+  // -a: which time the table shows. Each thread's time enters once per rank
+  // it owns, so the sum over ranks divided by nranks is the mean over threads.
+  ncclRedOp_t agg = o.average == 2 ? ncclMin : o.average == 3 ? ncclMax : ncclSum;
+  if (o.average != 0) {
+    std::vector<double> times(ranks.ranks().size(), usec);
+    if (!reduceDoubles(ranks, &times, agg, "time reduction")) return false;
+    usec = times[0];
+    if (o.average == 1) usec /= ranks.nranks();
+  }
+  m->usec = usec;
+  m->wrong = 0;
+  m->checked = o.check != 0 && (!inPlace || s.spec->checkInPlace);
+  if (!m->checked) return true;
+  return check(ranks, s, g, elem, inPlace, in, call, &m->wrong);
+}
+
+}  // namespace braid::perf

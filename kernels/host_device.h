@@ -1,0 +1,91 @@
+// What kernels/ code needs to compile both as CUDA (host and device) and as
+// plain C++ without CUDA headers: the function qualifier, bit casts between
+// float and its bits, and float arithmetic with one rounding per operation.
+//
+// The arithmetic helpers exist for the device side: nvcc fuses a multiply
+// feeding an add into one FMA by default, which rounds once instead of twice
+// and would make GPU results differ from the host's. The _rn intrinsics are
+// never fused. Host builds use plain operators (braid compiles kernels/ with
+// -ffp-contract=off, so GCC does not fuse them either).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__)
+#define BRAID_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define BRAID_HOST_DEVICE inline
+#endif
+
+namespace braid::kernels {
+
+BRAID_HOST_DEVICE uint32_t floatBits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+#endif
+}
+
+BRAID_HOST_DEVICE float floatFromBits(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
+
+BRAID_HOST_DEVICE float addRn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+BRAID_HOST_DEVICE double addRn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+BRAID_HOST_DEVICE float mulRn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+BRAID_HOST_DEVICE double mulRn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+BRAID_HOST_DEVICE float divRn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+BRAID_HOST_DEVICE double divRn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __ddiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+}  // namespace braid::kernels

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# braid-perf COLLECTIVE over several ranks, held to nccl-tests' conventions. It exits 0, its header
+# lists every rank, and its table has one section per type (-d), operator (-o, reducing collectives
+# only) and root (-r, rooted collectives only), "all" and -r -1 expanding as nccl-tests expands
+# them, in nccl-tests' order (types, then operators, then roots). Each section has one row per size
+# of the sweep with the size, count, type, redop and root columns nccl-tests prints, and #wrong 0 in
+# both columns: N/A in place for alltoall and sendrecv, which nccl-tests does not check in place.
+#
+# usage: perf_collective.sh BRAID_PERF COLLECTIVE NRANKS MINBYTES MAXBYTES FACTOR [flags...]
+# (sizes in plain bytes; -d, -o and -r are read from the flags, with braid-perf's defaults)
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+[[ $# -ge 6 ]] || fail "usage: $0 BRAID_PERF COLLECTIVE NRANKS MINBYTES MAXBYTES FACTOR [flags...]"
+perf=$1 coll=$2 nranks=$3 min=$4 max=$5 factor=$6
+shift 6
+out=$E2E_TMP/out err=$E2E_TMP/err
+
+all_types="int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2"
+all_ops="sum prod max min avg"
+types=float ops=sum root=0
+args=("$@")
+for ((i = 0; i + 1 < ${#args[@]}; i++)); do
+  case ${args[i]} in
+    -d) types=${args[i + 1]} ;;
+    -o) ops=${args[i + 1]} ;;
+    -r) root=${args[i + 1]} ;;
+  esac
+done
+[[ $types == all ]] && types=$all_types
+[[ $ops == all ]] && ops=$all_ops
+
+case $coll in
+  all_reduce | reduce_scatter | reduce) ;;
+  *) ops=none ;;
+esac
+case $coll in
+  broadcast | reduce | gather | scatter)
+    roots=$root
+    [[ $root == -1 ]] && roots=$(seq 0 $((nranks - 1)))
+    ;;
+  *) roots=-1 ;;
+esac
+# Collectives that split the buffer among ranks give each a whole number of 16-byte units.
+case $coll in
+  all_gather | reduce_scatter | alltoall | gather | scatter) split=1 ;;
+  *) split=0 ;;
+esac
+case $coll in
+  alltoall | sendrecv) in_place_wrong=N/A ;;
+  *) in_place_wrong=0 ;;
+esac
+
+# The rows nccl-tests would print, without the measurements: size count type redop root.
+expected_rows() {
+  local type op r size elem count share unit
+  for type in $types; do
+    elem=$(type_size "$type")
+    for op in $ops; do
+      for r in $roots; do
+        for ((size = min; size <= max; size *= factor)); do
+          count=$((size / elem))
+          if ((split)); then
+            unit=$((elem < 16 ? 16 / elem : 1))
+            share=$((count / nranks / unit * unit))
+            echo "$((share * nranks * elem)) $share $type $op $r"
+          else
+            echo "$((count * elem)) $count $type $op $r"
+          fi
+        done
+      done
+    done
+  done
+}
+
+run_perf "$out" "$err" "$perf" "$coll" -b "$min" -e "$max" -f "$factor" "$@"
+expect_success "$out" "$err"
+listed=$(grep -c '^#  Rank ' "$out" || true)
+[[ $listed -eq $nranks ]] || fail "header lists $listed ranks, expected $nranks" "$out"
+
+# A row: size count type redop root, then time algbw busbw #wrong twice.
+awk '!/^#/ && NF == 13 { print $1, $2, $3, $4, $5 }' "$out" >"$E2E_TMP/got"
+expected_rows >"$E2E_TMP/want"
+diff "$E2E_TMP/want" "$E2E_TMP/got" >"$E2E_TMP/diff" ||
+  fail "rows (size count type redop root) differ from nccl-tests' (< expected, > printed)" \
+    "$E2E_TMP/diff" "$out"
+awk -v inplace="$in_place_wrong" '!/^#/ && NF == 13 && ($9 != "0" || $13 != inplace)' "$out" \
+  >"$E2E_TMP/bad"
+[[ ! -s $E2E_TMP/bad ]] ||
+  fail "rows whose #wrong is not 0 out of place and $in_place_wrong in place" "$E2E_TMP/bad" "$out"
+grep -q '^# Wrong elements *: 0 OK' "$out" || fail "no '# Wrong elements : 0 OK' line" "$out"
+echo "PASS [$E2E_NAME]: $coll, $nranks ranks, $(wc -l <"$E2E_TMP/got") rows, #wrong 0"
