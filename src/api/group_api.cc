@@ -10,11 +10,11 @@
 #include <algorithm>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "api/group.h"
+#include "util/worker_pool.h"
 
 namespace braid::api {
 namespace {
@@ -55,17 +55,19 @@ Status runTarget(const GroupTarget& target) {
   return Status::success();
 }
 
-// Runs every target's operations; targets run concurrently. Returns the
+// Runs every target's operations; targets run concurrently, on this
+// thread's workers (made once, reused by every group it ends). Returns the
 // first failure in the order the targets were first used.
-Status runGroup(std::vector<GroupTarget> targets) {
+Status runGroup(const std::vector<GroupTarget>& targets) {
   if (targets.empty()) return Status::success();
+  if (targets.size() == 1) return runTarget(targets[0]);
+  thread_local WorkerPool pool;
   std::vector<Status> results(targets.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 1; i < targets.size(); ++i) {
-    threads.emplace_back([&, i] { results[i] = runTarget(targets[i]); });
+  std::vector<std::function<void()>> jobs;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    jobs.push_back([&, i] { results[i] = runTarget(targets[i]); });
   }
-  results[0] = runTarget(targets[0]);
-  for (auto& t : threads) t.join();
+  pool.runConcurrently(jobs);
   for (auto& r : results) BRAID_TRY(r);
   return Status::success();
 }
@@ -116,7 +118,7 @@ BRAID_NCCL_API(ncclResult_t, ncclGroupEnd) {
   if (--g.depth > 0) return ncclSuccess;
   auto targets = std::move(g.targets);
   g = {};
-  return braid::api::report(braid::api::runGroup(std::move(targets)));
+  return braid::api::report(braid::api::runGroup(targets));
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t* simInfo) {
