@@ -1,6 +1,7 @@
 // The ring collectives of braid::Comm: each builds (or reuses) the rank's
 // Schedule, runs it on the host executor, and applies the operator's final
 // step (avg's division) to the part of the result this rank holds.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -18,8 +19,7 @@ namespace {
 constexpr size_t kMinSliceBytes = 16 << 10;
 
 bool reduces(Collective c) {
-  return c == Collective::kAllReduce || c == Collective::kReduceScatter ||
-         c == Collective::kReduce;
+  return c == Collective::kAllReduce || c == Collective::kReduceScatter || c == Collective::kReduce;
 }
 
 Status checkType(DataType type) {
@@ -35,13 +35,23 @@ Status checkBuffers(const void* input, const void* output, size_t count) {
   return Status::success();
 }
 
+// Whether a cached layout is the call's: both uniform, or the same blocks.
+bool sameBlocks(const std::vector<size_t>& cached, const size_t* call, int nranks) {
+  if (call == nullptr) return cached.empty();
+  return cached.size() == static_cast<size_t>(nranks) &&
+         std::equal(cached.begin(), cached.end(), call);
+}
+
 }  // namespace
 
+// Variable-count calls are cached too, by their blocks: a training step
+// repeats them with the same counts as often as the uniform ones.
 Result<const algo::Schedule*> Comm::Impl::ringSchedule(const RingCall& call) {
   const size_t elemBytes = dataTypeSize(call.type);
   for (const auto& c : scheduleCache) {
     if (c.collective == call.collective && c.count == call.count && c.elemBytes == elemBytes &&
-        c.root == call.root) {
+        c.root == call.root && sameBlocks(c.blockCounts, call.blockCounts, nranks) &&
+        sameBlocks(c.blockOffsets, call.blockOffsets, nranks)) {
       return &c.schedule;
     }
   }
@@ -56,13 +66,27 @@ Result<const algo::Schedule*> Comm::Impl::ringSchedule(const RingCall& call) {
   p.chunkElems = std::max<size_t>(1, slotBytes * (transport::kFifoSlots / 2) / elemBytes);
   p.maxSliceElems = std::max<size_t>(1, slotBytes / elemBytes);
   p.minSliceElems = std::max<size_t>(1, kMinSliceBytes / elemBytes);
+  if (call.blockCounts != nullptr) {
+    p.blockCounts.assign(call.blockCounts, call.blockCounts + nranks);
+    p.blockOffsets.assign(call.blockOffsets, call.blockOffsets + nranks);
+  }
   Result<algo::Schedule> made = invalidArgument("no ring schedule for this collective");
   switch (call.collective) {
-    case Collective::kAllReduce: made = algo::ringAllReduce(p); break;
-    case Collective::kReduceScatter: made = algo::ringReduceScatter(p); break;
-    case Collective::kAllGather: made = algo::ringAllGather(p); break;
-    case Collective::kBroadcast: made = algo::ringBroadcast(p, call.root); break;
-    case Collective::kReduce: made = algo::ringReduce(p, call.root); break;
+    case Collective::kAllReduce:
+      made = algo::ringAllReduce(p);
+      break;
+    case Collective::kReduceScatter:
+      made = algo::ringReduceScatter(p);
+      break;
+    case Collective::kAllGather:
+      made = algo::ringAllGather(p);
+      break;
+    case Collective::kBroadcast:
+      made = algo::ringBroadcast(p, call.root);
+      break;
+    case Collective::kReduce:
+      made = algo::ringReduce(p, call.root);
+      break;
   }
   if (!made.ok()) return made.status();
   if (config.dumpSchedule) {
@@ -72,6 +96,7 @@ Result<const algo::Schedule*> Comm::Impl::ringSchedule(const RingCall& call) {
   constexpr size_t kCacheEntries = 8;
   if (scheduleCache.size() >= kCacheEntries) scheduleCache.erase(scheduleCache.begin());
   scheduleCache.push_back({call.collective, call.count, elemBytes, call.root,
+                           std::move(p.blockCounts), std::move(p.blockOffsets),
                            std::move(made).value()});
   return &scheduleCache.back().schedule;
 }
@@ -102,8 +127,8 @@ Result<kernels::HostOp> Comm::Impl::hostOpFor(DataType type, RedOp op) {
 
 Status Comm::Impl::runRing(const RingCall& call) {
   BRAID_TRY(checkType(call.type));
-  const bool rooted = call.collective == Collective::kBroadcast ||
-                      call.collective == Collective::kReduce;
+  const bool rooted =
+      call.collective == Collective::kBroadcast || call.collective == Collective::kReduce;
   if (rooted && (call.root < 0 || call.root >= nranks)) {
     return invalidArgument("root " + std::to_string(call.root) + " is outside [0, " +
                            std::to_string(nranks) + ")");
@@ -115,7 +140,13 @@ Status Comm::Impl::runRing(const RingCall& call) {
   if (reduces(call.collective)) {
     BRAID_ASSIGN_OR_RETURN(op, hostOpFor(call.type, call.op));
   }
-  if (call.count == 0) return Status::success();
+  // A variable-count call moves other ranks' blocks even when its own is
+  // empty: it has nothing to do only when every block is.
+  const bool empty = call.blockCounts == nullptr
+                         ? call.count == 0
+                         : std::all_of(call.blockCounts, call.blockCounts + nranks,
+                                       [](size_t c) { return c == 0; });
+  if (empty) return Status::success();
   BRAID_ASSIGN_OR_RETURN(const algo::Schedule* schedule, ringSchedule(call));
   exec::HostCall hostCall{call.input, call.output, dataTypeSize(call.type), op};
   Status s = exec::runOnHost(*schedule, hostCall, connections, waitContext());

@@ -83,6 +83,8 @@ class Comm::Impl {
     size_t count = 0;
     size_t elemBytes = 0;
     int root = -1;
+    std::vector<size_t> blockCounts;  ///< variable-count calls only (RingCall)
+    std::vector<size_t> blockOffsets;
     algo::Schedule schedule;
   };
   std::vector<CachedSchedule> scheduleCache;
@@ -108,6 +110,11 @@ class Comm::Impl {
     DataType type;
     RedOp op;
     int root;
+    /// Variable-count reduce-scatter and all-gather: nranks block counts and
+    /// offsets (algo::RingParams::blockCounts); nullptr for the uniform
+    /// layout. `count` is then this rank's own block.
+    const size_t* blockCounts = nullptr;
+    const size_t* blockOffsets = nullptr;
   };
   Status runRing(const RingCall& call);
   Result<const algo::Schedule*> ringSchedule(const RingCall& call);

@@ -12,7 +12,26 @@
 // sendcount, reduce_scatter's recvbuff == sendbuff + rank * recvcount, and
 // sendbuff == recvbuff for the rest. nccl-tests does not check the in-place
 // form of alltoall and sendrecv, where a rank's sends and receives overlap.
+//
+// The variable-count collectives (braid_ext.h) split the same total as their
+// uniform twins (nranks shares of whole 16-byte units) unevenly: rank r's
+// block is (r + 1) / (1 + 2 + ... + nranks) of it, in whole 16-byte units
+// rounded down, the last rank taking what rounding leaves. Blocks grow with
+// the rank, and the first ones are empty at small sizes. Blocks lie in rank
+// order without gaps, so rank r's block starts at the sum of the blocks
+// before it. all_gatherv and reduce_scatterv use them as the ranks' blocks
+// (in place as braid_ext.h defines it: sendbuff == recvbuff + displs[rank],
+// recvbuff == sendbuff + displs[rank]); alltoallv sends blocks[(i + j) % n]
+// elements from rank i to rank j, so every rank sends and receives the
+// total, each in a different split. The size column is the total in bytes
+// and the count column the mean block, as the uniform twin prints them, and
+// busbw uses the uniform twin's factor, so rows compare line by line.
 #include "perf/collectives.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "braid_ext.h"
 
 namespace braid::perf {
 namespace {
@@ -24,23 +43,119 @@ size_t share(size_t count, size_t elemSize, int nranks) {
   return count / nranks / unit * unit;
 }
 
-Geometry whole(size_t count, size_t, int) { return {count, count, count, 0, 0}; }
+Geometry whole(size_t count, size_t, int) { return {count, count, count, 0, 0, {}}; }
 
 // Every rank contributes a share and receives all of them.
 Geometry gathered(size_t count, size_t elemSize, int nranks) {
   const size_t b = share(count, elemSize, nranks);
-  return {b, b * nranks, b, b, 0};
+  return {b, b * nranks, b, b, 0, {}};
 }
 
 // Every rank sends all shares and receives one.
 Geometry scattered(size_t count, size_t elemSize, int nranks) {
   const size_t b = share(count, elemSize, nranks);
-  return {b * nranks, b, b, 0, b};
+  return {b * nranks, b, b, 0, b, {}};
 }
 
 Geometry exchanged(size_t count, size_t elemSize, int nranks) {
   const size_t b = share(count, elemSize, nranks);
-  return {b * nranks, b * nranks, b, 0, 0};
+  return {b * nranks, b * nranks, b, 0, 0, {}};
+}
+
+// Blocks of the variable-count collectives (top of the file); paramCount is
+// the mean block.
+Geometry varied(size_t count, size_t elemSize, int nranks) {
+  const size_t unit = elemSize < 16 ? 16 / elemSize : 1;
+  const size_t units = share(count, elemSize, nranks) / unit * nranks;
+  const size_t weights = static_cast<size_t>(nranks) * (nranks + 1) / 2;
+  Geometry g;
+  g.blocks.resize(nranks);
+  size_t given = 0;
+  for (int r = 0; r + 1 < nranks; ++r) {
+    g.blocks[r] = units * (r + 1) / weights * unit;
+    given += g.blocks[r];
+  }
+  g.blocks[nranks - 1] = units * unit - given;
+  g.paramCount = share(count, elemSize, nranks);
+  return g;
+}
+
+size_t totalOf(const Geometry& g) {
+  return std::accumulate(g.blocks.begin(), g.blocks.end(), size_t{0});
+}
+size_t largestOf(const Geometry& g) { return *std::max_element(g.blocks.begin(), g.blocks.end()); }
+
+// As gathered, scattered and exchanged: the larger of what a rank sends and
+// receives is the total.
+Geometry gatheredV(size_t count, size_t elemSize, int nranks) {
+  Geometry g = varied(count, elemSize, nranks);
+  g.sendCount = largestOf(g);
+  g.recvCount = totalOf(g);
+  return g;
+}
+Geometry scatteredV(size_t count, size_t elemSize, int nranks) {
+  Geometry g = varied(count, elemSize, nranks);
+  g.sendCount = totalOf(g);
+  g.recvCount = largestOf(g);
+  return g;
+}
+Geometry exchangedV(size_t count, size_t elemSize, int nranks) {
+  Geometry g = varied(count, elemSize, nranks);
+  g.sendCount = g.recvCount = totalOf(g);
+  return g;
+}
+
+// Where blocks of these counts start when they lie back to back.
+std::vector<size_t> packed(const std::vector<size_t>& counts) {
+  std::vector<size_t> displs(counts.size(), 0);
+  for (size_t i = 1; i < counts.size(); ++i) displs[i] = displs[i - 1] + counts[i - 1];
+  return displs;
+}
+
+RankGeometry uniformRank(const Geometry& g, int rank, int) {
+  RankGeometry r;
+  r.sendCount = g.sendCount;
+  r.recvCount = g.recvCount;
+  r.sendInplaceAt = g.sendInplaceOffset * rank;
+  r.recvInplaceAt = g.recvInplaceOffset * rank;
+  return r;
+}
+
+RankGeometry allGatherVRank(const Geometry& g, int rank, int) {
+  RankGeometry r;
+  r.v.recvCounts = g.blocks;
+  r.v.recvDispls = packed(g.blocks);
+  r.sendCount = g.blocks[rank];
+  r.recvCount = totalOf(g);
+  r.sendInplaceAt = r.v.recvDispls[rank];
+  return r;
+}
+
+RankGeometry reduceScatterVRank(const Geometry& g, int rank, int) {
+  RankGeometry r;
+  r.v.sendCounts = g.blocks;
+  r.v.sendDispls = packed(g.blocks);
+  r.sendCount = totalOf(g);
+  r.recvCount = g.blocks[rank];
+  r.recvInplaceAt = r.v.sendDispls[rank];
+  return r;
+}
+
+// Rank i sends blocks[(i + j) % n] elements to rank j.
+size_t pairCount(const Geometry& g, int from, int to, int nranks) {
+  return g.blocks[(from + to) % nranks];
+}
+
+RankGeometry alltoallVRank(const Geometry& g, int rank, int nranks) {
+  RankGeometry r;
+  for (int p = 0; p < nranks; ++p) {
+    r.v.sendCounts.push_back(pairCount(g, rank, p, nranks));
+    r.v.recvCounts.push_back(pairCount(g, p, rank, nranks));
+  }
+  r.v.sendDispls = packed(r.v.sendCounts);
+  r.v.recvDispls = packed(r.v.recvCounts);
+  r.sendCount = r.recvCount = totalOf(g);
+  return r;
 }
 
 // As nccl-tests' formulas, also for one rank, where nothing crosses a bus: busbw 0.
@@ -85,6 +200,28 @@ std::vector<Segment> scatterExpect(const Geometry& g, int rank, int, int root) {
   return {{Kind::kCopy, 0, g.recvCount, root, rank * g.recvCount}};
 }
 
+std::vector<Segment> allGatherVExpect(const Geometry& g, int, int nranks, int) {
+  const std::vector<size_t> displs = packed(g.blocks);
+  std::vector<Segment> s;
+  for (int r = 0; r < nranks; ++r) s.push_back({Kind::kCopy, displs[r], g.blocks[r], r, 0});
+  return s;
+}
+std::vector<Segment> reduceScatterVExpect(const Geometry& g, int rank, int, int) {
+  return {{Kind::kReduce, 0, g.blocks[rank], 0, packed(g.blocks)[rank]}};
+}
+// From rank i: its block for this rank, which starts at i's send displacement
+// for this rank.
+std::vector<Segment> alltoallVExpect(const Geometry& g, int rank, int nranks, int) {
+  const RankGeometry mine = alltoallVRank(g, rank, nranks);
+  std::vector<Segment> s;
+  for (int i = 0; i < nranks; ++i) {
+    const RankGeometry from = alltoallVRank(g, i, nranks);
+    s.push_back(
+        {Kind::kCopy, mine.v.recvDispls[i], mine.v.recvCounts[i], i, from.v.sendDispls[rank]});
+  }
+  return s;
+}
+
 ncclResult_t allReduceRun(const Call& c) {
   return ncclAllReduce(c.send, c.recv, c.count, c.type, c.op, c.comm, nullptr);
 }
@@ -110,6 +247,19 @@ ncclResult_t scatterRun(const Call& c) {
   return ncclScatter(c.send, c.recv, c.count, c.type, c.root, c.comm, nullptr);
 }
 
+ncclResult_t allGatherVRun(const Call& c) {
+  return braidAllGatherV(c.send, c.v->recvCounts[c.rank], c.recv, c.v->recvCounts.data(),
+                         c.v->recvDispls.data(), c.type, c.comm, nullptr);
+}
+ncclResult_t reduceScatterVRun(const Call& c) {
+  return braidReduceScatterV(c.send, c.v->sendCounts.data(), c.v->sendDispls.data(), c.recv,
+                             c.v->sendCounts[c.rank], c.type, c.op, c.comm, nullptr);
+}
+ncclResult_t alltoallVRun(const Call& c) {
+  return braidAlltoAllV(c.send, c.v->sendCounts.data(), c.v->sendDispls.data(), c.recv,
+                        c.v->recvCounts.data(), c.v->recvDispls.data(), c.type, c.comm, nullptr);
+}
+
 // A ring shift: send to the next rank, receive from the previous, in one group.
 ncclResult_t sendrecvRun(const Call& c) {
   ncclResult_t r = ncclGroupStart();
@@ -124,22 +274,30 @@ ncclResult_t sendrecvRun(const Call& c) {
 }
 
 const CollectiveSpec kCollectives[] = {
-    {"all_reduce", "ncclAllReduce", true, false, true, whole, allReduceFactor, allReduceRun,
-     allReduceExpect},
-    {"all_gather", "ncclAllGather", false, false, true, gathered, spreadFactor, allGatherRun,
-     allGatherExpect},
-    {"reduce_scatter", "ncclReduceScatter", true, false, true, scattered, spreadFactor,
-     reduceScatterRun, reduceScatterExpect},
-    {"broadcast", "ncclBroadcast", false, true, true, whole, unitFactor, broadcastRun,
-     broadcastExpect},
-    {"reduce", "ncclReduce", true, true, true, whole, unitFactor, reduceRun, reduceExpect},
-    {"alltoall", "ncclAlltoAll", false, false, false, exchanged, spreadFactor, alltoallRun,
-     alltoallExpect},
-    {"sendrecv", "ncclSend/ncclRecv", false, false, false, whole, unitFactor, sendrecvRun,
-     sendrecvExpect},
-    {"gather", "ncclGather", false, true, true, gathered, spreadFactor, gatherRun, gatherExpect},
-    {"scatter", "ncclScatter", false, true, true, scattered, spreadFactor, scatterRun,
-     scatterExpect},
+    {"all_reduce", "ncclAllReduce", true, false, true, true, whole, uniformRank, allReduceFactor,
+     allReduceRun, allReduceExpect},
+    {"all_gather", "ncclAllGather", false, false, true, true, gathered, uniformRank, spreadFactor,
+     allGatherRun, allGatherExpect},
+    {"reduce_scatter", "ncclReduceScatter", true, false, true, true, scattered, uniformRank,
+     spreadFactor, reduceScatterRun, reduceScatterExpect},
+    {"broadcast", "ncclBroadcast", false, true, true, true, whole, uniformRank, unitFactor,
+     broadcastRun, broadcastExpect},
+    {"reduce", "ncclReduce", true, true, true, true, whole, uniformRank, unitFactor, reduceRun,
+     reduceExpect},
+    {"alltoall", "ncclAlltoAll", false, false, false, true, exchanged, uniformRank, spreadFactor,
+     alltoallRun, alltoallExpect},
+    {"sendrecv", "ncclSend/ncclRecv", false, false, false, true, whole, uniformRank, unitFactor,
+     sendrecvRun, sendrecvExpect},
+    {"gather", "ncclGather", false, true, true, true, gathered, uniformRank, spreadFactor,
+     gatherRun, gatherExpect},
+    {"scatter", "ncclScatter", false, true, true, true, scattered, uniformRank, spreadFactor,
+     scatterRun, scatterExpect},
+    {"all_gatherv", "braidAllGatherV", false, false, true, true, gatheredV, allGatherVRank,
+     spreadFactor, allGatherVRun, allGatherVExpect},
+    {"reduce_scatterv", "braidReduceScatterV", true, false, true, true, scatteredV,
+     reduceScatterVRank, spreadFactor, reduceScatterVRun, reduceScatterVExpect},
+    {"alltoallv", "braidAlltoAllV", false, false, false, false, exchangedV, alltoallVRank,
+     spreadFactor, alltoallVRun, alltoallVExpect},
 };
 
 }  // namespace

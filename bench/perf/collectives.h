@@ -2,7 +2,9 @@
 // names and conventions (nccl-tests' <coll>.cu files): how a row's size turns
 // into the counts of the call, where the in-place form puts the buffers, the
 // bus-bandwidth factor, the call itself, and what every rank's output must
-// hold afterwards.
+// hold afterwards. braid's variable-count collectives (all_gatherv,
+// reduce_scatterv, alltoallv; braid_ext.h) have entries too: their blocks
+// differ from rank to rank, so a rank's counts come from RankGeometry.
 #pragma once
 
 #include <string>
@@ -22,6 +24,27 @@ struct Geometry {
   size_t paramCount = 0;
   size_t sendInplaceOffset = 0;
   size_t recvInplaceOffset = 0;
+  /// Variable-count collectives: elements of each rank's block (empty for
+  /// the others); see collectives.cc for the pattern.
+  std::vector<size_t> blocks;
+};
+
+/// Per-rank counts and displacements of a variable-count call, in elements.
+struct VCounts {
+  std::vector<size_t> sendCounts;
+  std::vector<size_t> sendDispls;
+  std::vector<size_t> recvCounts;
+  std::vector<size_t> recvDispls;
+};
+
+/// One rank's part of a row: what its buffers hold and, in place, where its
+/// input and output start in its receive buffer (elements).
+struct RankGeometry {
+  size_t sendCount = 0;
+  size_t recvCount = 0;
+  size_t sendInplaceAt = 0;
+  size_t recvInplaceAt = 0;
+  VCounts v;  ///< variable-count collectives only
 };
 
 /// One call to issue on one rank.
@@ -35,6 +58,7 @@ struct Call {
   ncclComm_t comm = nullptr;
   int rank = 0;
   int nranks = 1;
+  const VCounts* v = nullptr;  ///< variable-count collectives: this rank's counts
 };
 
 /// A run of a rank's output elements and what they must hold after the call.
@@ -59,11 +83,16 @@ struct CollectiveSpec {
   /// Whether the in-place form has a defined result to check; nccl-tests
   /// prints N/A in the in-place #wrong column of the others.
   bool checkInPlace;
+  /// Whether there is an in-place form to run at all: braidAlltoAllV refuses
+  /// overlapping buffers, so its in-place cells read N/A throughout.
+  bool runsInPlace;
   Geometry (*geometry)(size_t count, size_t elemSize, int nranks);
+  /// Rank `rank`'s part of the row's geometry.
+  RankGeometry (*rankGeometry)(const Geometry& g, int rank, int nranks);
   /// nccl-tests' busbw / algbw (doc/PERFORMANCE.md).
   double (*busFactor)(int nranks);
   ncclResult_t (*run)(const Call& call);
-  /// Rank `rank`'s output, in segments that cover Geometry::recvCount elements.
+  /// Rank `rank`'s output, in segments that cover RankGeometry::recvCount elements.
   std::vector<Segment> (*expect)(const Geometry& g, int rank, int nranks, int root);
 };
 

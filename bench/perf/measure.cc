@@ -32,27 +32,26 @@ struct Buffers {
   size_t extent;
 };
 
-Buffers buffersOf(Rank& r, const Geometry& g, size_t elem, bool inPlace) {
-  if (!inPlace) return {r.send.data(), r.recv.data(), g.recvCount * elem};
-  const size_t sendAt = g.sendInplaceOffset * r.rank;
-  const size_t recvAt = g.recvInplaceOffset * r.rank;
-  const size_t extent = std::max(sendAt + g.sendCount, recvAt + g.recvCount) * elem;
-  return {r.recv.data() + sendAt * elem, r.recv.data() + recvAt * elem, extent};
+Buffers buffersOf(Rank& r, const RankGeometry& rg, size_t elem, bool inPlace) {
+  if (!inPlace) return {r.send.data(), r.recv.data(), rg.recvCount * elem};
+  const size_t extent =
+      std::max(rg.sendInplaceAt + rg.sendCount, rg.recvInplaceAt + rg.recvCount) * elem;
+  return {r.recv.data() + rg.sendInplaceAt * elem, r.recv.data() + rg.recvInplaceAt * elem, extent};
 }
 
 // As nccl-tests before a checked call: the receive buffer zeroed, then the
 // input written (into the receive buffer, in place).
-void prepare(Rank& r, const Geometry& g, size_t elem, bool inPlace, const Inputs& in) {
-  Buffers b = buffersOf(r, g, elem, inPlace);
+void prepare(Rank& r, const RankGeometry& rg, size_t elem, bool inPlace, const Inputs& in) {
+  Buffers b = buffersOf(r, rg, elem, inPlace);
   memset(r.recv.data(), 0, b.extent);
-  fillInput(in, r.rank, 0, b.send, g.sendCount);
+  fillInput(in, r.rank, 0, b.send, rg.sendCount);
 }
 
 // One rank's wrong elements; `before` holds its output region as it was
 // before the call, for the segments that must be unchanged.
-int64_t countWrong(const Section& s, const Geometry& g, Rank& r, size_t elem, bool inPlace,
-                   const Inputs& in, const std::vector<char>& before) {
-  const char* out = buffersOf(r, g, elem, inPlace).recv;
+int64_t countWrong(const Section& s, const Geometry& g, const RankGeometry& rg, Rank& r,
+                   size_t elem, bool inPlace, const Inputs& in, const std::vector<char>& before) {
+  const char* out = buffersOf(r, rg, elem, inPlace).recv;
   int64_t wrong = 0;
   for (const Segment& seg : s.spec->expect(g, r.rank, in.nranks, s.root)) {
     const char* at = out + seg.offset * elem;
@@ -75,21 +74,22 @@ int64_t countWrong(const Section& s, const Geometry& g, Rank& r, size_t elem, bo
 
 // Runs one checked call on every owned rank; adds up #wrong over all ranks.
 template <typename CallFn>
-bool check(ThreadRanks& ranks, const Section& s, const Geometry& g, size_t elem, bool inPlace,
-           const Inputs& in, CallFn&& call, long long* wrong) {
+bool check(ThreadRanks& ranks, const Section& s, const Geometry& g,
+           const std::vector<RankGeometry>& mine, size_t elem, bool inPlace, const Inputs& in,
+           CallFn&& call, long long* wrong) {
   const std::string what = std::string(s.spec->function) + " (check)";
   std::vector<std::vector<char>> before(ranks.ranks().size());
   for (size_t i = 0; i < before.size(); ++i) {
     Rank& r = ranks.ranks()[i];
-    prepare(r, g, elem, inPlace, in);
-    const char* out = buffersOf(r, g, elem, inPlace).recv;
-    before[i].assign(out, out + g.recvCount * elem);
+    prepare(r, mine[i], elem, inPlace, in);
+    const char* out = buffersOf(r, mine[i], elem, inPlace).recv;
+    before[i].assign(out, out + mine[i].recvCount * elem);
   }
   if (!ranks.each(what.c_str(), call)) return false;
   std::vector<double> counts;
   for (size_t i = 0; i < before.size(); ++i) {
-    counts.push_back(
-        static_cast<double>(countWrong(s, g, ranks.ranks()[i], elem, inPlace, in, before[i])));
+    counts.push_back(static_cast<double>(
+        countWrong(s, g, mine[i], ranks.ranks()[i], elem, inPlace, in, before[i])));
   }
   if (!reduceDoubles(ranks, &counts, ncclSum, "#wrong reduction")) return false;
   *wrong = static_cast<long long>(counts[0]);
@@ -107,8 +107,16 @@ bool measure(const Options& o, ThreadRanks& ranks, const Section& s, const Geome
   in.reduces = s.spec->hasOp;
   in.nranks = ranks.nranks();
   in.seed = seed;
-  auto call = [&](Rank& r, size_t) {
-    Buffers b = buffersOf(r, g, elem, inPlace);
+  if (inPlace && !s.spec->runsInPlace) {
+    *m = Measure{};
+    m->ran = false;
+    return true;
+  }
+  // Each owned rank's counts, made once: the timed calls only read them.
+  std::vector<RankGeometry> mine;
+  for (Rank& r : ranks.ranks()) mine.push_back(s.spec->rankGeometry(g, r.rank, in.nranks));
+  auto call = [&](Rank& r, size_t i) {
+    Buffers b = buffersOf(r, mine[i], elem, inPlace);
     Call c;
     c.send = b.send;
     c.recv = b.recv;
@@ -119,12 +127,13 @@ bool measure(const Options& o, ThreadRanks& ranks, const Section& s, const Geome
     c.comm = r.comm;
     c.rank = r.rank;
     c.nranks = ranks.nranks();
+    c.v = &mine[i].v;
     return s.spec->run(c);
   };
   // Inputs like the checked ones: timed calls then see ordinary numbers, not
   // whatever in-place calls or earlier sizes left behind.
   auto fill = [&] {
-    for (Rank& r : ranks.ranks()) prepare(r, g, elem, inPlace, in);
+    for (size_t i = 0; i < mine.size(); ++i) prepare(ranks.ranks()[i], mine[i], elem, inPlace, in);
   };
   const std::string warmup = std::string(s.spec->function) + " (warm-up)";
   const std::string timed = std::string(s.spec->function);
@@ -152,7 +161,7 @@ bool measure(const Options& o, ThreadRanks& ranks, const Section& s, const Geome
   m->wrong = 0;
   m->checked = o.check != 0 && (!inPlace || s.spec->checkInPlace);
   if (!m->checked) return true;
-  return check(ranks, s, g, elem, inPlace, in, call, &m->wrong);
+  return check(ranks, s, g, mine, elem, inPlace, in, call, &m->wrong);
 }
 
 }  // namespace braid::perf

@@ -21,6 +21,7 @@ struct Section {
 };
 
 struct Measure {
+  bool ran = true;  ///< false: the collective has no such form; the cell reads N/A
   double usec = 0;
   long long wrong = 0;   ///< over all ranks
   bool checked = false;  ///< false: the #wrong column reads N/A

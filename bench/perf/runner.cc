@@ -42,6 +42,10 @@ void printRow(const Section& s, size_t bytes, size_t count, int nranks, const Me
   printf("%12zu  %12zu  %8s  %6s  %6d", bytes, count, typeName(s.type),
          s.spec->hasOp ? opName(s.op) : "none", s.root);
   for (const Measure* m : {&outOfPlace, &inPlace}) {
+    if (!m->ran) {
+      printf("  %8s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+      continue;
+    }
     char wrong[32];
     if (m->checked) {
       snprintf(wrong, sizeof(wrong), "%lld", m->wrong);
@@ -112,6 +116,7 @@ long long runBenchmark(const Options& o, ThreadRanks& ranks) {
           printRow(s, size, g.paramCount, nranks, outOfPlace, inPlace);
           // As nccl-tests: the average over every row of both columns.
           for (const Measure* m : {&outOfPlace, &inPlace}) {
+            if (!m->ran) continue;
             busbwSum += algbw(size, *m) * s.spec->busFactor(nranks);
             ++cells;
           }

@@ -69,6 +69,21 @@ class Comm {
   /// output block r (sendCount elements) = rank r's input, on every rank.
   /// In place: input == output + rank() * sendCount.
   Status allGather(const void* input, void* output, size_t sendCount, DataType type);
+  /// The variable-count all-gather (braidAllGatherV): output block r holds
+  /// recvCounts[r] elements at output + displs[r] (in elements) and receives
+  /// rank r's input. sendCount must equal recvCounts[rank()], and every rank
+  /// must pass the same recvCounts and displs (of size() entries each). Output
+  /// blocks must not overlap. In place: input == output + displs[rank()].
+  Status allGatherV(const void* input, size_t sendCount, void* output, const size_t* recvCounts,
+                    const size_t* displs, DataType type);
+  /// The variable-count reduce-scatter (braidReduceScatterV): input block r
+  /// holds sendCounts[r] elements at input + displs[r]; rank r's output
+  /// (recvCount elements) = op over all ranks of their block r. recvCount
+  /// must equal sendCounts[rank()], and every rank must pass the same
+  /// sendCounts and displs. In place: output == input + displs[rank()], and
+  /// no other block may overlap that one.
+  Status reduceScatterV(const void* input, const size_t* sendCounts, const size_t* displs,
+                        void* output, size_t recvCount, DataType type, RedOp op);
   /// Every rank's output = the root's input (only the root reads an input).
   Status broadcast(const void* input, void* output, size_t count, DataType type, int root);
   /// The root's output = op over all ranks of input (only the root writes).
@@ -97,6 +112,13 @@ class Comm {
   /// Block j of every rank's input goes to rank j, which stores the block
   /// from rank i at output + i * count.
   Status allToAll(const void* input, void* output, size_t count, DataType type);
+
+  /// The variable-count all-to-all (braidAlltoAllV): sendCounts[j] elements
+  /// at input + sendDispls[j] go to rank j, which stores them at its
+  /// output + recvDispls[i] for this rank i; recvCounts[i] must equal what
+  /// rank i sends here. Input and output must not overlap.
+  Status allToAllV(const void* input, const size_t* sendCounts, const size_t* sendDispls,
+                   void* output, const size_t* recvCounts, const size_t* recvDispls, DataType type);
 
   /// The error that made this communicator unusable, or success.
   Status asyncError() const;

@@ -3,6 +3,8 @@
 // pieces in ring_common.h. Counts follow NCCL: `count` is what each rank
 // contributes or receives per block (recvcount of reduce-scatter, sendcount
 // of all-gather); offsets in Steps are in elements of the buffer they index.
+// Reduce-scatter and all-gather also take blocks of different sizes at any
+// places (blockCounts / blockOffsets, braid's variable-count collectives).
 #pragma once
 
 #include <cstddef>
@@ -22,6 +24,14 @@ struct RingParams {
   size_t maxSliceElems = 1;  ///< most elements of one slice (one FIFO slot)
   size_t minSliceElems = 1;  ///< fewest elements worth a slice of their own
   int nchannels = 1;
+  /// Reduce-scatter and all-gather with a block of its own size per rank
+  /// (braidReduceScatterV, braidAllGatherV): block b holds blockCounts[b]
+  /// elements from element blockOffsets[b] of the big buffer (reduce-scatter's
+  /// input, all-gather's output). Both empty means the uniform layout, block b
+  /// = `count` elements at b * count; otherwise both have nranks entries,
+  /// `count` is ignored, and every rank must pass the same ones.
+  std::vector<size_t> blockCounts;
+  std::vector<size_t> blockOffsets;
 };
 
 /// All-reduce as reduce-scatter then all-gather around the ring. Input and
@@ -30,12 +40,16 @@ Result<Schedule> ringAllReduce(const RingParams& params);
 
 /// Reduce-scatter: input holds nranks blocks of `count` elements, output
 /// `count`; rank r's output is the reduction of every rank's block r. In
-/// place means recvbuff == sendbuff + rank * count.
+/// place means recvbuff == sendbuff + rank * count. With blockCounts, the
+/// output holds blockCounts[rank] elements and in place means recvbuff ==
+/// sendbuff + blockOffsets[rank].
 Result<Schedule> ringReduceScatter(const RingParams& params);
 
 /// All-gather: input holds `count` elements, output nranks blocks of
 /// `count`; output block r is rank r's input. In place means
-/// sendbuff == recvbuff + rank * count.
+/// sendbuff == recvbuff + rank * count. With blockCounts, the input holds
+/// blockCounts[rank] elements and in place means sendbuff == recvbuff +
+/// blockOffsets[rank].
 Result<Schedule> ringAllGather(const RingParams& params);
 
 /// Broadcast of the root's input (`count` elements) to every rank's output,

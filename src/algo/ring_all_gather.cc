@@ -3,11 +3,17 @@
 //
 // Terms. The N ranks sit on a ring in `order`; a rank at ring position p
 // receives from position p-1 ("prev") and sends to p+1 ("next"). Output holds
-// N blocks of `count` elements, block b = [b*count, (b+1)*count) being rank
-// b's input, so the block of ring position q is that of rank order[q]. Each
-// channel owns a contiguous part [begin, end) of every block and works
-// through it in rounds; a round covers the same `len` elements (at most one
-// chunk, planSlices in ring_common.h) of every block, one message per step.
+// N blocks, block b being rank b's input: `count` elements at b*count, or,
+// for the variable-count form (braidAllGatherV), blockCounts[b] elements at
+// blockOffsets[b]. The block of ring position q is that of rank order[q].
+// Each channel owns a contiguous part of every block (channelRange of the
+// block's count) and works through it in rounds; round k covers elements
+// [k*chunk, (k+1)*chunk) of the channel's part of every block (roundRange in
+// ring_common.h), one message per block and step. Blocks of different sizes
+// give messages of different sizes, some empty once a block's part is used
+// up; an empty step moves nothing and is left out of the schedule on both
+// ends alike, because the same block, round and channel give the same range
+// on every rank. The channel runs as many rounds as its largest block needs.
 //
 // In each round, rank p puts its own input in place and passes it on; at
 // step j >= 1 it receives what prev sent at step j-1, which is the block of
@@ -17,12 +23,14 @@
 //   step N-1        recv           block of p+1, the last one missing
 // So each rank sends and receives N-1 messages per round, every block
 // travels N-1 hops, and no rank forwards a block back to where it started.
+// Every message is at most one chunk, half a FIFO (planSlices), whatever the
+// block sizes, which is all the deadlock argument of ring_common.h needs.
 //
-// In place (sendbuff == recvbuff + rank*count) the input is the rank's own
-// output block. Input is read only by step 0 of a round, and the only output
-// that step writes is the same elements (the copy is then a no-op); other
-// steps write other blocks. So no input element is overwritten before it is
-// read.
+// In place (sendbuff == recvbuff + the rank's block offset) the input is the
+// rank's own output block. Input is read only by step 0 of a round, and the
+// only output that step writes is the same elements (the copy is then a
+// no-op); other steps write other blocks, which must not overlap it. So no
+// input element is overwritten before it is read.
 #include <algorithm>
 
 #include "algo/ring.h"
@@ -31,17 +39,20 @@
 namespace braid::algo {
 namespace {
 
-// One round of one channel: elements [base, base + len) of every block.
-void emitRound(std::vector<Step>& steps, const std::vector<int>& order, int pos, size_t count,
-               size_t base, size_t len) {
+// Round `round` of channel `channel`: the round's part of every block.
+void emitRound(std::vector<Step>& steps, const RingParams& p, const std::vector<int>& order,
+               int pos, int channel, size_t round, size_t chunkElems) {
   const int n = static_cast<int>(order.size());
   const int prev = order[ringMod(pos - 1, n)];
   const int next = order[ringMod(pos + 1, n)];
   for (int j = 0; j < n; ++j) {
     const int block = order[ringMod(pos - j, n)];
+    const ElemRange part =
+        roundRange(blockCount(p, block), p.nchannels, channel, round, chunkElems);
+    if (part.end == part.begin) continue;
     StepOp op = j == 0 ? StepOp::kCopySend : j == n - 1 ? StepOp::kRecv : StepOp::kRecvCopySend;
-    steps.push_back(
-        ringStep(op, prev, next, block, base, static_cast<size_t>(block) * count + base, len));
+    steps.push_back(ringStep(op, prev, next, block, part.begin, blockOffset(p, block) + part.begin,
+                             part.end - part.begin));
   }
 }
 
@@ -53,19 +64,18 @@ Result<Schedule> ringAllGather(const RingParams& params) {
   Schedule s = newRingSchedule(params, Collective::kAllGather, -1);
   const int n = params.nranks;
   const int pos = ringPosition(s.ring, params.rank);
-  const size_t count = params.count;
-  const SlicePlan plan = planSlices(params, channelRange(count, params.nchannels, 0).end);
+  s.count = blockCount(params, params.rank);
+  const SlicePlan plan = planBlockSlices(params);
   s.sliceElems = plan.sliceElems;
   for (int c = 0; c < params.nchannels; ++c) {
-    const ElemRange range = channelRange(count, params.nchannels, c);
     auto& steps = s.channels[c].steps;
     if (n == 1) {
-      appendLoneCopy(steps, range);
+      appendLoneCopy(steps, channelRange(s.count, params.nchannels, c), 0, blockOffset(params, 0));
       continue;
     }
-    for (size_t base = range.begin; base < range.end; base += plan.chunkElems) {
-      emitRound(steps, s.ring, pos, count, base, std::min(plan.chunkElems, range.end - base));
-    }
+    const size_t rounds = blockRounds(params, c, plan.chunkElems);
+    for (size_t k = 0; k < rounds; ++k)
+      emitRound(steps, params, s.ring, pos, c, k, plan.chunkElems);
   }
   return s;
 }

@@ -42,10 +42,27 @@ Status checkRoot(const RingParams& p, int root, const char* collective) {
 }
 
 Status checkBlocks(const RingParams& p, const char* collective) {
-  if (p.count > std::numeric_limits<size_t>::max() / static_cast<size_t>(p.nranks)) {
-    return invalidArgument(std::string("ring ") + collective + ": count " +
-                           std::to_string(p.count) + " times " + std::to_string(p.nranks) +
-                           " ranks overflows");
+  const std::string who = std::string("ring ") + collective + ": ";
+  constexpr size_t kMax = std::numeric_limits<size_t>::max();
+  if (p.blockCounts.empty() && p.blockOffsets.empty()) {
+    if (p.count > kMax / static_cast<size_t>(p.nranks)) {
+      return invalidArgument(who + "count " + std::to_string(p.count) + " times " +
+                             std::to_string(p.nranks) + " ranks overflows");
+    }
+    return Status::success();
+  }
+  const size_t n = static_cast<size_t>(p.nranks);
+  if (p.blockCounts.size() != n || p.blockOffsets.size() != n) {
+    return invalidArgument(who + "variable blocks need " + std::to_string(n) +
+                           " counts and offsets, got " + std::to_string(p.blockCounts.size()) +
+                           " and " + std::to_string(p.blockOffsets.size()));
+  }
+  for (size_t b = 0; b < n; ++b) {
+    if (p.blockOffsets[b] > kMax - p.blockCounts[b]) {
+      return invalidArgument(who + "block " + std::to_string(b) + " (offset " +
+                             std::to_string(p.blockOffsets[b]) + ", count " +
+                             std::to_string(p.blockCounts[b]) + ") ends past SIZE_MAX");
+    }
   }
   return Status::success();
 }
@@ -86,6 +103,37 @@ SlicePlan planSlices(const RingParams& p, size_t largestStep) {
   return {std::min(chunk, slice * kMaxSlicesPerMessage), slice};
 }
 
+namespace {
+
+// Rounds of chunkElems that `len` elements take, without overflowing.
+size_t roundsFor(size_t len, size_t chunkElems) {
+  return len / chunkElems + (len % chunkElems != 0 ? 1 : 0);
+}
+
+}  // namespace
+
+ElemRange roundRange(size_t count, int nchannels, int channel, size_t round, size_t chunkElems) {
+  const ElemRange part = channelRange(count, nchannels, channel);
+  if (round >= roundsFor(part.end - part.begin, chunkElems)) return {part.end, part.end};
+  const size_t begin = part.begin + round * chunkElems;
+  return {begin, begin + std::min(chunkElems, part.end - begin)};
+}
+
+size_t blockRounds(const RingParams& p, int channel, size_t chunkElems) {
+  size_t rounds = 0;
+  for (int b = 0; b < p.nranks; ++b) {
+    const ElemRange part = channelRange(blockCount(p, b), p.nchannels, channel);
+    rounds = std::max(rounds, roundsFor(part.end - part.begin, chunkElems));
+  }
+  return rounds;
+}
+
+SlicePlan planBlockSlices(const RingParams& p) {
+  size_t largest = 0;
+  for (int b = 0; b < p.nranks; ++b) largest = std::max(largest, blockCount(p, b));
+  return planSlices(p, channelRange(largest, p.nchannels, 0).end);
+}
+
 Step ringStep(StepOp op, int prev, int next, int chunk, size_t inOffset, size_t outOffset,
               size_t count) {
   Step step{};
@@ -99,10 +147,10 @@ Step ringStep(StepOp op, int prev, int next, int chunk, size_t inOffset, size_t 
   return step;
 }
 
-void appendLoneCopy(std::vector<Step>& steps, ElemRange range) {
+void appendLoneCopy(std::vector<Step>& steps, ElemRange range, size_t inBase, size_t outBase) {
   if (range.end > range.begin) {
-    steps.push_back(
-        ringStep(StepOp::kCopy, -1, -1, 0, range.begin, range.begin, range.end - range.begin));
+    steps.push_back(ringStep(StepOp::kCopy, -1, -1, 0, inBase + range.begin, outBase + range.begin,
+                             range.end - range.begin));
   }
 }
 

@@ -38,9 +38,19 @@ Status checkRingParams(const RingParams& p, const char* collective);
 /// Checks a broadcast or reduce root.
 Status checkRoot(const RingParams& p, int root, const char* collective);
 
-/// Checks that nranks * count elements (the big side of reduce-scatter and
-/// all-gather) can be addressed.
+/// Checks the blocks of reduce-scatter and all-gather: that nranks * count
+/// elements (uniform) or every blockOffsets[b] + blockCounts[b] (variable)
+/// can be addressed, and that variable blocks are given for every rank.
 Status checkBlocks(const RingParams& p, const char* collective);
+
+/// Elements of block `block` (that of rank `block`) of reduce-scatter or all-gather.
+inline size_t blockCount(const RingParams& p, int block) {
+  return p.blockCounts.empty() ? p.count : p.blockCounts[block];
+}
+/// First element of block `block` in the big buffer.
+inline size_t blockOffset(const RingParams& p, int block) {
+  return p.blockOffsets.empty() ? static_cast<size_t>(block) * p.count : p.blockOffsets[block];
+}
 
 /// A Schedule with the header filled in (ring order resolved) and
 /// p.nchannels channels without steps.
@@ -48,6 +58,12 @@ Schedule newRingSchedule(const RingParams& p, Collective collective, int root);
 
 /// Ring position of `rank` in `ring`.
 int ringPosition(const std::vector<int>& ring, int rank);
+
+/// How a ring schedule cuts its work: messages of up to a chunk, moved in slices.
+struct SlicePlan {
+  size_t chunkElems;  ///< most elements of one message
+  size_t sliceElems;  ///< most elements of one slice
+};
 
 /// A half-open range of elements.
 struct ElemRange {
@@ -59,10 +75,17 @@ struct ElemRange {
 /// parts, the first channels taking the remainder.
 ElemRange channelRange(size_t count, int nchannels, int channel);
 
-struct SlicePlan {
-  size_t chunkElems;  ///< most elements of one message
-  size_t sliceElems;  ///< most elements of one slice
-};
+/// The part of [0, count) that `channel` works on in round `round` of
+/// `chunkElems` elements: empty once the channel's part is used up.
+ElemRange roundRange(size_t count, int nchannels, int channel, size_t round, size_t chunkElems);
+
+/// Rounds `channel` needs for the largest of the blocks, each round taking
+/// up to chunkElems elements of every block; the same on every rank.
+size_t blockRounds(const RingParams& p, int channel, size_t chunkElems);
+
+/// Chunk and slice sizes of reduce-scatter and all-gather, whose largest
+/// step is channel 0's part of the largest block.
+SlicePlan planBlockSlices(const RingParams& p);
 
 /// Chunk and slice sizes for steps that would carry up to `largestStep`
 /// elements without a chunk limit. A slice is a quarter of a chunk (so a
@@ -77,8 +100,10 @@ SlicePlan planSlices(const RingParams& p, size_t largestStep);
 Step ringStep(StepOp op, int prev, int next, int chunk, size_t inOffset, size_t outOffset,
               size_t count);
 
-/// The whole work of a rank alone: one copy of `range` (nothing if empty).
-void appendLoneCopy(std::vector<Step>& steps, ElemRange range);
+/// The whole work of a rank alone: one copy of `range` (nothing if empty),
+/// from input element inBase + i to output element outBase + i.
+void appendLoneCopy(std::vector<Step>& steps, ElemRange range, size_t inBase = 0,
+                    size_t outBase = 0);
 
 /// A chain's steps (broadcast, reduce): each channel cuts its part into
 /// chunks and this rank applies `op` to each, between its ring neighbours.

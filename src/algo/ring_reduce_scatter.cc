@@ -3,12 +3,18 @@
 //
 // Terms. The N ranks sit on a ring in `order`; a rank at ring position p
 // receives from position p-1 ("prev") and sends to p+1 ("next"). Input holds
-// N blocks of `count` elements, block b = [b*count, (b+1)*count); the rank
+// N blocks: `count` elements at b*count, or, for the variable-count form
+// (braidReduceScatterV), blockCounts[b] elements at blockOffsets[b]. The rank
 // that ends with block b's reduction in its output is rank b, so the block a
 // ring position works for is that of the rank sitting there, order[q]. Each
-// channel owns a contiguous part [begin, end) of every block and works
-// through it in rounds; a round covers the same `len` elements (at most one
-// chunk, planSlices in ring_common.h) of every block, one message per step.
+// channel owns a contiguous part of every block (channelRange of the block's
+// count) and works through it in rounds; round k covers elements
+// [k*chunk, (k+1)*chunk) of the channel's part of every block (roundRange in
+// ring_common.h), one message per block and step. Blocks of different sizes
+// give messages of different sizes, some empty once a block's part is used
+// up; an empty step is left out on both ends alike, since the same block,
+// round and channel give the same range on every rank. The channel runs as
+// many rounds as its largest block needs.
 //
 // In each round, rank p starts the partial sum of the block of position p-1
 // and passes it on; at step j >= 1 it receives what prev sent at step j-1,
@@ -18,11 +24,14 @@
 //   step N-1        recvReduceCopy   block of p, its own: output
 // So each rank sends and receives N-1 messages per round, and the reduction
 // of its own block arrives last, having passed every other rank once.
+// Every message is at most one chunk, half a FIFO (planSlices), whatever the
+// block sizes, which is all the deadlock argument of ring_common.h needs.
 //
-// In place (recvbuff == sendbuff + rank*count) the output is the rank's own
-// input block. That block is read only by the last step of a round, which
-// reads each element before writing it, and rounds and channels cover
-// disjoint elements, so no input element is read after it was overwritten.
+// In place (recvbuff == sendbuff + the rank's block offset) the output is the
+// rank's own input block. That block is read only by the last step of a
+// round, which reads each element before writing it, and rounds and channels
+// cover disjoint elements; other steps read other blocks, which must not
+// overlap it. So no input element is read after it was overwritten.
 #include <algorithm>
 
 #include "algo/ring.h"
@@ -31,19 +40,22 @@
 namespace braid::algo {
 namespace {
 
-// One round of one channel: elements [base, base + len) of every block.
-void emitRound(std::vector<Step>& steps, const std::vector<int>& order, int pos, size_t count,
-               size_t base, size_t len) {
+// Round `round` of channel `channel`: the round's part of every block.
+void emitRound(std::vector<Step>& steps, const RingParams& p, const std::vector<int>& order,
+               int pos, int channel, size_t round, size_t chunkElems) {
   const int n = static_cast<int>(order.size());
   const int prev = order[ringMod(pos - 1, n)];
   const int next = order[ringMod(pos + 1, n)];
   for (int j = 0; j < n; ++j) {
     const int block = order[ringMod(pos - 1 - j, n)];
+    const ElemRange part =
+        roundRange(blockCount(p, block), p.nchannels, channel, round, chunkElems);
+    if (part.end == part.begin) continue;
     StepOp op = j == 0       ? StepOp::kSend
                 : j == n - 1 ? StepOp::kRecvReduceCopy
                              : StepOp::kRecvReduceSend;
-    steps.push_back(
-        ringStep(op, prev, next, block, static_cast<size_t>(block) * count + base, base, len));
+    steps.push_back(ringStep(op, prev, next, block, blockOffset(p, block) + part.begin, part.begin,
+                             part.end - part.begin));
   }
 }
 
@@ -55,19 +67,18 @@ Result<Schedule> ringReduceScatter(const RingParams& params) {
   Schedule s = newRingSchedule(params, Collective::kReduceScatter, -1);
   const int n = params.nranks;
   const int pos = ringPosition(s.ring, params.rank);
-  const size_t count = params.count;
-  const SlicePlan plan = planSlices(params, channelRange(count, params.nchannels, 0).end);
+  s.count = blockCount(params, params.rank);
+  const SlicePlan plan = planBlockSlices(params);
   s.sliceElems = plan.sliceElems;
   for (int c = 0; c < params.nchannels; ++c) {
-    const ElemRange range = channelRange(count, params.nchannels, c);
     auto& steps = s.channels[c].steps;
     if (n == 1) {
-      appendLoneCopy(steps, range);
+      appendLoneCopy(steps, channelRange(s.count, params.nchannels, c), blockOffset(params, 0), 0);
       continue;
     }
-    for (size_t base = range.begin; base < range.end; base += plan.chunkElems) {
-      emitRound(steps, s.ring, pos, count, base, std::min(plan.chunkElems, range.end - base));
-    }
+    const size_t rounds = blockRounds(params, c, plan.chunkElems);
+    for (size_t k = 0; k < rounds; ++k)
+      emitRound(steps, params, s.ring, pos, c, k, plan.chunkElems);
   }
   return s;
 }

@@ -33,5 +33,6 @@ BRAID_NCCL_API(ncclResult_t, ncclRedOpDestroy, ncclRedOp_t op, ncclComm_t comm) 
     return report(braid::invalidArgument("ncclRedOpDestroy: op " + std::to_string(value) +
                                          " is a built-in operator"));
   }
-  return report(c.value()->destroyOp(braid::api::userOpFrom(value)).withContext("ncclRedOpDestroy"));
+  return report(
+      c.value()->destroyOp(braid::api::userOpFrom(value)).withContext("ncclRedOpDestroy"));
 }

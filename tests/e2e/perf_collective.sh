@@ -5,6 +5,9 @@
 # them, in nccl-tests' order (types, then operators, then roots). Each section has one row per size
 # of the sweep with the size, count, type, redop and root columns nccl-tests prints, and #wrong 0 in
 # both columns: N/A in place for alltoall and sendrecv, which nccl-tests does not check in place.
+# braid's variable-count collectives (all_gatherv, reduce_scatterv, alltoallv) print the rows of
+# their uniform twins (size: the total; count: the mean block); alltoallv has no in-place form, so
+# its in-place cells all read N/A.
 #
 # usage: perf_collective.sh BRAID_PERF COLLECTIVE NRANKS MINBYTES MAXBYTES FACTOR [flags...]
 # (sizes in plain bytes; -d, -o and -r are read from the flags, with braid-perf's defaults)
@@ -31,7 +34,7 @@ done
 [[ $ops == all ]] && ops=$all_ops
 
 case $coll in
-  all_reduce | reduce_scatter | reduce) ;;
+  all_reduce | reduce_scatter | reduce | reduce_scatterv) ;;
   *) ops=none ;;
 esac
 case $coll in
@@ -44,10 +47,11 @@ esac
 # Collectives that split the buffer among ranks give each a whole number of 16-byte units.
 case $coll in
   all_gather | reduce_scatter | alltoall | gather | scatter) split=1 ;;
+  all_gatherv | reduce_scatterv | alltoallv) split=1 ;;
   *) split=0 ;;
 esac
 case $coll in
-  alltoall | sendrecv) in_place_wrong=N/A ;;
+  alltoall | sendrecv | alltoallv) in_place_wrong=N/A ;;
   *) in_place_wrong=0 ;;
 esac
 
