@@ -221,7 +221,8 @@ Status Comm::destroyOp(RedOp op) {
   int o = static_cast<int>(op);
   size_t index = static_cast<size_t>(o - kFirstUserOp);
   if (o < kFirstUserOp || index >= impl_->userOps.size() || !impl_->userOps[index]) {
-    return invalidArgument("op " + std::to_string(o) +
+    // Name the op as the caller knows it: NCCL's handles start at ncclNumOps.
+    return invalidArgument("op " + std::to_string(o - kFirstUserOp + kNumRedOps) +
                            " is not a live ncclRedOpCreatePreMulSum op of this communicator");
   }
   impl_->userOps[index].reset();
