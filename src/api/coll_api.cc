@@ -32,14 +32,18 @@ Status checkCall(ncclComm_t handle, const void* send, const void* recv, size_t c
   return Status::success();
 }
 
-// For rooted calls: what this rank touches depends on whether it is the root.
-Status checkRooted(ncclComm_t handle, int root, Comm** comm) {
+// Checks of a rooted call: the root, then checkCall with the buffers this
+// rank touches: both at the root, `nonRootUses` elsewhere.
+Status checkRootedCall(ncclComm_t handle, int root, const void* send, const void* recv,
+                       size_t count, ncclDataType_t datatype, Uses nonRootUses, Comm** comm,
+                       braid::DataType* type) {
   BRAID_ASSIGN_OR_RETURN(*comm, braid::api::commFrom(handle));
   if (root < 0 || root >= (*comm)->size()) {
     return braid::invalidArgument("root " + std::to_string(root) + " is outside [0, " +
                                   std::to_string((*comm)->size()) + ")");
   }
-  return Status::success();
+  return checkCall(handle, send, recv, count, datatype, comm, type,
+                   (*comm)->rank() == root ? Uses::kBoth : nonRootUses);
 }
 
 }  // namespace
@@ -96,12 +100,9 @@ BRAID_NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff
   (void)stream;
   Comm* c = nullptr;
   braid::DataType type{};
-  Status s = checkRooted(comm, root, &c);
   // Only the root reads a send buffer.
-  if (s.ok()) {
-    s = checkCall(comm, sendbuff, recvbuff, count, datatype, &c, &type,
-                  c->rank() == root ? Uses::kBoth : Uses::kRecvOnly);
-  }
+  Status s =
+      checkRootedCall(comm, root, sendbuff, recvbuff, count, datatype, Uses::kRecvOnly, &c, &type);
   if (!s.ok()) return report(s.withContext("ncclBroadcast"));
   return braid::api::runOrDefer(c, [=] {
     return c->broadcast(sendbuff, recvbuff, count, type, root).withContext("ncclBroadcast");
@@ -120,12 +121,9 @@ BRAID_NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, s
   (void)stream;
   Comm* c = nullptr;
   braid::DataType type{};
-  Status s = checkRooted(comm, root, &c);
   // Only the root writes a receive buffer.
-  if (s.ok()) {
-    s = checkCall(comm, sendbuff, recvbuff, count, datatype, &c, &type,
-                  c->rank() == root ? Uses::kBoth : Uses::kSendOnly);
-  }
+  Status s =
+      checkRootedCall(comm, root, sendbuff, recvbuff, count, datatype, Uses::kSendOnly, &c, &type);
   auto redOp = braid::api::redOpFrom(op);
   if (s.ok()) s = redOp.status();
   if (!s.ok()) return report(s.withContext("ncclReduce"));
@@ -153,12 +151,9 @@ BRAID_NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, s
   (void)stream;
   Comm* c = nullptr;
   braid::DataType type{};
-  Status s = checkRooted(comm, root, &c);
   // Only the root receives.
-  if (s.ok()) {
-    s = checkCall(comm, sendbuff, recvbuff, count, datatype, &c, &type,
-                  c->rank() == root ? Uses::kBoth : Uses::kSendOnly);
-  }
+  Status s =
+      checkRootedCall(comm, root, sendbuff, recvbuff, count, datatype, Uses::kSendOnly, &c, &type);
   if (!s.ok()) return report(s.withContext("ncclGather"));
   return braid::api::runOrDefer(c, [=] {
     return c->gather(sendbuff, recvbuff, count, type, root).withContext("ncclGather");
@@ -170,12 +165,9 @@ BRAID_NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, 
   (void)stream;
   Comm* c = nullptr;
   braid::DataType type{};
-  Status s = checkRooted(comm, root, &c);
   // Only the root sends.
-  if (s.ok()) {
-    s = checkCall(comm, sendbuff, recvbuff, count, datatype, &c, &type,
-                  c->rank() == root ? Uses::kBoth : Uses::kRecvOnly);
-  }
+  Status s =
+      checkRootedCall(comm, root, sendbuff, recvbuff, count, datatype, Uses::kRecvOnly, &c, &type);
   if (!s.ok()) return report(s.withContext("ncclScatter"));
   return braid::api::runOrDefer(c, [=] {
     return c->scatter(sendbuff, recvbuff, count, type, root).withContext("ncclScatter");
