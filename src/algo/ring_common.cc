@@ -171,4 +171,28 @@ void emitChain(Schedule& s, const RingParams& p, StepOp op) {
   }
 }
 
+Result<Schedule> blockRingSchedule(const RingParams& params, Collective collective,
+                                   const char* name, bool inputIsBlocked, BlockRoundFn emitRound) {
+  BRAID_TRY(checkRingParams(params, name));
+  BRAID_TRY(checkBlocks(params, name));
+  Schedule s = newRingSchedule(params, collective, -1);
+  const int pos = ringPosition(s.ring, params.rank);
+  s.count = blockCount(params, params.rank);
+  const SlicePlan plan = planBlockSlices(params);
+  s.sliceElems = plan.sliceElems;
+  const size_t blockedBase = blockOffset(params, 0);
+  for (int c = 0; c < params.nchannels; ++c) {
+    auto& steps = s.channels[c].steps;
+    if (params.nranks == 1) {
+      appendLoneCopy(steps, channelRange(s.count, params.nchannels, c),
+                     inputIsBlocked ? blockedBase : 0, inputIsBlocked ? 0 : blockedBase);
+      continue;
+    }
+    const size_t rounds = blockRounds(params, c, plan.chunkElems);
+    for (size_t k = 0; k < rounds; ++k)
+      emitRound(steps, params, s.ring, pos, c, k, plan.chunkElems);
+  }
+  return s;
+}
+
 }  // namespace braid::algo

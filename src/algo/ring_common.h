@@ -110,4 +110,16 @@ void appendLoneCopy(std::vector<Step>& steps, ElemRange range, size_t inBase = 0
 /// Sets s.sliceElems.
 void emitChain(Schedule& s, const RingParams& p, StepOp op);
 
+/// Appends round `round` of channel `channel` of a block-wise ring collective.
+using BlockRoundFn = void (*)(std::vector<Step>& steps, const RingParams& p,
+                              const std::vector<int>& order, int pos, int channel, size_t round,
+                              size_t chunkElems);
+
+/// The frame shared by reduce-scatter and all-gather, which differ only in
+/// their rounds: the checks, the schedule, a lone copy when nranks == 1
+/// (from input block 0 to the output when `inputIsBlocked`, the other way
+/// round otherwise), and every round of every channel.
+Result<Schedule> blockRingSchedule(const RingParams& params, Collective collective,
+                                   const char* name, bool inputIsBlocked, BlockRoundFn emitRound);
+
 }  // namespace braid::algo

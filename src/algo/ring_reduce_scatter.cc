@@ -62,25 +62,8 @@ void emitRound(std::vector<Step>& steps, const RingParams& p, const std::vector<
 }  // namespace
 
 Result<Schedule> ringReduceScatter(const RingParams& params) {
-  BRAID_TRY(checkRingParams(params, "reduce_scatter"));
-  BRAID_TRY(checkBlocks(params, "reduce_scatter"));
-  Schedule s = newRingSchedule(params, Collective::kReduceScatter, -1);
-  const int n = params.nranks;
-  const int pos = ringPosition(s.ring, params.rank);
-  s.count = blockCount(params, params.rank);
-  const SlicePlan plan = planBlockSlices(params);
-  s.sliceElems = plan.sliceElems;
-  for (int c = 0; c < params.nchannels; ++c) {
-    auto& steps = s.channels[c].steps;
-    if (n == 1) {
-      appendLoneCopy(steps, channelRange(s.count, params.nchannels, c), blockOffset(params, 0), 0);
-      continue;
-    }
-    const size_t rounds = blockRounds(params, c, plan.chunkElems);
-    for (size_t k = 0; k < rounds; ++k)
-      emitRound(steps, params, s.ring, pos, c, k, plan.chunkElems);
-  }
-  return s;
+  return blockRingSchedule(params, Collective::kReduceScatter, "reduce_scatter",
+                           /*inputIsBlocked=*/true, emitRound);
 }
 
 }  // namespace braid::algo
