@@ -22,12 +22,6 @@ bool reduces(Collective c) {
   return c == Collective::kAllReduce || c == Collective::kReduceScatter || c == Collective::kReduce;
 }
 
-Status checkType(DataType type) {
-  int t = static_cast<int>(type);
-  if (t < 0 || t >= kNumDataTypes) return invalidArgument("unknown datatype " + std::to_string(t));
-  return Status::success();
-}
-
 Status checkBuffers(const void* input, const void* output, size_t count) {
   if (count == 0) return Status::success();
   if (input == nullptr) return invalidArgument("send buffer is NULL with count > 0");
@@ -126,16 +120,11 @@ Result<kernels::HostOp> Comm::Impl::hostOpFor(DataType type, RedOp op) {
 }
 
 Status Comm::Impl::runRing(const RingCall& call) {
-  BRAID_TRY(checkType(call.type));
+  BRAID_TRY(checkDataType(call.type));
   const bool rooted =
       call.collective == Collective::kBroadcast || call.collective == Collective::kReduce;
-  if (rooted && (call.root < 0 || call.root >= nranks)) {
-    return invalidArgument("root " + std::to_string(call.root) + " is outside [0, " +
-                           std::to_string(nranks) + ")");
-  }
-  if (finalized) return invalidUsage("communicator was finalized");
-  if (aborted.load()) return invalidUsage("communicator was aborted");
-  if (broken) return broken->withContext("communicator unusable after an earlier error");
+  if (rooted) BRAID_TRY(checkRank(call.root, nranks, "root"));
+  BRAID_TRY(checkUsable());
   kernels::HostOp op;
   if (reduces(call.collective)) {
     BRAID_ASSIGN_OR_RETURN(op, hostOpFor(call.type, call.op));
@@ -202,7 +191,7 @@ Status Comm::reduce(const void* input, void* output, size_t count, DataType type
 }
 
 Result<RedOp> Comm::createPreMulSum(const void* scalar, DataType type, bool scalarByPointer) {
-  BRAID_TRY(checkType(type));
+  BRAID_TRY(checkDataType(type));
   if (scalar == nullptr) return invalidArgument("scalar is NULL");
   UserOp u;
   u.type = type;

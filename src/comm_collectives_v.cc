@@ -27,8 +27,7 @@ namespace braid {
 namespace {
 
 Result<size_t> elementBytes(DataType type) {
-  const int t = static_cast<int>(type);
-  if (t < 0 || t >= kNumDataTypes) return invalidArgument("unknown datatype " + std::to_string(t));
+  BRAID_TRY(checkDataType(type));
   return dataTypeSize(type);
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "algo/schedule.h"
@@ -47,6 +48,22 @@ class ActiveCall {
  private:
   std::atomic<int>& count_;
 };
+
+/// The checks every communicator call shares, with the same messages.
+inline Status checkDataType(DataType type) {
+  const int t = static_cast<int>(type);
+  if (t < 0 || t >= kNumDataTypes) return invalidArgument("unknown datatype " + std::to_string(t));
+  return Status::success();
+}
+
+/// `what` (a root, a peer) must name a rank of a communicator of `nranks`.
+inline Status checkRank(int value, int nranks, const char* what) {
+  if (value < 0 || value >= nranks) {
+    return invalidArgument(std::string(what) + " " + std::to_string(value) + " is outside [0, " +
+                           std::to_string(nranks) + ")");
+  }
+  return Status::success();
+}
 
 /// A premulsum operator made by ncclRedOpCreatePreMulSum.
 struct UserOp {
@@ -116,6 +133,13 @@ class Comm::Impl {
     const size_t* blockCounts = nullptr;
     const size_t* blockOffsets = nullptr;
   };
+  /// Refuses work on a finalized, aborted or broken communicator.
+  Status checkUsable() const {
+    if (finalized) return invalidUsage("communicator was finalized");
+    if (aborted.load()) return invalidUsage("communicator was aborted");
+    if (broken) return broken->withContext("communicator unusable after an earlier error");
+    return Status::success();
+  }
   Status runRing(const RingCall& call);
   Result<const algo::Schedule*> ringSchedule(const RingCall& call);
   Result<kernels::HostOp> hostOpFor(DataType type, RedOp op);

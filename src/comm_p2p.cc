@@ -55,12 +55,8 @@ class ShmP2pLinks final : public exec::P2pLinks {
 };
 
 Status checkOp(const P2pOp& op, int nranks) {
-  if (op.peer < 0 || op.peer >= nranks) {
-    return invalidArgument("peer " + std::to_string(op.peer) + " is outside [0, " +
-                           std::to_string(nranks) + ")");
-  }
-  int t = static_cast<int>(op.type);
-  if (t < 0 || t >= kNumDataTypes) return invalidArgument("unknown datatype " + std::to_string(t));
+  BRAID_TRY(checkRank(op.peer, nranks, "peer"));
+  BRAID_TRY(checkDataType(op.type));
   if (op.count > 0 && op.buffer == nullptr) {
     return invalidArgument(std::string(op.kind == P2pOp::Kind::kSend ? "sendbuff" : "recvbuff") +
                            " is NULL with count > 0");
@@ -75,9 +71,7 @@ Status Comm::sendRecv(const std::vector<P2pOp>& ops) {
   ActiveCall active(c.activeCalls);
   log::ScopedLogRank logRank(c.rank);
   for (const auto& op : ops) BRAID_TRY(checkOp(op, c.nranks));
-  if (c.finalized) return invalidUsage("communicator was finalized");
-  if (c.aborted.load()) return invalidUsage("communicator was aborted");
-  if (c.broken) return c.broken->withContext("communicator unusable after an earlier error");
+  BRAID_TRY(c.checkUsable());
   if (c.p2pRecv.empty()) {
     c.p2pRecv.resize(c.nranks);
     c.p2pSend.resize(c.nranks);
@@ -117,20 +111,12 @@ P2pOp makeOp(P2pOp::Kind kind, int peer, const void* base, size_t block, size_t 
   return op;
 }
 
-Status checkRoot(int root, int nranks) {
-  if (root < 0 || root >= nranks) {
-    return invalidArgument("root " + std::to_string(root) + " is outside [0, " +
-                           std::to_string(nranks) + ")");
-  }
-  return Status::success();
-}
-
 }  // namespace
 
 // Gather, scatter and all-to-all are batches of sends and receives: every
 // byte crosses one FIFO once, which no ring schedule beats for these.
 Status Comm::gather(const void* input, void* output, size_t count, DataType type, int root) {
-  BRAID_TRY(checkRoot(root, size()));
+  BRAID_TRY(checkRank(root, size(), "root"));
   std::vector<P2pOp> ops{makeOp(P2pOp::Kind::kSend, root, input, 0, count, type)};
   if (rank() == root) {
     for (int r = 0; r < size(); ++r)
@@ -140,7 +126,7 @@ Status Comm::gather(const void* input, void* output, size_t count, DataType type
 }
 
 Status Comm::scatter(const void* input, void* output, size_t count, DataType type, int root) {
-  BRAID_TRY(checkRoot(root, size()));
+  BRAID_TRY(checkRank(root, size(), "root"));
   std::vector<P2pOp> ops;
   if (rank() == root) {
     for (int r = 0; r < size(); ++r)
