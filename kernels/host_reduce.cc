@@ -93,6 +93,9 @@ Result<HostOp> hostOp(DataType type, RedOp op, const OpArgs& args, HostIsa isa) 
     return internalError(std::string("no host loops for ") + dataTypeName(type) + " " +
                          redOpName(op));
   }
+  // Only premulsum has a pre; its loaded values combine by plain sum.
+  fns.combine =
+      op == RedOp::kPreMulSum ? lookup(type, RedOp::kSum, args, resolve(isa)).reduce : fns.reduce;
   return fns;
 }
 

@@ -10,6 +10,10 @@
 //   reduce  where it meets a received partial result: dst = op(recv, pre(in))
 //   finish  once on the final result: buf = post(buf)
 //
+// and a fourth, combine, joins two values that have both been loaded
+// already (a tree node adding its second child to what it holds):
+// dst = op(a, b), with no pre.
+//
 // load and finish are nullptr when pre / post is the identity, which is the
 // case for every operator except premulsum (load) and avg (finish).
 #pragma once
@@ -41,6 +45,8 @@ struct HostOp {
   HostReduce2Fn reduce2 = nullptr;
   HostLoadFn load = nullptr;      ///< nullptr when pre is the identity (use copyBytes)
   HostFinishFn finish = nullptr;  ///< nullptr when there is no post (only avg has one)
+  /// dst = op(a, b) for two loaded values (a HostReduceFn whose `in` gets no pre).
+  HostReduceFn combine = nullptr;
 
   /// dst = pre(in) for `count` elements of `elemBytes` each: the load, or a
   /// copy when pre is the identity (nothing at all when dst == in).

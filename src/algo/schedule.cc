@@ -40,7 +40,7 @@ std::string formatRanges(Collective collective, const Step& st) {
     return text;
   }
   std::string out;
-  if (stepReadsInput(st.op)) {
+  if (stepReadsInput(st)) {
     snprintf(text, sizeof(text), "in [%zu, %zu)", st.inOffset, st.inOffset + st.count);
     out += text;
   }
@@ -77,8 +77,9 @@ std::string formatSchedule(const Schedule& s, DataType type) {
       std::string peers;
       if (st.recvPeer >= 0) peers += " from " + std::to_string(st.recvPeer);
       if (st.sendPeer >= 0) peers += " to " + std::to_string(st.sendPeer);
-      snprintf(line, sizeof(line), "    %4d  %-19s chunk %-3d %s%s\n", i++, stepOpName(st.op),
-               st.chunk, formatRanges(s.collective, st).c_str(), peers.c_str());
+      snprintf(line, sizeof(line), "    %4d  %-19s chunk %-3d %s%s%s\n", i++, stepOpName(st.op),
+               st.chunk, formatRanges(s.collective, st).c_str(), peers.c_str(),
+               st.fromOutput ? " (from output)" : "");
       out += line;
     }
   }

@@ -7,6 +7,12 @@
 // Every step covers `count` elements at inOffset / outOffset; the executor
 // moves them in slices of at most sliceElems, the same split on both sides of
 // a connection, so the k-th slice sent is the k-th slice received.
+//
+// A step's local operand is normally the input at inOffset; with fromOutput
+// it is what the rank already holds in its output at outOffset (a tree node
+// adding its second child to the first child's partial result, or passing
+// on what it has received). Such values have been through the operator's
+// pre already, so the executor does not apply it again.
 #pragma once
 
 #include <cstddef>
@@ -41,20 +47,25 @@ inline bool stepReduces(StepOp op) {
   return op == StepOp::kRecvReduceSend || op == StepOp::kRecvReduceCopy ||
          op == StepOp::kRecvReduceCopySend;
 }
-inline bool stepReadsInput(StepOp op) { return op != StepOp::kRecv && op != StepOp::kRecvCopySend; }
+/// Whether the step reads a local operand (the input, or the output with fromOutput).
+inline bool stepReadsLocal(StepOp op) { return op != StepOp::kRecv && op != StepOp::kRecvCopySend; }
 inline bool stepWritesOutput(StepOp op) {
   return op != StepOp::kSend && op != StepOp::kRecvReduceSend;
 }
 
 struct Step {
   StepOp op;
-  int recvPeer;      ///< rank received from, -1 if none
-  int sendPeer;      ///< rank sent to, -1 if none
-  int chunk;         ///< which of the round's chunks (for reading dumps)
-  size_t inOffset;   ///< first input element
-  size_t outOffset;  ///< first output element
-  size_t count;      ///< elements; 0 means the step moves nothing on both sides
+  int recvPeer;             ///< rank received from, -1 if none
+  int sendPeer;             ///< rank sent to, -1 if none
+  int chunk;                ///< which of the round's chunks (for reading dumps)
+  size_t inOffset;          ///< first input element
+  size_t outOffset;         ///< first output element
+  size_t count;             ///< elements; 0 means the step moves nothing on both sides
+  bool fromOutput = false;  ///< local operand is output[outOffset..], already loaded
 };
+
+inline bool stepReadsInput(const Step& step) { return stepReadsLocal(step.op) && !step.fromOutput; }
+inline bool stepReadsOutput(const Step& step) { return stepReadsLocal(step.op) && step.fromOutput; }
 
 struct ChannelSchedule {
   std::vector<Step> steps;

@@ -26,6 +26,31 @@ struct SliceIo {
   size_t count;
 };
 
+// A step whose local operand is the output (fromOutput) holds values that
+// are loaded already: they are copied and combined, never pre'd again.
+void applyStepFromOutput(StepOp op, const SliceIo& s, const kernels::HostOp& red) {
+  switch (op) {
+    case StepOp::kSend:
+    case StepOp::kCopySend:
+      kernels::copyBytes(s.send, s.in, s.bytes);
+      break;
+    case StepOp::kRecvReduceSend:
+      red.combine(red.args, s.send, s.recv, s.in, s.count);
+      break;
+    case StepOp::kRecvReduceCopy:
+      red.combine(red.args, s.out, s.recv, s.in, s.count);
+      break;
+    case StepOp::kRecvReduceCopySend:
+      red.combine(red.args, s.out, s.recv, s.in, s.count);
+      kernels::copyBytes(s.send, s.out, s.bytes);
+      break;
+    case StepOp::kCopy:  // output onto itself
+    case StepOp::kRecv:
+    case StepOp::kRecvCopySend:
+      break;  // no local operand: applyStep handles them
+  }
+}
+
 void applyStep(StepOp op, const SliceIo& s, size_t elemBytes, const kernels::HostOp& red) {
   // Steps that read this rank's input without reducing it still apply the
   // operator's pre (premulsum's scalar): loadInput copies when there is none.
@@ -72,8 +97,10 @@ Status runStep(const Step& step, size_t sliceElems, const HostCall& call,
   recvWait.peer = step.recvPeer;
   transport::WaitContext sendWait = wait;
   sendWait.peer = step.sendPeer;
-  const char* in = static_cast<const char*>(call.input) + step.inOffset * call.elemBytes;
   char* out = static_cast<char*>(call.output) + step.outOffset * call.elemBytes;
+  const char* in =
+      step.fromOutput ? out : static_cast<const char*>(call.input) + step.inOffset * call.elemBytes;
+  const bool local = algo::stepReadsOutput(step);
   for (size_t done = 0; done < step.count; done += sliceElems) {
     SliceIo s{};
     s.count = std::min(sliceElems, step.count - done);
@@ -95,7 +122,11 @@ Status runStep(const Step& step, size_t sliceElems, const HostCall& call,
       BRAID_ASSIGN_OR_RETURN(void* slot, to->waitSlot(sendWait));
       s.send = static_cast<char*>(slot);
     }
-    applyStep(step.op, s, call.elemBytes, call.reduce);
+    if (local) {
+      applyStepFromOutput(step.op, s, call.reduce);
+    } else {
+      applyStep(step.op, s, call.elemBytes, call.reduce);
+    }
     if (sends) to->post(s.bytes);
     if (receives) from->release();
   }
@@ -113,7 +144,8 @@ Status runOnHost(const algo::Schedule& schedule, const HostCall& call,
   for (size_t c = 0; c < schedule.channels.size(); ++c) {
     for (const Step& step : schedule.channels[c].steps) {
       if (step.count == 0) continue;  // both ends of the message skip it alike
-      if (algo::stepReduces(step.op) && call.reduce.reduce == nullptr) {
+      if (algo::stepReduces(step.op) &&
+          (call.reduce.reduce == nullptr || call.reduce.combine == nullptr)) {
         return internalError("reducing step without a reduction function");
       }
       BRAID_TRY(runStep(step, schedule.sliceElems, call, connections[c], wait));

@@ -147,8 +147,11 @@ inline Status lookUp(std::vector<ModelRank>& ranks, int rank, Cursor& c, FifoMap
     return internalError(where(rank, c) + ": peer out of range");
   }
   if (r.schedule.sliceElems == 0) return internalError(where(rank, c) + ": sliceElems is 0");
-  if (algo::stepReadsInput(step.op) && step.inOffset + step.count > r.inLen) {
+  if (algo::stepReadsInput(step) && step.inOffset + step.count > r.inLen) {
     return internalError(where(rank, c) + ": reads past the input");
+  }
+  if (algo::stepReadsOutput(step) && step.outOffset + step.count > r.outLen) {
+    return internalError(where(rank, c) + ": reads past the output");
   }
   if (algo::stepWritesOutput(step.op) && step.outOffset + step.count > r.outLen) {
     return internalError(where(rank, c) + ": writes past the output");
@@ -188,7 +191,9 @@ inline Status runSlice(std::vector<ModelRank>& ranks, int rank, Cursor& c, FifoM
   }
   const bool reduces = algo::stepReduces(step.op);
   const ModelValue* mine =
-      algo::stepReadsInput(step.op) ? r.memory.data() + r.inBase + step.inOffset + c.done : nullptr;
+      algo::stepReadsInput(step)    ? r.memory.data() + r.inBase + step.inOffset + c.done
+      : algo::stepReadsOutput(step) ? r.memory.data() + r.outBase + step.outOffset + c.done
+                                    : nullptr;
   ModelValue* dst = algo::stepWritesOutput(step.op)
                         ? r.memory.data() + r.outBase + step.outOffset + c.done
                         : nullptr;

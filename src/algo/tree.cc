@@ -1,0 +1,250 @@
+// Tree schedules: the in-order binary tree, the double binary tree
+// all-reduce, and tree broadcast and reduce.
+//
+// Every tree collective is a reduce phase, a broadcast phase, or the one and
+// then the other, and each phase has dependencies in one direction only: up
+// the tree while reducing, down it while broadcasting. A rank takes the
+// chunks in the same order in both phases and finishes reducing before it
+// broadcasts, so every rank works through one global order of (phase,
+// chunk, tree) tasks; the earliest unfinished task can always advance,
+// because the messages ahead of it on every connection belong to finished
+// tasks. Unlike the ring, a tree therefore needs no limit on how many FIFO
+// slots one message takes.
+#include "algo/tree.h"
+
+#include <algorithm>
+#include <string>
+
+#include "algo/ring_common.h"
+
+namespace braid::algo {
+namespace {
+
+int lowestBit(int x) { return x & -x; }
+
+Status checkTreeParams(const TreeParams& p, const char* collective) {
+  const std::string what = std::string("tree ") + collective + ": ";
+  if (p.nranks < 1) return invalidArgument(what + "nranks must be at least 1");
+  if (p.rank < 0 || p.rank >= p.nranks) {
+    return invalidArgument(what + "rank " + std::to_string(p.rank) + " is outside [0, " +
+                           std::to_string(p.nranks) + ")");
+  }
+  if (p.nchannels < 1) return invalidArgument(what + "nchannels must be at least 1");
+  if (p.chunkElems == 0 || p.maxSliceElems == 0 || p.minSliceElems == 0) {
+    return invalidArgument(what + "chunk and slice sizes must be at least 1 element");
+  }
+  return Status::success();
+}
+
+Schedule newTreeSchedule(const TreeParams& p, Collective collective, int root) {
+  Schedule s;
+  s.collective = collective;
+  s.rank = p.rank;
+  s.nranks = p.nranks;
+  s.root = root;
+  s.count = p.count;
+  s.channels.resize(p.nchannels);
+  // A slice is a quarter of a chunk, as on the ring, so that a node starts
+  // forwarding before its child has sent the whole chunk.
+  size_t slice = std::max((p.chunkElems + 3) / 4, p.minSliceElems);
+  s.sliceElems = std::min(slice, p.maxSliceElems);
+  return s;
+}
+
+Step treeStep(StepOp op, int from, int to, int chunk, size_t offset, size_t count,
+              bool fromOutput = false) {
+  Step step{};
+  step.op = op;
+  step.recvPeer = stepReceives(op) ? from : -1;
+  step.sendPeer = stepSends(op) ? to : -1;
+  step.chunk = chunk;
+  step.inOffset = offset;
+  step.outOffset = offset;
+  step.count = count;
+  step.fromOutput = fromOutput;
+  return step;
+}
+
+// One chunk of the reduce phase at a node: (left op input) op right, sent to
+// the parent or, at the root, kept in the output. Partial results of a node
+// with two children wait in its output between the two receives.
+void emitReduceChunk(std::vector<Step>& steps, const TreeNode& node, int chunk, size_t offset,
+                     size_t count) {
+  const bool root = node.parent < 0;
+  const StepOp last = root ? StepOp::kRecvReduceCopy : StepOp::kRecvReduceSend;
+  if (node.left < 0 && node.right < 0) {
+    steps.push_back(
+        treeStep(root ? StepOp::kCopy : StepOp::kSend, -1, node.parent, chunk, offset, count));
+  } else if (node.left < 0 || node.right < 0) {
+    const int child = node.left >= 0 ? node.left : node.right;
+    steps.push_back(treeStep(last, child, node.parent, chunk, offset, count));
+  } else {
+    steps.push_back(treeStep(StepOp::kRecvReduceCopy, node.left, -1, chunk, offset, count));
+    steps.push_back(treeStep(last, node.right, node.parent, chunk, offset, count, true));
+  }
+}
+
+// One chunk of the broadcast phase at a node whose output already holds the
+// chunk (the root after reducing) or receives it from the parent.
+void emitBroadcastChunk(std::vector<Step>& steps, const TreeNode& node, int chunk, size_t offset,
+                        size_t count, bool rootReadsInput) {
+  std::vector<int> children;
+  if (node.left >= 0) children.push_back(node.left);
+  if (node.right >= 0) children.push_back(node.right);
+  size_t first = 0;
+  if (node.parent >= 0) {
+    if (children.empty()) {
+      steps.push_back(treeStep(StepOp::kRecv, node.parent, -1, chunk, offset, count));
+      return;
+    }
+    steps.push_back(
+        treeStep(StepOp::kRecvCopySend, node.parent, children[0], chunk, offset, count));
+    first = 1;
+  } else if (rootReadsInput) {
+    // Broadcast's root: its output is a copy of its input.
+    if (children.empty()) {
+      steps.push_back(treeStep(StepOp::kCopy, -1, -1, chunk, offset, count));
+      return;
+    }
+    steps.push_back(treeStep(StepOp::kCopySend, -1, children[0], chunk, offset, count));
+    first = 1;
+  }
+  for (size_t c = first; c < children.size(); ++c) {
+    steps.push_back(treeStep(StepOp::kSend, -1, children[c], chunk, offset, count, true));
+  }
+}
+
+// A tree over ranks relabelled so that `root` is the in-order tree's root.
+TreeNode rootedTree(int nranks, int rank, int root) {
+  auto label = [&](int r) { return ringMod(r - root, nranks); };
+  auto unlabel = [&](int l) { return l < 0 ? -1 : ringMod(l + root, nranks); };
+  TreeNode t = inOrderTree(nranks, label(rank));
+  return {unlabel(t.parent), unlabel(t.left), unlabel(t.right)};
+}
+
+Status checkTreeRoot(const TreeParams& p, int root, const char* collective) {
+  if (root < 0 || root >= p.nranks) {
+    return invalidArgument(std::string("tree ") + collective + ": root " + std::to_string(root) +
+                           " is outside [0, " + std::to_string(p.nranks) + ")");
+  }
+  return Status::success();
+}
+
+// The rooted collectives: each channel's part in chunks, one phase.
+enum class Phase { kReduce, kBroadcast };
+
+Result<Schedule> rootedTreeSchedule(const TreeParams& p, int root, Collective collective,
+                                    const char* name, Phase phase) {
+  BRAID_TRY(checkTreeParams(p, name));
+  BRAID_TRY(checkTreeRoot(p, root, name));
+  Schedule s = newTreeSchedule(p, collective, root);
+  const TreeNode node = rootedTree(p.nranks, p.rank, root);
+  for (int c = 0; c < p.nchannels; ++c) {
+    const ElemRange range = channelRange(p.count, p.nchannels, c);
+    auto& steps = s.channels[c].steps;
+    int chunk = 0;
+    for (size_t at = range.begin; at < range.end; at += p.chunkElems, ++chunk) {
+      const size_t n = std::min(p.chunkElems, range.end - at);
+      if (phase == Phase::kReduce) {
+        emitReduceChunk(steps, node, chunk, at, n);
+      } else {
+        emitBroadcastChunk(steps, node, chunk, at, n, true);
+      }
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+// NCCL's binary tree: rank 0 is the root with one child; below it, the node
+// at r with lowest set bit b covers ranks (r - b, r + b), with children
+// r - b/2 and r + b/2 (or the nearest existing rank above). So each subtree
+// is a contiguous range with its node inside, left below and right above.
+TreeNode inOrderTree(int nranks, int rank) {
+  TreeNode t;
+  if (nranks <= 1) return t;
+  int top = 1;
+  while (top < nranks) top <<= 1;
+  if (rank == 0) {
+    t.right = top >> 1;
+    return t;
+  }
+  const int low = lowestBit(rank);
+  int up = (rank ^ low) | (low << 1);
+  if (up >= nranks) up = rank ^ low;
+  t.parent = up;
+  int half = low >> 1;
+  if (half == 0) return t;
+  t.left = rank - half;
+  while (half > 0 && rank + half >= nranks) half >>= 1;
+  t.right = half > 0 ? rank + half : -1;
+  return t;
+}
+
+int inOrderTreeRoot(int /*nranks*/) { return 0; }
+
+// The second tree, as NCCL builds it: the first mirrored when N is even and
+// shifted by one rank when N is odd. Leaves of the in-order tree are odd
+// ranks; either map sends them to even ranks, inner nodes of the first.
+DoubleTree doubleBinaryTree(int nranks, int rank, bool sameShape) {
+  DoubleTree d;
+  d.first = inOrderTree(nranks, rank);
+  if (sameShape) {
+    d.second = d.first;
+    return d;
+  }
+  const bool mirror = nranks % 2 == 0;
+  auto toLabel = [&](int r) { return mirror ? nranks - 1 - r : ringMod(r - 1, nranks); };
+  auto toRank = [&](int l) {
+    if (l < 0) return -1;
+    return mirror ? nranks - 1 - l : ringMod(l + 1, nranks);
+  };
+  const TreeNode t = inOrderTree(nranks, toLabel(rank));
+  d.second = {toRank(t.parent), toRank(t.left), toRank(t.right)};
+  return d;
+}
+
+// Each channel's part is cut in two halves, one per tree; both halves are
+// cut into chunks, and the steps alternate between the trees chunk by chunk
+// so that both trees' pipelines run at once.
+Result<Schedule> treeAllReduce(const TreeParams& p) {
+  BRAID_TRY(checkTreeParams(p, "all_reduce"));
+  Schedule s = newTreeSchedule(p, Collective::kAllReduce, -1);
+  const DoubleTree trees = doubleBinaryTree(p.nranks, p.rank, p.deterministic);
+  const TreeNode nodes[2] = {trees.first, trees.second};
+  for (int c = 0; c < p.nchannels; ++c) {
+    const ElemRange range = channelRange(p.count, p.nchannels, c);
+    auto& steps = s.channels[c].steps;
+    const size_t len = range.end - range.begin;
+    const ElemRange halves[2] = {{range.begin, range.begin + (len + 1) / 2},
+                                 {range.begin + (len + 1) / 2, range.end}};
+    const size_t chunks = ((len + 1) / 2 + p.chunkElems - 1) / p.chunkElems;
+    for (int phase = 0; phase < 2; ++phase) {
+      for (size_t k = 0; k < chunks; ++k) {
+        for (int t = 0; t < 2; ++t) {
+          const size_t at = halves[t].begin + k * p.chunkElems;
+          if (at >= halves[t].end) continue;
+          const size_t n = std::min(p.chunkElems, halves[t].end - at);
+          const int chunk = static_cast<int>(2 * k + t);
+          if (phase == 0) {
+            emitReduceChunk(steps, nodes[t], chunk, at, n);
+          } else {
+            emitBroadcastChunk(steps, nodes[t], chunk, at, n, false);
+          }
+        }
+      }
+    }
+  }
+  return s;
+}
+
+Result<Schedule> treeBroadcast(const TreeParams& p, int root) {
+  return rootedTreeSchedule(p, root, Collective::kBroadcast, "broadcast", Phase::kBroadcast);
+}
+
+Result<Schedule> treeReduce(const TreeParams& p, int root) {
+  return rootedTreeSchedule(p, root, Collective::kReduce, "reduce", Phase::kReduce);
+}
+
+}  // namespace braid::algo

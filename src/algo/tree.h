@@ -1,0 +1,89 @@
+// Tree schedules: the double binary tree all-reduce and tree broadcast and
+// reduce.
+//
+// The binary tree is NCCL's in-order tree over ranks 0..N-1: a rank's
+// subtree is a contiguous range of ranks with the rank in its middle, its
+// left child below it and its right child above it. Each node combines
+// (left subtree op own input) op right subtree, so the tree fixes the
+// association of every element's reduction: this is the order
+// BRAID_DETERMINISTIC=1 makes every algorithm follow (canonicalFold).
+//
+// The double binary tree runs two such trees at once, each on half of the
+// data: the second is the first mirrored (even N) or shifted by one (odd N),
+// so that a rank that is a leaf in one tree is an inner node in the other
+// and every rank sends and receives about the same amount. Both trees live
+// in one channel, their steps interleaved chunk by chunk.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "algo/schedule.h"
+#include "braid/status.h"
+
+namespace braid::algo {
+
+/// One rank's place in a tree: -1 where it has no such neighbour.
+struct TreeNode {
+  int parent = -1;
+  int left = -1;   ///< child whose subtree holds lower ranks (in-order trees)
+  int right = -1;  ///< child whose subtree holds higher ranks
+};
+
+/// The in-order binary tree of NCCL over ranks 0..nranks-1.
+TreeNode inOrderTree(int nranks, int rank);
+/// The root of inOrderTree(nranks, .).
+int inOrderTreeRoot(int nranks);
+
+/// The two trees of the double binary tree. With `sameShape` (deterministic
+/// mode) both are the in-order tree, so every element is reduced in the
+/// same order whichever half it falls in.
+struct DoubleTree {
+  TreeNode first;
+  TreeNode second;
+};
+DoubleTree doubleBinaryTree(int nranks, int rank, bool sameShape);
+
+struct TreeParams {
+  int nranks = 1;
+  int rank = 0;
+  size_t count = 0;          ///< elements per rank
+  size_t chunkElems = 1;     ///< most elements one message holds
+  size_t maxSliceElems = 1;  ///< most elements of one slice (one FIFO slot)
+  size_t minSliceElems = 1;  ///< fewest elements worth a slice of their own
+  int nchannels = 1;
+  bool deterministic = false;  ///< both trees in the in-order shape
+};
+
+/// All-reduce on the double binary tree: reduce up both trees, then
+/// broadcast down them. In place means sendbuff == recvbuff.
+Result<Schedule> treeAllReduce(const TreeParams& params);
+
+/// Broadcast down a binary tree rooted at `root`. Only the root reads input.
+Result<Schedule> treeBroadcast(const TreeParams& params, int root);
+
+/// Reduce up a binary tree rooted at `root`. The root's output receives the
+/// result; other ranks with two children keep partial results in theirs,
+/// so a caller must give every rank an output of `count` elements (scratch
+/// where NCCL lets non-roots pass none).
+Result<Schedule> treeReduce(const TreeParams& params, int root);
+
+/// The reduction of every rank's value in the in-order tree's order, for
+/// callers that hold all of them (one-shot, deterministic ring):
+/// fold(node) = (fold(left) op value(node)) op fold(right), from the root.
+/// `value(rank)` returns rank's value and `combine(a, b)` returns a op b;
+/// generic over the value type so that the same order serves real buffers
+/// and the symbolic model.
+template <typename Value, typename Combine>
+auto foldInOrder(int nranks, const Value& value, const Combine& combine) -> decltype(value(0)) {
+  auto fold = [&](auto& self, int rank) -> decltype(value(0)) {
+    const TreeNode node = inOrderTree(nranks, rank);
+    auto acc = value(rank);
+    if (node.left >= 0) acc = combine(self(self, node.left), acc);
+    if (node.right >= 0) acc = combine(acc, self(self, node.right));
+    return acc;
+  };
+  return fold(fold, inOrderTreeRoot(nranks));
+}
+
+}  // namespace braid::algo

@@ -1,0 +1,270 @@
+// The tree generators, checked symbolically for 1 to 64 ranks on the FIFO
+// model of tests/support/schedule_model.h (a schedule that could deadlock on
+// the real FIFOs gets stuck there), out of place and in place, with every
+// rank's output checked element by element. Rank r contributes 1 << r, so
+// 64 ranks fit one word; a contribution counted twice carries into the next
+// bit, which the per-element tag sum then exposes.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "algo/tree.h"
+#include "support/schedule_model.h"
+
+namespace braid::algo {
+namespace {
+
+using testing::ModelRank;
+using testing::ModelValue;
+
+constexpr ModelValue kPoison{0xdead, 0xdeadbeef};
+
+ModelValue reducing(int rank, size_t element) {
+  return {uint64_t(1) << rank, testing::modelTag(rank, element)};
+}
+ModelValue copied(int rank, size_t element) { return {0, testing::modelTag(rank, element)}; }
+
+struct Shape {
+  size_t chunk;
+  size_t slice;
+  int channels;
+};
+
+// One chunk of one slice; small chunks of several slices (many pipelined
+// chunks); several channels; slices larger than chunks.
+const Shape kShapes[] = {{1 << 20, 1 << 20, 1}, {16, 5, 1}, {9, 2, 2}, {40, 64, 3}};
+
+struct Call {
+  Collective collective;
+  int nranks;
+  size_t count;
+  Shape shape;
+  int root = 0;
+  bool inPlace = false;
+  bool deterministic = false;
+};
+
+std::string describe(const Call& c) {
+  return std::string(collectiveName(c.collective)) + " nranks " + std::to_string(c.nranks) +
+         " count " + std::to_string(c.count) + " chunk " + std::to_string(c.shape.chunk) +
+         " slice " + std::to_string(c.shape.slice) + " channels " +
+         std::to_string(c.shape.channels) + " root " + std::to_string(c.root) +
+         (c.inPlace ? " in place" : " out of place") + (c.deterministic ? " deterministic" : "");
+}
+
+Result<Schedule> generate(const Call& c, int rank) {
+  TreeParams p;
+  p.nranks = c.nranks;
+  p.rank = rank;
+  p.count = c.count;
+  p.chunkElems = c.shape.chunk;
+  p.maxSliceElems = c.shape.slice;
+  p.nchannels = c.shape.channels;
+  p.deterministic = c.deterministic;
+  switch (c.collective) {
+    case Collective::kAllReduce:
+      return treeAllReduce(p);
+    case Collective::kBroadcast:
+      return treeBroadcast(p, c.root);
+    case Collective::kReduce:
+      return treeReduce(p, c.root);
+    default:
+      return internalError("no tree schedule for this collective");
+  }
+}
+
+ModelValue reducedAt(int nranks, size_t i) {
+  ModelValue v;
+  for (int q = 0; q < nranks; ++q) v = v + reducing(q, i);
+  return v;
+}
+
+void check(const Call& c) {
+  SCOPED_TRACE(describe(c));
+  std::vector<ModelRank> ranks(c.nranks);
+  for (int r = 0; r < c.nranks; ++r) {
+    auto s = generate(c, r);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    ranks[r].schedule = std::move(s).value();
+    if (c.inPlace) {
+      ranks[r].layOut(c.count, 0, c.count, 0, c.count, kPoison);
+    } else {
+      ranks[r].layOut(2 * c.count, 0, c.count, c.count, c.count, kPoison);
+    }
+    for (size_t i = 0; i < c.count; ++i) {
+      const bool broadcast = c.collective == Collective::kBroadcast;
+      ranks[r].input()[i] = !broadcast ? reducing(r, i) : r == c.root ? copied(r, i) : kPoison;
+    }
+  }
+  Status run = testing::runModel(ranks);
+  ASSERT_TRUE(run.ok()) << run.message();
+  for (int r = 0; r < c.nranks; ++r) {
+    const ModelValue* out = ranks[r].outputData();
+    for (size_t i = 0; i < c.count; ++i) {
+      ModelValue want;
+      if (c.collective == Collective::kBroadcast) {
+        want = copied(c.root, i);
+      } else if (c.collective == Collective::kAllReduce || r == c.root) {
+        want = reducedAt(c.nranks, i);
+      } else {
+        continue;  // a reduce uses a non-root output as scratch
+      }
+      ASSERT_EQ(out[i], want) << "rank " << r << " element " << i;
+    }
+  }
+}
+
+const size_t kCounts[] = {0, 1, 2, 7, 97, 1000};
+
+class TreeModel : public ::testing::TestWithParam<int> {};
+
+TEST_P(TreeModel, AllReduceEveryShapeInAndOutOfPlace) {
+  const int n = GetParam();
+  for (size_t count : kCounts) {
+    for (const Shape& shape : kShapes) {
+      for (bool inPlace : {false, true}) {
+        for (bool det : {false, true}) {
+          check({Collective::kAllReduce, n, count, shape, 0, inPlace, det});
+        }
+      }
+    }
+  }
+}
+
+TEST_P(TreeModel, BroadcastAndReduceFromAssortedRoots) {
+  const int n = GetParam();
+  std::set<int> roots = {0, n / 2, n - 1};
+  if (n <= 8) {
+    for (int r = 0; r < n; ++r) roots.insert(r);
+  }
+  for (int root : roots) {
+    for (size_t count : {size_t(1), size_t(97), size_t(1000)}) {
+      for (const Shape& shape : kShapes) {
+        for (bool inPlace : {false, true}) {
+          check({Collective::kBroadcast, n, count, shape, root, inPlace});
+          check({Collective::kReduce, n, count, shape, root, inPlace});
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks1To64, TreeModel, ::testing::Range(1, 65));
+
+// Parent and child links agree, every rank hangs under the root, and each
+// subtree is a contiguous range of ranks with its node between the left and
+// the right subtree (which is what makes the fold order the in-order one).
+TEST(InOrderTree, IsAConsistentInOrderBinaryTree) {
+  for (int n = 1; n <= 300; ++n) {
+    SCOPED_TRACE("nranks " + std::to_string(n));
+    int roots = 0;
+    for (int r = 0; r < n; ++r) {
+      const TreeNode t = inOrderTree(n, r);
+      if (t.parent < 0) {
+        ++roots;
+        EXPECT_EQ(r, inOrderTreeRoot(n));
+      } else {
+        const TreeNode p = inOrderTree(n, t.parent);
+        EXPECT_TRUE(p.left == r || p.right == r) << "rank " << r;
+      }
+      if (t.left >= 0) {
+        EXPECT_LT(t.left, r);
+        EXPECT_EQ(inOrderTree(n, t.left).parent, r);
+      }
+      if (t.right >= 0) {
+        EXPECT_GT(t.right, r);
+        EXPECT_LT(t.right, n);
+        EXPECT_EQ(inOrderTree(n, t.right).parent, r);
+      }
+    }
+    EXPECT_EQ(roots, 1);
+    // The in-order walk from the root visits 0, 1, ..., n-1.
+    std::vector<int> walk;
+    auto visit = [&](auto& self, int r) -> void {
+      if (r < 0) return;
+      const TreeNode t = inOrderTree(n, r);
+      self(self, t.left);
+      walk.push_back(r);
+      self(self, t.right);
+    };
+    visit(visit, inOrderTreeRoot(n));
+    ASSERT_EQ(walk.size(), static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) EXPECT_EQ(walk[r], r);
+  }
+}
+
+TEST(InOrderTree, DepthGrowsWithLogN) {
+  for (int n : {2, 8, 64, 1000, 4096}) {
+    int depth = 0;
+    for (int r = 0; r < n; ++r) {
+      int d = 0;
+      for (int at = r; inOrderTree(n, at).parent >= 0; at = inOrderTree(n, at).parent) ++d;
+      depth = std::max(depth, d);
+    }
+    int log2 = 0;
+    while ((1 << log2) < n) ++log2;
+    EXPECT_LE(depth, log2) << "nranks " << n;
+  }
+}
+
+// The point of the second tree: a leaf of one is an inner node of the other
+// (for all but a rank or two), so both halves keep every rank's links busy.
+TEST(DoubleBinaryTree, LeavesOfOneTreeAreInnerNodesOfTheOther) {
+  for (int n : {4, 5, 8, 9, 16, 33, 64}) {
+    int leafInBoth = 0;
+    for (int r = 0; r < n; ++r) {
+      const DoubleTree d = doubleBinaryTree(n, r, false);
+      const bool leaf1 = d.first.left < 0 && d.first.right < 0;
+      const bool leaf2 = d.second.left < 0 && d.second.right < 0;
+      if (leaf1 && leaf2) ++leafInBoth;
+    }
+    EXPECT_LE(leafInBoth, 2) << "nranks " << n;
+  }
+}
+
+TEST(DoubleBinaryTree, DeterministicModeUsesOneShapeForBoth) {
+  for (int n : {2, 7, 8}) {
+    for (int r = 0; r < n; ++r) {
+      const DoubleTree d = doubleBinaryTree(n, r, true);
+      const TreeNode t = inOrderTree(n, r);
+      EXPECT_EQ(d.first.parent, t.parent);
+      EXPECT_EQ(d.second.parent, t.parent);
+      EXPECT_EQ(d.second.left, t.left);
+      EXPECT_EQ(d.second.right, t.right);
+    }
+  }
+}
+
+// foldInOrder's association is the tree's: a string fold shows the brackets.
+TEST(FoldInOrder, FollowsTheTreeAssociation) {
+  auto name = [](int r) { return std::to_string(r); };
+  auto join = [](const std::string& a, const std::string& b) { return "(" + a + "+" + b + ")"; };
+  EXPECT_EQ(foldInOrder(1, name, join), "0");
+  EXPECT_EQ(foldInOrder(2, name, join), "(0+1)");
+  EXPECT_EQ(foldInOrder(4, name, join), "(0+((1+2)+3))");
+  EXPECT_EQ(foldInOrder(5, name, join), "(0+(((1+2)+3)+4))");
+}
+
+TEST(TreeSchedules, BadParametersAreRejected) {
+  TreeParams p;
+  p.nranks = 4;
+  p.rank = 4;
+  p.count = 10;
+  EXPECT_FALSE(treeAllReduce(p).ok());
+  p.rank = 1;
+  p.chunkElems = 0;
+  EXPECT_FALSE(treeAllReduce(p).ok());
+  p.chunkElems = 4;
+  auto bad = treeBroadcast(p, 4);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("root 4"), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(treeReduce(p, -1).ok());
+  p.nchannels = 0;
+  EXPECT_FALSE(treeAllReduce(p).ok());
+}
+
+}  // namespace
+}  // namespace braid::algo
