@@ -4,9 +4,10 @@
 BRAID_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BRAID_BUILD="${BRAID_BUILD:-$BRAID_ROOT/build}"
 
-# Packages for building, testing and benchmarking against OpenMPI.
+# Packages for building, testing and benchmarking against OpenMPI; hwloc for
+# topology discovery (its lstopo writes the XML braid-topo --load reads).
 BRAID_PACKAGES=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev
-                libopenmpi-dev openmpi-bin clang-format)
+                libopenmpi-dev openmpi-bin clang-format libhwloc-dev hwloc)
 
 braid_install_deps() {
   local missing=()

@@ -1,0 +1,197 @@
+// braid-topo: shows the topology braid sees and what it decides from it.
+//
+//   braid-topo [--load FILE]... [--dump FILE] [--nranks N] [--p2p-level LEVEL]
+//              [--transports LIST] [--max-channels N] [--channel-gbs GBS]
+//
+// Without --load it discovers this host (or reads BRAID_TOPO_FILE, as a
+// communicator would). It prints the machine as a tree, the path type
+// matrices, where N ranks run, the transport of every pair, the rings and
+// the trees. Several --load files become one cluster, one host per file,
+// joined by a network; --dump writes what was loaded or discovered in
+// braid's format.
+//
+// Exit status: 0 done, 1 the topology could not be read or planned, 2 bad
+// command line.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "topology/discover.h"
+#include "topology/paths.h"
+#include "topology/plan.h"
+#include "topology/summary.h"
+#include "topology/topology_file.h"
+#include "util/env.h"
+
+namespace {
+
+namespace topo = braid::topology;
+
+void usage(FILE* to) {
+  fprintf(to,
+          "usage: braid-topo [--load FILE]... [--dump FILE] [--nranks N]\n"
+          "                  [--p2p-level LEVEL] [--transports LIST]\n"
+          "                  [--max-channels N] [--channel-gbs GBS]\n"
+          "  --load FILE        read a topology file (braid, NCCL or hwloc XML) instead of\n"
+          "                     discovering this host; several files make a cluster\n"
+          "  --dump FILE        write the topology in braid's format\n"
+          "  --nranks N         ranks to plan for (default: one per GPU, else one per CPU,\n"
+          "                     at least 2); rank i drives GPU i, host by host\n"
+          "  --p2p-level LEVEL  farthest path for cuda_ipc: LOC NVL NVB PIX PXB PHB SYS\n"
+          "                     (default BRAID_P2P_LEVEL, NCCL_P2P_LEVEL, else by CPU)\n"
+          "  --transports LIST  allowed transports, cuda_ipc,shm,net (default\n"
+          "                     BRAID_TRANSPORTS, else all)\n"
+          "  --max-channels N   most ring channels (default 32)\n"
+          "  --channel-gbs GBS  most one channel moves, GB/s (default: no limit)\n");
+}
+
+struct Options {
+  std::vector<std::string> loads;
+  std::string dump;
+  long nranks = 0;
+  std::string p2pLevel;
+  std::string transports;
+  long maxChannels = 32;
+  double channelGBs = 0;
+};
+
+bool parseLong(const char* text, long min, long max, long* out) {
+  char* end = nullptr;
+  *out = strtol(text, &end, 10);
+  return end != text && *end == '\0' && *out >= min && *out <= max;
+}
+
+// Returns 0 when the command line is good, else the exit status.
+int parseOptions(int argc, char** argv, Options* options) {
+  if (auto level = braid::env::get("P2P_LEVEL")) options->p2pLevel = *level;
+  if (auto list = braid::env::get("TRANSPORTS")) options->transports = *list;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      usage(stdout);
+      exit(0);
+    }
+    if (i + 1 >= argc) {
+      fprintf(stderr, "braid-topo: %s needs a value\n", flag.c_str());
+      return 2;
+    }
+    const char* value = argv[++i];
+    bool good = true;
+    if (flag == "--load") {
+      options->loads.push_back(value);
+    } else if (flag == "--dump") {
+      options->dump = value;
+    } else if (flag == "--nranks") {
+      good = parseLong(value, 1, 1 << 20, &options->nranks);
+    } else if (flag == "--p2p-level") {
+      options->p2pLevel = value;
+    } else if (flag == "--transports") {
+      options->transports = value;
+    } else if (flag == "--max-channels") {
+      good = parseLong(value, 1, 1024, &options->maxChannels);
+    } else if (flag == "--channel-gbs") {
+      char* end = nullptr;
+      options->channelGBs = strtod(value, &end);
+      good = end != value && *end == '\0' && options->channelGBs >= 0;
+    } else {
+      fprintf(stderr, "braid-topo: unknown option %s\n", flag.c_str());
+      usage(stderr);
+      return 2;
+    }
+    if (!good) {
+      fprintf(stderr, "braid-topo: bad value '%s' for %s\n", value, flag.c_str());
+      return 2;
+    }
+  }
+  return 0;
+}
+
+int fail(const braid::Status& status) {
+  fprintf(stderr, "braid-topo: %s\n", status.message().c_str());
+  return 1;
+}
+
+// The graph: the files given, BRAID_TOPO_FILE, or this host.
+braid::Result<topo::Graph> obtainGraph(const Options& options, std::string* source) {
+  std::vector<std::string> files = options.loads;
+  if (files.empty()) {
+    if (auto file = braid::env::get("TOPO_FILE")) {
+      files.push_back(*file);
+      *source = "read from " + *file + " (BRAID_TOPO_FILE)";
+    }
+  }
+  if (files.empty()) {
+    *source = "discovered on this host";
+    return topo::discoverTopology();
+  }
+  std::vector<topo::Graph> graphs;
+  for (const std::string& file : files) {
+    BRAID_ASSIGN_OR_RETURN(topo::Graph graph, topo::loadTopologyFile(file));
+    graphs.push_back(std::move(graph));
+  }
+  if (source->empty()) {
+    *source = "read from " + files[0];
+    for (size_t i = 1; i < files.size(); ++i) *source += ", " + files[i];
+  }
+  if (graphs.size() == 1) return std::move(graphs[0]);
+  return topo::joinHosts(graphs);
+}
+
+int defaultRanks(const topo::Graph& graph) {
+  const int gpus = static_cast<int>(graph.nodesOfType(topo::NodeType::kGpu).size());
+  if (gpus > 0) return gpus;
+  return std::max(2, static_cast<int>(graph.nodesOfType(topo::NodeType::kCpu).size()));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  if (int status = parseOptions(argc, argv, &options)) return status;
+
+  topo::PlanOptions plan;
+  if (!options.p2pLevel.empty()) {
+    auto level = topo::parsePathType(options.p2pLevel);
+    if (!level.ok()) {
+      fprintf(stderr, "braid-topo: P2P level: %s\n", level.status().message().c_str());
+      return 2;
+    }
+    plan.transports.p2pLevel = level.value();
+  }
+  auto allowed = topo::TransportSet::parse(options.transports);
+  if (!allowed.ok()) {
+    fprintf(stderr, "braid-topo: %s\n", allowed.status().message().c_str());
+    return 2;
+  }
+  plan.transports.allowed = allowed.value();
+  plan.search.maxChannels = static_cast<int>(options.maxChannels);
+  plan.search.channelCapGBs = options.channelGBs;
+
+  std::string source;
+  auto graph = obtainGraph(options, &source);
+  if (!graph.ok()) return fail(graph.status());
+  if (!options.dump.empty()) {
+    braid::Status written = topo::writeTopologyFile(graph.value(), options.dump);
+    if (!written.ok()) return fail(written);
+  }
+  const topo::Paths paths(graph.value());
+  const int nranks =
+      options.nranks > 0 ? static_cast<int>(options.nranks) : defaultRanks(graph.value());
+  auto placement = topo::placeRanksEvenly(graph.value(), nranks);
+  if (!placement.ok()) return fail(placement.status());
+  auto planned = topo::planTopology(graph.value(), paths, placement.value(), plan);
+  if (!planned.ok()) return fail(planned.status());
+
+  printf("Topology %s\n", source.c_str());
+  if (!options.dump.empty()) printf("Written to %s in braid's format\n", options.dump.c_str());
+  printf("\n%s", topo::describeMachine(graph.value()).c_str());
+  printf("\n%s", topo::describePaths(graph.value(), paths).c_str());
+  printf(
+      "\nP2P level: %s; transports allowed: %s\n",
+      plan.transports.p2pLevel ? topo::pathTypeName(*plan.transports.p2pLevel) : "default (by CPU)",
+      plan.transports.allowed.describe().c_str());
+  printf("%s", topo::describePlan(graph.value(), paths, planned.value()).c_str());
+  printf("\nSummary: %s\n", topo::summarizeTopology(graph.value(), planned.value()).c_str());
+  return 0;
+}

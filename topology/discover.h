@@ -1,0 +1,29 @@
+// Topology discovery: the Graph of this host, found live, or read from the
+// XML hwloc writes (`lstopo --of xml`) for any host.
+//
+// Both go through hwloc and the same conversion (hwloc_graph.h). The live
+// path adds what hwloc does not know: CUDA device indices, RDMA port speeds
+// from libibverbs, interface speeds from sysfs, NVLink from NVML. Every one
+// of those may be missing; discovery then says so at INFO and carries on,
+// so a machine without a GPU, rdma-core or NVML still gets a valid graph.
+// How each part maps is in docs/topology-discovery.md.
+#pragma once
+
+#include <string>
+
+#include "braid/status.h"
+#include "topology/graph.h"
+
+namespace braid::topology {
+
+/// The topology of the host this process runs on, as host 0. Fails only
+/// when hwloc itself cannot load this machine's topology.
+Result<Graph> discoverTopology();
+
+/// The topology in `xmlText`, an hwloc XML document (hwloc 1.x or 2.x, as
+/// `lstopo --of xml` writes it), as host 0. GPUs and NICs are recognised by
+/// PCI class and vendor and by their OS devices; nothing of the running
+/// machine is consulted. Malformed or non-hwloc XML is an invalid argument.
+Result<Graph> parseHwlocXml(const std::string& xmlText);
+
+}  // namespace braid::topology

@@ -1,0 +1,106 @@
+// Ring and tree search: the orders in which the ranks of a communicator
+// pass data, chosen from the graph. Pure functions of (graph, paths,
+// placement, options); order_search.h holds the engine and its terms.
+//
+// Rings. On one host the ring is the best cycle through all ranks: the
+// highest bandwidth, then the fewest steps over the worst paths, so that a
+// ring over two sockets crosses the socket link exactly twice. Each further
+// channel is searched on what the earlier ones left of every link, and the
+// search stops when a channel would get nothing (or at maxChannels): one
+// ring that saturates its links gets one channel, unless the caller says
+// how much one channel can move (channelCapGBs).
+//
+// Across hosts each ring is a chain per host, joined host after host. A
+// chain enters its host at one rank and leaves it at another, through the
+// NIC nearest each (assignNics): channel c enters host h at its c-th rank
+// in the order of the machine (even c first, so the first channels spread
+// over all NICs) and leaves at the rank before it, so that the chain can
+// follow the machine and, over all channels, each NIC carries traffic in
+// both directions.
+//
+// Trees. Two trees, as NCCL's double binary tree: between hosts, an
+// in-order binary tree over the hosts (a host's height is the lowest set bit
+// of its position, so odd positions are leaves) and the same tree over the
+// hosts moved to positions of the other parity (shifted by one for an odd
+// count, mirrored for an even one), so that a host that is a leaf in one
+// tree is inside the other; within a host, a chain from a head rank that
+// talks to the other hosts through its NIC. The first tree's head is a
+// host's first rank, the second's the middle one, so the trees use
+// different NICs.
+#pragma once
+
+#include <vector>
+
+#include "topology/graph.h"
+#include "topology/paths.h"
+#include "topology/placement.h"
+
+namespace braid::topology {
+
+struct SearchOptions {
+  int maxChannels = 32;
+  double channelCapGBs = 0;  ///< the most one channel can move; 0 = no limit
+  long budget = 200000;      ///< search steps per order (order_search.h)
+};
+
+/// A step between hosts: the NICs it leaves and enters by.
+struct NetHop {
+  int fromRank = -1;
+  int toRank = -1;
+  int sendNic = -1;  ///< node index
+  int recvNic = -1;
+};
+
+struct Ring {
+  std::vector<int> order;   ///< order[i] sends to order[i + 1], the last to order[0]
+  double bandwidthGBs = 0;  ///< what this channel moves; infinite when no link is crossed
+  std::vector<NetHop> netHops;
+};
+
+struct RingPlan {
+  std::vector<Ring> channels;
+  double totalGBs() const;
+};
+
+Result<RingPlan> searchRings(const Graph& graph, const Paths& paths, const Placement& placement,
+                             const SearchOptions& options);
+
+struct TreeRank {
+  int parent = -1;
+  std::vector<int> children;
+};
+
+struct Tree {
+  int root = -1;
+  std::vector<TreeRank> ranks;           ///< by rank
+  std::vector<std::vector<int>> chains;  ///< per host with ranks: its chain, head first
+  std::vector<NetHop> netHops;           ///< edges between hosts, child to parent
+  double bandwidthGBs = 0;               ///< the slowest edge, each edge taken alone
+};
+
+struct TreePlan {
+  std::vector<Tree> trees;  ///< two, or one when a single rank
+};
+
+Result<TreePlan> searchTrees(const Graph& graph, const Paths& paths, const Placement& placement,
+                             const SearchOptions& options);
+
+/// The ranks in the order of the machine: by host, then where their device
+/// sits in the CPU/PCIe tree (a depth-first walk from each CPU in NUMA
+/// order), then by rank.
+std::vector<int> localityOrder(const Graph& graph, const Placement& placement);
+
+/// The NIC each rank leaves its host by: the nearest to its device (paths.h
+/// nearestNics); among equally near ones, the one fewest ranks before it
+/// (in the order of the machine) took. -1 for a rank whose host has no NIC.
+std::vector<int> assignNics(const Graph& graph, const Paths& paths, const Placement& placement);
+
+/// The parent hosts in tree `tree` (0 or 1) of the double binary tree over
+/// `count` hosts; -1 for the root.
+std::vector<int> hostTreeParents(int count, int tree);
+
+/// How many steps of ring `order` take a path of type `type` or worse.
+int stepsAtLeast(const Paths& paths, const Placement& placement, const std::vector<int>& order,
+                 PathType type);
+
+}  // namespace braid::topology
