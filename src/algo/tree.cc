@@ -205,34 +205,48 @@ DoubleTree doubleBinaryTree(int nranks, int rank, bool sameShape) {
   return d;
 }
 
-// Each channel's part is cut in two halves, one per tree; both halves are
-// cut into chunks, and the steps alternate between the trees chunk by chunk
-// so that both trees' pipelines run at once.
+// Each channel's part is cut in two halves, one per tree, and both halves
+// into chunks. The root of one tree is a leaf of the other, so taking the
+// trees' chunks strictly in turn (first k, second k, first k+1, ...) would
+// make every chunk of one tree wait until the other's previous chunk has
+// climbed to its root: no two chunks would ever be in flight. The second
+// tree therefore runs `lag` chunks behind the first, one more than the
+// trees are deep, so that the first tree's pipeline stays full; one order
+// for every rank keeps the argument against deadlock above intact.
 Result<Schedule> treeAllReduce(const TreeParams& p) {
   BRAID_TRY(checkTreeParams(p, "all_reduce"));
   Schedule s = newTreeSchedule(p, Collective::kAllReduce, -1);
   const DoubleTree trees = doubleBinaryTree(p.nranks, p.rank, p.deterministic);
   const TreeNode nodes[2] = {trees.first, trees.second};
+  int depth = 0;
+  while ((1 << depth) < p.nranks) ++depth;
+  const size_t lag = static_cast<size_t>(depth) + 1;
   for (int c = 0; c < p.nchannels; ++c) {
     const ElemRange range = channelRange(p.count, p.nchannels, c);
     auto& steps = s.channels[c].steps;
     const size_t len = range.end - range.begin;
-    const ElemRange halves[2] = {{range.begin, range.begin + (len + 1) / 2},
-                                 {range.begin + (len + 1) / 2, range.end}};
-    const size_t chunks = ((len + 1) / 2 + p.chunkElems - 1) / p.chunkElems;
+    // What fits one chunk takes one tree: split, its two halves would each
+    // wait for the other's climb (see above), doubling the latency.
+    const size_t firstHalf = len <= p.chunkElems ? len : (len + 1) / 2;
+    const ElemRange halves[2] = {{range.begin, range.begin + firstHalf},
+                                 {range.begin + firstHalf, range.end}};
+    const size_t chunks = (firstHalf + p.chunkElems - 1) / p.chunkElems;
+    // Runs chunk k of tree t in the given phase, if the half has one.
+    auto emit = [&](int phase, int t, size_t k) {
+      const size_t at = halves[t].begin + k * p.chunkElems;
+      if (k >= chunks || at >= halves[t].end) return;
+      const size_t n = std::min(p.chunkElems, halves[t].end - at);
+      const int chunk = static_cast<int>(2 * k + t);
+      if (phase == 0) {
+        emitReduceChunk(steps, nodes[t], chunk, at, n);
+      } else {
+        emitBroadcastChunk(steps, nodes[t], chunk, at, n, false);
+      }
+    };
     for (int phase = 0; phase < 2; ++phase) {
-      for (size_t k = 0; k < chunks; ++k) {
-        for (int t = 0; t < 2; ++t) {
-          const size_t at = halves[t].begin + k * p.chunkElems;
-          if (at >= halves[t].end) continue;
-          const size_t n = std::min(p.chunkElems, halves[t].end - at);
-          const int chunk = static_cast<int>(2 * k + t);
-          if (phase == 0) {
-            emitReduceChunk(steps, nodes[t], chunk, at, n);
-          } else {
-            emitBroadcastChunk(steps, nodes[t], chunk, at, n, false);
-          }
-        }
+      for (size_t i = 0; i < chunks + lag; ++i) {
+        emit(phase, 0, i);
+        if (i >= lag) emit(phase, 1, i - lag);
       }
     }
   }
