@@ -1,0 +1,386 @@
+#include "calibrate/calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+namespace braid::calibrate {
+namespace {
+
+using algo::Algorithm;
+using algo::Protocol;
+using tune::CostShape;
+
+constexpr double kBytesPerUsPerGBs = 1e3;  // 1 GB/s moves 1e3 bytes per microsecond
+
+std::string format(const char* fmt, double a, double b = 0, double c = 0) {
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), fmt, a, b, c);
+  return buf;
+}
+
+std::string comboName(Algorithm a, Protocol p) {
+  return std::string(algo::algorithmName(a)) + "/" + algo::protocolName(p);
+}
+
+std::string runName(Collective c, Algorithm a, Protocol p, int n) {
+  return comboName(a, p) + " " + perfCollectiveName(c) + " N=" + std::to_string(n);
+}
+
+// Every regressor times its coefficient.
+double dot(const std::vector<double>& x, const std::vector<double>& beta) {
+  double sum = 0;
+  for (size_t i = 0; i < x.size(); ++i) sum += x[i] * beta[i];
+  return sum;
+}
+
+}  // namespace
+
+Calibration::Calibration(Settings settings) : settings_(std::move(settings)) {
+  model_ = tune::Model::calibratedDefaults();
+  model_.hostCores = settings_.cores;
+}
+
+Result<const PerfResult*> Calibration::measure(Collective collective, Algorithm algorithm,
+                                               Protocol protocol, int nranks) {
+  const Key key{static_cast<int>(collective), static_cast<int>(algorithm),
+                static_cast<int>(protocol), nranks};
+  auto found = runs_.find(key);
+  if (found != runs_.end()) return &found->second;
+  if (refusals_.count(comboName(algorithm, protocol)) != 0) return nullptr;
+  PerfRequest request;
+  request.perfPath = settings_.perfPath;
+  request.collective = collective;
+  request.nranks = nranks;
+  request.algorithm = algorithm;
+  request.protocol = protocol;
+  request.minBytes = settings_.minBytes;
+  request.maxBytes = settings_.maxBytes;
+  if (algorithm == Algorithm::kOneShot) {
+    request.maxBytes = std::min(request.maxBytes, settings_.oneShotMaxBytes);
+  }
+  request.iters = settings_.iters;
+  request.warmup = settings_.warmup;
+  request.repeats = settings_.repeats;
+  std::fprintf(stderr, "braid-calibrate: %s\n",
+               runName(collective, algorithm, protocol, nranks).c_str());
+  BRAID_ASSIGN_OR_RETURN(PerfResult result, runPerf(request));
+  if (result.refused) {
+    std::printf("skip %s: the library refused it (%s)\n", comboName(algorithm, protocol).c_str(),
+                result.reason.c_str());
+    refusals_[comboName(algorithm, protocol)] = "refused: " + result.reason;
+    return nullptr;
+  }
+  if (result.failed) {
+    const std::string what = runName(collective, algorithm, protocol, nranks);
+    std::printf("FAILED %s, skipping %s: %s\n", what.c_str(),
+                comboName(algorithm, protocol).c_str(), result.reason.c_str());
+    refusals_[comboName(algorithm, protocol)] = "FAILED on " + what;
+    failures_.push_back(what);
+    return nullptr;
+  }
+  return &runs_.emplace(key, std::move(result)).first->second;
+}
+
+tune::Query Calibration::query(Collective collective, const Sample& s, int nranks) const {
+  tune::Query q;
+  q.collective = collective;
+  q.bytes = s.bytes;
+  q.nranks = nranks;
+  return q;
+}
+
+void Calibration::keep(const std::string& name, const std::string& value, const std::string& why) {
+  notes_.push_back({name, value, "kept: " + why, false, {}});
+}
+
+Status Calibration::run() {
+  BRAID_TRY(fitCallOverhead());
+  for (int p = 0; p < algo::kNumProtocols; ++p) {
+    BRAID_TRY(fitRingLinks(static_cast<Protocol>(p), false));
+    BRAID_TRY(fitRingLinks(static_cast<Protocol>(p), true));
+    keep(std::string("interHost[") + algo::protocolName(static_cast<Protocol>(p)) + "]",
+         format("%.4g us, %.4g GB/s", model_.interHost[p].latencyUs,
+                model_.interHost[p].bandwidthGBs),
+         "no inter-host transport runs on this machine");
+  }
+  for (int p = 0; p < algo::kNumProtocols; ++p) {
+    BRAID_TRY(fitTreeScale(static_cast<Protocol>(p)));
+    BRAID_TRY(fitOneShot(static_cast<Protocol>(p)));
+  }
+  return validate();
+}
+
+Status Calibration::fitCallOverhead() {
+  bool haveOne = false;
+  for (int n : settings_.ranks) haveOne = haveOne || n == 1;
+  if (!haveOne) {
+    keep("callUs", format("%.4g us", model_.callUs), "--ranks has no 1");
+    return Status::success();
+  }
+  BRAID_ASSIGN_OR_RETURN(const PerfResult* run,
+                         measure(Collective::kAllReduce, Algorithm::kRing, Protocol::kSimple, 1));
+  if (run == nullptr) {
+    keep("callUs", format("%.4g us", model_.callUs), refusals_["ring/simple"]);
+    return Status::success();
+  }
+  std::vector<Observation> obs;
+  for (const Sample& s : run->samples) {
+    obs.push_back({{1.0, s.bytes / kBytesPerUsPerGBs}, s.us, 1 / s.us});
+  }
+  auto beta = nonNegativeLeastSquares(obs);
+  if (!beta) return internalError("the one-rank sweep does not determine the call overhead");
+  std::vector<double> measured, predicted;
+  for (const Observation& o : obs) {
+    measured.push_back(o.y);
+    predicted.push_back(dot(o.x, *beta));
+  }
+  model_.callUs = (*beta)[0];
+  notes_.push_back(
+      {"callUs",
+       format("%.4g us (local copy %.4g GB/s, not a model figure)", model_.callUs, 1 / (*beta)[1]),
+       "measured: ring/simple all_reduce N=1", true, relativeError(measured, predicted)});
+  return Status::success();
+}
+
+Status Calibration::fitRingLinks(Protocol protocol, bool shared) {
+  const int p = static_cast<int>(protocol);
+  const std::string name =
+      std::string(shared ? "intraHostShared[" : "intraHost[") + algo::protocolName(protocol) + "]";
+  tune::LinkCost& link = shared ? model_.intraHostShared[p] : model_.intraHost[p];
+  const std::string old = format("%.4g us, %.4g GB/s", link.latencyUs, link.bandwidthGBs);
+  std::vector<Observation> obs;
+  std::vector<std::pair<tune::Query, double>> points;
+  std::string used;
+  for (int n : settings_.ranks) {
+    if (n < 2 || sharesCores(n) != shared) continue;
+    BRAID_ASSIGN_OR_RETURN(const PerfResult* run,
+                           measure(Collective::kAllReduce, Algorithm::kRing, protocol, n));
+    if (run == nullptr) {
+      keep(name, old, refusals_[comboName(Algorithm::kRing, protocol)]);
+      return Status::success();
+    }
+    used += (used.empty() ? " N=" : ",") + std::to_string(n);
+    for (const Sample& s : run->samples) {
+      const tune::Query q = query(Collective::kAllReduce, s, n);
+      BRAID_ASSIGN_OR_RETURN(const CostShape shape, tune::costShape(q, Algorithm::kRing));
+      obs.push_back({{shape.intraHops + shape.interHops, shape.busBytes / kBytesPerUsPerGBs},
+                     s.us - model_.callUs,
+                     1 / s.us});
+      points.push_back({q, s.us});
+    }
+  }
+  if (obs.empty()) {
+    keep(name, old, shared ? "no --ranks above the CPU count" : "no --ranks in [2, CPU count]");
+    return Status::success();
+  }
+  auto beta = nonNegativeLeastSquares(obs);
+  if (!beta || !((*beta)[1] > 0)) {
+    keep(name, old, "the fit failed (measurements too noisy or too few sizes)");
+    return Status::success();
+  }
+  link = {(*beta)[0], 1 / (*beta)[1]};
+  std::vector<double> measured, predicted;
+  for (const auto& [q, us] : points) {
+    BRAID_ASSIGN_OR_RETURN(const double model,
+                           tune::predictUs(model_, q, Algorithm::kRing, protocol));
+    measured.push_back(us);
+    predicted.push_back(model);
+  }
+  notes_.push_back({name, format("%.4g us, %.4g GB/s", link.latencyUs, link.bandwidthGBs),
+                    "measured: " + comboName(Algorithm::kRing, protocol) + " all_reduce" + used,
+                    true, relativeError(measured, predicted)});
+  return Status::success();
+}
+
+Status Calibration::fitTreeScale(Protocol protocol) {
+  const int p = static_cast<int>(protocol);
+  const std::string name = std::string("tree[") + algo::protocolName(protocol) + "]";
+  tune::HopScale& scale = model_.tree[p];
+  const std::string old = format("latency x%.4g, bandwidth x%.4g", scale.latency, scale.bandwidth);
+  // The ring links this run measured: the tree is fitted relative to them.
+  std::set<std::string> measuredLinks;
+  for (const FigureNote& note : notes_) {
+    if (note.measured) measuredLinks.insert(note.name);
+  }
+  std::vector<Observation> obs;
+  std::vector<std::pair<tune::Query, double>> points;
+  std::string used;
+  for (int n : settings_.ranks) {
+    if (n < 2) continue;
+    const bool shared = sharesCores(n);
+    const std::string linkName = std::string(shared ? "intraHostShared[" : "intraHost[") +
+                                 algo::protocolName(protocol) + "]";
+    if (measuredLinks.count(linkName) == 0) continue;
+    BRAID_ASSIGN_OR_RETURN(const PerfResult* run,
+                           measure(Collective::kAllReduce, Algorithm::kTree, protocol, n));
+    if (run == nullptr) {
+      keep(name, old, refusals_[comboName(Algorithm::kTree, protocol)]);
+      return Status::success();
+    }
+    const tune::LinkCost& link = shared ? model_.intraHostShared[p] : model_.intraHost[p];
+    used += (used.empty() ? " N=" : ",") + std::to_string(n);
+    for (const Sample& s : run->samples) {
+      const tune::Query q = query(Collective::kAllReduce, s, n);
+      BRAID_ASSIGN_OR_RETURN(const CostShape shape, tune::costShape(q, Algorithm::kTree));
+      obs.push_back({{(shape.intraHops + shape.interHops) * link.latencyUs,
+                      shape.busBytes / (link.bandwidthGBs * kBytesPerUsPerGBs)},
+                     s.us - model_.callUs,
+                     1 / s.us});
+      points.push_back({q, s.us});
+    }
+  }
+  if (obs.empty()) {
+    keep(name, old, "no ring link of this protocol was measured to scale it against");
+    return Status::success();
+  }
+  auto beta = nonNegativeLeastSquares(obs);
+  if (!beta || !((*beta)[1] > 0)) {
+    keep(name, old, "the fit failed (measurements too noisy or too few sizes)");
+    return Status::success();
+  }
+  scale = {(*beta)[0], 1 / (*beta)[1]};
+  std::vector<double> measured, predicted;
+  for (const auto& [q, us] : points) {
+    BRAID_ASSIGN_OR_RETURN(const double model,
+                           tune::predictUs(model_, q, Algorithm::kTree, protocol));
+    measured.push_back(us);
+    predicted.push_back(model);
+  }
+  notes_.push_back({name, format("latency x%.4g, bandwidth x%.4g", scale.latency, scale.bandwidth),
+                    "measured: " + comboName(Algorithm::kTree, protocol) + " all_reduce" + used,
+                    true, relativeError(measured, predicted)});
+  return Status::success();
+}
+
+Status Calibration::fitOneShot(Protocol protocol) {
+  const std::string name = std::string("oneShot[") + algo::protocolName(protocol) + "]";
+  tune::OneShotCost& c = model_.oneShot[static_cast<int>(protocol)];
+  const std::string old =
+      format("base %.4g us, per peer %.4g us, read %.4g GB/s", c.baseUs, c.perPeerUs, c.readGBs);
+  std::vector<Observation> obs;
+  std::vector<std::pair<tune::Query, double>> points;
+  std::set<int> counts;
+  for (int n : settings_.ranks) {
+    if (n < 2) continue;
+    BRAID_ASSIGN_OR_RETURN(const PerfResult* run,
+                           measure(Collective::kAllReduce, Algorithm::kOneShot, protocol, n));
+    if (run == nullptr) {
+      keep(name, old, refusals_[comboName(Algorithm::kOneShot, protocol)]);
+      return Status::success();
+    }
+    counts.insert(n);
+    for (const Sample& s : run->samples) {
+      const double peers = n - 1;
+      obs.push_back(
+          {{1.0, peers, peers * s.bytes / kBytesPerUsPerGBs}, s.us - model_.callUs, 1 / s.us});
+      points.push_back({query(Collective::kAllReduce, s, n), s.us});
+    }
+  }
+  if (counts.size() < 2) {
+    keep(name, old, "needs two rank counts of 2 or more to tell the base from the per-peer cost");
+    return Status::success();
+  }
+  auto beta = nonNegativeLeastSquares(obs);
+  if (!beta || !((*beta)[2] > 0)) {
+    keep(name, old, "the fit failed (measurements too noisy or too few sizes)");
+    return Status::success();
+  }
+  c = {(*beta)[0], (*beta)[1], 1 / (*beta)[2]};
+  std::vector<double> measured, predicted;
+  for (const auto& [q, us] : points) {
+    BRAID_ASSIGN_OR_RETURN(const double model,
+                           tune::predictUs(model_, q, Algorithm::kOneShot, protocol));
+    measured.push_back(us);
+    predicted.push_back(model);
+  }
+  std::string used;
+  for (int n : counts) used += (used.empty() ? " N=" : ",") + std::to_string(n);
+  notes_.push_back(
+      {name,
+       format("base %.4g us, per peer %.4g us, read %.4g GB/s", c.baseUs, c.perPeerUs, c.readGBs),
+       "measured: " + comboName(Algorithm::kOneShot, protocol) + " all_reduce" + used, true,
+       relativeError(measured, predicted)});
+  return Status::success();
+}
+
+Status Calibration::validate() {
+  const Collective all[] = {Collective::kAllReduce, Collective::kReduceScatter,
+                            Collective::kAllGather, Collective::kBroadcast, Collective::kReduce};
+  for (Collective c : all) {
+    if (!settings_.validate && c != Collective::kAllReduce) continue;
+    for (int a = 0; a < algo::kNumAlgorithms; ++a) {
+      for (int p = 0; p < algo::kNumProtocols; ++p) {
+        const auto algorithm = static_cast<Algorithm>(a);
+        const auto protocol = static_cast<Protocol>(p);
+        for (int n : settings_.ranks) {
+          tune::Query probe;
+          probe.collective = c;
+          probe.nranks = n;
+          if (n < 2 || !tune::supports(algorithm, probe)) continue;
+          BRAID_ASSIGN_OR_RETURN(const PerfResult* run, measure(c, algorithm, protocol, n));
+          if (run == nullptr) break;
+          std::vector<double> measured, predicted;
+          const Sample* worst = nullptr;
+          double worstError = -1, worstModel = 0;
+          for (const Sample& s : run->samples) {
+            BRAID_ASSIGN_OR_RETURN(const double model,
+                                   tune::predictUs(model_, query(c, s, n), algorithm, protocol));
+            measured.push_back(s.us);
+            predicted.push_back(model);
+            const double error = std::fabs(model - s.us) / s.us;
+            if (error > worstError) worst = &s, worstError = error, worstModel = model;
+          }
+          const FitError e = relativeError(measured, predicted);
+          char line[256];
+          std::snprintf(line, sizeof(line),
+                        "%-34s median error %4.0f%%  max %5.0f%% at %zu B (measured %.4g us, "
+                        "model %.4g us)",
+                        runName(c, algorithm, protocol, n).c_str(), 100 * e.median, 100 * e.max,
+                        worst->bytes, worst->us, worstModel);
+          validation_.push_back(line);
+        }
+      }
+    }
+  }
+  return Status::success();
+}
+
+std::string modelInitializer(const tune::Model& m, const std::vector<FigureNote>& notes,
+                             const std::string& header) {
+  auto source = [&](const std::string& name) {
+    for (const FigureNote& n : notes) {
+      if (n.name == name) return n.measured ? n.source : "PROVISIONAL, " + n.source;
+    }
+    return std::string("not measured by braid-calibrate");
+  };
+  static const char* const kProto[] = {"kSimple", "kLl"};
+  std::ostringstream o;
+  o << "  // " << header << "\n";
+  o << "  Model m;\n";
+  o << format("  m.callUs = %.4g;", m.callUs) << "  // " << source("callUs") << "\n";
+  for (int p = 0; p < algo::kNumProtocols; ++p) {
+    const std::string proto = algo::protocolName(static_cast<Protocol>(p));
+    auto link = [&](const char* field, const tune::LinkCost& l) {
+      o << "  m." << field << "[" << kProto[p]
+        << "] = " << format("{%.4g, %.4g};", l.latencyUs, l.bandwidthGBs) << "  // "
+        << source(std::string(field) + "[" + proto + "]") << "\n";
+    };
+    link("intraHost", m.intraHost[p]);
+    link("intraHostShared", m.intraHostShared[p]);
+    link("interHost", m.interHost[p]);
+    o << "  m.tree[" << kProto[p]
+      << "] = " << format("{%.4g, %.4g};", m.tree[p].latency, m.tree[p].bandwidth) << "  // "
+      << source("tree[" + proto + "]") << "\n";
+    const tune::OneShotCost& one = m.oneShot[p];
+    o << "  m.oneShot[" << kProto[p]
+      << "] = " << format("{%.4g, %.4g, %.4g};", one.baseUs, one.perPeerUs, one.readGBs) << "  // "
+      << source("oneShot[" + proto + "]") << "\n";
+  }
+  o << "  return m;\n";
+  return o.str();
+}
+
+}  // namespace braid::calibrate

@@ -1,0 +1,58 @@
+// Runs braid-perf with a forced algorithm and protocol (BRAID_ALGO,
+// BRAID_PROTO) and reads its table: braid-calibrate measures exactly what a
+// user of braid-perf sees, through the public C API in forked processes.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "algo/algorithm.h"
+#include "braid/status.h"
+#include "braid/types.h"
+
+namespace braid::calibrate {
+
+struct PerfRequest {
+  std::string perfPath;  ///< the braid-perf executable
+  Collective collective = Collective::kAllReduce;
+  int nranks = 2;
+  algo::Algorithm algorithm = algo::Algorithm::kRing;
+  algo::Protocol protocol = algo::Protocol::kSimple;
+  size_t minBytes = 8;
+  size_t maxBytes = 16 << 20;  ///< sizes grow by 4 from minBytes up to this
+  int iters = 30;
+  int warmup = 5;
+  int repeats = 3;  ///< runs of the whole sweep; each size keeps the median
+  /// BRAID_TIMEOUT_MS of the run: a combination that hangs fails after this
+  /// instead of the library's default of ten minutes.
+  int waitTimeoutMs = 30000;
+  int runTimeoutS = 600;  ///< the whole braid-perf run is killed after this
+};
+
+/// One size of the sweep: the median over repeats of its out-of-place and
+/// in-place times.
+struct Sample {
+  size_t bytes = 0;
+  double us = 0;
+};
+
+struct PerfResult {
+  /// The library refused the forced algorithm or protocol when the
+  /// communicator was created (not implemented or not wired yet).
+  bool refused = false;
+  /// braid-perf failed for another reason (a broken implementation): the
+  /// combination is skipped like a refused one, but reported as a failure.
+  bool failed = false;
+  std::string reason;  ///< the library's message (refused) or the end of the output (failed)
+  std::vector<Sample> samples;
+};
+
+/// braid-perf's name of a collective ("all_reduce", ...).
+const char* perfCollectiveName(Collective collective);
+
+/// Runs the sweep `repeats` times. An error only when braid-perf cannot be
+/// started or prints no table; refusals and failures are in the result.
+Result<PerfResult> runPerf(const PerfRequest& request);
+
+}  // namespace braid::calibrate
