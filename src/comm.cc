@@ -11,6 +11,7 @@
 #include "comm_impl.h"
 #include "kernels/host_reduce.h"
 #include "topology/host_id.h"
+#include "transport/shm/shm_fifo.h"
 #include "util/log.h"
 
 namespace braid {
@@ -51,7 +52,20 @@ Result<UniqueId> Comm::newUniqueId() {
 }
 
 Comm::Comm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Comm::~Comm() = default;
+Comm::~Comm() {
+  if (impl_ && impl_->trace) {
+    Status s = impl_->trace->write();
+    if (s.ok()) {
+      BRAID_INFO("trace written to %s", impl_->trace->path().c_str());
+    } else {
+      BRAID_WARN("%s", s.message().c_str());
+    }
+  }
+  // Receiving ends whose sender never came still have a name in /dev/shm.
+  if (impl_) {
+    for (const auto& name : impl_->madeSegments) (void)transport::shm::unlinkSegment(name);
+  }
+}
 
 int Comm::rank() const { return impl_->rank; }
 int Comm::size() const { return impl_->nranks; }
@@ -69,6 +83,12 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
   auto impl = std::make_unique<Impl>();
   impl->config = Config::fromEnvironment();
   BRAID_TRY(impl->config.validate());
+  BRAID_ASSIGN_OR_RETURN(impl->allowed, tune::parseAllowed(impl->config.algo, impl->config.proto));
+  impl->model = tune::Model::calibratedDefaults();
+  impl->deterministic = impl->config.deterministic;
+  if (!impl->config.tracePath.empty()) {
+    impl->trace = std::make_unique<trace::Recorder>(impl->config.tracePath, rank);
+  }
   impl->rank = rank;
   impl->nranks = nranks;
   if (rank == 0) BRAID_INFO("%s", impl->config.describe().c_str());
@@ -77,6 +97,7 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
   BRAID_ASSIGN_OR_RETURN(impl->bootstrap,
                          bootstrap::Bootstrap::create(id, rank, nranks, impl->config.timeoutMs));
   BRAID_TRY(exchangePeerInfo(*impl));
+  BRAID_TRY(impl->planTopology().withContext("topology"));
   BRAID_TRY(impl->connectRing().withContext("connecting the ring"));
   return std::unique_ptr<Comm>(new Comm(std::move(impl)));
 }

@@ -1,12 +1,15 @@
-// The ring collectives of braid::Comm: each builds (or reuses) the rank's
-// Schedule, runs it on the host executor, and applies the operator's final
-// step (avg's division) to the part of the result this rank holds.
+// The collectives of braid::Comm: each chooses its algorithm and protocol
+// (tune/select.h), builds or reuses the rank's Schedule and its connections,
+// runs it on the host executor (or the one-shot board), and applies the
+// operator's final step (avg's division) to the part of the result this
+// rank holds.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "algo/ring.h"
+#include "algo/tree.h"
 #include "comm_impl.h"
 #include "kernels/host_reduce.h"
 #include "util/log.h"
@@ -36,63 +39,142 @@ bool sameBlocks(const std::vector<size_t>& cached, const size_t* call, int nrank
          std::equal(cached.begin(), cached.end(), call);
 }
 
+// One event per call on the collectives track, saying what ran.
+void traceCall(trace::Recorder& trace, const Comm::Impl::CollCall& call, const tune::Choice& choice,
+               int nchannels, double startUs) {
+  trace::Event e;
+  e.name = collectiveName(call.collective);
+  e.startUs = startUs;
+  e.durationUs = trace.nowUs() - startUs;
+  e.args = std::string("\"algorithm\":\"") + algo::algorithmName(choice.algorithm) +
+           "\",\"protocol\":\"" + algo::protocolName(choice.protocol) +
+           "\",\"channels\":" + std::to_string(nchannels) +
+           ",\"count\":" + std::to_string(call.count) + ",\"datatype\":\"" +
+           dataTypeName(call.type) +
+           "\",\"bytes\":" + std::to_string(call.count * dataTypeSize(call.type)) +
+           ",\"predicted_us\":" + std::to_string(choice.predictedUs);
+  trace.add(std::move(e));
+}
+
 }  // namespace
+
+Result<tune::Choice> Comm::Impl::choose(const CollCall& call) const {
+  tune::Query q;
+  q.collective = call.collective;
+  const size_t elemBytes = dataTypeSize(call.type);
+  const bool gathers =
+      call.collective == Collective::kAllGather || call.collective == Collective::kReduceScatter;
+  size_t elems = call.count;
+  if (call.blockCounts != nullptr) {
+    elems = 0;
+    for (int r = 0; r < nranks; ++r) elems = std::max(elems, call.blockCounts[r]);
+  }
+  q.bytes = elems * elemBytes * (gathers ? nranks : 1);
+  q.nranks = nranks;
+  q.nchannels = nchannels;
+  q.deterministic = deterministic;
+  tune::Allowed a = allowed;
+  // Variable-count blocks have only ring schedules.
+  if (call.blockCounts != nullptr) {
+    a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = false;
+    a.algorithm[static_cast<int>(algo::Algorithm::kOneShot)] = false;
+  }
+  if (!oneShot) a.oneShotMaxBytes = 0;
+  return tune::choose(model, q, a);
+}
 
 // Variable-count calls are cached too, by their blocks: a training step
 // repeats them with the same counts as often as the uniform ones.
-Result<const algo::Schedule*> Comm::Impl::ringSchedule(const RingCall& call) {
+Result<const Comm::Impl::CachedSchedule*> Comm::Impl::scheduleFor(const CollCall& call,
+                                                                  const tune::Choice& choice) {
   const size_t elemBytes = dataTypeSize(call.type);
   for (const auto& c : scheduleCache) {
     if (c.collective == call.collective && c.count == call.count && c.elemBytes == elemBytes &&
-        c.root == call.root && sameBlocks(c.blockCounts, call.blockCounts, nranks) &&
+        c.root == call.root && c.algorithm == choice.algorithm && c.protocol == choice.protocol &&
+        sameBlocks(c.blockCounts, call.blockCounts, nranks) &&
         sameBlocks(c.blockOffsets, call.blockOffsets, nranks)) {
-      return &c.schedule;
+      return &c;
     }
   }
-  algo::RingParams p;
-  p.nranks = nranks;
-  p.rank = rank;
-  p.order = ring;
-  p.count = call.count;
-  p.nchannels = static_cast<int>(channels.size());
+  const size_t slot = choice.protocol == algo::Protocol::kLl ? llSlotBytes() : slotBytes;
   // A round fills half the FIFO, so a step never waits on the receiver's room
   // for its first slice, and the other half lets the next round start early.
-  p.chunkElems = std::max<size_t>(1, slotBytes * (transport::kFifoSlots / 2) / elemBytes);
-  p.maxSliceElems = std::max<size_t>(1, slotBytes / elemBytes);
-  p.minSliceElems = std::max<size_t>(1, kMinSliceBytes / elemBytes);
-  if (call.blockCounts != nullptr) {
-    p.blockCounts.assign(call.blockCounts, call.blockCounts + nranks);
-    p.blockOffsets.assign(call.blockOffsets, call.blockOffsets + nranks);
-  }
-  Result<algo::Schedule> made = invalidArgument("no ring schedule for this collective");
-  switch (call.collective) {
-    case Collective::kAllReduce:
-      made = algo::ringAllReduce(p);
-      break;
-    case Collective::kReduceScatter:
-      made = algo::ringReduceScatter(p);
-      break;
-    case Collective::kAllGather:
-      made = algo::ringAllGather(p);
-      break;
-    case Collective::kBroadcast:
-      made = algo::ringBroadcast(p, call.root);
-      break;
-    case Collective::kReduce:
-      made = algo::ringReduce(p, call.root);
-      break;
+  const size_t chunkElems = std::max<size_t>(1, slot * (transport::kFifoSlots / 2) / elemBytes);
+  const size_t maxSliceElems = std::max<size_t>(1, slot / elemBytes);
+  const size_t minSliceElems =
+      std::min(maxSliceElems, std::max<size_t>(1, kMinSliceBytes / elemBytes));
+  Result<algo::Schedule> made = invalidArgument("no schedule for this collective");
+  std::vector<size_t> blockCounts;
+  std::vector<size_t> blockOffsets;
+  if (choice.algorithm == algo::Algorithm::kTree) {
+    algo::TreeParams p;
+    p.nranks = nranks;
+    p.rank = rank;
+    p.count = call.count;
+    p.nchannels = nchannels;
+    p.chunkElems = chunkElems;
+    p.maxSliceElems = maxSliceElems;
+    p.minSliceElems = minSliceElems;
+    p.deterministic = deterministic;
+    if (call.collective == Collective::kAllReduce) made = algo::treeAllReduce(p);
+    if (call.collective == Collective::kBroadcast) made = algo::treeBroadcast(p, call.root);
+    if (call.collective == Collective::kReduce) made = algo::treeReduce(p, call.root);
+  } else {
+    algo::RingParams p;
+    p.nranks = nranks;
+    p.rank = rank;
+    p.order = ring;
+    p.count = call.count;
+    p.nchannels = nchannels;
+    p.chunkElems = chunkElems;
+    p.maxSliceElems = maxSliceElems;
+    p.minSliceElems = minSliceElems;
+    if (call.blockCounts != nullptr) {
+      p.blockCounts.assign(call.blockCounts, call.blockCounts + nranks);
+      p.blockOffsets.assign(call.blockOffsets, call.blockOffsets + nranks);
+    }
+    switch (call.collective) {
+      case Collective::kAllReduce:
+        made = algo::ringAllReduce(p);
+        break;
+      case Collective::kReduceScatter:
+        made = algo::ringReduceScatter(p);
+        break;
+      case Collective::kAllGather:
+        made = algo::ringAllGather(p);
+        break;
+      case Collective::kBroadcast:
+        made = algo::ringBroadcast(p, call.root);
+        break;
+      case Collective::kReduce:
+        made = algo::ringReduce(p, call.root);
+        break;
+    }
+    blockCounts = std::move(p.blockCounts);
+    blockOffsets = std::move(p.blockOffsets);
   }
   if (!made.ok()) return made.status();
   if (config.dumpSchedule) {
-    fprintf(stderr, "[rank %d] %s", rank, algo::formatSchedule(made.value(), call.type).c_str());
+    fprintf(stderr, "[rank %d] %s %s %s", rank, algo::algorithmName(choice.algorithm),
+            algo::protocolName(choice.protocol),
+            algo::formatSchedule(made.value(), call.type).c_str());
   }
+  CachedSchedule entry;
+  entry.collective = call.collective;
+  entry.count = call.count;
+  entry.elemBytes = elemBytes;
+  entry.root = call.root;
+  entry.algorithm = choice.algorithm;
+  entry.protocol = choice.protocol;
+  entry.blockCounts = std::move(blockCounts);
+  entry.blockOffsets = std::move(blockOffsets);
+  entry.schedule = std::move(made).value();
+  BRAID_TRY(linkSchedule(entry.schedule, choice.protocol, &entry.connections));
   // A handful of entries covers the collectives a training step repeats.
   constexpr size_t kCacheEntries = 8;
   if (scheduleCache.size() >= kCacheEntries) scheduleCache.erase(scheduleCache.begin());
-  scheduleCache.push_back({call.collective, call.count, elemBytes, call.root,
-                           std::move(p.blockCounts), std::move(p.blockOffsets),
-                           std::move(made).value()});
-  return &scheduleCache.back().schedule;
+  scheduleCache.push_back(std::move(entry));
+  return &scheduleCache.back();
 }
 
 Result<kernels::HostOp> Comm::Impl::hostOpFor(DataType type, RedOp op) {
@@ -119,7 +201,7 @@ Result<kernels::HostOp> Comm::Impl::hostOpFor(DataType type, RedOp op) {
   return kernels::hostOp(type, op, args);
 }
 
-Status Comm::Impl::runRing(const RingCall& call) {
+Status Comm::Impl::runCollective(const CollCall& call) {
   BRAID_TRY(checkDataType(call.type));
   const bool rooted =
       call.collective == Collective::kBroadcast || call.collective == Collective::kReduce;
@@ -136,12 +218,35 @@ Status Comm::Impl::runRing(const RingCall& call) {
                          : std::all_of(call.blockCounts, call.blockCounts + nranks,
                                        [](size_t c) { return c == 0; });
   if (empty) return Status::success();
-  BRAID_ASSIGN_OR_RETURN(const algo::Schedule* schedule, ringSchedule(call));
-  exec::HostCall hostCall{call.input, call.output, dataTypeSize(call.type), op};
-  Status s = exec::runOnHost(*schedule, hostCall, connections, waitContext());
+  BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, choose(call));
+  Status s = Status::success();
+  const size_t elemBytes = dataTypeSize(call.type);
+  const double traceStart = trace ? trace->nowUs() : 0;
+  if (choice.algorithm == algo::Algorithm::kOneShot) {
+    s = oneShot->allReduce(call.input, call.output, call.count, elemBytes, op, choice.protocol,
+                           waitContext());
+  } else if (deterministic && choice.algorithm == algo::Algorithm::kRing &&
+             call.collective == Collective::kAllReduce && nranks > 1) {
+    s = deterministicRingAllReduce(call, op, choice.protocol);
+  } else {
+    BRAID_ASSIGN_OR_RETURN(const CachedSchedule* cached, scheduleFor(call, choice));
+    void* output = call.output;
+    // A tree reduce keeps partial results in the output of inner nodes; a
+    // non-root's own output must stay untouched, so it gets scratch.
+    if (call.collective == Collective::kReduce && rank != call.root &&
+        choice.algorithm == algo::Algorithm::kTree) {
+      scratch.resize(std::max(scratch.size(), call.count * elemBytes));
+      output = scratch.data();
+    }
+    exec::HostCall hostCall{call.input, output, elemBytes, op, trace.get()};
+    s = exec::runOnHost(cached->schedule, hostCall, cached->connections, waitContext());
+  }
+  if (trace) traceCall(*trace, call, choice, nchannels, traceStart);
   if (!s.ok()) {
     broken = s;
-    BRAID_WARN("%s failed: %s", collectiveName(call.collective), s.message().c_str());
+    BRAID_WARN("%s (%s, %s) failed: %s", collectiveName(call.collective),
+               algo::algorithmName(choice.algorithm), algo::protocolName(choice.protocol),
+               s.message().c_str());
     return s;
   }
   // avg divides once, on the part of the result this rank holds.
@@ -151,11 +256,19 @@ Status Comm::Impl::runRing(const RingCall& call) {
   return Status::success();
 }
 
+Result<double> Comm::estimateUs(Collective collective, size_t count, DataType type) const {
+  BRAID_TRY(checkDataType(type));
+  if (count == 0) return 0.0;
+  Impl::CollCall call{collective, nullptr, nullptr, count, type, RedOp::kSum, 0};
+  BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, impl_->choose(call));
+  return choice.predictedUs;
+}
+
 Status Comm::allReduce(const void* input, void* output, size_t count, DataType type, RedOp op) {
   ActiveCall active(impl_->activeCalls);
   log::ScopedLogRank logRank(impl_->rank);
   BRAID_TRY(checkBuffers(input, output, count));
-  return impl_->runRing({Collective::kAllReduce, input, output, count, type, op, -1});
+  return impl_->runCollective({Collective::kAllReduce, input, output, count, type, op, -1});
 }
 
 Status Comm::reduceScatter(const void* input, void* output, size_t recvCount, DataType type,
@@ -163,14 +276,15 @@ Status Comm::reduceScatter(const void* input, void* output, size_t recvCount, Da
   ActiveCall active(impl_->activeCalls);
   log::ScopedLogRank logRank(impl_->rank);
   BRAID_TRY(checkBuffers(input, output, recvCount));
-  return impl_->runRing({Collective::kReduceScatter, input, output, recvCount, type, op, -1});
+  return impl_->runCollective({Collective::kReduceScatter, input, output, recvCount, type, op, -1});
 }
 
 Status Comm::allGather(const void* input, void* output, size_t sendCount, DataType type) {
   ActiveCall active(impl_->activeCalls);
   log::ScopedLogRank logRank(impl_->rank);
   BRAID_TRY(checkBuffers(input, output, sendCount));
-  return impl_->runRing({Collective::kAllGather, input, output, sendCount, type, RedOp::kSum, -1});
+  return impl_->runCollective(
+      {Collective::kAllGather, input, output, sendCount, type, RedOp::kSum, -1});
 }
 
 Status Comm::broadcast(const void* input, void* output, size_t count, DataType type, int root) {
@@ -178,7 +292,8 @@ Status Comm::broadcast(const void* input, void* output, size_t count, DataType t
   log::ScopedLogRank logRank(impl_->rank);
   // Only the root reads an input.
   BRAID_TRY(checkBuffers(impl_->rank == root ? input : output, output, count));
-  return impl_->runRing({Collective::kBroadcast, input, output, count, type, RedOp::kSum, root});
+  return impl_->runCollective(
+      {Collective::kBroadcast, input, output, count, type, RedOp::kSum, root});
 }
 
 Status Comm::reduce(const void* input, void* output, size_t count, DataType type, RedOp op,
@@ -187,7 +302,7 @@ Status Comm::reduce(const void* input, void* output, size_t count, DataType type
   log::ScopedLogRank logRank(impl_->rank);
   // Only the root writes an output.
   BRAID_TRY(checkBuffers(input, impl_->rank == root ? output : input, count));
-  return impl_->runRing({Collective::kReduce, input, output, count, type, op, root});
+  return impl_->runCollective({Collective::kReduce, input, output, count, type, op, root});
 }
 
 Result<RedOp> Comm::createPreMulSum(const void* scalar, DataType type, bool scalarByPointer) {

@@ -3,8 +3,8 @@
 // all-to-all with a count and place per pair of ranks.
 //
 // All-gather-v and reduce-scatter-v run the ring schedules of their uniform
-// twins with RingCall::blockCounts / blockOffsets (algo/ring.h), through
-// Comm::Impl::runRing: the schedule cache (keyed by the blocks too), the
+// twins with CollCall::blockCounts / blockOffsets (algo/ring.h), through
+// Comm::Impl::runCollective: the schedule cache (keyed by the blocks too), the
 // operator (avg's division on this rank's block, premulsum's scalar) and
 // the error handling are the uniform ones. All-to-all-v is a batch of sends
 // and receives, as Comm::allToAll is.
@@ -121,8 +121,8 @@ Status Comm::allGatherV(const void* input, size_t sendCount, void* output, const
     return invalidArgument("sendbuff overlaps recvbuff but is not recvbuff + displs[" +
                            std::to_string(me) + "] (the in-place form)");
   }
-  return impl_->runRing({Collective::kAllGather, input, output, sendCount, type, RedOp::kSum, -1,
-                         recvCounts, displs});
+  return impl_->runCollective({Collective::kAllGather, input, output, sendCount, type, RedOp::kSum,
+                               -1, recvCounts, displs});
 }
 
 Status Comm::reduceScatterV(const void* input, const size_t* sendCounts, const size_t* displs,
@@ -161,7 +161,7 @@ Status Comm::reduceScatterV(const void* input, const size_t* sendCounts, const s
                              " of sendbuff");
     }
   }
-  return impl_->runRing(
+  return impl_->runCollective(
       {Collective::kReduceScatter, input, output, recvCount, type, op, -1, sendCounts, displs});
 }
 

@@ -1,9 +1,5 @@
-// Connecting a communicator's ring over shared memory.
-//
-// Each rank creates the FIFO it receives on (it owns its incoming buffer),
-// all ranks meet at a barrier, each opens the FIFO it sends on, and after a
-// second barrier the receivers unlink the names: from then on the segments
-// live only as mappings, so nothing is left in /dev/shm if a rank dies.
+// Connecting a communicator: the ring order, how waiters spin, the ring's
+// FIFOs (comm_links.cc makes them) and the one-shot board.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -28,8 +24,7 @@ constexpr uint32_t kSpinNsShared = 0;
 }  // namespace
 
 Status Comm::Impl::connectRing() {
-  ring.resize(nranks);
-  for (int r = 0; r < nranks; ++r) ring[r] = r;
+  nchannels = config.nchannels;
   slotBytes = static_cast<size_t>(config.buffSize) / transport::kFifoSlots;
   slotBytes &= ~static_cast<size_t>(63);  // keep slots cache-line aligned
 
@@ -41,43 +36,45 @@ Status Comm::Impl::connectRing() {
   } else {
     spinNs = nranks <= cores ? kSpinNsDedicated : kSpinNsShared;
   }
+  model.hostCores = cores;
 
   std::string ringText;
   for (int r : ring) ringText += " " + std::to_string(r);
   BRAID_INFO(
-      "ring:%s; %zu channel(s); transport shm for all peers; fifo %d x %zu bytes; "
+      "ring:%s; %d channel(s); transport shm for all peers; fifo %d x %zu bytes (ll %zu); "
       "spin %u ns (%d cores)",
-      ringText.c_str(), static_cast<size_t>(config.nchannels), transport::kFifoSlots, slotBytes,
-      spinNs, cores);
+      ringText.c_str(), nchannels, transport::kFifoSlots, slotBytes, llSlotBytes(), spinNs, cores);
 
-  channels.resize(config.nchannels);
-  connections.assign(config.nchannels, exec::ChannelConnections{});
   if (nranks == 1) return Status::success();
   if (!config.transportAllowed("shm")) {
     return invalidUsage("BRAID_TRANSPORTS=" + config.transports +
                         " excludes shm, the only transport implemented for ranks on one host");
   }
-  const int prev = ring[(rank - 1 + nranks) % nranks];
-  const int next = ring[(rank + 1) % nranks];
   const uint64_t nonce = peers[0].nonce ^ bootstrap->magic();
   p2pNonce = nonce ^ 0x7032707032703270ull;  // point-to-point FIFOs get names of their own
-  for (int c = 0; c < config.nchannels; ++c) {
-    auto name = transport::shm::segmentName(nonce, prev, rank, c);
-    BRAID_ASSIGN_OR_RETURN(channels[c].fromPrev, transport::shm::createRecvEnd(name, slotBytes));
+  linkNonce = nonce;
+
+  // The ring's Simple FIFOs are made now, so that a communicator that cannot
+  // get shared memory fails at creation; the others come with their first use.
+  algo::Schedule ringLinks;
+  ringLinks.channels.resize(nchannels);
+  const int prev = ring[(rank - 1 + nranks) % nranks];
+  const int next = ring[(rank + 1) % nranks];
+  for (auto& channel : ringLinks.channels) {
+    channel.steps.push_back({algo::StepOp::kRecvCopySend, prev, next, 0, 0, 0, 1});
   }
-  BRAID_TRY(bootstrap->barrier());
-  for (int c = 0; c < config.nchannels; ++c) {
-    auto name = transport::shm::segmentName(nonce, rank, next, c);
-    BRAID_ASSIGN_OR_RETURN(channels[c].toNext, transport::shm::openSendEnd(name, slotBytes));
+  std::vector<exec::ChannelConnections> unused;
+  BRAID_TRY(linkSchedule(ringLinks, algo::Protocol::kSimple, &unused));
+
+  if (allowed.algorithm[static_cast<int>(algo::Algorithm::kOneShot)]) {
+    BRAID_ASSIGN_OR_RETURN(oneShot,
+                           exec::OneShotBoard::create(nonce ^ 0x6f6e6573686f7421ull, rank, nranks,
+                                                      exec::OneShotBoard::kDefaultMaxBytes,
+                                                      [this] { return bootstrap->barrier(); }));
+    allowed.oneShotMaxBytes = oneShot->maxBytes();
   }
-  BRAID_TRY(bootstrap->barrier());
-  for (int c = 0; c < config.nchannels; ++c) {
-    BRAID_TRY(transport::shm::unlinkSegment(transport::shm::segmentName(nonce, prev, rank, c)));
-    connections[c].send.assign(nranks, nullptr);
-    connections[c].recv.assign(nranks, nullptr);
-    connections[c].send[next] = channels[c].toNext.get();
-    connections[c].recv[prev] = channels[c].fromPrev.get();
-  }
+  BRAID_INFO("selection: %s%s", tune::describeAllowed(allowed).c_str(),
+             deterministic ? "; deterministic reductions" : "");
   return Status::success();
 }
 

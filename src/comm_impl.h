@@ -3,19 +3,26 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "algo/algorithm.h"
 #include "algo/schedule.h"
 #include "bootstrap/bootstrap.h"
 #include "braid/comm.h"
 #include "config.h"
 #include "exec/host_executor.h"
+#include "exec/one_shot.h"
+#include "exec/p2p_executor.h"
 #include "kernels/host_reduce.h"
 #include "transport/connection.h"
+#include "tune/select.h"
+#include "util/trace.h"
 
 namespace braid {
 
@@ -29,11 +36,15 @@ struct PeerInfo {
   int32_t pad;
 };
 
-/// One ring channel: the FIFO from the ring predecessor and the one to the
-/// successor.
-struct RingChannel {
-  std::unique_ptr<transport::RecvEnd> fromPrev;
-  std::unique_ptr<transport::SendEnd> toNext;
+/// A connection the algorithms' schedules use: the FIFO to or from `peer`
+/// on `channel` with `protocol` (comm_links.cc).
+struct LinkKey {
+  int peer;
+  int channel;
+  algo::Protocol protocol;
+  bool operator<(const LinkKey& o) const {
+    return std::tie(peer, channel, protocol) < std::tie(o.peer, o.channel, o.protocol);
+  }
 };
 
 // Counts a call as running for Comm::abort() (declared first in a call, so
@@ -81,9 +92,8 @@ class Comm::Impl {
   std::unique_ptr<bootstrap::Bootstrap> bootstrap;
   std::vector<PeerInfo> peers;
   std::vector<int> ring;  ///< ring order of ranks
-  std::vector<RingChannel> channels;
-  std::vector<exec::ChannelConnections> connections;  ///< views of `channels`
-  size_t slotBytes = 0;
+  int nchannels = 1;
+  size_t slotBytes = 0;  ///< Simple FIFO slots; LL ones are llSlotBytes()
   uint32_t spinNs = 0;
   std::atomic<bool> aborted{false};
   /// Calls now running on this communicator; abort() waits for them to
@@ -100,9 +110,12 @@ class Comm::Impl {
     size_t count = 0;
     size_t elemBytes = 0;
     int root = -1;
-    std::vector<size_t> blockCounts;  ///< variable-count calls only (RingCall)
+    algo::Algorithm algorithm = algo::Algorithm::kRing;
+    algo::Protocol protocol = algo::Protocol::kSimple;
+    std::vector<size_t> blockCounts;  ///< variable-count calls only (CollCall)
     std::vector<size_t> blockOffsets;
     algo::Schedule schedule;
+    std::vector<exec::ChannelConnections> connections;  ///< views into the links below
   };
   std::vector<CachedSchedule> scheduleCache;
 
@@ -117,9 +130,40 @@ class Comm::Impl {
   std::vector<std::unique_ptr<transport::SendEnd>> p2pSend;
   uint64_t p2pNonce = 0;
 
+  /// What BRAID_ALGO / BRAID_PROTO allow, and the model that chooses among it.
+  tune::Allowed allowed;
+  tune::Model model;
+  bool deterministic = false;  ///< BRAID_DETERMINISTIC
+
+  /// The schedules' connections, made the first time a schedule needs them
+  /// (comm_links.cc); their names hang off linkNonce.
+  std::map<LinkKey, std::unique_ptr<transport::RecvEnd>> recvLinks;
+  std::map<LinkKey, std::unique_ptr<transport::SendEnd>> sendLinks;
+  uint64_t linkNonce = 0;
+  std::vector<std::string> madeSegments;  ///< receiving ends' names, for cleanup
+  /// The one-shot all-reduce's board (null with one rank or when not allowed).
+  std::unique_ptr<exec::OneShotBoard> oneShot;
+  /// Scratch output for ranks whose output a schedule must not touch (a
+  /// tree reduce's non-roots) and for the deterministic ring's blocks.
+  std::vector<unsigned char> scratch;
+  /// BRAID_TRACE's events, written when the communicator is destroyed.
+  std::unique_ptr<trace::Recorder> trace;
+
+  /// Finds the machine (topology/), places the ranks on it and takes the
+  /// ring order from its search (comm_topology.cc).
+  Status planTopology();
   Status connectRing();
+  /// Runs a batch of point-to-point transfers on the p2p FIFOs (comm_p2p.cc).
+  Status runP2pTasks(const std::vector<exec::P2pTask>& tasks);
+  /// Fills `out` with the connections every step of `schedule` uses, making
+  /// the missing ones: first every receiving end, then every sending end
+  /// (each waits for its receiver to have made its end), so ranks making
+  /// connections at the same time cannot wait on each other in a cycle.
+  Status linkSchedule(const algo::Schedule& schedule, algo::Protocol protocol,
+                      std::vector<exec::ChannelConnections>* out);
+  size_t llSlotBytes() const;
   /// One ring collective, as the public methods describe it.
-  struct RingCall {
+  struct CollCall {
     Collective collective;
     const void* input;
     void* output;
@@ -140,8 +184,14 @@ class Comm::Impl {
     if (broken) return broken->withContext("communicator unusable after an earlier error");
     return Status::success();
   }
-  Status runRing(const RingCall& call);
-  Result<const algo::Schedule*> ringSchedule(const RingCall& call);
+  Status runCollective(const CollCall& call);
+  /// The algorithm and protocol of `call` (tune/select.h, or the ring for
+  /// what only the ring runs).
+  Result<tune::Choice> choose(const CollCall& call) const;
+  Result<const CachedSchedule*> scheduleFor(const CollCall& call, const tune::Choice& choice);
+  /// All-reduce in deterministic mode on the ring (comm_deterministic.cc).
+  Status deterministicRingAllReduce(const CollCall& call, const kernels::HostOp& op,
+                                    algo::Protocol protocol);
   Result<kernels::HostOp> hostOpFor(DataType type, RedOp op);
   transport::WaitContext waitContext() const;
 };

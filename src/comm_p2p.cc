@@ -72,10 +72,6 @@ Status Comm::sendRecv(const std::vector<P2pOp>& ops) {
   log::ScopedLogRank logRank(c.rank);
   for (const auto& op : ops) BRAID_TRY(checkOp(op, c.nranks));
   BRAID_TRY(c.checkUsable());
-  if (c.p2pRecv.empty()) {
-    c.p2pRecv.resize(c.nranks);
-    c.p2pSend.resize(c.nranks);
-  }
   std::vector<exec::P2pTask> tasks;
   tasks.reserve(ops.size());
   for (const auto& op : ops) {
@@ -87,13 +83,21 @@ Status Comm::sendRecv(const std::vector<P2pOp>& ops) {
     t.bytes = op.count * dataTypeSize(op.type);
     tasks.push_back(t);
   }
-  ShmP2pLinks links(c);
-  Status s = exec::runP2p(c.rank, tasks, links, c.waitContext());
+  Status s = c.runP2pTasks(tasks);
   if (!s.ok()) {
     c.broken = s;
     BRAID_WARN("send/recv failed: %s", s.message().c_str());
   }
   return s;
+}
+
+Status Comm::Impl::runP2pTasks(const std::vector<exec::P2pTask>& tasks) {
+  if (p2pRecv.empty()) {
+    p2pRecv.resize(nranks);
+    p2pSend.resize(nranks);
+  }
+  ShmP2pLinks links(*this);
+  return exec::runP2p(rank, tasks, links, waitContext());
 }
 
 namespace {

@@ -15,6 +15,11 @@ Config Config::fromEnvironment() {
   c.proto = env::get("PROTO").value_or("");
   c.transports = env::get("TRANSPORTS").value_or("");
   c.dumpSchedule = env::getInt("DUMP_SCHEDULE", 0) != 0;
+  c.deterministic = env::getInt("DETERMINISTIC", 0) != 0;
+  c.tracePath = env::get("TRACE").value_or("");
+  c.topoFile = env::get("TOPO_FILE").value_or("");
+  c.topoDumpFile = env::get("TOPO_DUMP_FILE").value_or("");
+  c.p2pLevel = env::get("P2P_LEVEL").value_or("");
   c.spinUs = env::getInt("SPIN_US", c.spinUs);
   for (auto* s : {&c.algo, &c.proto}) {
     for (auto& ch : *s) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
@@ -32,14 +37,8 @@ Status Config::validate() const {
     return invalidArgument("BRAID_BUFFSIZE must be between 64K and 1G, got " +
                            std::to_string(buffSize));
   }
-  // Only the ring and the Simple protocol exist so far: asking for another
-  // must not silently run the ring.
-  if (!algo.empty() && algo != "ring") {
-    return invalidUsage("BRAID_ALGO=" + algo + ": only 'ring' is implemented so far");
-  }
-  if (!proto.empty() && proto != "simple") {
-    return invalidUsage("BRAID_PROTO=" + proto + ": only 'simple' is implemented so far");
-  }
+  // BRAID_ALGO and BRAID_PROTO are parsed by tune::parseAllowed, BRAID_P2P_LEVEL
+  // and BRAID_TRANSPORTS by the topology (comm_topology.cc).
   return Status::success();
 }
 
@@ -58,7 +57,10 @@ std::string Config::describe() const {
   o << "config: timeout_ms=" << timeoutMs << " nchannels=" << nchannels << " buffsize=" << buffSize
     << " algo=" << (algo.empty() ? "auto" : algo) << " proto=" << (proto.empty() ? "auto" : proto)
     << " transports=" << (transports.empty() ? "all" : transports)
-    << " dump_schedule=" << dumpSchedule
+    << " dump_schedule=" << dumpSchedule << " deterministic=" << deterministic
+    << " trace=" << (tracePath.empty() ? "off" : tracePath)
+    << " topo_file=" << (topoFile.empty() ? "discover" : topoFile)
+    << " p2p_level=" << (p2pLevel.empty() ? "default" : p2pLevel)
     << " spin_us=" << (spinUs < 0 ? "auto" : std::to_string(spinUs));
   return o.str();
 }

@@ -17,6 +17,13 @@ struct Config {
   std::string proto;           ///< BRAID_PROTO: empty = let braid choose
   std::string transports;      ///< BRAID_TRANSPORTS: comma-separated allow list; empty = all
   bool dumpSchedule = false;   ///< BRAID_DUMP_SCHEDULE
+  /// BRAID_DETERMINISTIC: every reduction in one fixed order per element,
+  /// whatever algorithm, protocol, channels and chunks run it.
+  bool deterministic = false;
+  std::string tracePath;     ///< BRAID_TRACE: write a Perfetto trace per rank there
+  std::string topoFile;      ///< BRAID_TOPO_FILE: load the topology instead of discovering it
+  std::string topoDumpFile;  ///< BRAID_TOPO_DUMP_FILE: write the topology used there
+  std::string p2pLevel;      ///< BRAID_P2P_LEVEL: farthest path for cuda_ipc; empty = default
   int64_t spinUs = -1;  ///< BRAID_SPIN_US: microseconds a waiter polls before sleeping; -1 = auto
 
   /// Reads the environment (BRAID_X, then NCCL_X).

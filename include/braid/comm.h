@@ -59,6 +59,12 @@ class Comm {
   /// The CUDA device of this rank, -1 for a host communicator.
   int cudaDevice() const;
 
+  /// What the cost model predicts one call of `collective` on `count`
+  /// elements (per rank, as the call's own count argument) would take, in
+  /// microseconds, with the algorithm and protocol braid would choose
+  /// (ncclGroupSimulateEnd).
+  Result<double> estimateUs(Collective collective, size_t count, DataType type) const;
+
   /// output[i] = op over all ranks of input[i], for i < count, on every rank.
   /// input == output is the in-place form. Completes before it returns.
   /// `op` is a built-in RedOp or one made by createPreMulSum.

@@ -46,6 +46,12 @@ Status checkRootedCall(ncclComm_t handle, int root, const void* send, const void
                    (*comm)->rank() == root ? Uses::kBoth : nonRootUses);
 }
 
+// What ncclGroupSimulateEnd adds up for a collective queued in a group.
+std::function<braid::Result<double>()> estimate(Comm* c, braid::Collective collective, size_t count,
+                                                braid::DataType type) {
+  return [=] { return c->estimateUs(collective, count, type); };
+}
+
 }  // namespace
 
 BRAID_NCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff, size_t count,
@@ -63,7 +69,7 @@ BRAID_NCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff
   };
   // Outside a group the call runs at once, without the std::function of the queue.
   if (braid::api::groupDepth() == 0) return report(run());
-  return braid::api::runOrDefer(c, run);
+  return braid::api::runOrDefer(c, run, estimate(c, braid::Collective::kAllReduce, count, type));
 }
 
 // Reduce-scatter, all-gather, broadcast and reduce: ring schedules.
@@ -77,10 +83,13 @@ BRAID_NCCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recv
   auto redOp = braid::api::redOpFrom(op);
   if (s.ok()) s = redOp.status();
   if (!s.ok()) return report(s.withContext("ncclReduceScatter"));
-  return braid::api::runOrDefer(c, [=] {
-    return c->reduceScatter(sendbuff, recvbuff, recvcount, type, redOp.value())
-        .withContext("ncclReduceScatter");
-  });
+  return braid::api::runOrDefer(
+      c,
+      [=] {
+        return c->reduceScatter(sendbuff, recvbuff, recvcount, type, redOp.value())
+            .withContext("ncclReduceScatter");
+      },
+      estimate(c, braid::Collective::kReduceScatter, recvcount, type));
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff, size_t sendcount,
@@ -90,9 +99,12 @@ BRAID_NCCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff
   braid::DataType type{};
   Status s = checkCall(comm, sendbuff, recvbuff, sendcount, datatype, &c, &type);
   if (!s.ok()) return report(s.withContext("ncclAllGather"));
-  return braid::api::runOrDefer(c, [=] {
-    return c->allGather(sendbuff, recvbuff, sendcount, type).withContext("ncclAllGather");
-  });
+  return braid::api::runOrDefer(
+      c,
+      [=] {
+        return c->allGather(sendbuff, recvbuff, sendcount, type).withContext("ncclAllGather");
+      },
+      estimate(c, braid::Collective::kAllGather, sendcount, type));
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size_t count,
@@ -104,9 +116,12 @@ BRAID_NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff
   Status s =
       checkRootedCall(comm, root, sendbuff, recvbuff, count, datatype, Uses::kRecvOnly, &c, &type);
   if (!s.ok()) return report(s.withContext("ncclBroadcast"));
-  return braid::api::runOrDefer(c, [=] {
-    return c->broadcast(sendbuff, recvbuff, count, type, root).withContext("ncclBroadcast");
-  });
+  return braid::api::runOrDefer(
+      c,
+      [=] {
+        return c->broadcast(sendbuff, recvbuff, count, type, root).withContext("ncclBroadcast");
+      },
+      estimate(c, braid::Collective::kBroadcast, count, type));
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datatype, int root,
@@ -127,10 +142,13 @@ BRAID_NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, s
   auto redOp = braid::api::redOpFrom(op);
   if (s.ok()) s = redOp.status();
   if (!s.ok()) return report(s.withContext("ncclReduce"));
-  return braid::api::runOrDefer(c, [=] {
-    return c->reduce(sendbuff, recvbuff, count, type, redOp.value(), root)
-        .withContext("ncclReduce");
-  });
+  return braid::api::runOrDefer(
+      c,
+      [=] {
+        return c->reduce(sendbuff, recvbuff, count, type, redOp.value(), root)
+            .withContext("ncclReduce");
+      },
+      estimate(c, braid::Collective::kReduce, count, type));
 }
 
 // Gather, scatter and all-to-all run as batches of sends and receives

@@ -15,7 +15,10 @@ int groupDepth();
 /// `key` names the communicator the operation belongs to (or, for one being
 /// created, its output handle): operations with one key run in order, those
 /// with different keys concurrently.
-ncclResult_t runOrDefer(const void* key, std::function<Status()> op);
+/// `estimate`, when given, is what ncclGroupSimulateEnd adds up instead of
+/// running `op` (the cost model's microseconds).
+ncclResult_t runOrDefer(const void* key, std::function<Status()> op,
+                        std::function<Result<double>()> estimate = nullptr);
 
 /// A send or receive: run at once outside a group; inside one, queued, and
 /// at ncclGroupEnd consecutive sends and receives of a communicator run as

@@ -24,6 +24,7 @@ namespace {
 struct GroupOp {
   std::function<Status()> run;
   std::optional<P2pOp> p2p;
+  std::function<Result<double>()> estimate;  ///< collectives only
 };
 
 // The operations of one communicator (or one communicator being created).
@@ -89,9 +90,10 @@ GroupTarget& targetFor(const void* key) {
 
 }  // namespace
 
-ncclResult_t runOrDefer(const void* key, std::function<Status()> op) {
+ncclResult_t runOrDefer(const void* key, std::function<Status()> op,
+                        std::function<Result<double>()> estimate) {
   if (tlsGroup.depth == 0) return report(op());
-  targetFor(key).ops.push_back({std::move(op), std::nullopt});
+  targetFor(key).ops.push_back({std::move(op), std::nullopt, std::move(estimate)});
   return ncclSuccess;
 }
 
@@ -99,7 +101,7 @@ ncclResult_t sendRecvOrDefer(Comm* comm, const P2pOp& op) {
   if (tlsGroup.depth == 0) return report(comm->sendRecv({op}));
   GroupTarget& target = targetFor(comm);
   target.comm = comm;
-  target.ops.push_back({nullptr, op});
+  target.ops.push_back({nullptr, op, nullptr});
   return ncclSuccess;
 }
 
@@ -121,14 +123,34 @@ BRAID_NCCL_API(ncclResult_t, ncclGroupEnd) {
   return braid::api::report(braid::api::runGroup(targets));
 }
 
+// The group ends without running anything, as NCCL's simulation does, and
+// simInfo->estimatedTime gets the cost model's time for it: each
+// communicator's collectives one after another, communicators at once (as
+// ncclGroupEnd would run them), so the longest communicator's sum. Sends and
+// receives have no estimate yet and count as 0 (docs/tuning.md).
 BRAID_NCCL_API(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t* simInfo) {
-  (void)simInfo;
   auto& g = braid::api::tlsGroup;
   if (g.depth == 0) {
     return braid::api::report(braid::invalidUsage("ncclGroupSimulateEnd without ncclGroupStart"));
   }
-  // The group ends without running anything, as NCCL's simulation does.
-  if (--g.depth == 0) g = {};
-  return braid::api::notImplemented("ncclGroupSimulateEnd",
-                                    "it needs the cost model, which is planned");
+  if (simInfo != nullptr && simInfo->magic != 0x74685283u) {
+    return braid::api::report(braid::invalidArgument(
+        "ncclGroupSimulateEnd: simInfo was not initialized with NCCL_SIM_INFO_INITIALIZER"));
+  }
+  if (--g.depth > 0) return ncclSuccess;
+  auto targets = std::move(g.targets);
+  g = {};
+  double longest = 0;
+  for (const auto& target : targets) {
+    double sum = 0;
+    for (const auto& op : target.ops) {
+      if (!op.estimate) continue;
+      braid::Result<double> us = op.estimate();
+      if (!us.ok()) return braid::api::report(us.status().withContext("ncclGroupSimulateEnd"));
+      sum += us.value();
+    }
+    longest = std::max(longest, sum);
+  }
+  if (simInfo != nullptr) simInfo->estimatedTime = static_cast<float>(longest);
+  return ncclSuccess;
 }

@@ -133,6 +133,20 @@ Status runStep(const Step& step, size_t sliceElems, const HostCall& call,
   return Status::success();
 }
 
+void traceStep(trace::Recorder& trace, const Step& step, int channel, double startUs,
+               size_t elemBytes) {
+  trace::Event e;
+  e.name = algo::stepOpName(step.op);
+  e.track = 1 + channel;
+  e.startUs = startUs;
+  e.durationUs = trace.nowUs() - startUs;
+  e.args = "\"bytes\":" + std::to_string(step.count * elemBytes) +
+           ",\"chunk\":" + std::to_string(step.chunk);
+  if (step.recvPeer >= 0) e.args += ",\"from\":" + std::to_string(step.recvPeer);
+  if (step.sendPeer >= 0) e.args += ",\"to\":" + std::to_string(step.sendPeer);
+  trace.add(std::move(e));
+}
+
 }  // namespace
 
 Status runOnHost(const algo::Schedule& schedule, const HostCall& call,
@@ -148,7 +162,9 @@ Status runOnHost(const algo::Schedule& schedule, const HostCall& call,
           (call.reduce.reduce == nullptr || call.reduce.combine == nullptr)) {
         return internalError("reducing step without a reduction function");
       }
+      const double start = call.trace ? call.trace->nowUs() : 0;
       BRAID_TRY(runStep(step, schedule.sliceElems, call, connections[c], wait));
+      if (call.trace) traceStep(*call.trace, step, static_cast<int>(c), start, call.elemBytes);
     }
   }
   return Status::success();

@@ -7,6 +7,7 @@
 #include "braid/status.h"
 #include "kernels/host_reduce.h"
 #include "transport/connection.h"
+#include "util/trace.h"
 
 namespace braid::exec {
 
@@ -21,7 +22,8 @@ struct HostCall {
   const void* input = nullptr;
   void* output = nullptr;
   size_t elemBytes = 0;
-  kernels::HostOp reduce;  ///< needed when the schedule reduces; finish is the caller's
+  kernels::HostOp reduce;            ///< needed when the schedule reduces; finish is the caller's
+  trace::Recorder* trace = nullptr;  ///< BRAID_TRACE: an event per step when set
 };
 
 /// Runs every step of every channel of `schedule`. Channels run one after

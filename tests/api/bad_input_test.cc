@@ -247,7 +247,10 @@ TEST(BadInputInitRank, EnvironmentBraidCannotHonourIsNamed) {
   for (Case c : {Case{"BRAID_NCHANNELS", "0", ncclInvalidArgument},
                  Case{"BRAID_BUFFSIZE", "1", ncclInvalidArgument},
                  Case{"BRAID_TIMEOUT_MS", "-5", ncclInvalidArgument},
-                 Case{"BRAID_ALGO", "no-such-algorithm", ncclInvalidUsage}}) {
+                 Case{"BRAID_ALGO", "no-such-algorithm", ncclInvalidArgument},
+                 Case{"BRAID_ALGO", "^ring,tree,oneshot", ncclInvalidArgument},
+                 Case{"BRAID_PROTO", "LL128", ncclInvalidUsage},
+                 Case{"BRAID_ALGO", "NVLS", ncclInvalidUsage}}) {
     SCOPED_TRACE(std::string(c.name) + "=" + c.value);
     const ncclUniqueId id = newId();
     ScopedEnv env(c.name, c.value);  // read at creation, after the id was made
@@ -577,21 +580,39 @@ TEST_F(BadInputGroup, BadCallInsideGroupFailsAtOnce) {
   EXPECT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(comm_);
 }
 
-TEST_F(BadInputGroup, SimulateEndIsNotImplementedAndRunsNothing) {
-  std::vector<float> send = {5.0f, 6.0f};
-  std::vector<float> recv(2, 0.0f);
-  ncclSimInfo_t info = NCCL_SIM_INFO_INITIALIZER;
+TEST_F(BadInputGroup, SimulateEndEstimatesAndRunsNothing) {
+  std::vector<float> send(1 << 20, 5.0f);
+  std::vector<float> recv(1 << 20, 0.0f);
+  ncclSimInfo_t small = NCCL_SIM_INFO_INITIALIZER;
   ASSERT_EQ(ncclGroupStart(), ncclSuccess);
   ASSERT_EQ(allReduce(send.data(), recv.data(), 2), ncclSuccess);
-  // Not repeatable (it closes the group), so checked by hand rather than with failsWith.
-  (void)primeWithVersion();
-  EXPECT_EQ(ncclGroupSimulateEnd(&info), ncclInvalidUsage);
-  std::string text = ncclGetLastError(comm_);
-  EXPECT_NE(text.find("not implemented"), std::string::npos) << text;
-  EXPECT_NE(text.find("ncclGroupSimulateEnd"), std::string::npos) << text;
-  EXPECT_EQ(recv, std::vector<float>(2, 0.0f)) << "a simulated group ran its operations";
+  ASSERT_EQ(ncclGroupSimulateEnd(&small), ncclSuccess) << ncclGetLastError(comm_);
+  EXPECT_GT(small.estimatedTime, 0.0f);
+  EXPECT_EQ(recv, std::vector<float>(recv.size(), 0.0f)) << "a simulated group ran its operations";
   EXPECT_TRUE(failsWith([] { return ncclGroupEnd(); }, ncclInvalidUsage, {"ncclGroupStart"}))
       << "ncclGroupSimulateEnd left the group open";
+
+  // Two large calls are predicted to take longer than one small one.
+  ncclSimInfo_t large = NCCL_SIM_INFO_INITIALIZER;
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  ASSERT_EQ(allReduce(send.data(), recv.data(), send.size()), ncclSuccess);
+  ASSERT_EQ(allReduce(send.data(), recv.data(), send.size()), ncclSuccess);
+  ASSERT_EQ(ncclGroupSimulateEnd(&large), ncclSuccess) << ncclGetLastError(comm_);
+  EXPECT_GT(large.estimatedTime, small.estimatedTime);
+  EXPECT_EQ(recv, std::vector<float>(recv.size(), 0.0f));
+}
+
+TEST_F(BadInputGroup, SimulateEndRefusesAnUninitializedSimInfo) {
+  std::vector<float> buf(2, 1.0f);
+  ncclSimInfo_t info{};
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  ASSERT_EQ(allReduce(buf.data(), buf.data(), 2), ncclSuccess);
+  (void)primeWithVersion();
+  EXPECT_EQ(ncclGroupSimulateEnd(&info), ncclInvalidArgument);
+  std::string text = ncclGetLastError(comm_);
+  EXPECT_NE(text.find("NCCL_SIM_INFO_INITIALIZER"), std::string::npos) << text;
+  // The group is still open: end it for real.
+  EXPECT_EQ(ncclGroupEnd(), ncclSuccess);
 }
 
 // ---- Library information ------------------------------------------------------------------------

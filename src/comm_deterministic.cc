@@ -1,0 +1,108 @@
+// All-reduce on the ring in deterministic mode (BRAID_DETERMINISTIC=1).
+//
+// A ring reduces block b in ring order starting after rank b, so the order
+// in which an element's contributions meet depends on which block it falls
+// in, and so on the count, the channels and the chunk size. Deterministic
+// mode fixes one order per element for every algorithm: the in-order
+// binary tree's (algo::foldInOrder). The tree follows it as it reduces; the
+// one-shot folds in it; and the ring becomes "owner computes":
+//
+//   1. every rank sends block b of its input, as it is, to rank b and
+//      receives its own block from every peer (a point-to-point batch);
+//   2. each rank folds its block from the N inputs in the canonical order;
+//   3. the reduced blocks go round the ring as an all-gather, in place.
+//
+// It moves as many bytes as the ring's reduce-scatter (each rank sends and
+// receives N-1 blocks), but as N-1 separate messages instead of a pipeline,
+// and keeps N-1 received blocks in scratch; docs/tuning.md has its measured
+// cost.
+#include <algorithm>
+#include <vector>
+
+#include "algo/tree.h"
+#include "comm_impl.h"
+
+namespace braid {
+namespace {
+
+// Elements folded at once: each rank's operand for one chunk sits in its
+// own scratch piece, and these stay in the L1/L2 caches.
+constexpr size_t kFoldChunkBytes = 4096;
+
+}  // namespace
+
+Status Comm::Impl::deterministicRingAllReduce(const CollCall& call, const kernels::HostOp& op,
+                                              algo::Protocol protocol) {
+  const size_t elem = dataTypeSize(call.type);
+  const size_t n = static_cast<size_t>(nranks);
+  const size_t block = (call.count + n - 1) / n;
+  std::vector<size_t> counts(n);
+  std::vector<size_t> offsets(n);
+  for (size_t b = 0; b < n; ++b) {
+    offsets[b] = std::min(call.count, b * block);
+    counts[b] = std::min(call.count, offsets[b] + block) - offsets[b];
+  }
+  const size_t mine = counts[rank];
+  const auto* input = static_cast<const unsigned char*>(call.input);
+  auto* output = static_cast<unsigned char*>(call.output);
+
+  // 1. Every peer's contribution to this rank's block, raw.
+  scratch.resize(std::max(scratch.size(), n * mine * elem));
+  std::vector<exec::P2pTask> tasks;
+  for (int peer = 0; peer < nranks; ++peer) {
+    if (peer == rank) continue;
+    exec::P2pTask send;
+    send.send = true;
+    send.peer = peer;
+    send.sendBuffer = input + offsets[peer] * elem;
+    send.bytes = counts[peer] * elem;
+    tasks.push_back(send);
+    exec::P2pTask recv;
+    recv.peer = peer;
+    recv.recvBuffer = scratch.data() + peer * mine * elem;
+    recv.bytes = mine * elem;
+    tasks.push_back(recv);
+  }
+  BRAID_TRY(runP2pTasks(tasks));
+
+  // 2. The canonical fold, a chunk at a time: load every rank's operand
+  // (pre applied) into its piece, then combine pieces in the tree's order.
+  const size_t chunkElems = std::max<size_t>(1, kFoldChunkBytes / elem);
+  std::vector<unsigned char> pieces(n * chunkElems * elem);
+  for (size_t at = 0; at < mine; at += chunkElems) {
+    const size_t len = std::min(chunkElems, mine - at);
+    for (size_t r = 0; r < n; ++r) {
+      const unsigned char* from = static_cast<int>(r) == rank
+                                      ? input + (offsets[rank] + at) * elem
+                                      : scratch.data() + (r * mine + at) * elem;
+      op.loadInput(pieces.data() + r * chunkElems * elem, from, len, elem);
+    }
+    // Each piece is an operand once, so a join may overwrite its left one.
+    unsigned char* result = algo::foldInOrder(
+        nranks, [&](int r) { return pieces.data() + r * chunkElems * elem; },
+        [&](unsigned char* a, unsigned char* b) {
+          op.combine(op.args, a, a, b, len);
+          return a;
+        });
+    std::copy(result, result + len * elem, output + (offsets[rank] + at) * elem);
+  }
+
+  // 3. Everyone's block to everyone, in place on the output.
+  CollCall gather{Collective::kAllGather,
+                  output + offsets[rank] * elem,
+                  output,
+                  mine,
+                  call.type,
+                  RedOp::kSum,
+                  -1,
+                  counts.data(),
+                  offsets.data()};
+  tune::Choice ring;
+  ring.algorithm = algo::Algorithm::kRing;
+  ring.protocol = protocol;
+  BRAID_ASSIGN_OR_RETURN(const CachedSchedule* cached, scheduleFor(gather, ring));
+  exec::HostCall hostCall{gather.input, gather.output, elem, kernels::HostOp{}};
+  return exec::runOnHost(cached->schedule, hostCall, cached->connections, waitContext());
+}
+
+}  // namespace braid

@@ -1,0 +1,110 @@
+// The connections the algorithms' schedules run on.
+//
+// A schedule names, per channel, the peers each step receives from and sends
+// to; ring, trees and their rooted variants need different pairs, so they
+// are connected the first time a schedule uses them, and kept. Segment names
+// are a function of the communicator, the pair, the channel and the
+// protocol, so no handshake is needed: the receiver creates its end, the
+// sender opens it once it exists and unlinks the name.
+//
+// linkSchedule makes every receiving end a schedule needs before it waits
+// for any sending end. Every rank that links the same schedule does the
+// same, so the ends a sender waits for are made by receivers that wait for
+// nothing first: no cycle of waits is possible.
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "comm_impl.h"
+#include "transport/shm/shm_fifo.h"
+#include "transport/shm/shm_ll_fifo.h"
+#include "util/log.h"
+
+namespace braid {
+namespace {
+
+// An LL slot carries this much payload (its segment holds twice as much):
+// LL is for small messages, and a smaller FIFO stays in the caches.
+constexpr size_t kLlSlotBytes = 16 << 10;
+
+uint64_t protocolSalt(algo::Protocol protocol) {
+  return protocol == algo::Protocol::kLl ? 0x4c4c4c4c4c4c4c4cull : 0;
+}
+
+}  // namespace
+
+size_t Comm::Impl::llSlotBytes() const { return std::min(kLlSlotBytes, slotBytes); }
+
+Status Comm::Impl::linkSchedule(const algo::Schedule& schedule, algo::Protocol protocol,
+                                std::vector<exec::ChannelConnections>* out) {
+  const bool ll = protocol == algo::Protocol::kLl;
+  const size_t slot = ll ? llSlotBytes() : slotBytes;
+  const uint64_t nonce = linkNonce ^ protocolSalt(protocol);
+  std::set<std::pair<int, int>> recvPairs;  // (channel, peer)
+  std::set<std::pair<int, int>> sendPairs;
+  for (size_t c = 0; c < schedule.channels.size(); ++c) {
+    for (const algo::Step& step : schedule.channels[c].steps) {
+      if (algo::stepReceives(step.op)) recvPairs.insert({static_cast<int>(c), step.recvPeer});
+      if (algo::stepSends(step.op)) sendPairs.insert({static_cast<int>(c), step.sendPeer});
+    }
+  }
+  for (const auto& [c, peer] : recvPairs) {
+    auto& end = recvLinks[{peer, c, protocol}];
+    if (end) continue;
+    const std::string name = transport::shm::segmentName(nonce, peer, rank, c);
+    if (ll) {
+      BRAID_ASSIGN_OR_RETURN(end, transport::shm::createLlRecvEnd(name, slot));
+    } else {
+      BRAID_ASSIGN_OR_RETURN(end, transport::shm::createRecvEnd(name, slot));
+    }
+    madeSegments.push_back(name);  // unlinked by the sender, or at destruction if it never comes
+    BRAID_TRACE("links: %s FIFO from rank %d on channel %d made", algo::protocolName(protocol),
+                peer, c);
+  }
+  const transport::WaitContext wait = waitContext();
+  for (const auto& [c, peer] : sendPairs) {
+    auto& end = sendLinks[{peer, c, protocol}];
+    if (end) continue;
+    const std::string name = transport::shm::segmentName(nonce, rank, peer, c);
+    for (int attempt = 0; !end; ++attempt) {
+      if (ll) {
+        BRAID_ASSIGN_OR_RETURN(end, transport::shm::tryOpenLlSendEnd(name, slot));
+      } else {
+        BRAID_ASSIGN_OR_RETURN(end, transport::shm::tryOpenSendEnd(name, slot));
+      }
+      if (end) break;
+      if (aborted.load()) return invalidUsage("communicator was aborted");
+      if (wait.deadline.expired()) {
+        return remoteError("rank " + std::to_string(peer) + " did not make its " +
+                           algo::protocolName(protocol) + " FIFO for channel " + std::to_string(c) +
+                           " in time (BRAID_TIMEOUT_MS); is it running the same collective?");
+      }
+      // The receiver makes its end as soon as it links the same schedule.
+      if (attempt < 100) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    }
+    BRAID_TRY(transport::shm::unlinkSegment(name));
+    BRAID_TRACE("links: %s FIFO to rank %d on channel %d opened", algo::protocolName(protocol),
+                peer, c);
+  }
+  out->assign(schedule.channels.size(), exec::ChannelConnections{});
+  for (size_t c = 0; c < schedule.channels.size(); ++c) {
+    (*out)[c].send.assign(nranks, nullptr);
+    (*out)[c].recv.assign(nranks, nullptr);
+  }
+  for (const auto& [c, peer] : recvPairs) {
+    (*out)[c].recv[peer] = recvLinks[{peer, c, protocol}].get();
+  }
+  for (const auto& [c, peer] : sendPairs) {
+    (*out)[c].send[peer] = sendLinks[{peer, c, protocol}].get();
+  }
+  return Status::success();
+}
+
+}  // namespace braid
