@@ -362,6 +362,48 @@ TEST(LlFifoTest, MessageSeenInPiecesIsTakenWhole) {
             options.firstSequence + 1);
 }
 
+// The streams above rarely get past the yields into a futex sleep on two
+// busy cores, so this test makes the receiver sleep for sure: it waits for
+// the receiver's announcement in the header, then posts, and the post must
+// ring the doorbell (wake the receiver) rather than leave it to the end of
+// its slice.
+TEST(LlFifoTest, PostWakesSleepingReceiver) {
+  const std::string name = uniqueName();
+  auto recv = createLlRecvEnd(name, 64);
+  ASSERT_TRUE(recv.ok()) << recv.status().message();
+  auto send = openLlSendEnd(name, 64);
+  ASSERT_TRUE(send.ok()) << send.status().message();
+  auto view = ShmSegment::open(name);
+  ASSERT_TRUE(view.ok()) << view.status().message();
+  const auto* header = static_cast<const ll::Header*>(view.value().data());
+
+  for (uint32_t seq = 0; seq < 3; ++seq) {
+    Status received;
+    std::thread receiver([&] {
+      WaitContext ctx;  // no deadline, no spin: straight to the yields and the sleep
+      ctx.spinNs = 0;
+      size_t bytes = 0;
+      auto slot = recv.value()->waitSlot(ctx, &bytes);
+      received = slot.status();
+      if (slot.ok()) {
+        EXPECT_TRUE(isMessage(slot.value(), bytes, 9, seq, 64));
+        recv.value()->release();
+      }
+    });
+    auto deadline = Deadline::afterMs(10000);
+    while (header->recvWaiting.load() == 0 && !deadline.expired()) std::this_thread::yield();
+    ASSERT_EQ(header->recvWaiting.load(), 1u) << "the receiver never went to sleep";
+    const uint32_t rings = header->doorbell.load();
+    auto slot = send.value()->waitSlot(contextFor(1));
+    ASSERT_TRUE(slot.ok()) << slot.status().message();
+    send.value()->post(fillMessage(slot.value(), 9, seq, 64));
+    EXPECT_EQ(header->doorbell.load(), rings + 1) << "the post did not ring the doorbell";
+    receiver.join();
+    EXPECT_TRUE(received.ok()) << received.message();
+    EXPECT_EQ(header->recvWaiting.load(), 0u) << "the receiver withdraws its announcement";
+  }
+}
+
 // One FIFO shape for the parameterised stream tests.
 struct LlShape {
   const char* name;
