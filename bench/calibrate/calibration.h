@@ -11,9 +11,12 @@
 //   tree[p]                 tree all_reduce, every N: the scales a, b of
 //                           time - callUs = a * hops * L + busBytes / (b * B)
 //                           with L, B the ring's link for that N
-//   oneShot[p]              one-shot all_reduce up to --oneshot-max-bytes:
+//   oneShot[p]              one-shot all_reduce up to --oneshot-max-bytes,
+//                           2 <= N <= CPUs:
 //                           time - callUs = base + peers * perPeer
 //                                           + peers * bytes / read rate
+//                           (base 0 when only one N qualifies)
+//   oneShotShared[p]        the same with N > CPUs
 //
 // What the library refuses (BRAID_ALGO / BRAID_PROTO not implemented yet)
 // is skipped with a line saying so, and its figures keep the values of
@@ -30,6 +33,7 @@
 #include "calibrate/fit.h"
 #include "calibrate/perf_runner.h"
 #include "tune/cost_model.h"
+#include "tune/select.h"
 
 namespace braid::calibrate {
 
@@ -69,6 +73,10 @@ class Calibration {
   const std::vector<FigureNote>& notes() const { return notes_; }
   /// Lines of the comparison of the fitted model with every measurement.
   const std::vector<std::string>& validation() const { return validation_; }
+  /// The selector against the measurements: per collective and rank count,
+  /// how often the model's pick was the fastest measured combination, and
+  /// each size where it was not.
+  const std::vector<std::string>& selection() const { return selection_; }
   /// The runs braid-perf failed (not refusals): a broken implementation.
   const std::vector<std::string>& failures() const { return failures_; }
 
@@ -84,8 +92,13 @@ class Calibration {
   Status fitCallOverhead();
   Status fitRingLinks(algo::Protocol protocol, bool shared);
   Status fitTreeScale(algo::Protocol protocol);
-  Status fitOneShot(algo::Protocol protocol);
+  Status fitOneShot(algo::Protocol protocol, bool shared);
   Status validate();
+  Status checkSelection();
+  Status checkSelectionAt(
+      Collective collective, int n,
+      const std::map<size_t, std::vector<std::pair<std::string, double>>>& bySize,
+      const tune::Allowed& allowed);
   void keep(const std::string& name, const std::string& value, const std::string& why);
 
   Settings settings_;
@@ -96,6 +109,7 @@ class Calibration {
   std::vector<std::string> failures_;
   std::vector<FigureNote> notes_;
   std::vector<std::string> validation_;
+  std::vector<std::string> selection_;
 };
 
 /// The body of Model::calibratedDefaults() for `model`, with a comment per

@@ -204,6 +204,10 @@ int main(int argc, char** argv) {
   std::printf("\n# model against every measurement (median and worst relative error)\n");
   for (const std::string& line : calibration.validation()) std::printf("  %s\n", line.c_str());
   printChoices(calibration.model(), settings);
+  std::printf(
+      "\n# the model's pick against the fastest measured combination (time of the pick /"
+      " best)\n");
+  for (const std::string& line : calibration.selection()) std::printf("  %s\n", line.c_str());
   const std::string header =
       "braid-calibrate " + today() + ", " + std::to_string(settings.cores) + " CPUs, load " + load;
   std::printf("\n# body of Model::calibratedDefaults() (src/tune/calibrated_defaults.cc):\n%s",

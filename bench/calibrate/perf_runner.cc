@@ -54,6 +54,7 @@ bool refusedAtInit(const std::string& output, std::string* reason) {
 }
 
 // Table rows: size count type redop root time algbw busbw #wrong time algbw busbw #wrong.
+// Keeps the mean of the out-of-place and in-place times of each size.
 void parseRows(const std::string& output, std::map<size_t, std::vector<double>>* times) {
   std::istringstream lines(output);
   std::string line;
@@ -65,10 +66,13 @@ void parseRows(const std::string& output, std::map<size_t, std::vector<double>>*
     char* end = nullptr;
     const unsigned long long bytes = std::strtoull(f[0].c_str(), &end, 10);
     if (*end != '\0' || bytes == 0) continue;  // a header, or a size too small for every rank
+    double sum = 0;
+    int count = 0;
     for (int column : {5, 9}) {
       const double us = std::strtod(f[column].c_str(), &end);
-      if (*end == '\0' && us > 0) (*times)[bytes].push_back(us);
+      if (*end == '\0' && us > 0) sum += us, ++count;
     }
+    if (count > 0) (*times)[bytes].push_back(sum / count);
   }
 }
 
@@ -119,9 +123,8 @@ Result<PerfResult> runPerf(const PerfRequest& request) {
     }
     parseRows(output, &times);
   }
-  for (auto& [bytes, us] : times) {
-    std::sort(us.begin(), us.end());
-    result.samples.push_back({bytes, us[us.size() / 2]});
+  for (const auto& [bytes, us] : times) {
+    result.samples.push_back({bytes, *std::min_element(us.begin(), us.end())});
   }
   if (result.samples.empty()) return internalError("braid-perf printed no rows: " + command);
   return result;

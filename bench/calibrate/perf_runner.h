@@ -23,15 +23,16 @@ struct PerfRequest {
   size_t maxBytes = 16 << 20;  ///< sizes grow by 4 from minBytes up to this
   int iters = 30;
   int warmup = 5;
-  int repeats = 3;  ///< runs of the whole sweep; each size keeps the median
+  int repeats = 5;  ///< runs of the whole sweep; each size keeps its least disturbed one
   /// BRAID_TIMEOUT_MS of the run: a combination that hangs fails after this
   /// instead of the library's default of ten minutes.
   int waitTimeoutMs = 30000;
   int runTimeoutS = 600;  ///< the whole braid-perf run is killed after this
 };
 
-/// One size of the sweep: the median over repeats of its out-of-place and
-/// in-place times.
+/// One size of the sweep: the smallest over the repeats of the mean of its
+/// out-of-place and in-place times. Another process can only make a sweep
+/// slower, so the least disturbed one is the machine's own cost.
 struct Sample {
   size_t bytes = 0;
   double us = 0;

@@ -54,11 +54,22 @@ Status checkLink(const LinkCost& link, const char* name, Protocol protocol) {
   return Status::success();
 }
 
-Result<double> oneShotUs(const Model& m, const CostShape& shape, Protocol protocol) {
-  const OneShotCost& c = m.oneShot[static_cast<int>(protocol)];
-  if (!(c.readGBs > 0)) {
-    return invalidArgument(std::string("cost model: oneShot[") + algo::protocolName(protocol) +
-                           "].readGBs must be > 0, got " + std::to_string(c.readGBs));
+// Whether the ranks of a host outnumber the CPUs they share.
+bool sharesCores(const Model& m, const Query& q) {
+  const int ranksPerHost = (q.nranks + q.nhosts - 1) / q.nhosts;
+  return m.hostCores > 0 && ranksPerHost > m.hostCores;
+}
+
+Result<double> oneShotUs(const Model& m, const Query& q, const CostShape& shape,
+                         Protocol protocol) {
+  const bool shared = sharesCores(m, q);
+  const int p = static_cast<int>(protocol);
+  const OneShotCost& c = shared ? m.oneShotShared[p] : m.oneShot[p];
+  if (!(c.readGBs > 0) || !(c.baseUs >= 0) || !(c.perPeerUs >= 0)) {
+    return invalidArgument(std::string("cost model: ") + (shared ? "oneShotShared[" : "oneShot[") +
+                           algo::protocolName(protocol) +
+                           "] needs times >= 0 and a read rate > 0, got read " +
+                           std::to_string(c.readGBs) + " GB/s");
   }
   return c.baseUs + shape.peers * c.perPeerUs +
          shape.peers * shape.peerBytes / (c.readGBs * kBytesPerUsPerGBs);
@@ -67,8 +78,7 @@ Result<double> oneShotUs(const Model& m, const CostShape& shape, Protocol protoc
 Result<double> pipelineUs(const Model& m, const Query& q, const CostShape& shape,
                           Algorithm algorithm, Protocol protocol) {
   const int p = static_cast<int>(protocol);
-  const int ranksPerHost = (q.nranks + q.nhosts - 1) / q.nhosts;
-  const bool shared = m.hostCores > 0 && ranksPerHost > m.hostCores;
+  const bool shared = sharesCores(m, q);
   const LinkCost& intra = shared ? m.intraHostShared[p] : m.intraHost[p];
   BRAID_TRY(checkLink(intra, shared ? "intraHostShared" : "intraHost", protocol));
   const HopScale scale = algorithm == Algorithm::kTree ? m.tree[p] : HopScale{};
@@ -196,7 +206,7 @@ Result<double> predictUs(const Model& model, const Query& query, Algorithm algor
     BRAID_TRY(checkLink(copy, "intraHost", protocol));
     us = shape.busBytes / (copy.bandwidthGBs * kBytesPerUsPerGBs);
   } else if (algorithm == Algorithm::kOneShot) {
-    BRAID_ASSIGN_OR_RETURN(us, oneShotUs(model, shape, protocol));
+    BRAID_ASSIGN_OR_RETURN(us, oneShotUs(model, query, shape, protocol));
   } else {
     BRAID_ASSIGN_OR_RETURN(us, pipelineUs(model, query, shape, algorithm, protocol));
   }

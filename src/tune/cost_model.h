@@ -71,6 +71,9 @@ struct Model {
   /// The one-shot all-reduce, per protocol (Simple publishes a counter after
   /// the data, LL flags every 8-byte line).
   OneShotCost oneShot[algo::kNumProtocols];
+  /// The same when more ranks than hostCores share the host's CPUs: a rank
+  /// then waits for each peer to be scheduled before it can read its input.
+  OneShotCost oneShotShared[algo::kNumProtocols];
   /// Fixed cost of any call that moves data, whatever the algorithm.
   double callUs = 0;
   /// Multiplies the time of a call in deterministic mode (BRAID_DETERMINISTIC), per algorithm.

@@ -39,6 +39,8 @@ Model roundModel() {
   m.interHost[kLl] = {4.0, 2.5};
   m.oneShot[kSimple] = {2.0, 0.5, 10.0};
   m.oneShot[kLl] = {1.0, 0.5, 5.0};
+  m.oneShotShared[kSimple] = {4.0, 10.0, 5.0};
+  m.oneShotShared[kLl] = {4.0, 10.0, 2.5};
   return m;
 }
 
@@ -194,6 +196,9 @@ TEST(TunePredict, RanksSharingCpusUseTheSharedFigures) {
   EXPECT_DOUBLE_EQ(predict(m, allReduce(4000, 4), Algorithm::kRing, Protocol::kSimple), 121.7);
   // 2 ranks have a CPU each: 0.5 + 2 * 1 + 4000 / 1e4.
   EXPECT_DOUBLE_EQ(predict(m, allReduce(4000, 2), Algorithm::kRing, Protocol::kSimple), 2.9);
+  // One-shot likewise: 0.5 + 4 + 3 * 10 + 3 * 4000 / 5e3 shared, 0.5 + 2 + 0.5 + 0.4 not.
+  EXPECT_DOUBLE_EQ(predict(m, allReduce(4000, 4), Algorithm::kOneShot, Protocol::kSimple), 36.9);
+  EXPECT_DOUBLE_EQ(predict(m, allReduce(4000, 2), Algorithm::kOneShot, Protocol::kSimple), 3.4);
 }
 
 TEST(TunePredict, ChannelsOnTheHostRunOneAfterAnother) {
