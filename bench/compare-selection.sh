@@ -29,8 +29,10 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int(
 chosen() {
   BRAID_DEBUG=INFO BRAID_TRACE="$tmp/trace-%r.json" "$BUILD/bin/braid-perf" all_reduce \
     --procs "$NRANKS" -b "$1" -e "$1" -n 1 -w 0 -c 0 >/dev/null 2>&1 || true
-  grep -o '"algorithm":"[a-z]*","protocol":"[a-z]*"' "$tmp/trace-0.json" | tail -1 |
-    sed 's/"algorithm":"\([a-z]*\)","protocol":"\([a-z]*\)"/\1\/\2/'
+  # braid-perf runs small all_reduces of its own: take the call of this size.
+  grep -o '"algorithm":"[a-z]*","protocol":"[a-z]*","channels":[0-9]*,"count":[0-9]*,"datatype":"float","bytes":'"$1"'[,}]' \
+    "$tmp/trace-0.json" | head -1 |
+    sed 's/"algorithm":"\([a-z]*\)","protocol":"\([a-z]*\)".*/\1\/\2/'
 }
 
 echo "$NRANKS ranks on $(nproc) cores, float32 sum, $ITERS iterations, median of $REPEAT"
