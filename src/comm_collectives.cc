@@ -230,6 +230,13 @@ Status Comm::Impl::runCollective(const CollCall& call) {
   const size_t elemBytes = dataTypeSize(call.type);
   const double traceStart = trace ? trace->nowUs() : 0;
   if (choice.algorithm == algo::Algorithm::kOneShot) {
+    if (config.dumpSchedule) {
+      fprintf(stderr,
+              "[rank %d] %s of %zu x %s: one-shot %s, no schedule (every rank reads every "
+              "peer's input from the shared board)\n",
+              rank, collectiveName(call.collective), call.count, dataTypeName(call.type),
+              algo::protocolName(choice.protocol));
+    }
     s = oneShot->allReduce(call.input, call.output, call.count, elemBytes, op, choice.protocol,
                            waitContext());
   } else if (deterministic && choice.algorithm == algo::Algorithm::kRing &&
