@@ -1,8 +1,13 @@
 #include "topology/paths.h"
 
+#include <set>
+#include <string>
+
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <set>
+#include <string>
 
 namespace braid::topology {
 
@@ -158,7 +163,18 @@ Paths::Paths(const Graph& graph) : n_(graph.size()) {
 std::vector<int> nearestNics(const Graph& graph, const Paths& paths, int device) {
   std::vector<int> best;
   const int host = graph.node(device).host;
+  // Discovery lists an RDMA adapter twice: its verbs port and its network
+  // interface (ib0, ens1f0), on one PCI function. The port is the NIC; the
+  // interface beside it would count the adapter twice.
+  std::set<std::string> rdmaFunctions;
   for (int nic : graph.nodesOfType(NodeType::kNic, host)) {
+    if (graph.node(nic).rdma && !graph.node(nic).busId.empty()) {
+      rdmaFunctions.insert(graph.node(nic).busId);
+    }
+  }
+  for (int nic : graph.nodesOfType(NodeType::kNic, host)) {
+    const Node& n = graph.node(nic);
+    if (!n.rdma && rdmaFunctions.count(n.busId) > 0) continue;
     const Path& path = paths.between(device, nic);
     if (path.type == PathType::kDis) continue;
     if (best.empty() || betterPath(path, paths.between(device, best.front()))) {

@@ -56,6 +56,8 @@ class Paths {
 
 /// The NICs on the host of `device` whose path from it is best (several
 /// when they tie), in node order; empty when the host has no reachable NIC.
+/// A plain interface on the PCI function of an RDMA port is the same
+/// adapter and is left out.
 std::vector<int> nearestNics(const Graph& graph, const Paths& paths, int device);
 
 }  // namespace braid::topology

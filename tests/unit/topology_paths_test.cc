@@ -124,6 +124,33 @@ TEST(TopologyPaths, NvlinkThroughAGpuIsNvb) {
   EXPECT_EQ(paths.between(cpu, gpus[2]).hops(), 2);
 }
 
+// Discovery lists an RDMA adapter as its verbs port and its network
+// interface on the same PCI function; the nearest NIC is the port, once.
+TEST(TopologyPaths, AnRdmaAdapterCountsOnceAsNearestNic) {
+  Graph graph;
+  const int cpu = graph.addNode(testing::makeNode(NodeType::kCpu, "cpu0"));
+  const int sw = graph.addNode(testing::makeNode(NodeType::kPciSwitch, "sw"));
+  graph.connect(cpu, sw, LinkType::kPci, 32);
+  const int gpu = graph.addNode(testing::makeNode(NodeType::kGpu, "gpu0"));
+  graph.connect(sw, gpu, LinkType::kPci, 32);
+  Node port = testing::makeNode(NodeType::kNic, "mlx5_0:1");
+  port.busId = "0000:18:00.0";
+  port.rdma = true;
+  const int portNode = graph.addNode(port);
+  graph.connect(sw, portNode, LinkType::kPci, 32);
+  Node netdev = testing::makeNode(NodeType::kNic, "ib0");
+  netdev.busId = "0000:18:00.0";
+  const int netdevNode = graph.addNode(netdev);
+  graph.connect(sw, netdevNode, LinkType::kPci, 32);
+  Node other = testing::makeNode(NodeType::kNic, "eth0");
+  other.busId = "0000:19:00.0";
+  const int otherNode = graph.addNode(other);
+  graph.connect(sw, otherNode, LinkType::kPci, 32);
+  const Paths paths(graph);
+  // The plain interface of another function stays a NIC of its own.
+  EXPECT_EQ(nearestNics(graph, paths, gpu), (std::vector<int>{portNode, otherNode}));
+}
+
 // Two switches below one (nested), and one GPU on a root port: PXB within
 // the nested tree, PHB through the CPU.
 TEST(TopologyPaths, NestedSwitchesArePxb) {
