@@ -17,10 +17,6 @@
 namespace braid {
 namespace {
 
-// Below this a slice's hand-off (two cache-line transfers, ~0.2 us) costs
-// more than the copy it would overlap (16 KiB at ~10 GB/s is ~1.6 us).
-constexpr size_t kMinSliceBytes = 16 << 10;
-
 bool reduces(Collective c) {
   return c == Collective::kAllReduce || c == Collective::kReduceScatter || c == Collective::kReduce;
 }
@@ -103,39 +99,27 @@ Result<const Comm::Impl::CachedSchedule*> Comm::Impl::scheduleFor(const CollCall
       return &c;
     }
   }
-  const size_t slot = choice.protocol == algo::Protocol::kLl ? llSlotBytes() : slotBytes;
-  // A round fills half the FIFO, so a step never waits on the receiver's room
-  // for its first slice, and the other half lets the next round start early.
-  const size_t chunkElems = std::max<size_t>(1, slot * (transport::kFifoSlots / 2) / elemBytes);
-  const size_t maxSliceElems = std::max<size_t>(1, slot / elemBytes);
-  const size_t minSliceElems =
-      std::min(maxSliceElems, std::max<size_t>(1, kMinSliceBytes / elemBytes));
+  algo::ScheduleSizes sizes;
+  sizes.nranks = nranks;
+  sizes.rank = rank;
+  sizes.count = call.count;
+  sizes.nchannels = nchannels;
+  algo::sizeForSlots(sizes, choice.protocol == algo::Protocol::kLl ? llSlotBytes() : slotBytes,
+                     transport::kFifoSlots, elemBytes);
   Result<algo::Schedule> made = invalidArgument("no schedule for this collective");
   std::vector<size_t> blockCounts;
   std::vector<size_t> blockOffsets;
   if (choice.algorithm == algo::Algorithm::kTree) {
     algo::TreeParams p;
-    p.nranks = nranks;
-    p.rank = rank;
-    p.count = call.count;
-    p.nchannels = nchannels;
-    p.chunkElems = chunkElems;
-    p.maxSliceElems = maxSliceElems;
-    p.minSliceElems = minSliceElems;
+    static_cast<algo::ScheduleSizes&>(p) = sizes;
     p.deterministic = deterministic;
     if (call.collective == Collective::kAllReduce) made = algo::treeAllReduce(p);
     if (call.collective == Collective::kBroadcast) made = algo::treeBroadcast(p, call.root);
     if (call.collective == Collective::kReduce) made = algo::treeReduce(p, call.root);
   } else {
     algo::RingParams p;
-    p.nranks = nranks;
-    p.rank = rank;
+    static_cast<algo::ScheduleSizes&>(p) = sizes;
     p.order = ring;
-    p.count = call.count;
-    p.nchannels = nchannels;
-    p.chunkElems = chunkElems;
-    p.maxSliceElems = maxSliceElems;
-    p.minSliceElems = minSliceElems;
     if (call.blockCounts != nullptr) {
       p.blockCounts.assign(call.blockCounts, call.blockCounts + nranks);
       p.blockOffsets.assign(call.blockOffsets, call.blockOffsets + nranks);

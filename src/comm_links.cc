@@ -26,17 +26,13 @@
 namespace braid {
 namespace {
 
-// An LL slot carries this much payload (its segment holds twice as much):
-// LL is for small messages, and a smaller FIFO stays in the caches.
-constexpr size_t kLlSlotBytes = 16 << 10;
-
 uint64_t protocolSalt(algo::Protocol protocol) {
   return protocol == algo::Protocol::kLl ? 0x4c4c4c4c4c4c4c4cull : 0;
 }
 
 }  // namespace
 
-size_t Comm::Impl::llSlotBytes() const { return std::min(kLlSlotBytes, slotBytes); }
+size_t Comm::Impl::llSlotBytes() const { return std::min(transport::shm::kLlSlotBytes, slotBytes); }
 
 Status Comm::Impl::linkSchedule(const algo::Schedule& schedule, algo::Protocol protocol,
                                 std::vector<exec::ChannelConnections>* out) {

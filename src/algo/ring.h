@@ -15,15 +15,10 @@
 
 namespace braid::algo {
 
-struct RingParams {
-  int nranks = 1;
-  int rank = 0;
-  std::vector<int> order;    ///< ring order of ranks; empty means 0, 1, ..., nranks-1
-  size_t count = 0;          ///< elements per rank (per block for reduce-scatter, all-gather)
-  size_t chunkElems = 1;     ///< most elements one rank-chunk holds in one round
-  size_t maxSliceElems = 1;  ///< most elements of one slice (one FIFO slot)
-  size_t minSliceElems = 1;  ///< fewest elements worth a slice of their own
-  int nchannels = 1;
+/// The sizes (ScheduleSizes: a chunk is what one rank-chunk holds in one
+/// round), and the ring's own options.
+struct RingParams : ScheduleSizes {
+  std::vector<int> order;  ///< ring order of ranks; empty means 0, 1, ..., nranks-1
   /// Reduce-scatter and all-gather with a block of its own size per rank
   /// (braidReduceScatterV, braidAllGatherV): block b holds blockCounts[b]
   /// elements from element blockOffsets[b] of the big buffer (reduce-scatter's

@@ -1,10 +1,19 @@
-// Printing schedules for people (BRAID_DUMP_SCHEDULE=1).
+// Sizing schedules like the communicator, and printing them for people
+// (BRAID_DUMP_SCHEDULE=1).
 #include "algo/schedule.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
 namespace braid::algo {
+
+void sizeForSlots(ScheduleSizes& sizes, size_t slotBytes, size_t fifoSlots, size_t elemBytes) {
+  sizes.chunkElems = std::max<size_t>(1, slotBytes * (fifoSlots / 2) / elemBytes);
+  sizes.maxSliceElems = std::max<size_t>(1, slotBytes / elemBytes);
+  sizes.minSliceElems =
+      std::min(sizes.maxSliceElems, std::max<size_t>(1, kMinSliceBytes / elemBytes));
+}
 
 const char* stepOpName(StepOp op) {
   switch (op) {

@@ -67,6 +67,31 @@ struct Step {
 inline bool stepReadsInput(const Step& step) { return stepReadsLocal(step.op) && !step.fromOutput; }
 inline bool stepReadsOutput(const Step& step) { return stepReadsLocal(step.op) && step.fromOutput; }
 
+/// What every generator takes besides its own options: the ranks, the
+/// elements, and how the work is cut into chunks (one message) and slices
+/// (one FIFO slot).
+struct ScheduleSizes {
+  int nranks = 1;
+  int rank = 0;
+  size_t count = 0;          ///< elements per rank (per block for reduce-scatter, all-gather)
+  size_t chunkElems = 1;     ///< most elements one message holds
+  size_t maxSliceElems = 1;  ///< most elements of one slice (one FIFO slot)
+  size_t minSliceElems = 1;  ///< fewest elements worth a slice of their own
+  int nchannels = 1;
+};
+
+/// Below this a slice's hand-off (two cache-line transfers, ~0.2 us) costs
+/// more than the copy it would overlap (16 KiB at ~10 GB/s is ~1.6 us).
+inline constexpr size_t kMinSliceBytes = 16 << 10;
+
+/// The communicator's chunk and slice sizes for FIFO slots of `slotBytes`
+/// and elements of `elemBytes`: a chunk fills half the FIFO (so a step
+/// never waits on the receiver's room for its first slice, and the other
+/// half lets the next round start early), a slice at most one slot and,
+/// where the slot allows, at least kMinSliceBytes. braid-sim sizes its
+/// schedules with the same rule.
+void sizeForSlots(ScheduleSizes& sizes, size_t slotBytes, size_t fifoSlots, size_t elemBytes);
+
 struct ChannelSchedule {
   std::vector<Step> steps;
 };

@@ -44,14 +44,8 @@ struct DoubleTree {
 };
 DoubleTree doubleBinaryTree(int nranks, int rank, bool sameShape);
 
-struct TreeParams {
-  int nranks = 1;
-  int rank = 0;
-  size_t count = 0;          ///< elements per rank
-  size_t chunkElems = 1;     ///< most elements one message holds
-  size_t maxSliceElems = 1;  ///< most elements of one slice (one FIFO slot)
-  size_t minSliceElems = 1;  ///< fewest elements worth a slice of their own
-  int nchannels = 1;
+/// The sizes (ScheduleSizes), and the tree's own option.
+struct TreeParams : ScheduleSizes {
   bool deterministic = false;  ///< both trees in the in-order shape
 };
 

@@ -7,31 +7,32 @@
 #include "algo/ring.h"
 #include "algo/tree.h"
 #include "transport/connection.h"
+#include "transport/shm/shm_ll_fifo.h"
 
 namespace braid::sim {
 namespace {
 
+algo::ScheduleSizes sizes(const ScheduleSpec& spec, int rank) {
+  algo::ScheduleSizes s;
+  s.nranks = spec.nranks;
+  s.rank = rank;
+  s.count = spec.count;
+  s.chunkElems = spec.chunkElems;
+  s.maxSliceElems = spec.maxSliceElems;
+  s.minSliceElems = spec.minSliceElems;
+  s.nchannels = spec.nchannels;
+  return s;
+}
+
 algo::RingParams ringParams(const ScheduleSpec& spec, int rank) {
   algo::RingParams p;
-  p.nranks = spec.nranks;
-  p.rank = rank;
-  p.count = spec.count;
-  p.chunkElems = spec.chunkElems;
-  p.maxSliceElems = spec.maxSliceElems;
-  p.minSliceElems = spec.minSliceElems;
-  p.nchannels = spec.nchannels;
+  static_cast<algo::ScheduleSizes&>(p) = sizes(spec, rank);
   return p;
 }
 
 algo::TreeParams treeParams(const ScheduleSpec& spec, int rank) {
   algo::TreeParams p;
-  p.nranks = spec.nranks;
-  p.rank = rank;
-  p.count = spec.count;
-  p.chunkElems = spec.chunkElems;
-  p.maxSliceElems = spec.maxSliceElems;
-  p.minSliceElems = spec.minSliceElems;
-  p.nchannels = spec.nchannels;
+  static_cast<algo::ScheduleSizes&>(p) = sizes(spec, rank);
   p.deterministic = spec.deterministic;
   return p;
 }
@@ -54,15 +55,17 @@ void generateRange(const ScheduleSpec& spec, int begin, int end, std::vector<Com
 
 void sizeLikeCommunicator(ScheduleSpec& spec, size_t fifoBytes, size_t elemBytes,
                           algo::Protocol protocol) {
-  constexpr size_t kMinSliceBytes = 16 << 10;
-  constexpr size_t kLlSlotBytes = 16 << 10;
+  // The communicator's slots: a share of the FIFO, cache-line aligned
+  // (src/comm_connect.cc), LL's capped (transport/shm/shm_ll_fifo.h).
   size_t slotBytes = fifoBytes / transport::kFifoSlots;
   slotBytes &= ~static_cast<size_t>(63);
-  if (protocol == algo::Protocol::kLl) slotBytes = std::min(slotBytes, kLlSlotBytes);
-  spec.chunkElems = std::max<size_t>(1, slotBytes * (transport::kFifoSlots / 2) / elemBytes);
-  spec.maxSliceElems = std::max<size_t>(1, slotBytes / elemBytes);
-  spec.minSliceElems =
-      std::min(spec.maxSliceElems, std::max<size_t>(1, kMinSliceBytes / elemBytes));
+  if (protocol == algo::Protocol::kLl)
+    slotBytes = std::min(slotBytes, transport::shm::kLlSlotBytes);
+  algo::ScheduleSizes s;
+  algo::sizeForSlots(s, slotBytes, transport::kFifoSlots, elemBytes);
+  spec.chunkElems = s.chunkElems;
+  spec.maxSliceElems = s.maxSliceElems;
+  spec.minSliceElems = s.minSliceElems;
 }
 
 Status checkSupported(Collective collective, algo::Algorithm algorithm) {

@@ -28,8 +28,8 @@ struct ScheduleSpec {
 /// `fifoBytes` (kFifoSlots slots) and elements of `elemBytes`
 /// (src/comm_collectives.cc, src/comm_links.cc): a chunk is half the FIFO,
 /// a slice at most one slot and, where the slot allows, at least 16 KiB;
-/// LL's slots are at most 16 KiB. The constants are the communicator's,
-/// repeated here because it keeps them private.
+/// LL's slots are at most 16 KiB (algo::sizeForSlots, the communicator's
+/// own rule).
 void sizeLikeCommunicator(ScheduleSpec& spec, size_t fifoBytes, size_t elemBytes,
                           algo::Protocol protocol);
 

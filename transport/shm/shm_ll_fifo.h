@@ -29,6 +29,11 @@
 
 namespace braid::transport::shm {
 
+/// The payload one LL slot carries in a communicator's FIFOs (capped by the
+/// Simple slot size): LL is for small messages, and a small FIFO stays in
+/// the caches. braid-sim sizes LL schedules with it too.
+inline constexpr size_t kLlSlotBytes = 16 << 10;
+
 /// Settings the comm never changes; tests use them to reach the wrap-around
 /// of the flags and of the message counter in a short run.
 struct LlFifoOptions {
