@@ -10,15 +10,7 @@ namespace braid::algo {
 
 Status checkRingParams(const RingParams& p, const char* collective) {
   const std::string who = std::string("ring ") + collective + ": ";
-  if (p.nranks <= 0) return invalidArgument(who + "nranks must be positive");
-  if (p.rank < 0 || p.rank >= p.nranks) {
-    return invalidArgument(who + "rank " + std::to_string(p.rank) + " out of range [0, " +
-                           std::to_string(p.nranks) + ")");
-  }
-  if (p.nchannels <= 0) return invalidArgument(who + "nchannels must be positive");
-  if (p.chunkElems == 0 || p.maxSliceElems == 0) {
-    return invalidArgument(who + "chunk and slice sizes must be positive");
-  }
+  BRAID_TRY(checkSizes(p, who));
   if (!p.order.empty()) {
     if (static_cast<int>(p.order.size()) != p.nranks) {
       return invalidArgument(who + "order has " + std::to_string(p.order.size()) +
@@ -34,11 +26,7 @@ Status checkRingParams(const RingParams& p, const char* collective) {
 }
 
 Status checkRoot(const RingParams& p, int root, const char* collective) {
-  if (root < 0 || root >= p.nranks) {
-    return invalidArgument(std::string("ring ") + collective + ": root " + std::to_string(root) +
-                           " out of range [0, " + std::to_string(p.nranks) + ")");
-  }
-  return Status::success();
+  return checkRoot(p, root, std::string("ring ") + collective + ": ");
 }
 
 Status checkBlocks(const RingParams& p, const char* collective) {
@@ -68,18 +56,12 @@ Status checkBlocks(const RingParams& p, const char* collective) {
 }
 
 Schedule newRingSchedule(const RingParams& p, Collective collective, int root) {
-  Schedule s;
-  s.collective = collective;
-  s.rank = p.rank;
-  s.nranks = p.nranks;
-  s.root = root;
-  s.count = p.count;
+  Schedule s = newSchedule(p, collective, root);
   s.ring = p.order;
   if (s.ring.empty()) {
     s.ring.resize(p.nranks);
     std::iota(s.ring.begin(), s.ring.end(), 0);
   }
-  s.channels.resize(p.nchannels);
   return s;
 }
 

@@ -8,6 +8,38 @@
 
 namespace braid::algo {
 
+Status checkSizes(const ScheduleSizes& p, const std::string& who) {
+  if (p.nranks < 1) return invalidArgument(who + "nranks must be at least 1");
+  if (p.rank < 0 || p.rank >= p.nranks) {
+    return invalidArgument(who + "rank " + std::to_string(p.rank) + " is outside [0, " +
+                           std::to_string(p.nranks) + ")");
+  }
+  if (p.nchannels < 1) return invalidArgument(who + "nchannels must be at least 1");
+  if (p.chunkElems == 0 || p.maxSliceElems == 0 || p.minSliceElems == 0) {
+    return invalidArgument(who + "chunk and slice sizes must be at least 1 element");
+  }
+  return Status::success();
+}
+
+Status checkRoot(const ScheduleSizes& p, int root, const std::string& who) {
+  if (root < 0 || root >= p.nranks) {
+    return invalidArgument(who + "root " + std::to_string(root) + " is outside [0, " +
+                           std::to_string(p.nranks) + ")");
+  }
+  return Status::success();
+}
+
+Schedule newSchedule(const ScheduleSizes& p, Collective collective, int root) {
+  Schedule s;
+  s.collective = collective;
+  s.rank = p.rank;
+  s.nranks = p.nranks;
+  s.root = root;
+  s.count = p.count;
+  s.channels.resize(p.nchannels);
+  return s;
+}
+
 void sizeForSlots(ScheduleSizes& sizes, size_t slotBytes, size_t fifoSlots, size_t elemBytes) {
   sizes.chunkElems = std::max<size_t>(1, slotBytes * (fifoSlots / 2) / elemBytes);
   sizes.maxSliceElems = std::max<size_t>(1, slotBytes / elemBytes);

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "braid/status.h"
 #include "braid/types.h"
 
 namespace braid::algo {
@@ -80,6 +81,13 @@ struct ScheduleSizes {
   int nchannels = 1;
 };
 
+/// Checks what every generator needs of its sizes: a rank in [0, nranks),
+/// at least one channel, chunks and slices of at least one element.
+/// Messages start with `who` ("ring all_reduce: ").
+Status checkSizes(const ScheduleSizes& sizes, const std::string& who);
+/// Checks the root of a broadcast or reduce.
+Status checkRoot(const ScheduleSizes& sizes, int root, const std::string& who);
+
 /// Below this a slice's hand-off (two cache-line transfers, ~0.2 us) costs
 /// more than the copy it would overlap (16 KiB at ~10 GB/s is ~1.6 us).
 inline constexpr size_t kMinSliceBytes = 16 << 10;
@@ -106,6 +114,10 @@ struct Schedule {
   std::vector<int> ring;  ///< ring order, for dumps
   std::vector<ChannelSchedule> channels;
 };
+
+/// A Schedule whose header comes from `sizes` and the call, with
+/// sizes.nchannels channels without steps.
+Schedule newSchedule(const ScheduleSizes& sizes, Collective collective, int root);
 
 /// A readable listing of the schedule (BRAID_DUMP_SCHEDULE=1).
 std::string formatSchedule(const Schedule& schedule, DataType type);

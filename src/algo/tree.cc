@@ -23,27 +23,11 @@ namespace {
 int lowestBit(int x) { return x & -x; }
 
 Status checkTreeParams(const TreeParams& p, const char* collective) {
-  const std::string what = std::string("tree ") + collective + ": ";
-  if (p.nranks < 1) return invalidArgument(what + "nranks must be at least 1");
-  if (p.rank < 0 || p.rank >= p.nranks) {
-    return invalidArgument(what + "rank " + std::to_string(p.rank) + " is outside [0, " +
-                           std::to_string(p.nranks) + ")");
-  }
-  if (p.nchannels < 1) return invalidArgument(what + "nchannels must be at least 1");
-  if (p.chunkElems == 0 || p.maxSliceElems == 0 || p.minSliceElems == 0) {
-    return invalidArgument(what + "chunk and slice sizes must be at least 1 element");
-  }
-  return Status::success();
+  return checkSizes(p, std::string("tree ") + collective + ": ");
 }
 
 Schedule newTreeSchedule(const TreeParams& p, Collective collective, int root) {
-  Schedule s;
-  s.collective = collective;
-  s.rank = p.rank;
-  s.nranks = p.nranks;
-  s.root = root;
-  s.count = p.count;
-  s.channels.resize(p.nchannels);
+  Schedule s = newSchedule(p, collective, root);
   // A slice is a quarter of a chunk, as on the ring, so that a node starts
   // forwarding before its child has sent the whole chunk.
   size_t slice = std::max((p.chunkElems + 3) / 4, p.minSliceElems);
@@ -123,11 +107,7 @@ TreeNode rootedTree(int nranks, int rank, int root) {
 }
 
 Status checkTreeRoot(const TreeParams& p, int root, const char* collective) {
-  if (root < 0 || root >= p.nranks) {
-    return invalidArgument(std::string("tree ") + collective + ": root " + std::to_string(root) +
-                           " is outside [0, " + std::to_string(p.nranks) + ")");
-  }
-  return Status::success();
+  return checkRoot(p, root, std::string("tree ") + collective + ": ");
 }
 
 // The rooted collectives: each channel's part in chunks, one phase.
