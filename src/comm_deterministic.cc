@@ -19,14 +19,14 @@
 #include <algorithm>
 #include <vector>
 
-#include "algo/tree.h"
 #include "comm_impl.h"
+#include "exec/in_order_fold.h"
 
 namespace braid {
 namespace {
 
-// Elements folded at once: each rank's operand for one chunk sits in its
-// own scratch piece, and these stay in the L1/L2 caches.
+// Bytes folded at once: the partial results of one chunk stay in the
+// L1/L2 caches.
 constexpr size_t kFoldChunkBytes = 4096;
 
 }  // namespace
@@ -65,26 +65,26 @@ Status Comm::Impl::deterministicRingAllReduce(const CollCall& call, const kernel
   }
   BRAID_TRY(runP2pTasks(tasks));
 
-  // 2. The canonical fold, a chunk at a time: load every rank's operand
-  // (pre applied) into its piece, then combine pieces in the tree's order.
+  // 2. The canonical fold, a chunk at a time: operands are read where they
+  // are unless the operator has a pre (premulsum), which loads them first.
   const size_t chunkElems = std::max<size_t>(1, kFoldChunkBytes / elem);
-  std::vector<unsigned char> pieces(n * chunkElems * elem);
+  exec::InOrderFold fold(nranks, chunkElems * elem);
   for (size_t at = 0; at < mine; at += chunkElems) {
     const size_t len = std::min(chunkElems, mine - at);
-    for (size_t r = 0; r < n; ++r) {
-      const unsigned char* from = static_cast<int>(r) == rank
-                                      ? input + (offsets[rank] + at) * elem
-                                      : scratch.data() + (r * mine + at) * elem;
-      op.loadInput(pieces.data() + r * chunkElems * elem, from, len, elem);
+    fold.startChunk();
+    for (int r = 0; r < nranks; ++r) {
+      const unsigned char* from =
+          r == rank ? input + (offsets[rank] + at) * elem : scratch.data() + (r * mine + at) * elem;
+      if (op.load != nullptr) {
+        char* loaded = fold.takeScratch();
+        op.load(op.args, loaded, from, len);
+        fold.setScratchOperand(r, loaded);
+      } else {
+        fold.setOperand(r, reinterpret_cast<const char*>(from));
+      }
     }
-    // Each piece is an operand once, so a join may overwrite its left one.
-    unsigned char* result = algo::foldInOrder(
-        nranks, [&](int r) { return pieces.data() + r * chunkElems * elem; },
-        [&](unsigned char* a, unsigned char* b) {
-          op.combine(op.args, a, a, b, len);
-          return a;
-        });
-    std::copy(result, result + len * elem, output + (offsets[rank] + at) * elem);
+    fold.foldInto(reinterpret_cast<char*>(output + (offsets[rank] + at) * elem), len, len * elem,
+                  op);
   }
 
   // 3. Everyone's block to everyone, in place on the output.

@@ -63,7 +63,6 @@
 #include <new>
 #include <utility>
 
-#include "algo/tree.h"
 #include "transport/shm/shm_segment.h"
 #include "util/futex.h"
 
@@ -285,14 +284,6 @@ struct OneShotBoard::Chunk {
   size_t count;  ///< elements
 };
 
-// An operand of the fold: `data` holds `count` loaded elements of the
-// chunk; `scratch` is the buffer it lives in when it is a scratch buffer
-// (then data == scratch), nullptr when it lives in a slot or the input.
-struct OneShotBoard::Value {
-  const char* data = nullptr;
-  char* scratch = nullptr;
-};
-
 // The LL flag of each call, and when a slot must be zeroed (see the top).
 class OneShotBoard::LlFlagClock {
  public:
@@ -321,8 +312,7 @@ OneShotBoard::OneShotBoard(int rank, int nranks, size_t maxBytes, uint32_t llFla
       nranks_(nranks),
       maxBytes_(maxBytes),
       llClock_(std::make_unique<LlFlagClock>(llFlagPeriod)),
-      values_(nranks),
-      scratch_((nranks + 1) * (kChunkBytes / sizeof(uint64_t))) {}
+      fold_(nranks, kChunkBytes) {}
 
 OneShotBoard::~OneShotBoard() = default;
 
@@ -411,7 +401,7 @@ Status OneShotBoard::allReduce(const void* input, void* output, size_t count, si
     const size_t chunkBytes = std::min(kChunkBytes, bytes - offset);
     const Chunk chunk{offset, chunkBytes, chunkBytes / elemBytes};
     status = gatherChunk(chunk, in, op, protocol, wait);
-    if (status.ok()) foldChunk(chunk, out, op);
+    if (status.ok()) fold_.foldInto(out + chunk.offset, chunk.count, chunk.bytes, op);
   }
   if (!status.ok()) {
     broken_ = status.withContext("one-shot all_reduce call " + std::to_string(calls_) + " (" +
@@ -437,7 +427,8 @@ void OneShotBoard::publish(const char* input, size_t bytes, size_t count, size_t
     self.header->published.store(calls_ + 1, std::memory_order_release);
   } else {
     const uint32_t flag = llClock_->flag(calls_);
-    char* loaded = reinterpret_cast<char*>(scratch_.data());
+    fold_.startChunk();
+    char* loaded = fold_.takeScratch();
     for (size_t offset = 0; offset < bytes; offset += kChunkBytes) {
       const size_t chunkBytes = std::min(kChunkBytes, bytes - offset);
       const char* src = input + offset;
@@ -460,27 +451,16 @@ Status OneShotBoard::waitForPublished(int peer, const transport::WaitContext& wa
   });
 }
 
-char* OneShotBoard::takeScratch() {
-  // nranks + 1 buffers always suffice: a chunk has nranks values and every
-  // combine frees as many scratch buffers as it takes.
-  char* buffer = freeScratch_.back();
-  freeScratch_.pop_back();
-  return buffer;
-}
-
 Status OneShotBoard::gatherChunk(const Chunk& chunk, const char* input, const kernels::HostOp& op,
                                  algo::Protocol protocol, const transport::WaitContext& wait) {
-  freeScratch_.clear();
-  char* base = reinterpret_cast<char*>(scratch_.data());
-  for (int i = 0; i <= nranks_; ++i) freeScratch_.push_back(base + i * kChunkBytes);
-
+  fold_.startChunk();
   // This rank's value comes from its input, loaded here.
   if (op.load != nullptr) {
-    char* buffer = takeScratch();
+    char* buffer = fold_.takeScratch();
     op.load(op.args, buffer, input + chunk.offset, chunk.count);
-    values_[rank_] = Value{buffer, buffer};
+    fold_.setScratchOperand(rank_, buffer);
   } else {
-    values_[rank_] = Value{input + chunk.offset, nullptr};
+    fold_.setOperand(rank_, input + chunk.offset);
   }
   const int parity = static_cast<int>(calls_ % 2);
   const uint32_t flag = llClock_->flag(calls_);
@@ -488,10 +468,10 @@ Status OneShotBoard::gatherChunk(const Chunk& chunk, const char* input, const ke
     const int peer = (rank_ + i) % nranks_;
     const Rank& from = ranks_[peer];
     if (protocol == algo::Protocol::kSimple) {
-      values_[peer] = Value{from.simple[parity] + chunk.offset, nullptr};
+      fold_.setOperand(peer, from.simple[parity] + chunk.offset);
       continue;
     }
-    char* buffer = takeScratch();
+    char* buffer = fold_.takeScratch();
     const std::atomic<uint64_t>* lines = from.ll[parity] + chunk.offset / 4;
     const size_t nlines = (chunk.bytes + 3) / 4;
     size_t next = 0;
@@ -499,27 +479,9 @@ Status OneShotBoard::gatherChunk(const Chunk& chunk, const char* input, const ke
       next = unpackReadyLines(lines, next, chunk.bytes, flag, buffer);
       return next == nlines;
     }));
-    values_[peer] = Value{buffer, buffer};
+    fold_.setScratchOperand(peer, buffer);
   }
   return Status();
-}
-
-OneShotBoard::Value OneShotBoard::combine(Value a, Value b, size_t count,
-                                          const kernels::HostOp& op) {
-  // The result goes into an operand's scratch buffer when either has one
-  // (combine allows dst to alias either operand), so the fold allocates
-  // only when it joins two values that live in slots or the input.
-  char* dst = a.scratch != nullptr ? a.scratch : b.scratch != nullptr ? b.scratch : takeScratch();
-  op.combine(op.args, dst, a.data, b.data, count);
-  if (b.scratch != nullptr && b.scratch != dst) freeScratch_.push_back(b.scratch);
-  return Value{dst, dst};
-}
-
-void OneShotBoard::foldChunk(const Chunk& chunk, char* output, const kernels::HostOp& op) {
-  const Value result = algo::foldInOrder(
-      nranks_, [this](int r) { return values_[r]; },
-      [&](const Value& a, const Value& b) { return combine(a, b, chunk.count, op); });
-  kernels::copyBytes(output + chunk.offset, result.data, chunk.bytes);
 }
 
 }  // namespace braid::exec

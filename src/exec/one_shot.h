@@ -44,6 +44,7 @@
 
 #include "algo/algorithm.h"
 #include "braid/status.h"
+#include "exec/in_order_fold.h"
 #include "kernels/host_reduce.h"
 #include "transport/connection.h"
 
@@ -101,7 +102,6 @@ class OneShotBoard {
  private:
   struct Rank;   // one rank's mapped segment (one_shot.cc)
   struct Chunk;  // where one chunk lies in the message
-  struct Value;  // one operand of the fold
   class LlFlagClock;
 
   OneShotBoard(int rank, int nranks, size_t maxBytes, uint32_t llFlagPeriod);
@@ -111,9 +111,6 @@ class OneShotBoard {
   Status waitForPublished(int peer, const transport::WaitContext& wait);
   Status gatherChunk(const Chunk& chunk, const char* input, const kernels::HostOp& op,
                      algo::Protocol protocol, const transport::WaitContext& wait);
-  void foldChunk(const Chunk& chunk, char* output, const kernels::HostOp& op);
-  Value combine(Value a, Value b, size_t count, const kernels::HostOp& op);
-  char* takeScratch();
 
   int rank_;
   int nranks_;
@@ -122,10 +119,7 @@ class OneShotBoard {
   Status broken_;  ///< the first failure of a call; calls after it are refused
   std::vector<Rank> ranks_;
   std::unique_ptr<LlFlagClock> llClock_;
-  // The fold's operands and partial results for one chunk.
-  std::vector<Value> values_;
-  std::vector<uint64_t> scratch_;  // nranks + 1 chunks, 8-byte aligned for any element
-  std::vector<char*> freeScratch_;
+  InOrderFold fold_;  ///< one chunk's operands and partial results
 };
 
 }  // namespace braid::exec
