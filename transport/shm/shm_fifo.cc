@@ -29,13 +29,14 @@
 #include <cstdio>
 #include <new>
 
+#include "transport/shm/shm_magic.h"
 #include "transport/shm/shm_segment.h"
 #include "util/futex.h"
 
 namespace braid::transport::shm {
 namespace {
 
-constexpr uint64_t kMagic = 0x4649464449415242ull;  // the bytes "BRAIDFIF" on a little-endian host
+constexpr uint64_t kMagic = kSimpleFifoMagic;
 constexpr uint32_t kVersion = 1;
 constexpr size_t kLine = 128;
 constexpr size_t kPage = 4096;
@@ -244,10 +245,10 @@ Result<std::unique_ptr<SendEnd>> tryOpenSendEnd(const std::string& name, size_t 
   BRAID_TRY(checkSlotBytes(name, slotBytes));
   BRAID_ASSIGN_OR_RETURN(std::optional<ShmSegment> segment, ShmSegment::openIfReady(name));
   if (!segment) return std::unique_ptr<SendEnd>();
-  // The receiver publishes the header's magic last: until then it is not ready.
+  // The receiver publishes the header's magic last: until then (0) it is not
+  // ready; any other magic than ours is an error checkHeader names.
   if (segment->size() < kPage ||
-      static_cast<const FifoHeader*>(segment->data())->magic.load(std::memory_order_acquire) !=
-          kMagic) {
+      static_cast<const FifoHeader*>(segment->data())->magic.load(std::memory_order_acquire) == 0) {
     return std::unique_ptr<SendEnd>();
   }
   BRAID_TRY(checkHeader(name, *segment, slotBytes));

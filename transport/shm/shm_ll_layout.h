@@ -23,12 +23,13 @@
 #include <cstdint>
 
 #include "transport/connection.h"
+#include "transport/shm/shm_magic.h"
 
 namespace braid::transport::shm::ll {
 
-inline constexpr uint64_t kMagic = 0x314c4c4449415242ull;  // "BRAIDLL1" on a little-endian host
-/// The Simple FIFO's magic (shm_fifo.cc), recognised only to say what went wrong.
-inline constexpr uint64_t kSimpleMagic = 0x4649464449415242ull;  // "BRAIDFIF"
+inline constexpr uint64_t kMagic = kLlFifoMagic;
+/// The Simple FIFO's magic, recognised only to say what went wrong.
+inline constexpr uint64_t kSimpleMagic = kSimpleFifoMagic;
 inline constexpr uint32_t kVersion = 1;
 inline constexpr size_t kLine = 128;
 inline constexpr size_t kPage = 4096;
@@ -56,7 +57,6 @@ struct Header {
   alignas(kLine) std::atomic<uint32_t> sendWaiting;
 };
 static_assert(sizeof(Header) <= kPage, "the LL FIFO header must fit its page");
-static_assert(kMagic != kSimpleMagic, "the two FIFOs must not be mistaken for each other");
 
 inline size_t payloadCells(size_t bytes) { return (bytes + kCellData - 1) / kCellData; }
 inline size_t cellsPerSlot(size_t slotBytes) { return 1 + payloadCells(slotBytes); }
