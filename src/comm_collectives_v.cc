@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "comm_impl.h"
+#include "p2p_batches.h"
 #include "util/log.h"
 
 namespace braid {
@@ -165,6 +166,21 @@ Status Comm::reduceScatterV(const void* input, const size_t* sendCounts, const s
       {Collective::kReduceScatter, input, output, recvCount, type, op, -1, sendCounts, displs});
 }
 
+Result<double> Comm::estimateVUs(Collective collective, const size_t* counts, DataType type) const {
+  if (collective != Collective::kAllGather && collective != Collective::kReduceScatter) {
+    return invalidArgument(std::string("estimateVUs: ") + collectiveName(collective) +
+                           " has no variable-count form");
+  }
+  BRAID_TRY(checkDataType(type));
+  BRAID_TRY(checkArray(counts, "counts"));
+  Impl::CollCall call{collective, nullptr, nullptr, counts[rank()], type, RedOp::kSum, -1};
+  call.blockCounts = counts;
+  // An empty call returns at once, as estimateUs says of a count of 0.
+  if (std::all_of(counts, counts + size(), [](size_t c) { return c == 0; })) return 0.0;
+  BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, impl_->choose(call));
+  return choice.predictedUs;
+}
+
 Status Comm::allToAllV(const void* input, const size_t* sendCounts, const size_t* sendDispls,
                        void* output, const size_t* recvCounts, const size_t* recvDispls,
                        DataType type) {
@@ -189,24 +205,8 @@ Status Comm::allToAllV(const void* input, const size_t* sendCounts, const size_t
   if (overlaps(input, sendExtent, output, recvExtent)) {
     return invalidArgument("sendbuff and recvbuff overlap (all-to-all-v has no in-place form)");
   }
-  std::vector<P2pOp> ops;
-  ops.reserve(2 * static_cast<size_t>(n));
-  for (int r = 0; r < n; ++r) {
-    P2pOp send;
-    send.kind = P2pOp::Kind::kSend;
-    send.peer = r;
-    // Sends only read their buffer.
-    send.buffer = const_cast<char*>(at(input, sendDispls[r], elem));
-    send.count = sendCounts[r];
-    send.type = type;
-    P2pOp recv = send;
-    recv.kind = P2pOp::Kind::kRecv;
-    recv.buffer = const_cast<char*>(at(output, recvDispls[r], elem));
-    recv.count = recvCounts[r];
-    ops.push_back(send);
-    ops.push_back(recv);
-  }
-  return sendRecv(ops);
+  return sendRecv(
+      allToAllVBatch(n, input, sendCounts, sendDispls, output, recvCounts, recvDispls, type));
 }
 
 }  // namespace braid

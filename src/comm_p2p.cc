@@ -10,6 +10,7 @@
 
 #include "comm_impl.h"
 #include "exec/p2p_executor.h"
+#include "p2p_batches.h"
 #include "transport/shm/shm_fifo.h"
 #include "util/log.h"
 
@@ -100,53 +101,42 @@ Status Comm::Impl::runP2pTasks(const std::vector<exec::P2pTask>& tasks) {
   return exec::runP2p(rank, tasks, links, waitContext());
 }
 
-namespace {
-
-P2pOp makeOp(P2pOp::Kind kind, int peer, const void* base, size_t block, size_t count,
-             DataType type) {
-  P2pOp op;
-  op.kind = kind;
-  op.peer = peer;
-  // Sends only read their buffer.
-  op.buffer =
-      const_cast<char*>(static_cast<const char*>(base)) + block * count * dataTypeSize(type);
-  op.count = count;
-  op.type = type;
-  return op;
-}
-
-}  // namespace
-
 // Gather, scatter and all-to-all are batches of sends and receives: every
 // byte crosses one FIFO once, which no ring schedule beats for these.
 Status Comm::gather(const void* input, void* output, size_t count, DataType type, int root) {
   BRAID_TRY(checkRank(root, size(), "root"));
-  std::vector<P2pOp> ops{makeOp(P2pOp::Kind::kSend, root, input, 0, count, type)};
-  if (rank() == root) {
-    for (int r = 0; r < size(); ++r)
-      ops.push_back(makeOp(P2pOp::Kind::kRecv, r, output, r, count, type));
-  }
-  return sendRecv(ops);
+  return sendRecv(gatherBatch(rank(), size(), input, output, count, type, root));
 }
 
 Status Comm::scatter(const void* input, void* output, size_t count, DataType type, int root) {
   BRAID_TRY(checkRank(root, size(), "root"));
-  std::vector<P2pOp> ops;
-  if (rank() == root) {
-    for (int r = 0; r < size(); ++r)
-      ops.push_back(makeOp(P2pOp::Kind::kSend, r, input, r, count, type));
-  }
-  ops.push_back(makeOp(P2pOp::Kind::kRecv, root, output, 0, count, type));
-  return sendRecv(ops);
+  return sendRecv(scatterBatch(rank(), size(), input, output, count, type, root));
 }
 
 Status Comm::allToAll(const void* input, void* output, size_t count, DataType type) {
-  std::vector<P2pOp> ops;
-  for (int r = 0; r < size(); ++r) {
-    ops.push_back(makeOp(P2pOp::Kind::kSend, r, input, r, count, type));
-    ops.push_back(makeOp(P2pOp::Kind::kRecv, r, output, r, count, type));
+  return sendRecv(allToAllBatch(size(), input, output, count, type));
+}
+
+// The model sees a batch as the bytes it sends and receives: every transfer
+// is in flight at once, as runP2p advances them.
+Result<double> Comm::estimateP2pUs(const std::vector<P2pOp>& ops) const {
+  const Impl& c = *impl_;
+  tune::P2pQuery q;
+  q.nranks = c.nranks;
+  for (const auto& op : ops) {
+    BRAID_TRY(checkRank(op.peer, c.nranks, "peer"));
+    BRAID_TRY(checkDataType(op.type));
+    const size_t bytes = op.count * dataTypeSize(op.type);
+    if (op.peer == c.rank) {
+      // A self-send and its receive are one copy: count it once.
+      if (op.kind == P2pOp::Kind::kSend) q.selfBytes += bytes;
+    } else if (op.kind == P2pOp::Kind::kSend) {
+      q.sendBytes += bytes;
+    } else {
+      q.recvBytes += bytes;
+    }
   }
-  return sendRecv(ops);
+  return tune::predictP2pUs(c.model, q);
 }
 
 }  // namespace braid

@@ -64,6 +64,13 @@ class Comm {
   /// microseconds, with the algorithm and protocol braid would choose
   /// (ncclGroupSimulateEnd).
   Result<double> estimateUs(Collective collective, size_t count, DataType type) const;
+  /// The same for the variable-count all-gather or reduce-scatter whose
+  /// size() blocks hold counts[r] elements (allGatherV, reduceScatterV).
+  Result<double> estimateVUs(Collective collective, const size_t* counts, DataType type) const;
+  /// The same for a batch of sends and receives (sendRecv); gather, scatter
+  /// and the all-to-alls are such batches (src/p2p_batches.h). Only peers,
+  /// counts and types are read, never the buffers.
+  Result<double> estimateP2pUs(const std::vector<P2pOp>& ops) const;
 
   /// output[i] = op over all ranks of input[i], for i < count, on every rank.
   /// input == output is the in-place form. Completes before it returns.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "api/group.h"
+#include "p2p_batches.h"
 
 using braid::Comm;
 using braid::Status;
@@ -161,7 +162,10 @@ BRAID_NCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff,
   Status s = checkCall(comm, sendbuff, recvbuff, count, datatype, &c, &type);
   if (!s.ok()) return report(s.withContext("ncclAlltoAll"));
   return braid::api::runOrDefer(
-      c, [=] { return c->allToAll(sendbuff, recvbuff, count, type).withContext("ncclAlltoAll"); });
+      c, [=] { return c->allToAll(sendbuff, recvbuff, count, type).withContext("ncclAlltoAll"); },
+      [=] {
+        return c->estimateP2pUs(braid::allToAllBatch(c->size(), sendbuff, recvbuff, count, type));
+      });
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count,
@@ -173,9 +177,12 @@ BRAID_NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, s
   Status s =
       checkRootedCall(comm, root, sendbuff, recvbuff, count, datatype, Uses::kSendOnly, &c, &type);
   if (!s.ok()) return report(s.withContext("ncclGather"));
-  return braid::api::runOrDefer(c, [=] {
-    return c->gather(sendbuff, recvbuff, count, type, root).withContext("ncclGather");
-  });
+  return braid::api::runOrDefer(
+      c, [=] { return c->gather(sendbuff, recvbuff, count, type, root).withContext("ncclGather"); },
+      [=] {
+        return c->estimateP2pUs(
+            braid::gatherBatch(c->rank(), c->size(), sendbuff, recvbuff, count, type, root));
+      });
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t count,
@@ -187,7 +194,11 @@ BRAID_NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, 
   Status s =
       checkRootedCall(comm, root, sendbuff, recvbuff, count, datatype, Uses::kRecvOnly, &c, &type);
   if (!s.ok()) return report(s.withContext("ncclScatter"));
-  return braid::api::runOrDefer(c, [=] {
-    return c->scatter(sendbuff, recvbuff, count, type, root).withContext("ncclScatter");
-  });
+  return braid::api::runOrDefer(
+      c,
+      [=] { return c->scatter(sendbuff, recvbuff, count, type, root).withContext("ncclScatter"); },
+      [=] {
+        return c->estimateP2pUs(
+            braid::scatterBatch(c->rank(), c->size(), sendbuff, recvbuff, count, type, root));
+      });
 }

@@ -24,7 +24,7 @@ namespace {
 struct GroupOp {
   std::function<Status()> run;
   std::optional<P2pOp> p2p;
-  std::function<Result<double>()> estimate;  ///< collectives only
+  std::function<Result<double>()> estimate;  ///< the model's time; empty for communicator creation
 };
 
 // The operations of one communicator (or one communicator being created).
@@ -54,6 +54,32 @@ Status runTarget(const GroupTarget& target) {
   }
   if (!batch.empty()) BRAID_TRY(target.comm->sendRecv(batch).withContext("ncclSend/ncclRecv"));
   return Status::success();
+}
+
+// The model's time for runTarget(target): its operations one after another,
+// with the same fusing of sends and receives into batches.
+Result<double> estimateTarget(const GroupTarget& target) {
+  double sum = 0;
+  std::vector<P2pOp> batch;
+  for (const auto& op : target.ops) {
+    if (op.p2p) {
+      batch.push_back(*op.p2p);
+      continue;
+    }
+    if (!batch.empty()) {
+      BRAID_ASSIGN_OR_RETURN(const double us, target.comm->estimateP2pUs(batch));
+      sum += us;
+    }
+    batch.clear();
+    if (!op.estimate) continue;  // creating a communicator: not a transfer
+    BRAID_ASSIGN_OR_RETURN(const double us, op.estimate());
+    sum += us;
+  }
+  if (!batch.empty()) {
+    BRAID_ASSIGN_OR_RETURN(const double us, target.comm->estimateP2pUs(batch));
+    sum += us;
+  }
+  return sum;
 }
 
 // Runs every target's operations; targets run concurrently, on this
@@ -125,9 +151,9 @@ BRAID_NCCL_API(ncclResult_t, ncclGroupEnd) {
 
 // The group ends without running anything, as NCCL's simulation does, and
 // simInfo->estimatedTime gets the cost model's time for it: each
-// communicator's collectives one after another, communicators at once (as
-// ncclGroupEnd would run them), so the longest communicator's sum. Sends and
-// receives have no estimate yet and count as 0 (docs/tuning.md).
+// communicator's operations one after another, as runTarget would run them
+// (consecutive sends and receives as one batch), communicators at once (as
+// ncclGroupEnd would run them), so the longest communicator's sum.
 BRAID_NCCL_API(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t* simInfo) {
   auto& g = braid::api::tlsGroup;
   if (g.depth == 0) {
@@ -142,14 +168,9 @@ BRAID_NCCL_API(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t* simInfo) {
   g = {};
   double longest = 0;
   for (const auto& target : targets) {
-    double sum = 0;
-    for (const auto& op : target.ops) {
-      if (!op.estimate) continue;
-      braid::Result<double> us = op.estimate();
-      if (!us.ok()) return braid::api::report(us.status().withContext("ncclGroupSimulateEnd"));
-      sum += us.value();
-    }
-    longest = std::max(longest, sum);
+    braid::Result<double> us = braid::api::estimateTarget(target);
+    if (!us.ok()) return braid::api::report(us.status().withContext("ncclGroupSimulateEnd"));
+    longest = std::max(longest, us.value());
   }
   if (simInfo != nullptr) simInfo->estimatedTime = static_cast<float>(longest);
   return ncclSuccess;

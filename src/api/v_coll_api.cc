@@ -15,6 +15,7 @@
 
 #include "api/group.h"
 #include "braid_ext.h"
+#include "p2p_batches.h"
 
 using braid::Comm;
 using braid::Status;
@@ -76,11 +77,14 @@ ncclResult_t braidAllGatherV(const void* sendbuff, size_t sendcount, void* recvb
     return report(
         c->allGatherV(sendbuff, sendcount, recvbuff, recvcounts, displs, type).withContext(kName));
   }
+  auto counts = copyOf(recvcounts, c->size());
   return braid::api::runOrDefer(
-      c, [=, counts = copyOf(recvcounts, c->size()), offsets = copyOf(displs, c->size())] {
+      c,
+      [=, offsets = copyOf(displs, c->size())] {
         return c->allGatherV(sendbuff, sendcount, recvbuff, counts.data(), offsets.data(), type)
             .withContext(kName);
-      });
+      },
+      [=] { return c->estimateVUs(braid::Collective::kAllGather, counts.data(), type); });
 }
 
 ncclResult_t braidReduceScatterV(const void* sendbuff, const size_t* sendcounts,
@@ -109,13 +113,16 @@ ncclResult_t braidReduceScatterV(const void* sendbuff, const size_t* sendcounts,
         c->reduceScatterV(sendbuff, sendcounts, displs, recvbuff, recvcount, type, redOp.value())
             .withContext(kName));
   }
+  auto counts = copyOf(sendcounts, c->size());
   return braid::api::runOrDefer(
-      c, [=, counts = copyOf(sendcounts, c->size()), offsets = copyOf(displs, c->size())] {
+      c,
+      [=, offsets = copyOf(displs, c->size())] {
         return c
             ->reduceScatterV(sendbuff, counts.data(), offsets.data(), recvbuff, recvcount, type,
                              redOp.value())
             .withContext(kName);
-      });
+      },
+      [=] { return c->estimateVUs(braid::Collective::kReduceScatter, counts.data(), type); });
 }
 
 ncclResult_t braidAlltoAllV(const void* sendbuff, const size_t* sendcounts, const size_t* sdispls,
@@ -142,9 +149,16 @@ ncclResult_t braidAlltoAllV(const void* sendbuff, const size_t* sendcounts, cons
                       .withContext(kName));
   }
   const int n = c->size();
-  return braid::api::runOrDefer(c, [=, sc = copyOf(sendcounts, n), sd = copyOf(sdispls, n),
-                                    rc = copyOf(recvcounts, n), rd = copyOf(rdispls, n)] {
-    return c->allToAllV(sendbuff, sc.data(), sd.data(), recvbuff, rc.data(), rd.data(), type)
-        .withContext(kName);
-  });
+  auto sc = copyOf(sendcounts, n), sd = copyOf(sdispls, n);
+  auto rc = copyOf(recvcounts, n), rd = copyOf(rdispls, n);
+  return braid::api::runOrDefer(
+      c,
+      [=] {
+        return c->allToAllV(sendbuff, sc.data(), sd.data(), recvbuff, rc.data(), rd.data(), type)
+            .withContext(kName);
+      },
+      [=] {
+        return c->estimateP2pUs(braid::allToAllVBatch(n, sendbuff, sc.data(), sd.data(), recvbuff,
+                                                      rc.data(), rd.data(), type));
+      });
 }

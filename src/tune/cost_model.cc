@@ -215,6 +215,31 @@ Result<double> predictUs(const Model& model, const Query& query, Algorithm algor
   return us;
 }
 
+Result<double> predictP2pUs(const Model& model, const P2pQuery& query) {
+  Query shapeOnly;
+  shapeOnly.nranks = query.nranks;
+  shapeOnly.nhosts = query.nhosts;
+  BRAID_TRY(checkQuery(shapeOnly));
+  const size_t crossing = std::max(query.sendBytes, query.recvBytes);
+  if (crossing == 0 && query.selfBytes == 0) return 0.0;  // nothing to move returns at once
+  const int p = static_cast<int>(Protocol::kSimple);
+  const bool shared = sharesCores(model, shapeOnly);
+  const LinkCost& intra = shared ? model.intraHostShared[p] : model.intraHost[p];
+  BRAID_TRY(checkLink(intra, shared ? "intraHostShared" : "intraHost", Protocol::kSimple));
+  // A self-send is a copy within the rank, as a one-rank collective is.
+  const LinkCost& copy = model.intraHost[p];
+  BRAID_TRY(checkLink(copy, "intraHost", Protocol::kSimple));
+  double us = model.callUs + query.selfBytes / (copy.bandwidthGBs * kBytesPerUsPerGBs);
+  if (crossing == 0) return us;
+  LinkCost hop = intra;
+  if (query.crossesHosts) {
+    BRAID_TRY(checkLink(model.interHost[p], "interHost", Protocol::kSimple));
+    hop.latencyUs = std::max(hop.latencyUs, model.interHost[p].latencyUs);
+    hop.bandwidthGBs = std::min(hop.bandwidthGBs, model.interHost[p].bandwidthGBs);
+  }
+  return us + hop.latencyUs + crossing / (hop.bandwidthGBs * kBytesPerUsPerGBs);
+}
+
 Result<std::optional<double>> crossoverBytes(const Model& model, Query query, Candidate a,
                                              Candidate b) {
   // Two sizes fix each line: time = fixed + slope * bytes, for bytes >= 1.

@@ -138,6 +138,25 @@ Result<CostShape> costShape(const Query& query, algo::Algorithm algorithm);
 Result<double> predictUs(const Model& model, const Query& query, algo::Algorithm algorithm,
                          algo::Protocol protocol);
 
+/// One rank's batch of sends and receives, which the point-to-point executor
+/// advances all at once (ncclSend/ncclRecv in a group, and the gather,
+/// scatter and all-to-all built on them).
+struct P2pQuery {
+  size_t sendBytes = 0;  ///< bytes this rank sends to other ranks, all peers together
+  size_t recvBytes = 0;  ///< bytes it receives from other ranks
+  size_t selfBytes = 0;  ///< bytes it sends to itself (a copy, no hop)
+  int nranks = 1;
+  int nhosts = 1;             ///< as in Query: decides whether ranks share CPUs
+  bool crossesHosts = false;  ///< whether some peer of the batch is on another host
+};
+
+/// Predicted microseconds of a batch: one hop latency (every transfer is in
+/// flight at once), the busier direction over the link's bandwidth (a rank
+/// sends and receives at the same time, as a ring rank does), and the
+/// self-copy at the copy rate. Point-to-point runs the Simple protocol.
+/// docs/tuning.md compares it with braid-perf sendrecv, gather and alltoall.
+Result<double> predictP2pUs(const Model& model, const P2pQuery& query);
+
 /// One candidate of a comparison: an algorithm with a protocol.
 struct Candidate {
   algo::Algorithm algorithm;

@@ -602,6 +602,41 @@ TEST_F(BadInputGroup, SimulateEndEstimatesAndRunsNothing) {
   EXPECT_EQ(recv, std::vector<float>(recv.size(), 0.0f));
 }
 
+// Sends, receives, gather, scatter and all-to-all are estimated too, as the
+// batches ncclGroupEnd would run; nothing moves.
+TEST_F(BadInputGroup, SimulateEndEstimatesPointToPoint) {
+  std::vector<float> send(1 << 20, 5.0f);
+  std::vector<float> recv(1 << 20, 0.0f);
+  auto simulate = [&](auto&& issue) {
+    ncclSimInfo_t info = NCCL_SIM_INFO_INITIALIZER;
+    EXPECT_EQ(ncclGroupStart(), ncclSuccess);
+    issue();
+    EXPECT_EQ(ncclGroupSimulateEnd(&info), ncclSuccess) << ncclGetLastError(comm_);
+    EXPECT_EQ(recv, std::vector<float>(recv.size(), 0.0f)) << "a simulated group moved data";
+    return info.estimatedTime;
+  };
+  auto sendRecv = [&](size_t count) {
+    return simulate([&] {
+      ASSERT_EQ(ncclSend(send.data(), count, ncclFloat32, 0, comm_, nullptr), ncclSuccess);
+      ASSERT_EQ(ncclRecv(recv.data(), count, ncclFloat32, 0, comm_, nullptr), ncclSuccess);
+    });
+  };
+  const float small = sendRecv(16);
+  const float large = sendRecv(send.size());
+  EXPECT_GT(small, 0.0f);
+  EXPECT_GT(large, small);
+  const float collectives = simulate([&] {
+    ASSERT_EQ(ncclGather(send.data(), recv.data(), send.size(), ncclFloat32, 0, comm_, nullptr),
+              ncclSuccess);
+    ASSERT_EQ(ncclScatter(send.data(), recv.data(), send.size(), ncclFloat32, 0, comm_, nullptr),
+              ncclSuccess);
+    ASSERT_EQ(ncclAlltoAll(send.data(), recv.data(), send.size(), ncclFloat32, comm_, nullptr),
+              ncclSuccess);
+  });
+  // Three batches of the large copy: three times the one above, within rounding.
+  EXPECT_NEAR(collectives, 3 * large, 0.01f * collectives);
+}
+
 TEST_F(BadInputGroup, SimulateEndRefusesAnUninitializedSimInfo) {
   std::vector<float> buf(2, 1.0f);
   ncclSimInfo_t info{};

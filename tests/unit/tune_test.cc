@@ -287,6 +287,59 @@ TEST(TunePredict, RefusesMalformedQueriesAndModels) {
   EXPECT_NE(r.status().message().find("intraHost[ll]"), std::string::npos);
 }
 
+P2pQuery batch(size_t sendBytes, size_t recvBytes, size_t selfBytes = 0, int nranks = 4) {
+  P2pQuery q;
+  q.sendBytes = sendBytes;
+  q.recvBytes = recvBytes;
+  q.selfBytes = selfBytes;
+  q.nranks = nranks;
+  return q;
+}
+
+double predictP2p(const Model& m, const P2pQuery& q) {
+  Result<double> r = predictP2pUs(m, q);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? r.value() : NAN;
+}
+
+// roundModel's Simple hop: 1 us and 1e4 bytes/us, 0.5 us per call.
+TEST(TuneP2p, ABatchPaysOneHopAndItsBusierDirection) {
+  const Model m = roundModel();
+  EXPECT_EQ(predictP2p(m, batch(0, 0)), 0.0) << "an empty batch returns at once";
+  // An exchange of 1e5 bytes each way: 0.5 + 1 + 1e5 / 1e4.
+  EXPECT_DOUBLE_EQ(predictP2p(m, batch(100000, 100000)), 11.5);
+  // Sending to three peers while receiving less: the sends bound it.
+  EXPECT_DOUBLE_EQ(predictP2p(m, batch(300000, 100000)), 31.5);
+  EXPECT_DOUBLE_EQ(predictP2p(m, batch(0, 300000)), 31.5);
+  // A self-send is a copy without a hop: 0.5 + 2e4 / 1e4.
+  EXPECT_DOUBLE_EQ(predictP2p(m, batch(0, 0, 20000)), 2.5);
+  EXPECT_DOUBLE_EQ(predictP2p(m, batch(100000, 0, 20000)), 13.5);
+}
+
+TEST(TuneP2p, SharedCpusAndOtherHostsUseTheirFigures) {
+  Model m = roundModel();
+  m.hostCores = 2;
+  // Four ranks on two CPUs: the shared hop, 20 us and 5e3 bytes/us.
+  EXPECT_DOUBLE_EQ(predictP2p(m, batch(100000, 100000)), 0.5 + 20 + 20);
+  m.hostCores = 0;
+  P2pQuery q = batch(100000, 0, 0, 8);
+  q.nhosts = 2;
+  q.crossesHosts = true;  // the network hop: 5 us and 5e3 bytes/us
+  EXPECT_DOUBLE_EQ(predictP2p(m, q), 0.5 + 5 + 20);
+}
+
+TEST(TuneP2p, RefusesMalformedBatchesAndModels) {
+  const Model m = roundModel();
+  EXPECT_EQ(predictP2pUs(m, batch(1, 1, 0, 0)).status().code(), ErrorCode::kInvalidArgument);
+  P2pQuery q = batch(1, 1);
+  q.nhosts = 5;
+  EXPECT_NE(predictP2pUs(m, q).status().message().find("nhosts"), std::string::npos);
+  Model empty;
+  Result<double> r = predictP2pUs(empty, batch(1024, 0));
+  EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("intraHost[simple]"), std::string::npos);
+}
+
 // Ring against tree, 16 ranks of one host in roundModel: the ring costs
 // 0.5 + 30 + (30/16) S / 1e4 and the tree 0.5 + 8 + 2 S / 1e4, equal at
 // S = 22 * 1e4 / (2 - 30/16) = 1,760,000 bytes.
