@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "perf/data.h"
+#include "perf/model.h"
 
 namespace braid::perf {
 namespace {
@@ -22,6 +23,20 @@ bool reduceDoubles(ThreadRanks& ranks, std::vector<double>* values, ncclRedOp_t 
     double* v = &(*values)[g];
     return ncclAllReduce(v, v, 1, ncclFloat64, op, r.comm, nullptr);
   });
+}
+
+// -a: which of the ranks' values the table shows: rank 0's (0), their mean
+// (1), minimum (2) or maximum (3). A value per owned rank comes in; *out is
+// the same on every thread.
+bool aggregate(const Options& o, ThreadRanks& ranks, std::vector<double>* values, const char* what,
+               double* out) {
+  if (o.average != 0) {
+    ncclRedOp_t agg = o.average == 2 ? ncclMin : o.average == 3 ? ncclMax : ncclSum;
+    if (!reduceDoubles(ranks, values, agg, what)) return false;
+    if (o.average == 1) (*values)[0] /= ranks.nranks();
+  }
+  *out = (*values)[0];
+  return true;
 }
 
 // Where one rank's call reads and writes, and how many bytes of its receive
@@ -137,6 +152,12 @@ bool measure(const Options& o, ThreadRanks& ranks, const Section& s, const Geome
   };
   const std::string warmup = std::string(s.spec->function) + " (warm-up)";
   const std::string timed = std::string(s.spec->function);
+  m->modelUsec = 0;
+  if (o.model && !inPlace) {
+    std::vector<double> estimates;
+    if (!simulateEach(ranks, timed.c_str(), call, &estimates)) return false;
+    if (!aggregate(o, ranks, &estimates, "model reduction", &m->modelUsec)) return false;
+  }
   fill();
   for (int i = 0; i < o.warmupIters; ++i) {
     if (!ranks.each(warmup.c_str(), call)) return false;
@@ -147,17 +168,12 @@ bool measure(const Options& o, ThreadRanks& ranks, const Section& s, const Geome
   for (int i = 0; i < o.iters; ++i) {
     if (!ranks.each(timed.c_str(), call)) return false;
   }
-  double usec = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o.iters;
-  // -a: which time the table shows. Each thread's time enters once per rank
-  // it owns, so the sum over ranks divided by nranks is the mean over threads.
-  ncclRedOp_t agg = o.average == 2 ? ncclMin : o.average == 3 ? ncclMax : ncclSum;
-  if (o.average != 0) {
-    std::vector<double> times(ranks.ranks().size(), usec);
-    if (!reduceDoubles(ranks, &times, agg, "time reduction")) return false;
-    usec = times[0];
-    if (o.average == 1) usec /= ranks.nranks();
-  }
-  m->usec = usec;
+  const double usec =
+      std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o.iters;
+  // Each thread's time enters once per rank it owns, so the mean over ranks
+  // is the mean over threads.
+  std::vector<double> times(ranks.ranks().size(), usec);
+  if (!aggregate(o, ranks, &times, "time reduction", &m->usec)) return false;
   m->wrong = 0;
   m->checked = o.check != 0 && (!inPlace || s.spec->checkInPlace);
   if (!m->checked) return true;

@@ -25,12 +25,18 @@ struct Measure {
   double usec = 0;
   long long wrong = 0;   ///< over all ranks
   bool checked = false;  ///< false: the #wrong column reads N/A
+  /// --model, out of place: the cost model's estimate of the call (us),
+  /// aggregated over ranks as the time is. The model reads counts and types,
+  /// never buffers, so the in-place call's would be the same.
+  double modelUsec = 0;
 };
 
 /// Times o.iters calls of the section's collective on `g` (the geometry of
 /// the row), after o.warmupIters untimed ones; with -c 1 it then checks one
-/// more call on every rank. The time and #wrong are the same on every thread.
-/// Returns false when a call failed (and printed why).
+/// more call on every rank. With --model it first asks the cost model about
+/// the out-of-place call (ncclGroupSimulateEnd, outside the timed loop). The
+/// time, model and #wrong are the same on every thread. Returns false when a
+/// call failed (and printed why).
 bool measure(const Options& o, ThreadRanks& ranks, const Section& s, const Geometry& g,
              bool inPlace, uint64_t seed, Measure* m);
 

@@ -1,5 +1,5 @@
 // Parsing braid-perf's command line: nccl-tests' flags and defaults, plus
-// --procs and --bind.
+// --procs, --bind and --model.
 #include "perf/options.h"
 
 #include <getopt.h>
@@ -40,6 +40,8 @@ void usage(const char* prog) {
           "  -z,--blocking <0/1>   accepted for compatibility; host calls always block\n"
           "  --procs <n>           start n processes of this machine as ranks\n"
           "  --bind <core|none>    pin each rank to its own core when there are enough [none]\n"
+          "  --model               add a model(us) column: the cost model's estimate of each\n"
+          "                        row's call (ncclGroupSimulateEnd), aggregated like time (-a)\n"
           "Without --procs, braid-perf joins as one process of a job started by mpirun\n"
           "(OMPI_COMM_WORLD_RANK/SIZE) or a torchrun-style launcher (RANK, WORLD_SIZE,\n"
           "MASTER_ADDR, MASTER_PORT); alone it runs -t x -g ranks in this process.\n",
@@ -144,6 +146,7 @@ bool parseOptions(int argc, char** argv, Options* o) {
                                         {"blocking", required_argument, nullptr, 'z'},
                                         {"procs", required_argument, nullptr, 'P'},
                                         {"bind", required_argument, nullptr, 'B'},
+                                        {"model", no_argument, nullptr, 'M'},
                                         {"help", no_argument, nullptr, 'h'},
                                         {nullptr, 0, nullptr, 0}};
   const char* prog = argv[0];
@@ -219,6 +222,9 @@ bool parseOptions(int argc, char** argv, Options* o) {
       case 'B':
         ok = strcmp(optarg, "core") == 0 || strcmp(optarg, "none") == 0;
         o->bind = strcmp(optarg, "core") == 0;
+        break;
+      case 'M':
+        o->model = true;
         break;
       case 'h':
         usage(prog);

@@ -1,4 +1,4 @@
-// braid-perf's command line: nccl-tests' flags, plus --procs.
+// braid-perf's command line: nccl-tests' flags, plus --procs, --bind and --model.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +32,9 @@ struct Options {
   /// --bind core|none: one core per rank when there are enough. Off by default:
   /// on the 2-vCPU VMs here pinning made 8 B all_reduce slower as often as faster.
   bool bind = false;
+  /// --model: a model(us) column, what the library's cost model predicts for
+  /// each row's call (ncclGroupSimulateEnd), aggregated over ranks as -a says.
+  bool model = false;
 };
 
 /// Parses argv; on error prints usage to stderr and returns false.

@@ -46,9 +46,11 @@ class ThreadRanks {
   /// Whether this thread owns rank 0, which prints the table.
   bool leads() const { return ranks_.front().rank == 0; }
 
- private:
+  /// Prints on stderr that `what` failed with `result` on `rank` (nullptr:
+  /// on this thread's ranks), with the library's last error; returns false.
   bool failed(const char* what, ncclResult_t result, const Rank* rank) const;
 
+ private:
   std::vector<Rank> ranks_;
   int nranks_;
 };

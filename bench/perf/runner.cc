@@ -1,6 +1,7 @@
 // braid-perf's sweep and table: the sections (-d, -o, -r) one after another,
 // each over the sizes -b .. -e, a row per size with its out-of-place and
-// in-place cells (measure.h), as nccl-tests prints them.
+// in-place cells (measure.h), as nccl-tests prints them, and with --model one
+// more column, the cost model's estimate of the row's call.
 #include "perf/runner.h"
 
 #include <algorithm>
@@ -37,8 +38,8 @@ double algbw(size_t bytes, const Measure& m) {
   return m.usec > 0 ? static_cast<double>(bytes) / m.usec / 1e3 : 0;
 }
 
-void printRow(const Section& s, size_t bytes, size_t count, int nranks, const Measure& outOfPlace,
-              const Measure& inPlace) {
+void printRow(const Options& o, const Section& s, size_t bytes, size_t count, int nranks,
+              const Measure& outOfPlace, const Measure& inPlace) {
   printf("%12zu  %12zu  %8s  %6s  %6d", bytes, count, typeName(s.type),
          s.spec->hasOp ? opName(s.op) : "none", s.root);
   for (const Measure* m : {&outOfPlace, &inPlace}) {
@@ -55,6 +56,8 @@ void printRow(const Section& s, size_t bytes, size_t count, int nranks, const Me
     printf("  %8.2f  %6.2f  %6.2f  %6s", m->usec, algbw(bytes, *m),
            algbw(bytes, *m) * s.spec->busFactor(nranks), wrong);
   }
+  // After nccl-tests' columns, so that what reads them by position still can.
+  if (o.model) printf("  %8.2f", outOfPlace.modelUsec);
   printf("\n");
   fflush(stdout);
 }
@@ -79,13 +82,24 @@ void printHeader(const Options& o, int nranks, const int* pids) {
     printf("#  Rank %2d Group  0 Pid %6d on host memory (no GPU)\n", r, pids[r]);
   }
   printf("#\n");
-  printf("# %10s  %12s  %8s  %6s  %6s  %30s  %30s\n", "", "", "", "", "", "out-of-place",
-         "in-place");
-  printf("# %10s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n", "size", "count",
+  if (o.model) {
+    printf(
+        "# model: ncclGroupSimulateEnd's estimate of each call (the cost model, docs/tuning.md)\n");
+  }
+  // The --model column's heading, on each heading line (nothing without it).
+  auto model = [&](const char* text) {
+    if (o.model && text[0] != '\0') printf("  %8s", text);
+    printf("\n");
+  };
+  printf("# %10s  %12s  %8s  %6s  %6s  %30s  %30s", "", "", "", "", "", "out-of-place", "in-place");
+  model("");
+  printf("# %10s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s", "size", "count",
          "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
          "#wrong");
-  printf("# %10s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n", "(B)",
-         "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  model("model");
+  printf("# %10s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s", "(B)", "(elements)",
+         "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  model("(us)");
   fflush(stdout);
 }
 
@@ -113,7 +127,7 @@ long long runBenchmark(const Options& o, ThreadRanks& ranks) {
         if (!measure(o, ranks, s, g, true, seed, &inPlace)) return -1;
         totalWrong += outOfPlace.wrong + inPlace.wrong;
         if (ranks.leads()) {
-          printRow(s, size, g.paramCount, nranks, outOfPlace, inPlace);
+          printRow(o, s, size, g.paramCount, nranks, outOfPlace, inPlace);
           // As nccl-tests: the average over every row of both columns.
           for (const Measure* m : {&outOfPlace, &inPlace}) {
             if (!m->ran) continue;
