@@ -52,26 +52,37 @@ void traceCall(trace::Recorder& trace, const Comm::Impl::CollCall& call, const t
   trace.add(std::move(e));
 }
 
-}  // namespace
-
-Result<tune::Choice> Comm::Impl::choose(const CollCall& call) const {
-  tune::Query q;
-  q.collective = call.collective;
-  const size_t elemBytes = dataTypeSize(call.type);
+// What the selector's answer depends on in `call`: the size it is timed at
+// (nccl-tests' size: the whole gathered or scattered buffer, from the
+// largest block when the blocks vary) and whether only the ring can run it.
+ChoiceKey choiceKey(const Comm::Impl::CollCall& call, int nranks) {
   const bool gathers =
       call.collective == Collective::kAllGather || call.collective == Collective::kReduceScatter;
   size_t elems = call.count;
   if (call.blockCounts != nullptr) {
-    elems = 0;
-    for (int r = 0; r < nranks; ++r) elems = std::max(elems, call.blockCounts[r]);
+    elems = *std::max_element(call.blockCounts, call.blockCounts + nranks);
   }
-  q.bytes = elems * elemBytes * (gathers ? nranks : 1);
+  ChoiceKey key;
+  key.collective = call.collective;
+  key.bytes = elems * dataTypeSize(call.type) * (gathers ? nranks : 1);
+  key.variableCounts = call.blockCounts != nullptr;
+  return key;
+}
+
+}  // namespace
+
+Result<tune::Choice> Comm::Impl::choose(const CollCall& call) {
+  const ChoiceKey key = choiceKey(call, nranks);
+  if (const tune::Choice* cached = choices.find(key)) return *cached;
+  tune::Query q;
+  q.collective = call.collective;
+  q.bytes = key.bytes;
   q.nranks = nranks;
   q.nchannels = nchannels;
   q.deterministic = deterministic;
   tune::Allowed a = allowed;
   // Variable-count blocks have only ring schedules.
-  if (call.blockCounts != nullptr) {
+  if (key.variableCounts) {
     a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = false;
     a.algorithm[static_cast<int>(algo::Algorithm::kOneShot)] = false;
   }
@@ -83,7 +94,9 @@ Result<tune::Choice> Comm::Impl::choose(const CollCall& call) const {
   const bool rooted =
       call.collective == Collective::kBroadcast || call.collective == Collective::kReduce;
   if (rooted && config.algo.empty()) a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = false;
-  return tune::choose(model, q, a);
+  BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, tune::choose(model, q, a));
+  choices.insert(key, choice);
+  return choice;
 }
 
 // Variable-count calls are cached too, by their blocks: a training step

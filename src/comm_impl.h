@@ -1,6 +1,8 @@
 // The state behind braid::Comm (include/braid/comm.h).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -84,6 +86,53 @@ struct UserOp {
   alignas(8) unsigned char value[8] = {};  ///< the scalar, when given by value
 };
 
+/// What the selector's answer for one call depends on beyond the communicator's fixed state.
+struct ChoiceKey {
+  Collective collective = Collective::kAllReduce;
+  size_t bytes = 0;             ///< tune::Query::bytes (from the largest block when variable)
+  bool variableCounts = false;  ///< blockCounts given: only the ring runs it
+  bool operator==(const ChoiceKey& o) const {
+    return collective == o.collective && bytes == o.bytes && variableCounts == o.variableCounts;
+  }
+};
+
+/// The selector's answers for the last few distinct calls, most recent first.
+/// tune::choose runs the cost model for every allowed (algorithm, protocol),
+/// 70-250 ns per call on the development VM, against a few microseconds for a
+/// whole small all_reduce; a training step repeats a handful of sizes, so a
+/// short list scanned in order finds them (9-40 ns, braid-select-bench).
+class ChoiceCache {
+ public:
+  static constexpr size_t kEntries = 8;
+
+  /// The answer kept for `key`, which becomes the most recent; nullptr when none is.
+  const tune::Choice* find(const ChoiceKey& key) {
+    for (size_t i = 0; i < size_; ++i) {
+      if (!(entries_[i].key == key)) continue;
+      std::rotate(entries_.begin(), entries_.begin() + i, entries_.begin() + i + 1);
+      return &entries_[0].choice;
+    }
+    return nullptr;
+  }
+
+  /// Keeps `choice` as the most recent answer, dropping the oldest when full.
+  void insert(const ChoiceKey& key, const tune::Choice& choice) {
+    if (size_ < kEntries) ++size_;
+    std::rotate(entries_.begin(), entries_.begin() + size_ - 1, entries_.begin() + size_);
+    entries_[0] = {key, choice};
+  }
+
+  size_t size() const { return size_; }
+
+ private:
+  struct Entry {
+    ChoiceKey key;
+    tune::Choice choice;
+  };
+  std::array<Entry, kEntries> entries_{};
+  size_t size_ = 0;
+};
+
 class Comm::Impl {
  public:
   Config config;
@@ -131,9 +180,14 @@ class Comm::Impl {
   uint64_t p2pNonce = 0;
 
   /// What BRAID_ALGO / BRAID_PROTO allow, and the model that chooses among it.
+  /// These, deterministic, nchannels and the one-shot board are set at
+  /// creation (Comm::create, connectRing) and never change after, which is
+  /// what lets `choices` key an answer by the call alone.
   tune::Allowed allowed;
   tune::Model model;
   bool deterministic = false;  ///< BRAID_DETERMINISTIC
+  /// choose's answers for recent calls.
+  ChoiceCache choices;
 
   /// The schedules' connections, made the first time a schedule needs them
   /// (comm_links.cc); their names hang off linkNonce.
@@ -186,8 +240,8 @@ class Comm::Impl {
   }
   Status runCollective(const CollCall& call);
   /// The algorithm and protocol of `call` (tune/select.h, or the ring for
-  /// what only the ring runs).
-  Result<tune::Choice> choose(const CollCall& call) const;
+  /// what only the ring runs), from `choices` when a recent call asked the same.
+  Result<tune::Choice> choose(const CollCall& call);
   Result<const CachedSchedule*> scheduleFor(const CollCall& call, const tune::Choice& choice);
   /// All-reduce in deterministic mode on the ring (comm_deterministic.cc).
   Status deterministicRingAllReduce(const CollCall& call, const kernels::HostOp& op,

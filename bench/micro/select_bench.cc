@@ -1,0 +1,137 @@
+// braid-select-bench: what choosing an algorithm and protocol costs per call,
+// against the communicator's cache of the answers (ChoiceCache, src/comm_impl.h).
+//
+// Every collective asks the selector (tune::choose, src/tune/select.h) for the
+// fastest allowed (algorithm, protocol); choose runs the cost model for every
+// allowed pair. A small all_reduce takes a few microseconds in all, so this
+// times choose on the queries a communicator makes: all_reduce of 8 B and
+// 1 MiB at 4 ranks on 2 cores (more ranks than cores, as on the development
+// VM), with everything allowed and the one-shot board's 64 KiB limit, and a
+// broadcast (ring only, as the communicator restricts rooted collectives).
+//
+// The implChoose benchmarks call Comm::Impl::choose, the path every
+// collective takes, on an Impl set up as Comm::create and connectRing leave
+// rank 0 of 4 on 2 cores, without a bootstrap or shared memory: choose only
+// asks whether a one-shot board exists, so a 1-rank board (which maps
+// nothing) stands in for the 4-rank one. `cached_N_sizes` cycles through N
+// all_reduce sizes, N no more than the cache holds, so every call after the
+// first round finds its answer N-1 entries deep (a training step's round of
+// sizes); `missed_9_sizes` cycles through one size more than the cache
+// holds, so every call misses and pays for the scan, choose and the insertion.
+//
+//   build/bin/braid-select-bench [--benchmark_min_time=0.3] [--benchmark_repetitions=3]
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "comm_impl.h"
+#include "exec/one_shot.h"
+#include "tune/cost_model.h"
+#include "tune/select.h"
+
+namespace {
+
+using braid::Collective;
+using braid::Comm;
+using braid::DataType;
+namespace algo = braid::algo;
+namespace tune = braid::tune;
+
+// The model a 4-rank communicator on a 2-core host holds (comm_connect.cc sets hostCores).
+tune::Model benchModel() {
+  tune::Model model = tune::Model::calibratedDefaults();
+  model.hostCores = 2;
+  return model;
+}
+
+tune::Query query(Collective collective, size_t bytes) {
+  tune::Query q;
+  q.collective = collective;
+  q.bytes = bytes;
+  q.nranks = 4;
+  q.nchannels = 1;
+  return q;
+}
+
+// Everything allowed, one-shot up to the board's default size, as connectRing leaves it.
+tune::Allowed allAllowed() {
+  tune::Allowed allowed;
+  allowed.oneShotMaxBytes = 65536;
+  return allowed;
+}
+
+// Broadcast with BRAID_ALGO unset: the communicator takes the tree out (comm_collectives.cc).
+tune::Allowed rootedAllowed() {
+  tune::Allowed allowed = allAllowed();
+  allowed.algorithm[static_cast<int>(algo::Algorithm::kTree)] = false;
+  return allowed;
+}
+
+void choose(benchmark::State& state, Collective collective, size_t bytes, tune::Allowed allowed) {
+  const tune::Model model = benchModel();
+  const tune::Query q = query(collective, bytes);
+  for (auto _ : state) {
+    auto choice = tune::choose(model, q, allowed);
+    if (!choice.ok()) {
+      state.SkipWithError(choice.status().message().c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(choice);
+  }
+}
+
+BENCHMARK_CAPTURE(choose, all_reduce_8B, Collective::kAllReduce, 8, allAllowed());
+BENCHMARK_CAPTURE(choose, all_reduce_1MiB, Collective::kAllReduce, size_t(1) << 20, allAllowed());
+BENCHMARK_CAPTURE(choose, broadcast_4KiB, Collective::kBroadcast, 4096, rootedAllowed());
+
+// A communicator's state as Comm::create and connectRing leave it for rank 0 of 4 on 2 cores,
+// everything allowed; null if the stand-in board cannot be made.
+std::unique_ptr<Comm::Impl> benchImpl() {
+  auto board =
+      braid::exec::OneShotBoard::create(0, 0, 1, braid::exec::OneShotBoard::kDefaultMaxBytes,
+                                        [] { return braid::Status::success(); });
+  if (!board.ok()) return nullptr;
+  auto impl = std::make_unique<Comm::Impl>();
+  impl->nranks = 4;
+  impl->nchannels = 1;
+  impl->model = benchModel();
+  impl->allowed = allAllowed();
+  impl->oneShot = std::move(board).value();
+  return impl;
+}
+
+// Comm::Impl::choose on all_reduce calls of float counts cycling through `sizes` distinct ones.
+void implChoose(benchmark::State& state, size_t sizes) {
+  std::unique_ptr<Comm::Impl> impl = benchImpl();
+  if (!impl) {
+    state.SkipWithError("the stand-in one-shot board could not be made");
+    return;
+  }
+  std::vector<Comm::Impl::CollCall> calls;
+  for (size_t i = 0; i < sizes; ++i) {
+    const size_t count = size_t(2) << (2 * i);  // 8 B, 32 B, ... 4^i apart
+    calls.push_back({Collective::kAllReduce, nullptr, nullptr, count, DataType::kFloat32,
+                     braid::RedOp::kSum, -1});
+  }
+  size_t next = 0;
+  for (auto _ : state) {
+    auto choice = impl->choose(calls[next]);
+    if (!choice.ok()) {
+      state.SkipWithError(choice.status().message().c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(choice);
+    next = next + 1 == calls.size() ? 0 : next + 1;
+  }
+}
+
+BENCHMARK_CAPTURE(implChoose, cached_1_size, 1);
+BENCHMARK_CAPTURE(implChoose, cached_4_sizes, 4);
+BENCHMARK_CAPTURE(implChoose, cached_8_sizes, braid::ChoiceCache::kEntries);
+BENCHMARK_CAPTURE(implChoose, missed_9_sizes, braid::ChoiceCache::kEntries + 1);
+
+}  // namespace
+
+BENCHMARK_MAIN();
