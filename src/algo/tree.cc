@@ -3,13 +3,14 @@
 //
 // Every tree collective is a reduce phase, a broadcast phase, or the one and
 // then the other, and each phase has dependencies in one direction only: up
-// the tree while reducing, down it while broadcasting. A rank takes the
-// chunks in the same order in both phases and finishes reducing before it
-// broadcasts, so every rank works through one global order of (phase,
-// chunk, tree) tasks; the earliest unfinished task can always advance,
-// because the messages ahead of it on every connection belong to finished
-// tasks. Unlike the ring, a tree therefore needs no limit on how many FIFO
-// slots one message takes.
+// the tree while reducing, down it while broadcasting. Broadcast and reduce
+// run one tree, and a rank takes its chunks in order, so every rank works
+// through one global order of chunks; the earliest unfinished one can
+// always advance, because the messages ahead of it on every connection
+// belong to finished chunks, so these need no limit on how many FIFO slots
+// one message takes. The all-reduce runs two trees in one channel and
+// orders a rank's chunks by its place in each tree instead; its own
+// argument, which does need such a limit, is at treeAllReduce.
 #include "algo/tree.h"
 
 #include <algorithm>
@@ -185,37 +186,71 @@ DoubleTree doubleBinaryTree(int nranks, int rank, bool sameShape) {
   return d;
 }
 
+namespace {
+
+// Hops from p.rank up to the root of tree `tree` (0 or 1) of the double tree.
+int heightIn(const TreeParams& p, int tree) {
+  int hops = 0;
+  for (int r = p.rank;;) {
+    const DoubleTree d = doubleBinaryTree(p.nranks, r, p.deterministic);
+    const int up = tree == 0 ? d.first.parent : d.second.parent;
+    if (up < 0) return hops;
+    ++hops;
+    r = up;
+  }
+}
+
+}  // namespace
+
 // Each channel's part is cut in two halves, one per tree, and both halves
-// into chunks. The root of one tree is a leaf of the other, so taking the
-// trees' chunks strictly in turn (first k, second k, first k+1, ...) would
-// make every chunk of one tree wait until the other's previous chunk has
-// climbed to its root: no two chunks would ever be in flight. The second
-// tree therefore runs `lag` chunks behind the first, one more than the
-// trees are deep, so that the first tree's pipeline stays full; one order
-// for every rank keeps the argument against deadlock above intact.
+// into chunks. One agent runs both trees, and the root of one tree is a
+// leaf of the other, so any one order of (tree, chunk) tasks shared by all
+// ranks couples them: where a is b's child in one tree and b is a's child
+// in the other, a cannot send its next chunk of the first tree before b
+// has sent it the chunk of the second, which b does only after the rest of
+// its own turn, so a and b take their turns one after the other.
+//
+// Instead a rank takes its tasks in slots, each slot one chunk of each
+// tree, and its place in a tree sets which chunk: while reducing, chunk k of
+// a tree at slot k + depth - h, where h is the rank's height (hops below
+// the root); while broadcasting, at slot k + h. Every message is then sent
+// in one slot and received in the next, so in a full pipeline a rank finds
+// what it receives already waiting in its FIFO. This cannot deadlock when a
+// message takes at most half of a connection's FIFO slots and no connection
+// carries two messages in one slot: take the blocked rank at the earliest
+// slot s. A receive there waits for a sender behind slot s, which is
+// impossible. So every rank at slot s waits to send, on a FIFO holding
+// more than a message, so a message of slot s - 2 or earlier is unread,
+// and its receiver is behind slot s - 1, earlier than s again. The two
+// trees link two ranks in the same direction only for three ranks (the
+// tests check up to 2100), and trees of one shape (deterministic mode) link
+// all of them so; there one tree runs over the whole part.
 Result<Schedule> treeAllReduce(const TreeParams& p) {
   BRAID_TRY(checkTreeParams(p, "all_reduce"));
   Schedule s = newTreeSchedule(p, Collective::kAllReduce, -1);
+  // A message takes at most half of the FIFO, for the argument above.
+  const size_t chunkElems = std::min(p.chunkElems, kMaxSlicesPerMessage * s.sliceElems);
+  const bool oneTree = p.deterministic || p.nranks == 3;
   const DoubleTree trees = doubleBinaryTree(p.nranks, p.rank, p.deterministic);
   const TreeNode nodes[2] = {trees.first, trees.second};
   int depth = 0;
   while ((1 << depth) < p.nranks) ++depth;
-  const size_t lag = static_cast<size_t>(depth) + 1;
+  const int heights[2] = {heightIn(p, 0), heightIn(p, 1)};
   for (int c = 0; c < p.nchannels; ++c) {
     const ElemRange range = channelRange(p.count, p.nchannels, c);
     auto& steps = s.channels[c].steps;
     const size_t len = range.end - range.begin;
-    // What fits one chunk takes one tree: split, its two halves would each
-    // wait for the other's climb (see above), doubling the latency.
-    const size_t firstHalf = len <= p.chunkElems ? len : (len + 1) / 2;
+    // What fits one chunk takes one tree: two halves would each pay the
+    // trees' whole depth of hops for half the bytes.
+    const size_t firstHalf = oneTree || len <= chunkElems ? len : (len + 1) / 2;
     const ElemRange halves[2] = {{range.begin, range.begin + firstHalf},
                                  {range.begin + firstHalf, range.end}};
-    const size_t chunks = (firstHalf + p.chunkElems - 1) / p.chunkElems;
+    const size_t chunks = (firstHalf + chunkElems - 1) / chunkElems;
     // Runs chunk k of tree t in the given phase, if the half has one.
     auto emit = [&](int phase, int t, size_t k) {
-      const size_t at = halves[t].begin + k * p.chunkElems;
+      const size_t at = halves[t].begin + k * chunkElems;
       if (k >= chunks || at >= halves[t].end) return;
-      const size_t n = std::min(p.chunkElems, halves[t].end - at);
+      const size_t n = std::min(chunkElems, halves[t].end - at);
       const int chunk = static_cast<int>(2 * k + t);
       if (phase == 0) {
         emitReduceChunk(steps, nodes[t], chunk, at, n);
@@ -224,9 +259,11 @@ Result<Schedule> treeAllReduce(const TreeParams& p) {
       }
     };
     for (int phase = 0; phase < 2; ++phase) {
-      for (size_t i = 0; i < chunks + lag; ++i) {
-        emit(phase, 0, i);
-        if (i >= lag) emit(phase, 1, i - lag);
+      for (size_t slot = 0; slot < chunks + depth; ++slot) {
+        for (int t = 0; t < 2; ++t) {
+          const size_t offset = static_cast<size_t>(phase == 0 ? depth - heights[t] : heights[t]);
+          if (slot >= offset) emit(phase, t, slot - offset);
+        }
       }
     }
   }

@@ -12,7 +12,8 @@
 // data: the second is the first mirrored (even N) or shifted by one (odd N),
 // so that a rank that is a leaf in one tree is an inner node in the other
 // and every rank sends and receives about the same amount. Both trees live
-// in one channel, their steps interleaved chunk by chunk.
+// in one channel; a rank takes a chunk of each in turn, ordered by its
+// height in each tree so that what it receives was sent a turn earlier.
 #pragma once
 
 #include <cstddef>

@@ -238,6 +238,50 @@ TEST(DoubleBinaryTree, DeterministicModeUsesOneShapeForBoth) {
   }
 }
 
+// The all-reduce cannot deadlock because no connection carries two messages
+// of one slot (tree.cc): beyond three ranks, the two trees never link the
+// same two ranks in the same direction.
+TEST(DoubleBinaryTree, NoTwoRanksAreLinkedTheSameWayInBothTrees) {
+  for (int n = 4; n <= 2100; ++n) {
+    for (int r = 0; r < n; ++r) {
+      const DoubleTree d = doubleBinaryTree(n, r, false);
+      if (d.first.parent >= 0) {
+        ASSERT_NE(d.first.parent, d.second.parent) << "nranks " << n << " rank " << r;
+      }
+    }
+  }
+  // Three ranks: 2 -> 0 in both, which is why the all-reduce takes one tree there.
+  EXPECT_EQ(doubleBinaryTree(3, 2, false).first.parent, 0);
+  EXPECT_EQ(doubleBinaryTree(3, 2, false).second.parent, 0);
+}
+
+// The other half of the same argument: a message takes at most half of the
+// FIFO's slots, whatever chunk the caller asks for.
+TEST(TreeSchedules, AllReduceMessagesTakeAtMostHalfTheFifo) {
+  for (const Shape& shape : kShapes) {
+    for (int n : {2, 3, 8, 13}) {
+      for (int r = 0; r < n; ++r) {
+        TreeParams p;
+        p.nranks = n;
+        p.rank = r;
+        p.count = 1000;
+        p.chunkElems = shape.chunk;
+        p.maxSliceElems = shape.slice;
+        p.nchannels = shape.channels;
+        Result<Schedule> s = treeAllReduce(p);
+        ASSERT_TRUE(s.ok()) << s.status().message();
+        for (const ChannelSchedule& channel : s.value().channels) {
+          for (const Step& step : channel.steps) {
+            ASSERT_LE(step.count, 4 * s.value().sliceElems)
+                << "nranks " << n << " rank " << r << " chunk " << shape.chunk << " slice "
+                << shape.slice;
+          }
+        }
+      }
+    }
+  }
+}
+
 // foldInOrder's association is the tree's: a string fold shows the brackets.
 TEST(FoldInOrder, FollowsTheTreeAssociation) {
   auto name = [](int r) { return std::to_string(r); };
