@@ -30,6 +30,7 @@ Status exchangePeerInfo(Comm::Impl& c) {
   me.hostId = topology::hostId();
   me.nonce = randomNonce();
   me.cudaDevice = -1;
+  me.numaId = c.numaIdOfThisRank();
   BRAID_TRY(c.bootstrap->allGather(c.peers.data(), sizeof(PeerInfo)));
   for (int r = 0; r < c.nranks; ++r) {
     if (c.peers[r].rank != r) {
@@ -96,6 +97,7 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
 
   BRAID_ASSIGN_OR_RETURN(impl->bootstrap,
                          bootstrap::Bootstrap::create(id, rank, nranks, impl->config.timeoutMs));
+  BRAID_TRY(impl->loadTopology().withContext("topology"));
   BRAID_TRY(exchangePeerInfo(*impl));
   BRAID_TRY(impl->planTopology().withContext("topology"));
   BRAID_TRY(impl->connectRing().withContext("connecting the ring"));

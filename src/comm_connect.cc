@@ -58,8 +58,12 @@ Status Comm::Impl::connectRing() {
   // get shared memory fails at creation; the others come with their first use.
   algo::Schedule ringLinks;
   ringLinks.channels.resize(nchannels);
-  const int prev = ring[(rank - 1 + nranks) % nranks];
-  const int next = ring[(rank + 1) % nranks];
+  // Neighbours by this rank's place in the ring, which is its rank only
+  // when the order is 0..N-1.
+  const int pos = static_cast<int>(std::find(ring.begin(), ring.end(), rank) - ring.begin());
+  if (pos == nranks) return internalError("rank " + std::to_string(rank) + " is not in its ring");
+  const int prev = ring[(pos - 1 + nranks) % nranks];
+  const int next = ring[(pos + 1) % nranks];
   for (auto& channel : ringLinks.channels) {
     channel.steps.push_back({algo::StepOp::kRecvCopySend, prev, next, 0, 0, 0, 1});
   }

@@ -22,6 +22,7 @@
 #include "exec/one_shot.h"
 #include "exec/p2p_executor.h"
 #include "kernels/host_reduce.h"
+#include "topology/graph.h"
 #include "transport/connection.h"
 #include "tune/select.h"
 #include "util/trace.h"
@@ -35,7 +36,9 @@ struct PeerInfo {
   uint64_t hostId;
   uint64_t nonce;  ///< random; rank 0's names this communicator's shm segments
   int32_t cudaDevice;
-  int32_t pad;
+  /// The NUMA node of the CPU node holding every CPU this rank may run on
+  /// (topology/cpu_affinity.h); -1 when unpinned or unknown.
+  int32_t numaId;
 };
 
 /// A connection the algorithms' schedules use: the FIFO to or from `peer`
@@ -203,9 +206,16 @@ class Comm::Impl {
   /// BRAID_TRACE's events, written when the communicator is destroyed.
   std::unique_ptr<trace::Recorder> trace;
 
-  /// Finds the machine (topology/), places the ranks on it and takes the
-  /// ring order from its search (comm_topology.cc).
+  /// Finds the machine (topology/): loaded from BRAID_TOPO_FILE, or
+  /// discovered. Before the peers are exchanged, since each rank tells the
+  /// others where on it it runs (comm_topology.cc).
+  Status loadTopology();
+  /// The NUMA node this rank runs on, for PeerInfo (-1: unknown).
+  int32_t numaIdOfThisRank() const;
+  /// Places the ranks on the machine and takes the ring order from its search.
   Status planTopology();
+  /// The machine; empty when discovery failed (the ring order then stays 0..N-1).
+  std::optional<topology::Graph> machine;
   Status connectRing();
   /// Runs a batch of point-to-point transfers on the p2p FIFOs (comm_p2p.cc).
   Status runP2pTasks(const std::vector<exec::P2pTask>& tasks);

@@ -18,8 +18,6 @@
 namespace {
 
 using braid::testing::matrix::Case;
-using braid::testing::matrix::caseName;
-using braid::testing::matrix::CaseRun;
 using braid::testing::matrix::Coll;
 using braid::testing::matrix::collName;
 using braid::testing::matrix::Op;
@@ -67,15 +65,7 @@ TEST_P(AlgorithmsProcesses, MatchReferenceOnEveryRank) {
     setenv("BRAID_PROTO", proto, 1);
     ncclComm_t comm = nullptr;
     ASSERT_EQ(ncclCommInitRank(&comm, nranks, id, rank), ncclSuccess) << ncclGetLastError(nullptr);
-    for (const Case& c : cases) {
-      SCOPED_TRACE(caseName(c) + " rank " + std::to_string(rank));
-      CaseRun run(c, seed, rank);
-      ASSERT_EQ(run.createOp(rank, comm), ncclSuccess) << ncclGetLastError(comm);
-      ASSERT_EQ(run.issue(rank, comm), ncclSuccess) << ncclGetLastError(comm);
-      ASSERT_EQ(run.destroyOp(rank, comm), ncclSuccess) << ncclGetLastError(comm);
-      EXPECT_TRUE(run.check(rank));
-      if (::testing::Test::HasFailure()) break;  // the peers end by their timeout
-    }
+    braid::testing::matrix::runCasesOnRank(cases, comm, rank, seed);
     EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
   });
 }

@@ -16,8 +16,6 @@
 namespace {
 
 using braid::testing::matrix::Case;
-using braid::testing::matrix::caseName;
-using braid::testing::matrix::CaseRun;
 using braid::testing::matrix::Coll;
 using braid::testing::matrix::collName;
 using braid::testing::matrix::hasInPlace;
@@ -53,16 +51,6 @@ std::vector<Case> casesFor(Coll coll, int nranks) {
   return cases;
 }
 
-/// Runs rank `rank`'s part of a case on its communicator and checks its buffers.
-void runRank(const Case& c, ncclComm_t comm, int rank, uint64_t seed) {
-  SCOPED_TRACE(caseName(c) + " rank " + std::to_string(rank));
-  CaseRun run(c, seed, rank);
-  ASSERT_EQ(run.createOp(rank, comm), ncclSuccess) << ncclGetLastError(comm);
-  ASSERT_EQ(run.issue(rank, comm), ncclSuccess) << ncclGetLastError(comm);
-  ASSERT_EQ(run.destroyOp(rank, comm), ncclSuccess) << ncclGetLastError(comm);
-  EXPECT_TRUE(run.check(rank));
-}
-
 using Param = std::tuple<Coll, int>;
 
 class CollectivesProcesses : public ::testing::TestWithParam<Param> {};
@@ -76,12 +64,7 @@ TEST_P(CollectivesProcesses, MatchReferenceOnEveryRank) {
   braid::testing::runProcesses(nranks, [&](int rank) {
     ncclComm_t comm = nullptr;
     ASSERT_EQ(ncclCommInitRank(&comm, nranks, id, rank), ncclSuccess) << ncclGetLastError(nullptr);
-    for (const Case& c : cases) {
-      runRank(c, comm, rank, seed);
-      // A rank that stopped would leave its peers waiting; end the process instead, and the
-      // others end with the communicator's timeout or the parent's.
-      if (::testing::Test::HasFatalFailure()) break;
-    }
+    braid::testing::matrix::runCasesOnRank(cases, comm, rank, seed);
     EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
   });
 }
