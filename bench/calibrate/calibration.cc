@@ -36,6 +36,37 @@ double dot(const std::vector<double>& x, const std::vector<double>& beta) {
   return sum;
 }
 
+// A sendrecv row of S bytes: every rank sends S to the next and receives S
+// from the previous, all of it in one batch.
+tune::P2pQuery sendRecvQuery(const Sample& s, int nranks) {
+  tune::P2pQuery q;
+  q.sendBytes = s.bytes;
+  q.recvBytes = s.bytes;
+  q.nranks = nranks;
+  return q;
+}
+
+// One line of the comparison of the model with a measured sweep: the median
+// and worst relative error, and the size of the worst.
+std::string validationLine(const std::string& what, const std::vector<Sample>& samples,
+                           const std::vector<double>& predicted) {
+  std::vector<double> measured;
+  size_t worst = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    measured.push_back(samples[i].us);
+    const double error = std::fabs(predicted[i] - samples[i].us) / samples[i].us;
+    if (error > std::fabs(predicted[worst] - samples[worst].us) / samples[worst].us) worst = i;
+  }
+  const FitError e = relativeError(measured, predicted);
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "%-34s median error %4.0f%%  max %5.0f%% at %zu B (measured %.4g us, "
+                "model %.4g us)",
+                what.c_str(), 100 * e.median, 100 * e.max, samples[worst].bytes, samples[worst].us,
+                predicted[worst]);
+  return line;
+}
+
 }  // namespace
 
 Calibration::Calibration(Settings settings) : settings_(std::move(settings)) {
@@ -49,39 +80,59 @@ Result<const PerfResult*> Calibration::measure(Collective collective, Algorithm 
                 static_cast<int>(protocol), nranks};
   auto found = runs_.find(key);
   if (found != runs_.end()) return &found->second;
-  if (refusals_.count(comboName(algorithm, protocol)) != 0) return nullptr;
   PerfRequest request;
-  request.perfPath = settings_.perfPath;
   request.collective = collective;
   request.nranks = nranks;
   request.algorithm = algorithm;
   request.protocol = protocol;
-  request.minBytes = settings_.minBytes;
   request.maxBytes = settings_.maxBytes;
   if (algorithm == Algorithm::kOneShot) {
     request.maxBytes = std::min(request.maxBytes, settings_.oneShotMaxBytes);
   }
+  BRAID_ASSIGN_OR_RETURN(std::optional<PerfResult> result,
+                         runOrSkip(request, runName(collective, algorithm, protocol, nranks),
+                                   comboName(algorithm, protocol)));
+  if (!result) return nullptr;
+  return &runs_.emplace(key, std::move(*result)).first->second;
+}
+
+Result<const PerfResult*> Calibration::measureSendRecv(int nranks) {
+  auto found = sendRecvRuns_.find(nranks);
+  if (found != sendRecvRuns_.end()) return &found->second;
+  PerfRequest request;
+  request.test = "sendrecv";
+  request.nranks = nranks;
+  request.protocol = Protocol::kSimple;  // what point-to-point runs anyway
+  request.maxBytes = settings_.maxBytes;
+  BRAID_ASSIGN_OR_RETURN(std::optional<PerfResult> result,
+                         runOrSkip(request, "sendrecv N=" + std::to_string(nranks), request.test));
+  if (!result) return nullptr;
+  return &sendRecvRuns_.emplace(nranks, std::move(*result)).first->second;
+}
+
+Result<std::optional<PerfResult>> Calibration::runOrSkip(PerfRequest request,
+                                                         const std::string& what,
+                                                         const std::string& combo) {
+  if (refusals_.count(combo) != 0) return std::optional<PerfResult>();
+  request.perfPath = settings_.perfPath;
+  request.minBytes = settings_.minBytes;
   request.iters = settings_.iters;
   request.warmup = settings_.warmup;
   request.repeats = settings_.repeats;
-  std::fprintf(stderr, "braid-calibrate: %s\n",
-               runName(collective, algorithm, protocol, nranks).c_str());
+  std::fprintf(stderr, "braid-calibrate: %s\n", what.c_str());
   BRAID_ASSIGN_OR_RETURN(PerfResult result, runPerf(request));
   if (result.refused) {
-    std::printf("skip %s: the library refused it (%s)\n", comboName(algorithm, protocol).c_str(),
-                result.reason.c_str());
-    refusals_[comboName(algorithm, protocol)] = "refused: " + result.reason;
-    return nullptr;
+    std::printf("skip %s: the library refused it (%s)\n", combo.c_str(), result.reason.c_str());
+    refusals_[combo] = "refused: " + result.reason;
+    return std::optional<PerfResult>();
   }
   if (result.failed) {
-    const std::string what = runName(collective, algorithm, protocol, nranks);
-    std::printf("FAILED %s, skipping %s: %s\n", what.c_str(),
-                comboName(algorithm, protocol).c_str(), result.reason.c_str());
-    refusals_[comboName(algorithm, protocol)] = "FAILED on " + what;
+    std::printf("FAILED %s, skipping %s: %s\n", what.c_str(), combo.c_str(), result.reason.c_str());
+    refusals_[combo] = "FAILED on " + what;
     failures_.push_back(what);
-    return nullptr;
+    return std::optional<PerfResult>();
   }
-  return &runs_.emplace(key, std::move(result)).first->second;
+  return std::optional<PerfResult>(std::move(result));
 }
 
 tune::Query Calibration::query(Collective collective, const Sample& s, int nranks) const {
@@ -105,6 +156,8 @@ Status Calibration::run() {
     keep(std::string("interHost[") + algo::protocolName(static_cast<Protocol>(p)) + "]",
          "= intraHost", "no inter-host transport to measure yet");
   }
+  BRAID_TRY(fitP2pLink(false));
+  BRAID_TRY(fitP2pLink(true));
   for (int p = 0; p < algo::kNumProtocols; ++p) {
     BRAID_TRY(fitTreeScale(static_cast<Protocol>(p)));
     BRAID_TRY(fitOneShot(static_cast<Protocol>(p), false));
@@ -193,6 +246,51 @@ Status Calibration::fitRingLinks(Protocol protocol, bool shared) {
   notes_.push_back({name, format("%.4g us, %.4g GB/s", link.latencyUs, link.bandwidthGBs),
                     "measured: " + comboName(Algorithm::kRing, protocol) + " all_reduce" + used,
                     true, relativeError(measured, predicted)});
+  return Status::success();
+}
+
+Status Calibration::fitP2pLink(bool shared) {
+  const std::string name = shared ? "p2pShared" : "p2p";
+  tune::LinkCost& link = shared ? model_.p2pShared : model_.p2p;
+  const std::string old = link.bandwidthGBs > 0
+                              ? format("%.4g us, %.4g GB/s", link.latencyUs, link.bandwidthGBs)
+                              : std::string("unset: the ring's Simple hop stands in");
+  std::vector<Observation> obs;
+  std::vector<std::pair<tune::P2pQuery, double>> points;
+  std::string used;
+  for (int n : settings_.ranks) {
+    if (n < 2 || sharesCores(n) != shared) continue;
+    BRAID_ASSIGN_OR_RETURN(const PerfResult* run, measureSendRecv(n));
+    if (run == nullptr) {
+      keep(name, old, refusals_["sendrecv"]);
+      return Status::success();
+    }
+    used += (used.empty() ? " N=" : ",") + std::to_string(n);
+    for (const Sample& s : run->samples) {
+      // One hop latency whatever N (every transfer is in flight at once),
+      // and S over the bandwidth: a rank's sends and receives overlap.
+      obs.push_back({{1.0, s.bytes / kBytesPerUsPerGBs}, s.us - model_.callUs, 1 / s.us});
+      points.push_back({sendRecvQuery(s, n), s.us});
+    }
+  }
+  if (obs.empty()) {
+    keep(name, old, shared ? "no --ranks above the CPU count" : "no --ranks in [2, CPU count]");
+    return Status::success();
+  }
+  auto beta = nonNegativeLeastSquares(obs);
+  if (!beta || !((*beta)[1] > 0)) {
+    keep(name, old, "the fit failed (measurements too noisy or too few sizes)");
+    return Status::success();
+  }
+  link = {(*beta)[0], 1 / (*beta)[1]};
+  std::vector<double> measured, predicted;
+  for (const auto& [q, us] : points) {
+    BRAID_ASSIGN_OR_RETURN(const double model, tune::predictP2pUs(model_, q));
+    measured.push_back(us);
+    predicted.push_back(model);
+  }
+  notes_.push_back({name, format("%.4g us, %.4g GB/s", link.latencyUs, link.bandwidthGBs),
+                    "measured: sendrecv" + used, true, relativeError(measured, predicted)});
   return Status::success();
 }
 
@@ -333,28 +431,27 @@ Status Calibration::validate() {
           if (n < 2 || !tune::supports(algorithm, probe)) continue;
           BRAID_ASSIGN_OR_RETURN(const PerfResult* run, measure(c, algorithm, protocol, n));
           if (run == nullptr) break;
-          std::vector<double> measured, predicted;
-          const Sample* worst = nullptr;
-          double worstError = -1, worstModel = 0;
+          std::vector<double> predicted;
           for (const Sample& s : run->samples) {
             BRAID_ASSIGN_OR_RETURN(const double model,
                                    tune::predictUs(model_, query(c, s, n), algorithm, protocol));
-            measured.push_back(s.us);
             predicted.push_back(model);
-            const double error = std::fabs(model - s.us) / s.us;
-            if (error > worstError) worst = &s, worstError = error, worstModel = model;
           }
-          const FitError e = relativeError(measured, predicted);
-          char line[256];
-          std::snprintf(line, sizeof(line),
-                        "%-34s median error %4.0f%%  max %5.0f%% at %zu B (measured %.4g us, "
-                        "model %.4g us)",
-                        runName(c, algorithm, protocol, n).c_str(), 100 * e.median, 100 * e.max,
-                        worst->bytes, worst->us, worstModel);
-          validation_.push_back(line);
+          validation_.push_back(
+              validationLine(runName(c, algorithm, protocol, n), run->samples, predicted));
         }
       }
     }
+  }
+  // Point-to-point: the sendrecv sweeps the p2p figures were fitted on.
+  for (const auto& [n, run] : sendRecvRuns_) {
+    std::vector<double> predicted;
+    for (const Sample& s : run.samples) {
+      BRAID_ASSIGN_OR_RETURN(const double model, tune::predictP2pUs(model_, sendRecvQuery(s, n)));
+      predicted.push_back(model);
+    }
+    validation_.push_back(
+        validationLine("sendrecv N=" + std::to_string(n), run.samples, predicted));
   }
   return Status::success();
 }
@@ -464,6 +561,19 @@ std::string modelInitializer(const tune::Model& m, const std::vector<FigureNote>
     oneShot("oneShot", m.oneShot[p]);
     oneShot("oneShotShared", m.oneShotShared[p]);
   }
+  // Point-to-point runs Simple only: one hop each, no protocol index. An
+  // unset one stays unset, so that the ring's hop keeps standing in for it.
+  auto p2pLink = [&](const char* field, const tune::LinkCost& l) {
+    if (!(l.bandwidthGBs > 0)) {
+      o << "  // m." << field << " unset: the ring's Simple hop stands in; " << source(field)
+        << "\n";
+      return;
+    }
+    o << "  m." << field << " = " << format("{%.4g, %.4g};", l.latencyUs, l.bandwidthGBs) << "  // "
+      << source(field) << "\n";
+  };
+  p2pLink("p2p", m.p2p);
+  p2pLink("p2pShared", m.p2pShared);
   o << "  // clang-format on\n";
   o << "  return m;\n";
   return o.str();

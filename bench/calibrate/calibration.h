@@ -17,6 +17,11 @@
 //                                           + peers * bytes / read rate
 //                           (base 0 when only one N qualifies)
 //   oneShotShared[p]        the same with N > CPUs
+//   p2p                     braid-perf sendrecv (a ring shift: each rank
+//                           sends S bytes to the next and receives S from
+//                           the previous in one group), 2 <= N <= CPUs:
+//                           time - callUs = L + S / B
+//   p2pShared               the same with N > CPUs
 //
 // What the library refuses (BRAID_ALGO / BRAID_PROTO not implemented yet)
 // is skipped with a line saying so, and its figures keep the values of
@@ -26,6 +31,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -86,6 +92,13 @@ class Calibration {
   /// The measurement of one combination, run once and kept; nullptr when refused.
   Result<const PerfResult*> measure(Collective collective, algo::Algorithm algorithm,
                                     algo::Protocol protocol, int nranks);
+  /// The same for braid-perf sendrecv (point-to-point runs Simple only).
+  Result<const PerfResult*> measureSendRecv(int nranks);
+  /// Runs `request` with the settings' sweep; the result, or nothing when the
+  /// library refused it or it failed (then recorded under `combo`, with `what`
+  /// naming the run).
+  Result<std::optional<PerfResult>> runOrSkip(PerfRequest request, const std::string& what,
+                                              const std::string& combo);
   tune::Query query(Collective collective, const Sample& s, int nranks) const;
   bool sharesCores(int nranks) const { return nranks > settings_.cores; }
 
@@ -93,6 +106,7 @@ class Calibration {
   Status fitRingLinks(algo::Protocol protocol, bool shared);
   Status fitTreeScale(algo::Protocol protocol);
   Status fitOneShot(algo::Protocol protocol, bool shared);
+  Status fitP2pLink(bool shared);
   Status validate();
   Status checkSelection();
   Status checkSelectionAt(
@@ -104,7 +118,9 @@ class Calibration {
   Settings settings_;
   tune::Model model_;
   std::map<Key, PerfResult> runs_;
-  // "ring/ll" -> why it is skipped: the library refused it, or a run failed.
+  std::map<int, PerfResult> sendRecvRuns_;  // by nranks
+  // "ring/ll" (or "sendrecv") -> why it is skipped: the library refused it,
+  // or a run failed.
   std::map<std::string, std::string> refusals_;
   std::vector<std::string> failures_;
   std::vector<FigureNote> notes_;

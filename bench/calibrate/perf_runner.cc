@@ -23,7 +23,8 @@ std::string commandLine(const PerfRequest& r) {
   cmd << "timeout -k 5 " << r.runTimeoutS << " env BRAID_TIMEOUT_MS=" << r.waitTimeoutMs
       << " BRAID_ALGO=" << algo::algorithmName(r.algorithm)
       << " BRAID_PROTO=" << algo::protocolName(r.protocol) << " BRAID_NCHANNELS=1 "
-      << shellQuote(r.perfPath) << ' ' << perfCollectiveName(r.collective) << " --procs "
+      << shellQuote(r.perfPath) << ' '
+      << (r.test.empty() ? perfCollectiveName(r.collective) : shellQuote(r.test)) << " --procs "
       << r.nranks << " -b " << r.minBytes << " -e " << r.maxBytes << " -f 4 -c 0 -n " << r.iters
       << " -w " << r.warmup << " 2>&1";
   return cmd.str();

@@ -16,6 +16,9 @@ namespace braid::calibrate {
 struct PerfRequest {
   std::string perfPath;  ///< the braid-perf executable
   Collective collective = Collective::kAllReduce;
+  /// braid-perf's test when it is not one of the collectives ("sendrecv");
+  /// empty: the collective's.
+  std::string test;
   int nranks = 2;
   algo::Algorithm algorithm = algo::Algorithm::kRing;
   algo::Protocol protocol = algo::Protocol::kSimple;

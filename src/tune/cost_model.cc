@@ -44,14 +44,18 @@ double ringCrossings(double hops, int nranks, int nhosts) {
 // that it is a chain, where no rank sends (or receives) a chunk twice.
 double treeFanOut(int nranks) { return nranks >= 4 ? 2.0 : 1.0; }
 
-Status checkLink(const LinkCost& link, const char* name, Protocol protocol) {
+// `label` names the figure as Model spells it ("intraHost[simple]", "p2p").
+Status checkLinkNamed(const LinkCost& link, const std::string& label) {
   if (!(link.bandwidthGBs > 0) || !(link.latencyUs >= 0)) {
-    return invalidArgument(std::string("cost model: ") + name + "[" + algo::protocolName(protocol) +
-                           "] needs a latency >= 0 and a bandwidth > 0, got " +
-                           std::to_string(link.latencyUs) + " us and " +
-                           std::to_string(link.bandwidthGBs) + " GB/s");
+    return invalidArgument(
+        "cost model: " + label + " needs a latency >= 0 and a bandwidth > 0, got " +
+        std::to_string(link.latencyUs) + " us and " + std::to_string(link.bandwidthGBs) + " GB/s");
   }
   return Status::success();
+}
+
+Status checkLink(const LinkCost& link, const char* name, Protocol protocol) {
+  return checkLinkNamed(link, std::string(name) + "[" + algo::protocolName(protocol) + "]");
 }
 
 // Whether the ranks of a host outnumber the CPUs they share.
@@ -224,8 +228,16 @@ Result<double> predictP2pUs(const Model& model, const P2pQuery& query) {
   if (crossing == 0 && query.selfBytes == 0) return 0.0;  // nothing to move returns at once
   const int p = static_cast<int>(Protocol::kSimple);
   const bool shared = sharesCores(model, shapeOnly);
-  const LinkCost& intra = shared ? model.intraHostShared[p] : model.intraHost[p];
-  BRAID_TRY(checkLink(intra, shared ? "intraHostShared" : "intraHost", Protocol::kSimple));
+  // The batch's own hop where calibrated; a bandwidth of 0 marks it unset
+  // (a model filled before p2p existed, or braid-sim's), and the ring's
+  // Simple hop over the same CPUs stands in.
+  const LinkCost& own = shared ? model.p2pShared : model.p2p;
+  const LinkCost& ringHop = shared ? model.intraHostShared[p] : model.intraHost[p];
+  const bool calibrated = own.bandwidthGBs > 0;
+  const LinkCost& intra = calibrated ? own : ringHop;
+  BRAID_TRY(calibrated
+                ? checkLinkNamed(own, shared ? "p2pShared" : "p2p")
+                : checkLink(ringHop, shared ? "intraHostShared" : "intraHost", Protocol::kSimple));
   // A self-send is a copy within the rank, as a one-rank collective is.
   const LinkCost& copy = model.intraHost[p];
   BRAID_TRY(checkLink(copy, "intraHost", Protocol::kSimple));

@@ -74,6 +74,15 @@ struct Model {
   /// The same when more ranks than hostCores share the host's CPUs: a rank
   /// then waits for each peer to be scheduled before it can read its input.
   OneShotCost oneShotShared[algo::kNumProtocols];
+  /// A point-to-point batch's hop (ncclSend/ncclRecv groups, gather,
+  /// scatter, all-to-all) while every rank has a CPU of its own: the
+  /// point-to-point executor keeps every transfer of a batch in flight and
+  /// runs only Simple, so its hop is neither a ring hop nor per protocol.
+  /// Unset (bandwidth 0): intraHost[kSimple] stands in.
+  LinkCost p2p;
+  /// The same when more ranks than hostCores share the host's CPUs; unset:
+  /// intraHostShared[kSimple] stands in.
+  LinkCost p2pShared;
   /// Fixed cost of any call that moves data, whatever the algorithm.
   double callUs = 0;
   /// Multiplies the time of a call in deterministic mode (BRAID_DETERMINISTIC), per algorithm.
@@ -151,10 +160,11 @@ struct P2pQuery {
 };
 
 /// Predicted microseconds of a batch: one hop latency (every transfer is in
-/// flight at once), the busier direction over the link's bandwidth (a rank
-/// sends and receives at the same time, as a ring rank does), and the
-/// self-copy at the copy rate. Point-to-point runs the Simple protocol.
-/// docs/tuning.md compares it with braid-perf sendrecv, gather and alltoall.
+/// flight at once), the busier direction over the hop's bandwidth (a rank
+/// sends and receives at the same time), and the self-copy at the copy
+/// rate. The hop is Model::p2p (p2pShared when ranks share CPUs) where set,
+/// else the ring's Simple hop; across hosts it is no faster than the
+/// network's. docs/tuning.md says how braid-calibrate measures p2p.
 Result<double> predictP2pUs(const Model& model, const P2pQuery& query);
 
 /// One candidate of a comparison: an algorithm with a protocol.

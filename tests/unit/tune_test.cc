@@ -328,6 +328,58 @@ TEST(TuneP2p, SharedCpusAndOtherHostsUseTheirFigures) {
   EXPECT_DOUBLE_EQ(predictP2p(m, q), 0.5 + 5 + 20);
 }
 
+TEST(TuneP2p, UsesItsOwnHopWhenCalibrated) {
+  Model m = roundModel();
+  m.p2p = {3.0, 2.0};  // 3 us and 2e3 bytes/us, unlike the ring's 1 us and 1e4
+  // 0.5 + 3 + 1e5 / 2e3.
+  EXPECT_DOUBLE_EQ(predictP2p(m, batch(100000, 100000)), 53.5);
+  // The self-copy is not a hop: it keeps the one-rank copy rate.
+  EXPECT_DOUBLE_EQ(predictP2p(m, batch(0, 0, 20000)), 2.5);
+  EXPECT_DOUBLE_EQ(predictP2p(m, batch(100000, 0, 20000)), 55.5);
+  // Across hosts the hop is no faster than the network (5 us, 5e3 bytes/us):
+  // the network's latency, p2p's smaller bandwidth.
+  P2pQuery q = batch(100000, 0, 0, 8);
+  q.nhosts = 2;
+  q.crossesHosts = true;
+  EXPECT_DOUBLE_EQ(predictP2p(m, q), 0.5 + 5 + 50);
+}
+
+TEST(TuneP2p, SharedCpusUseTheSharedP2pHop) {
+  Model m = roundModel();
+  m.p2p = {3.0, 2.0};
+  m.p2pShared = {40.0, 4.0};
+  m.hostCores = 2;  // four ranks on two CPUs: 0.5 + 40 + 1e5 / 4e3
+  EXPECT_DOUBLE_EQ(predictP2p(m, batch(100000, 100000)), 65.5);
+  m.hostCores = 4;  // a CPU each: p2p, not p2pShared
+  EXPECT_DOUBLE_EQ(predictP2p(m, batch(100000, 100000)), 53.5);
+}
+
+TEST(TuneP2p, UnsetFiguresFallBackToTheRingHop) {
+  Model m = roundModel();
+  // A bandwidth of 0 marks a figure unset, whatever its latency.
+  m.p2p = {7.0, 0.0};
+  EXPECT_DOUBLE_EQ(predictP2p(m, batch(100000, 100000)), 11.5) << "intraHost[simple]";
+  // Each class falls back on its own: p2p set, p2pShared not.
+  m.p2p = {3.0, 2.0};
+  m.hostCores = 2;
+  EXPECT_DOUBLE_EQ(predictP2p(m, batch(100000, 100000)), 0.5 + 20 + 20)
+      << "intraHostShared[simple]";
+}
+
+TEST(TuneP2p, RefusesAMalformedP2pHop) {
+  Model m = roundModel();
+  m.p2p = {-1.0, 2.0};
+  Result<double> r = predictP2pUs(m, batch(1024, 0));
+  EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("p2p needs"), std::string::npos) << r.status().message();
+  m.p2p = {};
+  m.p2pShared = {-1.0, 2.0};
+  m.hostCores = 2;
+  r = predictP2pUs(m, batch(1024, 0));
+  EXPECT_NE(r.status().message().find("p2pShared needs"), std::string::npos)
+      << r.status().message();
+}
+
 TEST(TuneP2p, RefusesMalformedBatchesAndModels) {
   const Model m = roundModel();
   EXPECT_EQ(predictP2pUs(m, batch(1, 1, 0, 0)).status().code(), ErrorCode::kInvalidArgument);
