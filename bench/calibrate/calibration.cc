@@ -199,6 +199,36 @@ Status Calibration::fitCallOverhead() {
   return Status::success();
 }
 
+// Fits a hop's latency and bandwidth to `obs` (time less callUs against
+// {1 or hops, bytes}), stores them in *link, and notes how far `predict`,
+// with them, is from each measured point. Keeps the old figure, saying why,
+// when there is nothing to fit or the fit fails.
+template <typename Query, typename Predict>
+Status Calibration::fitLink(const std::string& name, const std::string& old, bool shared,
+                            const std::vector<Observation>& obs,
+                            const std::vector<std::pair<Query, double>>& points,
+                            tune::LinkCost* link, const std::string& source, Predict predict) {
+  if (obs.empty()) {
+    keep(name, old, shared ? "no --ranks above the CPU count" : "no --ranks in [2, CPU count]");
+    return Status::success();
+  }
+  auto beta = nonNegativeLeastSquares(obs);
+  if (!beta || !((*beta)[1] > 0)) {
+    keep(name, old, "the fit failed (measurements too noisy or too few sizes)");
+    return Status::success();
+  }
+  *link = {(*beta)[0], 1 / (*beta)[1]};
+  std::vector<double> measured, predicted;
+  for (const auto& [q, us] : points) {
+    BRAID_ASSIGN_OR_RETURN(const double model, predict(q));
+    measured.push_back(us);
+    predicted.push_back(model);
+  }
+  notes_.push_back({name, format("%.4g us, %.4g GB/s", link->latencyUs, link->bandwidthGBs), source,
+                    true, relativeError(measured, predicted)});
+  return Status::success();
+}
+
 Status Calibration::fitRingLinks(Protocol protocol, bool shared) {
   const int p = static_cast<int>(protocol);
   const std::string name =
@@ -226,27 +256,10 @@ Status Calibration::fitRingLinks(Protocol protocol, bool shared) {
       points.push_back({q, s.us});
     }
   }
-  if (obs.empty()) {
-    keep(name, old, shared ? "no --ranks above the CPU count" : "no --ranks in [2, CPU count]");
-    return Status::success();
-  }
-  auto beta = nonNegativeLeastSquares(obs);
-  if (!beta || !((*beta)[1] > 0)) {
-    keep(name, old, "the fit failed (measurements too noisy or too few sizes)");
-    return Status::success();
-  }
-  link = {(*beta)[0], 1 / (*beta)[1]};
-  std::vector<double> measured, predicted;
-  for (const auto& [q, us] : points) {
-    BRAID_ASSIGN_OR_RETURN(const double model,
-                           tune::predictUs(model_, q, Algorithm::kRing, protocol));
-    measured.push_back(us);
-    predicted.push_back(model);
-  }
-  notes_.push_back({name, format("%.4g us, %.4g GB/s", link.latencyUs, link.bandwidthGBs),
-                    "measured: " + comboName(Algorithm::kRing, protocol) + " all_reduce" + used,
-                    true, relativeError(measured, predicted)});
-  return Status::success();
+  return fitLink(
+      name, old, shared, obs, points, &link,
+      "measured: " + comboName(Algorithm::kRing, protocol) + " all_reduce" + used,
+      [&](const tune::Query& q) { return tune::predictUs(model_, q, Algorithm::kRing, protocol); });
 }
 
 Status Calibration::fitP2pLink(bool shared) {
@@ -273,25 +286,8 @@ Status Calibration::fitP2pLink(bool shared) {
       points.push_back({sendRecvQuery(s, n), s.us});
     }
   }
-  if (obs.empty()) {
-    keep(name, old, shared ? "no --ranks above the CPU count" : "no --ranks in [2, CPU count]");
-    return Status::success();
-  }
-  auto beta = nonNegativeLeastSquares(obs);
-  if (!beta || !((*beta)[1] > 0)) {
-    keep(name, old, "the fit failed (measurements too noisy or too few sizes)");
-    return Status::success();
-  }
-  link = {(*beta)[0], 1 / (*beta)[1]};
-  std::vector<double> measured, predicted;
-  for (const auto& [q, us] : points) {
-    BRAID_ASSIGN_OR_RETURN(const double model, tune::predictP2pUs(model_, q));
-    measured.push_back(us);
-    predicted.push_back(model);
-  }
-  notes_.push_back({name, format("%.4g us, %.4g GB/s", link.latencyUs, link.bandwidthGBs),
-                    "measured: sendrecv" + used, true, relativeError(measured, predicted)});
-  return Status::success();
+  return fitLink(name, old, shared, obs, points, &link, "measured: sendrecv" + used,
+                 [&](const tune::P2pQuery& q) { return tune::predictP2pUs(model_, q); });
 }
 
 Status Calibration::fitTreeScale(Protocol protocol) {

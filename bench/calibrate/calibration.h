@@ -107,6 +107,12 @@ class Calibration {
   Status fitTreeScale(algo::Protocol protocol);
   Status fitOneShot(algo::Protocol protocol, bool shared);
   Status fitP2pLink(bool shared);
+  /// The fit and the note that fitRingLinks and fitP2pLink share (calibration.cc).
+  template <typename Query, typename Predict>
+  Status fitLink(const std::string& name, const std::string& old, bool shared,
+                 const std::vector<Observation>& obs,
+                 const std::vector<std::pair<Query, double>>& points, tune::LinkCost* link,
+                 const std::string& source, Predict predict);
   Status validate();
   Status checkSelection();
   Status checkSelectionAt(

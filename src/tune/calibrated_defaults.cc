@@ -17,21 +17,23 @@ Model Model::calibratedDefaults() {
   constexpr int kSimple = static_cast<int>(algo::Protocol::kSimple);
   constexpr int kLl = static_cast<int>(algo::Protocol::kLl);
   // clang-format off
-  // braid-calibrate 2026-11-29, 2 CPUs, load 0.52
+  // braid-calibrate 2026-11-29, 2 CPUs, load 1.09
   Model m;
-  m.callUs = 0.2249;  // measured: ring/simple all_reduce N=1
-  m.intraHost[kSimple] = {0.1867, 8.945};  // measured: ring/simple all_reduce N=2
-  m.intraHostShared[kSimple] = {1.842, 4.205};  // measured: ring/simple all_reduce N=3,4
+  m.callUs = 0.1939;  // measured: ring/simple all_reduce N=1
+  m.intraHost[kSimple] = {0.1464, 9.815};  // measured: ring/simple all_reduce N=2
+  m.intraHostShared[kSimple] = {1.873, 4.609};  // measured: ring/simple all_reduce N=3,4
   m.interHost[kSimple] = m.intraHost[kSimple];  // PROVISIONAL: no inter-host transport to measure yet
-  m.tree[kSimple] = {0.8342, 0.6849};  // measured: tree/simple all_reduce N=2,3,4
-  m.oneShot[kSimple] = {0, 0.4333, 2.346};  // measured: oneshot/simple all_reduce N=2 (one rank count: base folded into per peer)
-  m.oneShotShared[kSimple] = {3.237, 0.5862, 2.398};  // measured: oneshot/simple all_reduce N=3,4
-  m.intraHost[kLl] = {0.08209, 1.988};  // measured: ring/ll all_reduce N=2
-  m.intraHostShared[kLl] = {1.554, 1.253};  // measured: ring/ll all_reduce N=3,4
+  m.tree[kSimple] = {0.7194, 0.7006};  // measured: tree/simple all_reduce N=2,3,4
+  m.oneShot[kSimple] = {0, 0.1806, 5.347};  // measured: oneshot/simple all_reduce N=2 (one rank count: base folded into per peer)
+  m.oneShotShared[kSimple] = {2.994, 0.3506, 6.109};  // measured: oneshot/simple all_reduce N=3,4
+  m.intraHost[kLl] = {0.1171, 2.277};  // measured: ring/ll all_reduce N=2
+  m.intraHostShared[kLl] = {1.552, 1.086};  // measured: ring/ll all_reduce N=3,4
   m.interHost[kLl] = m.intraHost[kLl];  // PROVISIONAL: no inter-host transport to measure yet
-  m.tree[kLl] = {1.121, 0.714};  // measured: tree/ll all_reduce N=2,3,4
-  m.oneShot[kLl] = {0, 0.1412, 1.286};  // measured: oneshot/ll all_reduce N=2 (one rank count: base folded into per peer)
-  m.oneShotShared[kLl] = {0, 1.678, 0.6684};  // measured: oneshot/ll all_reduce N=3,4
+  m.tree[kLl] = {1.343, 1.094};  // measured: tree/ll all_reduce N=2,3,4
+  m.oneShot[kLl] = {0, 0.1624, 1.42};  // measured: oneshot/ll all_reduce N=2 (one rank count: base folded into per peer)
+  m.oneShotShared[kLl] = {1.31, 0.9663, 0.9962};  // measured: oneshot/ll all_reduce N=3,4
+  m.p2p = {0.3126, 12.52};  // measured: sendrecv N=2
+  m.p2pShared = {2.595, 5.13};  // measured: sendrecv N=3,4
   // clang-format on
   // bench/compare-deterministic.sh 4 (2026-11-29): the ring's owner-computes
   // form took 1.11x-2.40x (median 1.45x) of the plain ring from 8 B to 16 MiB;
