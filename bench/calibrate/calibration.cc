@@ -26,7 +26,7 @@ std::string comboName(Algorithm a, Protocol p) {
 }
 
 std::string runName(Collective c, Algorithm a, Protocol p, int n) {
-  return comboName(a, p) + " " + perfCollectiveName(c) + " N=" + std::to_string(n);
+  return comboName(a, p) + " " + collectiveFlagName(c) + " N=" + std::to_string(n);
 }
 
 // Every regressor times its coefficient.
@@ -478,7 +478,7 @@ Status Calibration::checkSelectionAt(
     Collective collective, int n,
     const std::map<size_t, std::vector<std::pair<std::string, double>>>& bySize,
     const tune::Allowed& allowed) {
-  const std::string what = std::string(perfCollectiveName(collective)) + " N=" + std::to_string(n);
+  const std::string what = std::string(collectiveFlagName(collective)) + " N=" + std::to_string(n);
   int right = 0, sizes = 0;
   double worst = 1;
   size_t worstBytes = 0;

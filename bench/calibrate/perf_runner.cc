@@ -24,7 +24,7 @@ std::string commandLine(const PerfRequest& r) {
       << " BRAID_ALGO=" << algo::algorithmName(r.algorithm)
       << " BRAID_PROTO=" << algo::protocolName(r.protocol) << " BRAID_NCHANNELS=1 "
       << shellQuote(r.perfPath) << ' '
-      << (r.test.empty() ? perfCollectiveName(r.collective) : shellQuote(r.test)) << " --procs "
+      << (r.test.empty() ? collectiveFlagName(r.collective) : shellQuote(r.test)) << " --procs "
       << r.nranks << " -b " << r.minBytes << " -e " << r.maxBytes << " -f 4 -c 0 -n " << r.iters
       << " -w " << r.warmup << " 2>&1";
   return cmd.str();
@@ -84,22 +84,6 @@ std::string lastLines(const std::string& s, int count) {
 }
 
 }  // namespace
-
-const char* perfCollectiveName(Collective collective) {
-  switch (collective) {
-    case Collective::kAllReduce:
-      return "all_reduce";
-    case Collective::kReduceScatter:
-      return "reduce_scatter";
-    case Collective::kAllGather:
-      return "all_gather";
-    case Collective::kBroadcast:
-      return "broadcast";
-    case Collective::kReduce:
-      return "reduce";
-  }
-  return "unknown";
-}
 
 Result<PerfResult> runPerf(const PerfRequest& request) {
   const std::string command = commandLine(request);

@@ -52,9 +52,6 @@ struct PerfResult {
   std::vector<Sample> samples;
 };
 
-/// braid-perf's name of a collective ("all_reduce", ...).
-const char* perfCollectiveName(Collective collective);
-
 /// Runs the sweep `repeats` times. An error only when braid-perf cannot be
 /// started or prints no table; refusals and failures are in the result.
 Result<PerfResult> runPerf(const PerfRequest& request);

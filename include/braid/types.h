@@ -105,5 +105,21 @@ inline const char* collectiveName(Collective c) {
   }
   return "unknown";
 }
+/// The spelling of command lines (braid-perf, braid-sim, nccl-tests' binaries): "all_reduce".
+inline const char* collectiveFlagName(Collective c) {
+  switch (c) {
+    case Collective::kAllReduce:
+      return "all_reduce";
+    case Collective::kReduceScatter:
+      return "reduce_scatter";
+    case Collective::kAllGather:
+      return "all_gather";
+    case Collective::kBroadcast:
+      return "broadcast";
+    case Collective::kReduce:
+      return "reduce";
+  }
+  return "unknown";
+}
 
 }  // namespace braid

@@ -39,22 +39,6 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::string lowerName(Collective c) {
-  switch (c) {
-    case Collective::kAllReduce:
-      return "all_reduce";
-    case Collective::kReduceScatter:
-      return "reduce_scatter";
-    case Collective::kAllGather:
-      return "all_gather";
-    case Collective::kBroadcast:
-      return "broadcast";
-    case Collective::kReduce:
-      return "reduce";
-  }
-  return "?";
-}
-
 std::string millions(uint64_t n) {
   char text[32];
   if (n >= 10000000) {
@@ -68,7 +52,7 @@ std::string millions(uint64_t n) {
 void printHeader(const CommandLine& c) {
   const Study& s = c.study;
   printf("braid-sim: %s, %s, %d ranks, %d channel%s, %s protocol\n",
-         lowerName(s.collective).c_str(), algo::algorithmName(s.algorithm), s.nranks, s.nchannels,
+         collectiveFlagName(s.collective), algo::algorithmName(s.algorithm), s.nranks, s.nchannels,
          s.nchannels == 1 ? "" : "s", algo::protocolName(s.protocol));
   printf("machine: %s\n", describeMachine(s.machine).c_str());
 }
@@ -142,9 +126,9 @@ bool runTiming(const CommandLine& c, std::string& out) {
   }
   if (!c.svgPath.empty()) {
     SvgOptions svg;
-    svg.title = std::string(algo::algorithmName(s.algorithm)) + " " + lowerName(s.collective) +
-                ", " + std::to_string(s.nranks) + " ranks, " + formatBytes(s.bytes) +
-                " bytes: " + formatDuration(t.timing.timeUs);
+    svg.title = std::string(algo::algorithmName(s.algorithm)) + " " +
+                collectiveFlagName(s.collective) + ", " + std::to_string(s.nranks) + " ranks, " +
+                formatBytes(s.bytes) + " bytes: " + formatDuration(t.timing.timeUs);
     svg.subtitle = describeMachine(s.machine);
     std::ofstream file(c.svgPath);
     file << drawSchedule(s.nranks, s.nchannels, t.timing, svg);

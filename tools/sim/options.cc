@@ -14,11 +14,10 @@ namespace {
 constexpr uint64_t kDefaultBytes = uint64_t(64) << 20;
 
 Result<Collective> parseCollective(const std::string& name) {
-  if (name == "all_reduce") return Collective::kAllReduce;
-  if (name == "reduce_scatter") return Collective::kReduceScatter;
-  if (name == "all_gather") return Collective::kAllGather;
-  if (name == "broadcast") return Collective::kBroadcast;
-  if (name == "reduce") return Collective::kReduce;
+  for (Collective c : {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather,
+                       Collective::kBroadcast, Collective::kReduce}) {
+    if (name == collectiveFlagName(c)) return c;
+  }
   return invalidArgument("unknown collective '" + name +
                          "' (all_reduce, reduce_scatter, all_gather, broadcast, reduce)");
 }
