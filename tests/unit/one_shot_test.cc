@@ -32,12 +32,14 @@
 
 #include "algo/tree.h"
 #include "kernels/float_types.h"
+#include "support/fifo_contract.h"
 #include "support/multiprocess.h"
 
 namespace braid::exec {
 namespace {
 
 using algo::Protocol;
+using braid::testing::existsInDevShm;
 using Bytes = std::vector<unsigned char>;
 
 // A barrier in anonymous shared memory: the same object serves threads and
@@ -85,10 +87,6 @@ class SharedBarrier {
 uint64_t uniqueNonce() {
   static std::atomic<uint32_t> counter{0};
   return (static_cast<uint64_t>(getpid()) << 32) | (0x80000000u + counter.fetch_add(1));
-}
-
-bool existsInDevShm(const std::string& name) {
-  return access(("/dev/shm" + name).c_str(), F_OK) == 0;
 }
 
 transport::WaitContext waitContext(uint32_t spinNs, int64_t timeoutMs = 20000) {

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/fifo_contract.h"
 #include "support/multiprocess.h"
 #include "transport/shm/shm_segment.h"
 #include "util/futex.h"
@@ -26,27 +27,16 @@
 namespace braid::transport::shm {
 namespace {
 
+using braid::testing::contextFor;
+using braid::testing::existsInDevShm;
+using braid::testing::expectAbortEndsWaits;
+using braid::testing::expectWaitsTimeOut;
 using braid::testing::runProcesses;
 using braid::testing::runThreads;
+using braid::testing::uniqueSegmentName;
 
-// A name no other test (in this or a parallel run) uses.
-std::string uniqueName(int channel = 0) {
-  static std::atomic<uint32_t> counter{0};
-  uint64_t magic = (static_cast<uint64_t>(getpid()) << 32) | counter.fetch_add(1);
-  return segmentName(magic, 1, 2, channel);
-}
-
-bool existsInDevShm(const std::string& name) {
-  return access(("/dev/shm" + name).c_str(), F_OK) == 0;
-}
-
-WaitContext contextFor(int peer, uint32_t spin = 2000, int64_t timeoutMs = 60000) {
-  WaitContext ctx;
-  ctx.deadline = Deadline::afterMs(timeoutMs);
-  ctx.peer = peer;
-  ctx.spinNs = spin;
-  return ctx;
-}
+// Ranks 1 -> 2 keep these names apart from shm_ll_fifo_test's in one process.
+std::string uniqueName(int channel = 0) { return uniqueSegmentName(1, 2, channel); }
 
 // Message `seq`: its size and the byte at each offset, both derived from seq.
 size_t messageSize(uint32_t seq, size_t slotBytes) { return 1 + (seq * 7919u) % slotBytes; }
@@ -227,30 +217,7 @@ TEST(ShmFifoTest, WaitWithNobodyThereTimesOut) {
   ASSERT_TRUE(recv.ok()) << recv.status().message();
   auto send = openSendEnd(name, 64);
   ASSERT_TRUE(send.ok()) << send.status().message();
-
-  WaitContext ctx = contextFor(3, 100, 200);
-  auto start = std::chrono::steady_clock::now();
-  size_t bytes = 0;
-  auto in = recv.value()->waitSlot(ctx, &bytes);
-  auto waited = std::chrono::steady_clock::now() - start;
-  ASSERT_FALSE(in.ok());
-  EXPECT_EQ(in.status().code(), ErrorCode::kRemoteError);
-  EXPECT_NE(in.status().message().find("timed out after"), std::string::npos);
-  EXPECT_NE(in.status().message().find("waiting for rank 3"), std::string::npos)
-      << in.status().message();
-  EXPECT_GE(waited, std::chrono::milliseconds(200));
-
-  // The sender fills all slots, then its next wait times out too.
-  for (int i = 0; i < kFifoSlots; ++i) {
-    auto out = send.value()->waitSlot(ctx);
-    ASSERT_TRUE(out.ok()) << "slot " << i << ": " << out.status().message();
-    send.value()->post(1);
-  }
-  ctx = contextFor(2, 100, 100);
-  auto full = send.value()->waitSlot(ctx);
-  ASSERT_FALSE(full.ok());
-  EXPECT_EQ(full.status().code(), ErrorCode::kRemoteError);
-  EXPECT_NE(full.status().message().find("waiting for rank 2"), std::string::npos);
+  expectWaitsTimeOut(*recv.value(), *send.value());
 }
 
 TEST(ShmFifoTest, AbortEndsBlockedWaits) {
@@ -259,36 +226,11 @@ TEST(ShmFifoTest, AbortEndsBlockedWaits) {
   ASSERT_TRUE(recv.ok()) << recv.status().message();
   auto send = openSendEnd(name, 64);
   ASSERT_TRUE(send.ok()) << send.status().message();
-  for (int i = 0; i < kFifoSlots; ++i) {
-    ASSERT_TRUE(send.value()->waitSlot(contextFor(1)).ok());
-    send.value()->post(1);
-  }
-
-  // The sender now blocks on this full FIFO; a receiver blocks on an empty
+  // The sender blocks on this FIFO once full; a receiver blocks on an empty
   // one that nobody feeds.
-  auto idleName = uniqueName(1);
-  auto idle = createRecvEnd(idleName, 64);
+  auto idle = createRecvEnd(uniqueName(1), 64);
   ASSERT_TRUE(idle.ok()) << idle.status().message();
-
-  std::atomic<bool> abort{false};
-  WaitContext ctx;  // no deadline: only the abort flag can end these waits
-  ctx.abort = &abort;
-  ctx.peer = 5;
-  std::vector<Status> results(2);
-  std::thread sender([&] { results[0] = send.value()->waitSlot(ctx).status(); });
-  std::thread receiver([&] {
-    size_t bytes = 0;
-    results[1] = idle.value()->waitSlot(ctx, &bytes).status();
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  abort.store(true);
-  sender.join();
-  receiver.join();
-  for (const Status& status : results) {
-    EXPECT_EQ(status.code(), ErrorCode::kRemoteError);
-    EXPECT_NE(status.message().find("aborted"), std::string::npos) << status.message();
-    EXPECT_NE(status.message().find("rank 5"), std::string::npos) << status.message();
-  }
+  expectAbortEndsWaits(*send.value(), *idle.value());
 }
 
 // 16 threads on (typically) 2 cores: if waiters spun instead of sleeping,

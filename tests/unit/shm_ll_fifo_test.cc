@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/fifo_contract.h"
 #include "support/multiprocess.h"
 #include "transport/shm/shm_ll_layout.h"
 #include "transport/shm/shm_segment.h"
@@ -30,28 +31,16 @@
 namespace braid::transport::shm {
 namespace {
 
+using braid::testing::contextFor;
+using braid::testing::existsInDevShm;
+using braid::testing::expectAbortEndsWaits;
+using braid::testing::expectWaitsTimeOut;
 using braid::testing::runProcesses;
 using braid::testing::runThreads;
+using braid::testing::uniqueSegmentName;
 
-// A name no other test (in this or a parallel run) uses; ranks 21 -> 22 keep
-// it apart from the names of shm_fifo_test in the same process.
-std::string uniqueName(int channel = 0) {
-  static std::atomic<uint32_t> counter{0};
-  uint64_t magic = (static_cast<uint64_t>(getpid()) << 32) | counter.fetch_add(1);
-  return segmentName(magic, 21, 22, channel);
-}
-
-bool existsInDevShm(const std::string& name) {
-  return access(("/dev/shm" + name).c_str(), F_OK) == 0;
-}
-
-WaitContext contextFor(int peer, uint32_t spin = 2000, int64_t timeoutMs = 60000) {
-  WaitContext ctx;
-  ctx.deadline = Deadline::afterMs(timeoutMs);
-  ctx.peer = peer;
-  ctx.spinNs = spin;
-  return ctx;
-}
+// Ranks 21 -> 22 keep these names apart from shm_fifo_test's in one process.
+std::string uniqueName(int channel = 0) { return uniqueSegmentName(21, 22, channel); }
 
 uint64_t mix(uint64_t x) {  // splitmix64's finaliser
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -695,34 +684,12 @@ TEST(LlFifoTest, ManyPairsOversubscribed) {
 TEST(LlFifoTest, WaitWithNobodyThereTimesOut) {
   Fifo fifo = makeFifo(uniqueName(), 64);
   ASSERT_TRUE(fifo.recv && fifo.send);
-
-  WaitContext ctx = contextFor(3, 100, 200);
-  auto start = std::chrono::steady_clock::now();
-  size_t bytes = 0;
-  auto in = fifo.recv->waitSlot(ctx, &bytes);
-  auto waited = std::chrono::steady_clock::now() - start;
-  ASSERT_FALSE(in.ok());
-  EXPECT_EQ(in.status().code(), ErrorCode::kRemoteError);
-  EXPECT_NE(in.status().message().find("timed out after"), std::string::npos);
-  EXPECT_NE(in.status().message().find("waiting for rank 3"), std::string::npos)
-      << in.status().message();
-  EXPECT_GE(waited, std::chrono::milliseconds(200));
-
-  // The sender fills all slots, then its next wait times out too.
-  for (int i = 0; i < kFifoSlots; ++i) {
-    auto out = fifo.send->waitSlot(ctx);
-    ASSERT_TRUE(out.ok()) << "slot " << i << ": " << out.status().message();
-    fifo.send->post(1);
-  }
-  ctx = contextFor(2, 100, 100);
-  auto full = fifo.send->waitSlot(ctx);
-  ASSERT_FALSE(full.ok());
-  EXPECT_EQ(full.status().code(), ErrorCode::kRemoteError);
-  EXPECT_NE(full.status().message().find("waiting for rank 2"), std::string::npos)
-      << full.status().message();
+  expectWaitsTimeOut(*fifo.recv, *fifo.send);
+  if (::testing::Test::HasFatalFailure()) return;
 
   // A message that arrives after a timeout is still delivered whole.
-  in = fifo.recv->waitSlot(contextFor(3), &bytes);
+  size_t bytes = 0;
+  auto in = fifo.recv->waitSlot(contextFor(3), &bytes);
   ASSERT_TRUE(in.ok()) << in.status().message();
   EXPECT_EQ(bytes, 1u);
 }
@@ -731,30 +698,7 @@ TEST(LlFifoTest, AbortEndsBlockedWaits) {
   Fifo full = makeFifo(uniqueName(0), 64);
   Fifo idle = makeFifo(uniqueName(1), 64);
   ASSERT_TRUE(full.send && idle.recv);
-  for (int i = 0; i < kFifoSlots; ++i) {
-    ASSERT_TRUE(full.send->waitSlot(contextFor(1)).ok());
-    full.send->post(1);
-  }
-
-  std::atomic<bool> abort{false};
-  WaitContext ctx;  // no deadline: only the abort flag can end these waits
-  ctx.abort = &abort;
-  ctx.peer = 5;
-  std::vector<Status> results(2);
-  std::thread sender([&] { results[0] = full.send->waitSlot(ctx).status(); });
-  std::thread receiver([&] {
-    size_t bytes = 0;
-    results[1] = idle.recv->waitSlot(ctx, &bytes).status();
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  abort.store(true);
-  sender.join();
-  receiver.join();
-  for (const Status& status : results) {
-    EXPECT_EQ(status.code(), ErrorCode::kRemoteError);
-    EXPECT_NE(status.message().find("aborted"), std::string::npos) << status.message();
-    EXPECT_NE(status.message().find("rank 5"), std::string::npos) << status.message();
-  }
+  expectAbortEndsWaits(*full.send, *idle.recv);
 }
 
 }  // namespace
