@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "api/matrix_cases.h"
-#include "support/multiprocess.h"
+#include "api/process_cases.h"
 
 namespace {
 
@@ -56,18 +56,11 @@ class AlgorithmsProcesses : public ::testing::TestWithParam<Param> {};
 
 TEST_P(AlgorithmsProcesses, MatchReferenceOnEveryRank) {
   const auto [algo, proto, coll, nranks] = GetParam();
-  const uint64_t seed = braid::testing::matrix::testSeed();
-  ncclUniqueId id;
-  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess) << ncclGetLastError(nullptr);
-  const std::vector<Case> cases = casesFor(coll, nranks);
-  braid::testing::runProcesses(nranks, [&, algo = algo, proto = proto](int rank) {
-    setenv("BRAID_ALGO", algo, 1);
-    setenv("BRAID_PROTO", proto, 1);
-    ncclComm_t comm = nullptr;
-    ASSERT_EQ(ncclCommInitRank(&comm, nranks, id, rank), ncclSuccess) << ncclGetLastError(nullptr);
-    braid::testing::matrix::runCasesOnRank(cases, comm, rank, seed);
-    EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
-  });
+  braid::testing::matrix::runCasesInProcesses(nranks, casesFor(coll, nranks),
+                                              [algo = algo, proto = proto](int) {
+                                                setenv("BRAID_ALGO", algo, 1);
+                                                setenv("BRAID_PROTO", proto, 1);
+                                              });
 }
 
 std::vector<Param> params() {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "api/matrix_cases.h"
-#include "support/multiprocess.h"
+#include "api/process_cases.h"
 
 namespace {
 
@@ -57,16 +57,7 @@ class CollectivesProcesses : public ::testing::TestWithParam<Param> {};
 
 TEST_P(CollectivesProcesses, MatchReferenceOnEveryRank) {
   const auto [coll, nranks] = GetParam();
-  const uint64_t seed = braid::testing::matrix::testSeed();  // printed once, by the parent
-  ncclUniqueId id;
-  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess) << ncclGetLastError(nullptr);
-  const std::vector<Case> cases = casesFor(coll, nranks);
-  braid::testing::runProcesses(nranks, [&](int rank) {
-    ncclComm_t comm = nullptr;
-    ASSERT_EQ(ncclCommInitRank(&comm, nranks, id, rank), ncclSuccess) << ncclGetLastError(nullptr);
-    braid::testing::matrix::runCasesOnRank(cases, comm, rank, seed);
-    EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
-  });
+  braid::testing::matrix::runCasesInProcesses(nranks, casesFor(coll, nranks));
 }
 
 std::vector<Param> params() {

@@ -487,21 +487,4 @@ inline void runOnThreads(CaseRun& run, const std::vector<ncclComm_t>& comms) {
   }
 }
 
-/// Runs rank `rank`'s part of each case in turn on its communicator and
-/// checks its buffers. Stops at the first failure: a rank that stopped would
-/// leave its peers waiting, so its process ends instead and the others end
-/// by the communicator's timeout or the parent's.
-inline void runCasesOnRank(const std::vector<Case>& cases, ncclComm_t comm, int rank,
-                           uint64_t seed) {
-  for (const Case& c : cases) {
-    SCOPED_TRACE(caseName(c) + " rank " + std::to_string(rank));
-    CaseRun run(c, seed, rank);
-    ASSERT_EQ(run.createOp(rank, comm), ncclSuccess) << ncclGetLastError(comm);
-    ASSERT_EQ(run.issue(rank, comm), ncclSuccess) << ncclGetLastError(comm);
-    ASSERT_EQ(run.destroyOp(rank, comm), ncclSuccess) << ncclGetLastError(comm);
-    EXPECT_TRUE(run.check(rank));
-    if (::testing::Test::HasFailure()) return;
-  }
-}
-
 }  // namespace braid::testing::matrix

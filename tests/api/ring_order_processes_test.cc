@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "api/matrix_cases.h"
-#include "support/multiprocess.h"
+#include "api/process_cases.h"
 
 namespace {
 
@@ -48,9 +48,6 @@ TEST_P(RingOrderProcesses, EveryCollectiveMatchesTheReference) {
   // The fixture names CPUs 0 and 1: pinning elsewhere would place nobody.
   if (cpus != std::vector<int>{0, 1}) GTEST_SKIP() << "needs CPUs 0 and 1 to pin ranks apart";
   const char* algo = GetParam();
-  const uint64_t seed = braid::testing::matrix::testSeed();
-  ncclUniqueId id;
-  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess) << ncclGetLastError(nullptr);
   std::vector<Case> cases;
   for (Coll coll : {Coll::kAllReduce, Coll::kReduceScatter, Coll::kAllGather, Coll::kBroadcast,
                     Coll::kReduce}) {
@@ -60,17 +57,13 @@ TEST_P(RingOrderProcesses, EveryCollectiveMatchesTheReference) {
       }
     }
   }
-  braid::testing::runProcesses(kRanks, [&](int rank) {
+  braid::testing::matrix::runCasesInProcesses(kRanks, cases, [algo](int rank) {
     cpu_set_t mine;
     CPU_ZERO(&mine);
     CPU_SET(rank % 2, &mine);
     ASSERT_EQ(sched_setaffinity(0, sizeof(mine), &mine), 0);
     setenv("BRAID_TOPO_FILE", fixturePath().c_str(), 1);
     setenv("BRAID_ALGO", algo, 1);
-    ncclComm_t comm = nullptr;
-    ASSERT_EQ(ncclCommInitRank(&comm, kRanks, id, rank), ncclSuccess) << ncclGetLastError(nullptr);
-    braid::testing::matrix::runCasesOnRank(cases, comm, rank, seed);
-    EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
   });
 }
 
