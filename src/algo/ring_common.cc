@@ -118,15 +118,7 @@ SlicePlan planBlockSlices(const RingParams& p) {
 
 Step ringStep(StepOp op, int prev, int next, int chunk, size_t inOffset, size_t outOffset,
               size_t count) {
-  Step step{};
-  step.op = op;
-  step.recvPeer = stepReceives(op) ? prev : -1;
-  step.sendPeer = stepSends(op) ? next : -1;
-  step.chunk = chunk;
-  step.inOffset = inOffset;
-  step.outOffset = outOffset;
-  step.count = count;
-  return step;
+  return makeStep(op, prev, next, chunk, inOffset, outOffset, count);
 }
 
 void appendLoneCopy(std::vector<Step>& steps, ElemRange range, size_t inBase, size_t outBase) {

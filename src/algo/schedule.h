@@ -65,6 +65,23 @@ struct Step {
   bool fromOutput = false;  ///< local operand is output[outOffset..], already loaded
 };
 
+/// A step between two ranks: recvPeer is `from` if `op` receives and sendPeer
+/// `to` if it sends, -1 otherwise, so generators pass their neighbours whatever
+/// the op. Ring and tree generators build every step through it.
+inline Step makeStep(StepOp op, int from, int to, int chunk, size_t inOffset, size_t outOffset,
+                     size_t count, bool fromOutput = false) {
+  Step step{};
+  step.op = op;
+  step.recvPeer = stepReceives(op) ? from : -1;
+  step.sendPeer = stepSends(op) ? to : -1;
+  step.chunk = chunk;
+  step.inOffset = inOffset;
+  step.outOffset = outOffset;
+  step.count = count;
+  step.fromOutput = fromOutput;
+  return step;
+}
+
 inline bool stepReadsInput(const Step& step) { return stepReadsLocal(step.op) && !step.fromOutput; }
 inline bool stepReadsOutput(const Step& step) { return stepReadsLocal(step.op) && step.fromOutput; }
 

@@ -38,16 +38,7 @@ Schedule newTreeSchedule(const TreeParams& p, Collective collective, int root) {
 
 Step treeStep(StepOp op, int from, int to, int chunk, size_t offset, size_t count,
               bool fromOutput = false) {
-  Step step{};
-  step.op = op;
-  step.recvPeer = stepReceives(op) ? from : -1;
-  step.sendPeer = stepSends(op) ? to : -1;
-  step.chunk = chunk;
-  step.inOffset = offset;
-  step.outOffset = offset;
-  step.count = count;
-  step.fromOutput = fromOutput;
-  return step;
+  return makeStep(op, from, to, chunk, offset, offset, count, fromOutput);
 }
 
 // One chunk of the reduce phase at a node: (left op input) op right, sent to
