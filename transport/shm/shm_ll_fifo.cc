@@ -67,30 +67,46 @@ class Staging {
   std::unique_ptr<unsigned char, Free> data_;
 };
 
+// What both ends keep of a mapped FIFO: the segment, its header, its
+// slots, the header's fixed facts copied out (they never change once the
+// receiver has published the magic), and this end's staging buffer.
+struct Mapping {
+  Mapping(ShmSegment mapped, Staging buffer)
+      : segment(std::move(mapped)),
+        header(static_cast<Header*>(segment.data())),
+        slots(static_cast<char*>(segment.data()) + kPage),
+        slotBytes(header->slotBytes),
+        stride(header->stride),
+        flags(header->flagBits),
+        staging(std::move(buffer)) {}
+
+  ShmSegment segment;
+  Header* header;
+  void* slots;
+  size_t slotBytes;
+  size_t stride;
+  FlagSpace flags;
+  Staging staging;
+};
+
 class LlRecvEnd final : public RecvEnd {
  public:
   LlRecvEnd(ShmSegment segment, Staging staging)
-      : segment_(std::move(segment)),
-        header_(static_cast<Header*>(segment_.data())),
-        slots_(static_cast<char*>(segment_.data()) + kPage),
-        slotBytes_(header_->slotBytes),
-        stride_(header_->stride),
-        flags_(header_->flagBits),
-        staging_(std::move(staging)),
-        head_(header_->head.load(std::memory_order_relaxed)) {}
+      : m_(std::move(segment), std::move(staging)),
+        head_(m_.header->head.load(std::memory_order_relaxed)) {}
 
-  size_t slotBytes() const override { return slotBytes_; }
+  size_t slotBytes() const override { return m_.slotBytes; }
 
   Result<const void*> waitSlot(const WaitContext& ctx, size_t* bytes) override {
     if (!poll()) BRAID_TRY(waitForMessage(ctx));
     *bytes = bytes_;
-    return static_cast<const void*>(staging_.data());
+    return static_cast<const void*>(m_.staging.data());
   }
 
   const void* trySlot(size_t* bytes) override {
     if (!poll()) return nullptr;
     *bytes = bytes_;
-    return staging_.data();
+    return m_.staging.data();
   }
 
   void release() override {
@@ -100,8 +116,8 @@ class LlRecvEnd final : public RecvEnd {
     ++head_;
     // Release: our reads of the slot are done before the sender may reuse it.
     // seq_cst: the load of sendWaiting below must not move ahead of it.
-    header_->head.store(head_, std::memory_order_seq_cst);
-    futex::wakeIfWaiting(header_->head, header_->sendWaiting);
+    m_.header->head.store(head_, std::memory_order_seq_cst);
+    futex::wakeIfWaiting(m_.header->head, m_.header->sendWaiting);
   }
 
  private:
@@ -109,19 +125,19 @@ class LlRecvEnd final : public RecvEnd {
   // resuming where the last call stopped; true once all of it is there.
   bool poll() {
     if (complete_) return true;
-    const Cell* cells = slotCells(slots_, stride_, head_);
-    const uint32_t flag = flags_.flag(head_);
+    const Cell* cells = slotCells(m_.slots, m_.stride, head_);
+    const uint32_t flag = m_.flags.flag(head_);
     size_t next = nextCell_;
     if (next == 0) {
       uint64_t sizeCell = cells[0].load(std::memory_order_relaxed);
       if (flagOf(sizeCell) != flag) return false;
       // A sane sender never posts more than a slot; clamping keeps a corrupt
       // count from writing past the staging buffer.
-      bytes_ = std::min<size_t>(dataOf(sizeCell), slotBytes_);
+      bytes_ = std::min<size_t>(dataOf(sizeCell), m_.slotBytes);
       endCell_ = 1 + payloadCells(bytes_);
       next = 1;
     }
-    unsigned char* out = staging_.data();
+    unsigned char* out = m_.staging.data();
     for (; next < endCell_; ++next) {
       uint64_t c = cells[next].load(std::memory_order_relaxed);
       if (flagOf(c) != flag) break;
@@ -173,22 +189,16 @@ class LlRecvEnd final : public RecvEnd {
   // bumped with release and read with acquire, so a `seen` that already
   // includes the bump also shows the cells to poll().
   bool sleepOnce(int64_t sliceMs) {
-    header_->recvWaiting.store(1, std::memory_order_relaxed);
+    m_.header->recvWaiting.store(1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    uint32_t seen = header_->doorbell.load(std::memory_order_acquire);
-    if (!poll()) futex::wait(&header_->doorbell, seen, sliceMs * 1000 * 1000);
-    header_->recvWaiting.store(0, std::memory_order_relaxed);
+    uint32_t seen = m_.header->doorbell.load(std::memory_order_acquire);
+    if (!poll()) futex::wait(&m_.header->doorbell, seen, sliceMs * 1000 * 1000);
+    m_.header->recvWaiting.store(0, std::memory_order_relaxed);
     return poll();
   }
 
-  ShmSegment segment_;
-  Header* header_;
-  void* slots_;
-  size_t slotBytes_;
-  size_t stride_;
-  FlagSpace flags_;
-  Staging staging_;
-  uint32_t head_;          // our counter; header_->head is its published copy
+  Mapping m_;
+  uint32_t head_;          // our counter; m_.header->head is its published copy
   size_t nextCell_ = 0;    // the first cell of message head_ not decoded yet
   size_t endCell_ = 0;     // one past its last cell, once cell 0 has arrived
   size_t bytes_ = 0;       // its byte count, likewise
@@ -198,46 +208,41 @@ class LlRecvEnd final : public RecvEnd {
 class LlSendEnd final : public SendEnd {
  public:
   LlSendEnd(ShmSegment segment, Staging staging)
-      : segment_(std::move(segment)),
-        header_(static_cast<Header*>(segment_.data())),
-        slots_(static_cast<char*>(segment_.data()) + kPage),
-        slotBytes_(header_->slotBytes),
-        stride_(header_->stride),
-        flags_(header_->flagBits),
-        staging_(std::move(staging)),
+      : m_(std::move(segment), std::move(staging)),
         // Nothing is in flight when the sender opens: the next message is
         // the one the receiver expects.
-        tail_(header_->head.load(std::memory_order_acquire)),
+        tail_(m_.header->head.load(std::memory_order_acquire)),
         seenHead_(tail_) {}
 
-  size_t slotBytes() const override { return slotBytes_; }
+  size_t slotBytes() const override { return m_.slotBytes; }
 
   Result<void*> waitSlot(const WaitContext& ctx) override {
     if (full()) {
-      BRAID_TRY(futex::waitUntil(header_->head, header_->sendWaiting, ctx, [this](uint32_t head) {
-        seenHead_ = head;
-        return !full();
-      }));
+      BRAID_TRY(
+          futex::waitUntil(m_.header->head, m_.header->sendWaiting, ctx, [this](uint32_t head) {
+            seenHead_ = head;
+            return !full();
+          }));
     }
-    return static_cast<void*>(staging_.data());
+    return static_cast<void*>(m_.staging.data());
   }
 
   void* trySlot() override {
     if (full()) {
-      seenHead_ = header_->head.load(std::memory_order_acquire);
+      seenHead_ = m_.header->head.load(std::memory_order_acquire);
       if (full()) return nullptr;
     }
-    return staging_.data();
+    return m_.staging.data();
   }
 
   void post(size_t bytes) override {
-    assert(bytes <= slotBytes_ && "post() of more bytes than a slot holds");
+    assert(bytes <= m_.slotBytes && "post() of more bytes than a slot holds");
     assert(!full() && "post() without waitSlot()");
-    Cell* cells = slotCells(slots_, stride_, tail_);
-    const uint32_t flag = flags_.flag(tail_);
+    Cell* cells = slotCells(m_.slots, m_.stride, tail_);
+    const uint32_t flag = m_.flags.flag(tail_);
     const size_t used = payloadCells(bytes);
-    const size_t written = flags_.rewritesWholeSlot(tail_) ? payloadCells(slotBytes_) : used;
-    const unsigned char* in = staging_.data();
+    const size_t written = m_.flags.rewritesWholeSlot(tail_) ? payloadCells(m_.slotBytes) : used;
+    const unsigned char* in = m_.staging.data();
     // Relaxed stores: each cell proves itself by its flag, so their order
     // does not matter for correctness.
     for (size_t i = 0; i < used; ++i) {
@@ -255,22 +260,16 @@ class LlSendEnd final : public SendEnd {
     ++tail_;
     // The sender's half of sleepOnce()'s protocol.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (header_->recvWaiting.load(std::memory_order_relaxed) != 0) {
-      header_->doorbell.fetch_add(1, std::memory_order_release);
-      futex::wake(&header_->doorbell);
+    if (m_.header->recvWaiting.load(std::memory_order_relaxed) != 0) {
+      m_.header->doorbell.fetch_add(1, std::memory_order_release);
+      futex::wake(&m_.header->doorbell);
     }
   }
 
  private:
   bool full() const { return tail_ - seenHead_ >= static_cast<uint32_t>(kFifoSlots); }
 
-  ShmSegment segment_;
-  Header* header_;
-  void* slots_;
-  size_t slotBytes_;
-  size_t stride_;
-  FlagSpace flags_;
-  Staging staging_;
+  Mapping m_;
   uint32_t tail_;      // the sequence number of the next message
   uint32_t seenHead_;  // the receiver's head as last read
 };
