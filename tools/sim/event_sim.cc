@@ -6,13 +6,13 @@
 #include <utility>
 
 #include "agent_cursor.h"
+#include "fifo_counters.h"
 #include "ready_set.h"
-#include "transport/connection.h"
 
 namespace braid::sim {
 namespace {
 
-constexpr int kSlots = transport::kFifoSlots;
+constexpr int kSlots = kFifoSlots;
 
 // A connection's link: the two ports a slice holds, and what it costs.
 struct Link {
@@ -24,17 +24,10 @@ struct Link {
 
 // The times a connection's FIFO knows: when each slot's slice arrives, and
 // when the sender learns that each slot is free again.
-struct TimedFifo {
+struct TimedFifo : FifoCounters {
   Link link;  // here rather than apart: a slice touches both
   double arrivalUs[kSlots] = {};
   double freeAtUs[kSlots] = {};
-  uint64_t sliceLen[kSlots] = {};
-  uint64_t posted = 0;
-  uint64_t released = 0;
-  int senderAgent = -1;
-  int receiverAgent = -1;
-  bool receiverWaiting = false;
-  bool senderWaiting = false;
 };
 
 // What an agent needs beside its cursor.
@@ -154,11 +147,11 @@ class Simulator {
     while (a.settle(runs)) {
       TimedFifo* in = a.inConn >= 0 ? &fifos_[a.inConn] : nullptr;
       TimedFifo* out = a.outConn >= 0 ? &fifos_[a.outConn] : nullptr;
-      if (in != nullptr && in->posted == in->released) {
+      if (in != nullptr && in->empty()) {
         in->receiverWaiting = true;
         return Status::success();
       }
-      if (out != nullptr && out->posted - out->released >= static_cast<uint64_t>(kSlots)) {
+      if (out != nullptr && out->full()) {
         out->senderWaiting = true;
         return Status::success();
       }

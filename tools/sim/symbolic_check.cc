@@ -5,26 +5,18 @@
 #include <vector>
 
 #include "agent_cursor.h"
+#include "fifo_counters.h"
 #include "rank_memory.h"
 #include "ready_set.h"
 #include "symbolic_value.h"
-#include "transport/connection.h"
 
 namespace braid::sim {
 namespace {
 
-constexpr int kSlots = transport::kFifoSlots;
+constexpr int kSlots = kFifoSlots;
 
-struct Fifo {
+struct Fifo : FifoCounters {
   Value slots[kSlots];
-  uint64_t sliceLen[kSlots] = {};
-  uint64_t posted = 0;
-  uint64_t released = 0;
-  int senderAgent = -1;
-  int receiverAgent = -1;
-  bool receiverWaiting = false;
-  bool senderWaiting = false;
-  uint64_t used() const { return posted - released; }
 };
 
 // Where two values reduced together disagree on the element they hold.
@@ -157,11 +149,11 @@ class Checker {
     while (a.settle(runs)) {
       Fifo* in = a.inConn >= 0 ? &fifos_[a.inConn] : nullptr;
       Fifo* out = a.outConn >= 0 ? &fifos_[a.outConn] : nullptr;
-      if (in != nullptr && in->used() == 0) {
+      if (in != nullptr && in->empty()) {
         in->receiverWaiting = true;
         return Status::success();
       }
-      if (out != nullptr && out->used() >= static_cast<uint64_t>(kSlots)) {
+      if (out != nullptr && out->full()) {
         out->senderWaiting = true;
         return Status::success();
       }
@@ -234,7 +226,7 @@ class Checker {
   // The agent a stuck agent waits for, and what for.
   int waitsFor(int agent, std::string* why) const {
     const AgentCursor& a = agents_[agent];
-    if (a.inConn >= 0 && fifos_[a.inConn].used() == 0) {
+    if (a.inConn >= 0 && fifos_[a.inConn].empty()) {
       const Fifo& f = fifos_[a.inConn];
       *why = "waits for a slice from rank " + std::to_string(set_.rankOf(f.senderAgent));
       return f.senderAgent;
@@ -294,7 +286,7 @@ class Checker {
     std::string text;
     int reported = 0;
     for (size_t c = 0; c < fifos_.size(); ++c) {
-      if (fifos_[c].used() == 0) continue;
+      if (fifos_[c].empty()) continue;
       if (reported++ == options_.maxReports) {
         text += "\n  ...";
         break;
