@@ -7,6 +7,7 @@
 # env:   BUILD (default build), REPEAT (default 5), ALGOS (default "ring tree oneshot")
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib/common.sh"
+source "$(dirname "$0")/lib.sh"
 BUILD="${BUILD:-$BRAID_BUILD}"
 NRANKS="${1:-4}"
 shift || true
@@ -20,8 +21,6 @@ BRAID_BUILD="$BUILD" braid_build braid-perf >/dev/null
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-time_of() { awk -v s="$2" '$1 == s { print $6; exit }' "$1"; }
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 iters_for() { if (($1 >= 1048576)); then echo 20; else echo 500; fi; }
 
 echo "$NRANKS ranks on $(nproc) cores, float32 sum, median of $REPEAT alternating runs ($(date -u +%F))."

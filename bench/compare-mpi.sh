@@ -14,6 +14,7 @@
 # 20 at 64 MiB.
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib/common.sh"
+source "$(dirname "$0")/lib.sh"
 BUILD="${BUILD:-$BRAID_BUILD}"
 RANKS=("$@")
 ((${#RANKS[@]})) || RANKS=(2 4)
@@ -34,9 +35,6 @@ trap 'rm -rf "$tmp"' EXIT
 row_for() {  # file size -> "time busbw"
   awk -v s="$2" '$1 == s { print $6, $8; exit }' "$1"
 }
-
-# Median of a list of numbers.
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 echo "Each figure is the median of $REPEAT runs; braid and MPI runs alternate, so both see the"
 echo "same machine state. Out-of-place, float32 sum, time averaged over ranks."

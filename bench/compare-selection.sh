@@ -9,6 +9,7 @@
 # env:   BUILD (default build), REPEAT (default 7), ITERS (default 1000)
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib/common.sh"
+source "$(dirname "$0")/lib.sh"
 BUILD="${BUILD:-$BRAID_BUILD}"
 NRANKS="${1:-4}"
 shift || true
@@ -23,8 +24,6 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-time_of() { awk -v s="$2" '$1 == s { print $6; exit }' "$1"; }
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # What the default selection ran, from the INFO line braid-perf's rank 0 prints.
 chosen() {
   BRAID_DEBUG=INFO BRAID_TRACE="$tmp/trace-%r.json" "$BUILD/bin/braid-perf" all_reduce \
