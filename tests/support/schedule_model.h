@@ -58,6 +58,19 @@ inline uint64_t modelTag(int rank, size_t element) {
   return x ^ (x >> 31);
 }
 
+/// What a send buffer holds where a collective does not read it, and what a
+/// receive buffer holds before the call: a read of either shows in the result.
+inline constexpr ModelValue kModelPoison{0xdead, 0xdeadbeef};
+
+/// Rank `rank`'s input element as a copying collective moves it: its tag alone.
+inline ModelValue modelCopied(int rank, size_t element) { return {0, modelTag(rank, element)}; }
+
+/// The same as a reducing collective adds it up: a nibble per rank counts
+/// how often its contribution was added (16 ranks at most, 15 times each).
+inline ModelValue modelReducedNibble(int rank, size_t element) {
+  return {uint64_t(1) << (4 * rank), modelTag(rank, element)};
+}
+
 /// One rank: its schedule and its memory, with input at [inBase, inBase +
 /// inLen) and output at [outBase, outBase + outLen) of it (they may overlap).
 struct ModelRank {

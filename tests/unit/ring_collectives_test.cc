@@ -26,17 +26,9 @@ using testing::ModelValue;
 static_assert(kFifoSlotsAssumed == static_cast<size_t>(transport::kFifoSlots),
               "ring schedules are sized for a different FIFO than the transports have");
 
-// What a send buffer holds where a collective does not read it, and what a
-// receive buffer holds before the call.
-constexpr ModelValue kPoison{0xdead, 0xdeadbeef};
-
-ModelValue reducing(int rank, size_t element) {
-  return {uint64_t(1) << (4 * rank), testing::modelTag(rank, element)};
-}
-ModelValue copied(int rank, size_t element) { return {0, testing::modelTag(rank, element)}; }
 ModelValue reduced(int nranks, size_t element) {
   ModelValue v;
-  for (int q = 0; q < nranks; ++q) v = v + reducing(q, element);
+  for (int q = 0; q < nranks; ++q) v = v + testing::modelReducedNibble(q, element);
   return v;
 }
 
@@ -105,13 +97,15 @@ void layout(const Call& c, int r, ModelRank& rank) {
   const size_t inLen = c.collective == Collective::kReduceScatter ? n * count : count;
   const size_t outLen = c.collective == Collective::kAllGather ? n * count : count;
   if (!c.inPlace) {
-    rank.layOut(inLen + outLen, 0, inLen, inLen, outLen, kPoison);
+    rank.layOut(inLen + outLen, 0, inLen, inLen, outLen, testing::kModelPoison);
   } else if (c.collective == Collective::kAllGather) {
-    rank.layOut(outLen, r * count, inLen, 0, outLen, kPoison);  // send = recv + r*count
+    rank.layOut(outLen, r * count, inLen, 0, outLen,
+                testing::kModelPoison);  // send = recv + r*count
   } else if (c.collective == Collective::kReduceScatter) {
-    rank.layOut(inLen, 0, inLen, r * count, outLen, kPoison);  // recv = send + r*count
+    rank.layOut(inLen, 0, inLen, r * count, outLen,
+                testing::kModelPoison);  // recv = send + r*count
   } else {
-    rank.layOut(count, 0, inLen, 0, outLen, kPoison);  // send = recv
+    rank.layOut(count, 0, inLen, 0, outLen, testing::kModelPoison);  // send = recv
   }
   ModelValue* input = rank.input();
   for (size_t i = 0; i < inLen; ++i) {
@@ -119,13 +113,14 @@ void layout(const Call& c, int r, ModelRank& rank) {
       case Collective::kAllReduce:
       case Collective::kReduceScatter:
       case Collective::kReduce:
-        input[i] = reducing(r, i);
+        input[i] = testing::modelReducedNibble(r, i);
         break;
       case Collective::kAllGather:
-        input[i] = copied(r, i);
+        input[i] = testing::modelCopied(r, i);
         break;
       case Collective::kBroadcast:
-        input[i] = r == c.root ? copied(r, i) : kPoison;  // only the root's is read
+        input[i] = r == c.root ? testing::modelCopied(r, i)
+                               : testing::kModelPoison;  // only the root's is read
         break;
     }
   }
@@ -153,14 +148,15 @@ ModelValue expected(const Call& c, int r, size_t i) {
     case Collective::kReduceScatter:
       return reducedTable(c.nranks, maxReduced)[r * c.count + i];
     case Collective::kAllGather:
-      return copied(static_cast<int>(i / c.count), i % c.count);
+      return testing::modelCopied(static_cast<int>(i / c.count), i % c.count);
     case Collective::kBroadcast:
-      return copied(c.root, i);
+      return testing::modelCopied(c.root, i);
     case Collective::kReduce:
       if (r == c.root) return reducedTable(c.nranks, maxReduced)[i];
-      return c.inPlace ? reducing(r, i) : kPoison;  // a non-root output is left alone
+      return c.inPlace ? testing::modelReducedNibble(r, i)
+                       : testing::kModelPoison;  // a non-root output is left alone
   }
-  return kPoison;
+  return testing::kModelPoison;
 }
 
 // Runs `c` on the model and checks every rank's output element by element.
@@ -504,11 +500,11 @@ TEST(ScheduleModel, WritesThroughTheAliasAreSeen) {
     } else {
       ranks[0].layOut(8, 0, 4, 4, 4, ModelValue{});
     }
-    for (size_t i = 0; i < 4; ++i) ranks[0].input()[i] = copied(0, i);
+    for (size_t i = 0; i < 4; ++i) ranks[0].input()[i] = testing::modelCopied(0, i);
     ASSERT_TRUE(testing::runModel(ranks).ok());
     const std::vector<ModelValue> out = ranks[0].output();
     const size_t want[] = {inPlace ? 0u : 2u, inPlace ? 1u : 3u, 0, 1};
-    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(out[i], copied(0, want[i])) << i;
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(out[i], testing::modelCopied(0, want[i])) << i;
   }
 }
 

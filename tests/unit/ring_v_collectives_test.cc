@@ -28,13 +28,6 @@ namespace {
 using testing::ModelRank;
 using testing::ModelValue;
 
-constexpr ModelValue kPoison{0xdead, 0xdeadbeef};
-
-ModelValue reducing(int rank, size_t element) {
-  return {uint64_t(1) << (4 * rank), testing::modelTag(rank, element)};
-}
-ModelValue copied(int rank, size_t element) { return {0, testing::modelTag(rank, element)}; }
-
 struct Shape {
   size_t chunk;
   size_t slice;
@@ -160,19 +153,19 @@ void layout(const Call& c, int r, ModelRank& rank) {
   const size_t at = c.blocks.offsets[r];
   if (c.collective == Collective::kAllGather) {
     if (c.inPlace) {
-      rank.layOut(big, at, mine, 0, big, kPoison);  // send = recv + offsets[r]
+      rank.layOut(big, at, mine, 0, big, testing::kModelPoison);  // send = recv + offsets[r]
     } else {
-      rank.layOut(mine + big, 0, mine, mine, big, kPoison);
+      rank.layOut(mine + big, 0, mine, mine, big, testing::kModelPoison);
     }
-    for (size_t i = 0; i < mine; ++i) rank.input()[i] = copied(r, i);
+    for (size_t i = 0; i < mine; ++i) rank.input()[i] = testing::modelCopied(r, i);
     return;
   }
   if (c.inPlace) {
-    rank.layOut(big, 0, big, at, mine, kPoison);  // recv = send + offsets[r]
+    rank.layOut(big, 0, big, at, mine, testing::kModelPoison);  // recv = send + offsets[r]
   } else {
-    rank.layOut(big + mine, 0, big, big, mine, kPoison);
+    rank.layOut(big + mine, 0, big, big, mine, testing::kModelPoison);
   }
-  for (size_t i = 0; i < big; ++i) rank.input()[i] = reducing(r, i);
+  for (size_t i = 0; i < big; ++i) rank.input()[i] = testing::modelReducedNibble(r, i);
 }
 
 // What rank r's output element i must hold.
@@ -180,15 +173,16 @@ ModelValue expected(const Call& c, int r, size_t i) {
   const Blocks& b = c.blocks;
   if (c.collective == Collective::kReduceScatter) {
     ModelValue v;
-    for (int q = 0; q < c.nranks; ++q) v = v + reducing(q, b.offsets[r] + i);
+    for (int q = 0; q < c.nranks; ++q) v = v + testing::modelReducedNibble(q, b.offsets[r] + i);
     return v;
   }
   for (int q = 0; q < c.nranks; ++q) {
-    if (i >= b.offsets[q] && i < b.offsets[q] + b.counts[q]) return copied(q, i - b.offsets[q]);
+    if (i >= b.offsets[q] && i < b.offsets[q] + b.counts[q])
+      return testing::modelCopied(q, i - b.offsets[q]);
   }
   // A gap: untouched, or, in place, this rank's input would be there (it is
   // in its own block, so a gap is still the poison).
-  return kPoison;
+  return testing::kModelPoison;
 }
 
 void check(const Call& c) {

@@ -20,12 +20,11 @@ namespace {
 using testing::ModelRank;
 using testing::ModelValue;
 
-constexpr ModelValue kPoison{0xdead, 0xdeadbeef};
-
+// A bit per rank rather than modelReducedNibble's nibble: the trees are
+// checked up to 64 ranks.
 ModelValue reducing(int rank, size_t element) {
   return {uint64_t(1) << rank, testing::modelTag(rank, element)};
 }
-ModelValue copied(int rank, size_t element) { return {0, testing::modelTag(rank, element)}; }
 
 struct Shape {
   size_t chunk;
@@ -90,13 +89,15 @@ void check(const Call& c) {
     ASSERT_TRUE(s.ok()) << s.status().message();
     ranks[r].schedule = std::move(s).value();
     if (c.inPlace) {
-      ranks[r].layOut(c.count, 0, c.count, 0, c.count, kPoison);
+      ranks[r].layOut(c.count, 0, c.count, 0, c.count, testing::kModelPoison);
     } else {
-      ranks[r].layOut(2 * c.count, 0, c.count, c.count, c.count, kPoison);
+      ranks[r].layOut(2 * c.count, 0, c.count, c.count, c.count, testing::kModelPoison);
     }
     for (size_t i = 0; i < c.count; ++i) {
       const bool broadcast = c.collective == Collective::kBroadcast;
-      ranks[r].input()[i] = !broadcast ? reducing(r, i) : r == c.root ? copied(r, i) : kPoison;
+      ranks[r].input()[i] = !broadcast    ? reducing(r, i)
+                            : r == c.root ? testing::modelCopied(r, i)
+                                          : testing::kModelPoison;
     }
   }
   Status run = testing::runModel(ranks);
@@ -106,7 +107,7 @@ void check(const Call& c) {
     for (size_t i = 0; i < c.count; ++i) {
       ModelValue want;
       if (c.collective == Collective::kBroadcast) {
-        want = copied(c.root, i);
+        want = testing::modelCopied(c.root, i);
       } else if (c.collective == Collective::kAllReduce || r == c.root) {
         want = reducedAt(c.nranks, i);
       } else {
