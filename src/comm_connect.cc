@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "algo/ring_common.h"
 #include "comm_impl.h"
 #include "topology/host_id.h"
 #include "transport/shm/shm_fifo.h"
@@ -60,10 +61,9 @@ Status Comm::Impl::connectRing() {
   ringLinks.channels.resize(nchannels);
   // Neighbours by this rank's place in the ring, which is its rank only
   // when the order is 0..N-1.
-  const int pos = static_cast<int>(std::find(ring.begin(), ring.end(), rank) - ring.begin());
+  const int pos = algo::ringPosition(ring, rank);
   if (pos == nranks) return internalError("rank " + std::to_string(rank) + " is not in its ring");
-  const int prev = ring[(pos - 1 + nranks) % nranks];
-  const int next = ring[(pos + 1) % nranks];
+  const auto [prev, next] = algo::ringNeighboursAt(ring, pos);
   for (auto& channel : ringLinks.channels) {
     channel.steps.push_back({algo::StepOp::kRecvCopySend, prev, next, 0, 0, 0, 1});
   }

@@ -34,8 +34,7 @@ void emitRound(std::vector<Step>& steps, const std::vector<int>& order, int pos,
                size_t roundElems) {
   const int n = static_cast<int>(order.size());
   const size_t chunk = (roundElems + n - 1) / n;
-  const int prev = order[ringMod(pos - 1, n)];
-  const int next = order[ringMod(pos + 1, n)];
+  const auto [prev, next] = ringNeighboursAt(order, pos);
   auto add = [&](StepOp op, int chunkIndex) {
     size_t begin = std::min(roundElems, static_cast<size_t>(chunkIndex) * chunk);
     size_t end = std::min(roundElems, begin + chunk);

@@ -69,6 +69,11 @@ int ringPosition(const std::vector<int>& ring, int rank) {
   return static_cast<int>(std::find(ring.begin(), ring.end(), rank) - ring.begin());
 }
 
+RingNeighbours ringNeighboursAt(const std::vector<int>& ring, int pos) {
+  const int n = static_cast<int>(ring.size());
+  return {ring[ringMod(pos - 1, n)], ring[ringMod(pos + 1, n)]};
+}
+
 ElemRange channelRange(size_t count, int nchannels, int channel) {
   const size_t perChannel = (count + nchannels - 1) / nchannels;
   ElemRange r;
@@ -129,10 +134,7 @@ void appendLoneCopy(std::vector<Step>& steps, ElemRange range, size_t inBase, si
 }
 
 void emitChain(Schedule& s, const RingParams& p, StepOp op) {
-  const int n = p.nranks;
-  const int pos = ringPosition(s.ring, p.rank);
-  const int prev = s.ring[ringMod(pos - 1, n)];
-  const int next = s.ring[ringMod(pos + 1, n)];
+  const auto [prev, next] = ringNeighboursAt(s.ring, ringPosition(s.ring, p.rank));
   const SlicePlan plan = planSlices(p, channelRange(p.count, p.nchannels, 0).end);
   s.sliceElems = plan.sliceElems;
   for (int c = 0; c < p.nchannels; ++c) {

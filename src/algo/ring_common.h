@@ -59,6 +59,14 @@ Schedule newRingSchedule(const RingParams& p, Collective collective, int root);
 /// Ring position of `rank` in `ring`.
 int ringPosition(const std::vector<int>& ring, int rank);
 
+/// The ranks before and after position `pos` of `ring`, the peers a ring
+/// step receives from and sends to.
+struct RingNeighbours {
+  int prev;
+  int next;
+};
+RingNeighbours ringNeighboursAt(const std::vector<int>& ring, int pos);
+
 /// How a ring schedule cuts its work: messages of up to a chunk, moved in slices.
 struct SlicePlan {
   size_t chunkElems;  ///< most elements of one message

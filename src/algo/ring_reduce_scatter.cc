@@ -44,8 +44,7 @@ namespace {
 void emitRound(std::vector<Step>& steps, const RingParams& p, const std::vector<int>& order,
                int pos, int channel, size_t round, size_t chunkElems) {
   const int n = static_cast<int>(order.size());
-  const int prev = order[ringMod(pos - 1, n)];
-  const int next = order[ringMod(pos + 1, n)];
+  const auto [prev, next] = ringNeighboursAt(order, pos);
   for (int j = 0; j < n; ++j) {
     const int block = order[ringMod(pos - 1 - j, n)];
     const ElemRange part =
