@@ -41,44 +41,49 @@ struct GroupState {
 
 thread_local GroupState tlsGroup;
 
-Status runTarget(const GroupTarget& target) {
+// Visits a target's operations in order, consecutive sends and receives as
+// one batch (onBatch) and anything else alone (onOp); stops at the first
+// failure. Running a group and estimating it both walk it this way.
+template <typename OnBatch, typename OnOp>
+Status walkTarget(const GroupTarget& target, OnBatch onBatch, OnOp onOp) {
   std::vector<P2pOp> batch;
   for (const auto& op : target.ops) {
     if (op.p2p) {
       batch.push_back(*op.p2p);
       continue;
     }
-    if (!batch.empty()) BRAID_TRY(target.comm->sendRecv(batch).withContext("ncclSend/ncclRecv"));
+    if (!batch.empty()) BRAID_TRY(onBatch(batch));
     batch.clear();
-    BRAID_TRY(op.run());
+    BRAID_TRY(onOp(op));
   }
-  if (!batch.empty()) BRAID_TRY(target.comm->sendRecv(batch).withContext("ncclSend/ncclRecv"));
+  if (!batch.empty()) BRAID_TRY(onBatch(batch));
   return Status::success();
 }
 
-// The model's time for runTarget(target): its operations one after another,
-// with the same fusing of sends and receives into batches.
+Status runTarget(const GroupTarget& target) {
+  return walkTarget(
+      target,
+      [&](const std::vector<P2pOp>& batch) {
+        return target.comm->sendRecv(batch).withContext("ncclSend/ncclRecv");
+      },
+      [](const GroupOp& op) { return op.run(); });
+}
+
+// The model's time for runTarget(target): its operations one after another.
 Result<double> estimateTarget(const GroupTarget& target) {
   double sum = 0;
-  std::vector<P2pOp> batch;
-  for (const auto& op : target.ops) {
-    if (op.p2p) {
-      batch.push_back(*op.p2p);
-      continue;
-    }
-    if (!batch.empty()) {
-      BRAID_ASSIGN_OR_RETURN(const double us, target.comm->estimateP2pUs(batch));
-      sum += us;
-    }
-    batch.clear();
-    if (!op.estimate) continue;  // creating a communicator: not a transfer
-    BRAID_ASSIGN_OR_RETURN(const double us, op.estimate());
-    sum += us;
-  }
-  if (!batch.empty()) {
-    BRAID_ASSIGN_OR_RETURN(const double us, target.comm->estimateP2pUs(batch));
-    sum += us;
-  }
+  auto add = [&](Result<double> us) -> Status {
+    BRAID_TRY(us.status());
+    sum += us.value();
+    return Status::success();
+  };
+  BRAID_TRY(walkTarget(
+      target,
+      [&](const std::vector<P2pOp>& batch) { return add(target.comm->estimateP2pUs(batch)); },
+      [&](const GroupOp& op) {
+        // Creating a communicator has no estimate: it moves no data.
+        return op.estimate ? add(op.estimate()) : Status::success();
+      }));
   return sum;
 }
 
