@@ -1,11 +1,11 @@
 #include "topology/host_id.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <string>
 
+#include "topology/cpu_affinity.h"
 #include "util/hash.h"
 
 namespace braid::topology {
@@ -21,12 +21,8 @@ uint64_t hostId() {
 }
 
 int usableCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    int n = CPU_COUNT(&set);
-    if (n > 0) return n;
-  }
+  const size_t allowed = allowedCpus().size();
+  if (allowed > 0) return static_cast<int>(allowed);
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? static_cast<int>(n) : 1;
 }
