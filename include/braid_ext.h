@@ -71,6 +71,54 @@ BRAID_NCCL_EXPORT ncclResult_t braidAlltoAllV(const void* sendbuff, const size_t
                                               ncclDataType_t datatype, ncclComm_t comm,
                                               cudaStream_t stream);
 
+/*
+ * braid's seam to the CUDA runtime, as a table of functions. Every CUDA call braid makes goes
+ * through one interface; this table is that interface for programs: the CUDA runtime braid runs
+ * on, or, when the environment sets BRAID_EMULATE_GPUS=<n>, an emulated GPU of n devices (device
+ * memory is host memory, a stream is an in-order queue run by a thread, a kernel launch runs the
+ * CPU build of braid's kernels). A program that makes its buffers, streams and events through
+ * the table runs unchanged on both; braid-perf and braid's emulated-GPU tests do.
+ *
+ * On the emulated GPU, memory from `alloc` is what GPU communicators take as device memory, and
+ * its streams and events are the only ones its calls accept; the CUDA runtime's own functions
+ * know nothing of them. Every function returns ncclSuccess or an error whose text
+ * ncclGetLastError(NULL) gives.
+ */
+#define BRAID_DEVICE_API_VERSION 1
+
+typedef struct braidDeviceApi {
+  int version;  /* BRAID_DEVICE_API_VERSION */
+  int emulated; /* 1 on the emulated GPU, 0 on the CUDA runtime */
+  /* The number of devices; 0 where there are none (never an error). */
+  int (*deviceCount)(void);
+  ncclResult_t (*setDevice)(int device);
+  ncclResult_t (*getDevice)(int* device);
+  /* "NVIDIA H200", "emulated GPU 0": at most bytes - 1 characters and a NUL. */
+  ncclResult_t (*deviceName)(int device, char* name, size_t bytes);
+  /* Device memory of the current device, and its release. */
+  ncclResult_t (*alloc)(void** ptr, size_t bytes);
+  ncclResult_t (*release)(void* ptr);
+  /* An asynchronous copy in any direction, or memset, ordered on `stream` (NULL: the default). */
+  ncclResult_t (*copy)(void* dst, const void* src, size_t bytes, cudaStream_t stream);
+  ncclResult_t (*fill)(void* dst, int value, size_t bytes, cudaStream_t stream);
+  /* Streams of the current device that do not synchronize with the default stream. */
+  ncclResult_t (*streamCreate)(cudaStream_t* stream);
+  ncclResult_t (*streamDestroy)(cudaStream_t stream);
+  ncclResult_t (*streamSynchronize)(cudaStream_t stream);
+  /* Events without timing: record marks the stream's end; waitEvent holds a stream until the
+   * last record completes. */
+  ncclResult_t (*eventCreate)(void** event);
+  ncclResult_t (*eventDestroy)(void* event);
+  ncclResult_t (*eventRecord)(void* event, cudaStream_t stream);
+  ncclResult_t (*streamWaitEvent)(cudaStream_t stream, void* event);
+  ncclResult_t (*eventSynchronize)(void* event);
+  /* Runs fn(arg) on a host thread when the stream reaches this point (cudaLaunchHostFunc). */
+  ncclResult_t (*hostCallback)(cudaStream_t stream, void (*fn)(void*), void* arg);
+} braidDeviceApi;
+
+/** The table of the process's runtime, chosen at the first call (or the first communicator). */
+BRAID_NCCL_EXPORT const braidDeviceApi* braidGetDeviceApi(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -19,7 +19,17 @@
 
 #include "braid/types.h"
 #include "kernels/float_types.h"
+#include "kernels/host_device.h"
 #include "kernels/reduce_op.h"
+
+// The dispatchers are called from host code with host lambdas and from the
+// engine's device code with device lambdas; nvcc checks each instantiation
+// where it is used, so the mixed qualifiers need its check disabled here.
+#if defined(__CUDACC__)
+#define BRAID_DISPATCH_NO_HD_CHECK _Pragma("nv_exec_check_disable")
+#else
+#define BRAID_DISPATCH_NO_HD_CHECK
+#endif
 
 namespace braid::kernels {
 
@@ -40,8 +50,9 @@ struct OpTag {
 };
 
 /// Calls visit(TypeTag<T>{}) for the element type of `type`.
+BRAID_DISPATCH_NO_HD_CHECK
 template <typename R, typename Visit>
-R dispatchType(DataType type, R missing, Visit&& visit) {
+BRAID_HOST_DEVICE R dispatchType(DataType type, R missing, Visit&& visit) {
   switch (type) {
     case DataType::kInt8:
       return visit(TypeTag<int8_t>{});
@@ -72,8 +83,9 @@ R dispatchType(DataType type, R missing, Visit&& visit) {
 }
 
 /// Calls visit(OpTag<...>{}) for the functors of `op`.
+BRAID_DISPATCH_NO_HD_CHECK
 template <typename R, typename Visit>
-R dispatchOp(RedOp op, R missing, Visit&& visit) {
+BRAID_HOST_DEVICE R dispatchOp(RedOp op, R missing, Visit&& visit) {
   switch (op) {
     case RedOp::kSum:
       return visit(OpTag<FuncSum>{});
@@ -91,12 +103,40 @@ R dispatchOp(RedOp op, R missing, Visit&& visit) {
   return missing;
 }
 
-/// Calls visit(TypeTag<T>{}, OpTag<...>{}) for the pair.
+namespace detail {
+
+// The two levels of dispatchTypeAndOp as function objects rather than
+// lambdas, so that nvcc's host/device check can be disabled on each.
+template <typename R, typename Visit, typename TypeTagT>
+struct WithType {
+  Visit& visit;
+  TypeTagT type;
+  BRAID_DISPATCH_NO_HD_CHECK
+  template <typename OpTagT>
+  BRAID_HOST_DEVICE R operator()(OpTagT op) const {
+    return visit(type, op);
+  }
+};
+
 template <typename R, typename Visit>
-R dispatchTypeAndOp(DataType type, RedOp op, R missing, Visit&& visit) {
-  return dispatchType(type, missing, [&](auto t) {
-    return dispatchOp(op, missing, [&](auto o) { return visit(t, o); });
-  });
+struct ThenOp {
+  Visit& visit;
+  RedOp op;
+  R missing;
+  BRAID_DISPATCH_NO_HD_CHECK
+  template <typename TypeTagT>
+  BRAID_HOST_DEVICE R operator()(TypeTagT type) const {
+    return dispatchOp(op, missing, WithType<R, Visit, TypeTagT>{visit, type});
+  }
+};
+
+}  // namespace detail
+
+/// Calls visit(TypeTag<T>{}, OpTag<...>{}) for the pair.
+BRAID_DISPATCH_NO_HD_CHECK
+template <typename R, typename Visit>
+BRAID_HOST_DEVICE R dispatchTypeAndOp(DataType type, RedOp op, R missing, Visit&& visit) {
+  return dispatchType(type, missing, detail::ThenOp<R, Visit>{visit, op, missing});
 }
 
 }  // namespace braid::kernels

@@ -7,7 +7,13 @@
 // (kernels/reduce_op.h), as NCCL does. The conversions are written once for
 // every format, on the bits, without branches, so that GCC vectorizes them in
 // the host loops and nvcc compiles the very same code for the GPU: host and
-// device give the same bits by construction.
+// device give the same bits by construction where the GPU lacks conversion
+// instructions.
+//
+// On the GPU the conversions are the hardware's (cvt, with .satfinite for
+// fp8 on sm_89 and later), which round the same way and saturate the same
+// way; they differ only in the bits of NaN results, which come out as the
+// canonical NaN (kernels/device_reduce.h says the same of the arithmetic).
 //
 // Conversion rules:
 //   - widening to float is exact; a signaling NaN comes back quiet (the quiet
@@ -117,16 +123,56 @@ BRAID_HOST_DEVICE uint32_t narrowFromFloat(float f) {
   }
 }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+// The hardware's fp8 conversions (sm_89 and later), which take and give pairs.
+template <bool kE4m3>
+__device__ __forceinline__ uint8_t fp8FromFloatHw(float f) {
+  uint16_t pair;
+  if constexpr (kE4m3) {
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(f));
+  } else {
+    asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(pair) : "f"(0.0f), "f"(f));
+  }
+  return static_cast<uint8_t>(pair & 0xff);
+}
+
+template <bool kE4m3>
+__device__ __forceinline__ float fp8ToFloatHw(uint8_t bits) {
+  uint32_t halves;
+  const uint16_t pair = bits;
+  if constexpr (kE4m3) {
+    asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(halves) : "h"(pair));
+  } else {
+    asm("cvt.rn.f16x2.e5m2x2 %0, %1;" : "=r"(halves) : "h"(pair));
+  }
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(static_cast<uint16_t>(halves & 0xffff)));
+  return f;
+}
+#endif
+
 }  // namespace detail
 
 /// IEEE 754 binary16 ("half").
 struct Float16 {
   uint16_t bits;
   BRAID_HOST_DEVICE static Float16 fromFloat(float f) {
+#if defined(__CUDA_ARCH__)
+    uint16_t h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return Float16{h};
+#else
     return Float16{static_cast<uint16_t>(detail::narrowFromFloat<detail::Float16Format>(f))};
+#endif
   }
   BRAID_HOST_DEVICE float toFloat() const {
+#if defined(__CUDA_ARCH__)
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits));
+    return f;
+#else
     return detail::widenToFloat<detail::Float16Format>(bits);
+#endif
   }
 };
 
@@ -134,7 +180,13 @@ struct Float16 {
 struct Bfloat16 {
   uint16_t bits;
   BRAID_HOST_DEVICE static Bfloat16 fromFloat(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    uint16_t h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return Bfloat16{h};
+#else
     return Bfloat16{static_cast<uint16_t>(detail::narrowFromFloat<detail::Bfloat16Format>(f))};
+#endif
   }
   BRAID_HOST_DEVICE float toFloat() const {
     return detail::widenToFloat<detail::Bfloat16Format>(bits);
@@ -145,10 +197,18 @@ struct Bfloat16 {
 struct Float8e4m3 {
   uint8_t bits;
   BRAID_HOST_DEVICE static Float8e4m3 fromFloat(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    return Float8e4m3{detail::fp8FromFloatHw<true>(f)};
+#else
     return Float8e4m3{static_cast<uint8_t>(detail::narrowFromFloat<detail::Float8e4m3Format>(f))};
+#endif
   }
   BRAID_HOST_DEVICE float toFloat() const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    return detail::fp8ToFloatHw<true>(bits);
+#else
     return detail::widenToFloat<detail::Float8e4m3Format>(bits);
+#endif
   }
 };
 
@@ -156,10 +216,18 @@ struct Float8e4m3 {
 struct Float8e5m2 {
   uint8_t bits;
   BRAID_HOST_DEVICE static Float8e5m2 fromFloat(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    return Float8e5m2{detail::fp8FromFloatHw<false>(f)};
+#else
     return Float8e5m2{static_cast<uint8_t>(detail::narrowFromFloat<detail::Float8e5m2Format>(f))};
+#endif
   }
   BRAID_HOST_DEVICE float toFloat() const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    return detail::fp8ToFloatHw<false>(bits);
+#else
     return detail::widenToFloat<detail::Float8e5m2Format>(bits);
+#endif
   }
 };
 

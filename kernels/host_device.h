@@ -18,6 +18,15 @@
 #define BRAID_HOST_DEVICE inline
 #endif
 
+// A function of its own on the GPU: the engine's per-(type, op) loops, so
+// that the kernel is one interpreter calling them instead of one
+// interpreter inlined per pair, which nvcc compiles for a very long time.
+#if defined(__CUDACC__)
+#define BRAID_HOST_DEVICE_NOINLINE __host__ __device__ __noinline__
+#else
+#define BRAID_HOST_DEVICE_NOINLINE inline
+#endif
+
 namespace braid::kernels {
 
 BRAID_HOST_DEVICE uint32_t floatBits(float f) {

@@ -9,6 +9,7 @@
 #include "algo/ring.h"
 #include "bootstrap/unique_id.h"
 #include "comm_impl.h"
+#include "kernels/engine/sync.h"
 #include "kernels/host_reduce.h"
 #include "topology/host_id.h"
 #include "transport/shm/shm_fifo.h"
@@ -29,12 +30,21 @@ Status exchangePeerInfo(Comm::Impl& c) {
   me.pid = getpid();
   me.hostId = topology::hostId();
   me.nonce = randomNonce();
-  me.cudaDevice = -1;
+  me.cudaDevice = c.cudaDevice;
   me.numaId = c.numaIdOfThisRank();
   BRAID_TRY(c.bootstrap->allGather(c.peers.data(), sizeof(PeerInfo)));
   for (int r = 0; r < c.nranks; ++r) {
     if (c.peers[r].rank != r) {
       return internalError("bootstrap returned a garbled peer table at rank " + std::to_string(r));
+    }
+    if ((c.peers[r].cudaDevice >= 0) != (me.cudaDevice >= 0)) {
+      const int onGpu = me.cudaDevice >= 0 ? c.rank : r;
+      const int onHost = me.cudaDevice >= 0 ? r : c.rank;
+      return invalidUsage("rank " + std::to_string(onGpu) + " runs on a GPU but rank " +
+                          std::to_string(onHost) +
+                          " on host memory: all ranks of a communicator must do the same (set "
+                          "BRAID_HOST_COMM=1 everywhere for host memory, or give every rank a "
+                          "device)");
     }
     if (c.peers[r].hostId != me.hostId) {
       return invalidUsage("rank " + std::to_string(r) +
@@ -46,6 +56,13 @@ Status exchangePeerInfo(Comm::Impl& c) {
 }
 
 }  // namespace
+
+int Comm::currentDevice() {
+  gpu::Runtime& rt = gpu::runtime();
+  if (rt.deviceCount() == 0) return -1;
+  Result<int> d = rt.currentDevice();
+  return d.ok() ? d.value() : -1;
+}
 
 Result<UniqueId> Comm::newUniqueId() {
   Config config = Config::fromEnvironment();
@@ -70,11 +87,27 @@ Comm::~Comm() {
 
 int Comm::rank() const { return impl_->rank; }
 int Comm::size() const { return impl_->nranks; }
-int Comm::cudaDevice() const { return -1; }
+int Comm::cudaDevice() const { return impl_->cudaDevice; }
+
+namespace {
+
+// The device a new communicator runs on, or -1 for host memory: the one
+// the options name, else the caller's current one, as NCCL takes it; host
+// memory when there is no usable device or it is asked for.
+Result<int> chooseDevice(const CommOptions& options, const Config& config) {
+  gpu::Runtime& rt = gpu::runtime();
+  if (options.hostMemory || config.hostComm || rt.deviceCount() == 0) return -1;
+  if (options.device >= 0) {
+    BRAID_TRY(rt.setDevice(options.device).withContext("the communicator's device"));
+    return options.device;
+  }
+  return rt.currentDevice();
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int rank,
                                            const CommOptions& options) {
-  (void)options;
   if (nranks <= 0) return invalidArgument("nranks must be positive, got " + std::to_string(nranks));
   if (rank < 0 || rank >= nranks) {
     return invalidArgument("rank " + std::to_string(rank) + " is outside [0, " +
@@ -92,6 +125,7 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
   }
   impl->rank = rank;
   impl->nranks = nranks;
+  BRAID_ASSIGN_OR_RETURN(impl->cudaDevice, chooseDevice(options, impl->config));
   if (rank == 0) BRAID_INFO("%s", impl->config.describe().c_str());
   BRAID_INFO("init: rank %d of %d, id %s", rank, nranks, bootstrap::describeUniqueId(id).c_str());
 
@@ -118,15 +152,27 @@ Status Comm::finalize() {
   if (c.finalized) return invalidUsage("communicator was already finalized");
   c.finalized = true;
   if (c.aborted.load()) return Status::success();
-  // Every operation completed before it returned, so the only thing left is
-  // to know that the peers are done with this rank's FIFOs too.
+  // Host calls completed before they returned; a GPU communicator's
+  // kernels must finish first. Then the peers must be done with this
+  // rank's FIFOs too.
+  if (c.gpu) {
+    BRAID_TRY(c.flushGpu().withContext("finalize"));
+    BRAID_TRY(c.waitForGpu().withContext("finalize"));
+    BRAID_TRY(c.gpuFault().withContext("finalize"));
+  }
   return c.bootstrap->barrier().withContext("finalize");
 }
 
-Status Comm::asyncError() const { return impl_->broken ? *impl_->broken : Status::success(); }
+Status Comm::asyncError() const {
+  if (impl_->broken) return *impl_->broken;
+  if (impl_->gpu) return impl_->gpuFault();
+  return Status::success();
+}
 
 void Comm::abort() {
   impl_->aborted.store(true);
+  // Kernels waiting for a peer poll this word and give up.
+  if (impl_->gpu) kernels::engine::storePublish(impl_->gpu->abortWord, 1);
   if (impl_->bootstrap) impl_->bootstrap->abort();
   // A call blocked in a wait sees the flag within one sleep slice (10 ms);
   // only once it has left may the communicator's memory go away.

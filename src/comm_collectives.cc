@@ -94,6 +94,12 @@ Result<tune::Choice> Comm::Impl::choose(const CollCall& call) {
   const bool rooted =
       call.collective == Collective::kBroadcast || call.collective == Collective::kReduce;
   if (rooted && config.algo.empty()) a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = false;
+  // The deterministic ring (owner computes, comm_deterministic.cc) runs on
+  // the host only; on a GPU the tree gives the reference order.
+  if (gpu && deterministic && call.collective == Collective::kAllReduce && nranks > 1) {
+    a.algorithm[static_cast<int>(algo::Algorithm::kRing)] = false;
+    a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = true;
+  }
   BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, tune::choose(model, q, a));
   choices.insert(key, choice);
   return choice;
@@ -173,17 +179,35 @@ Result<const Comm::Impl::CachedSchedule*> Comm::Impl::scheduleFor(const CollCall
   entry.blockCounts = std::move(blockCounts);
   entry.blockOffsets = std::move(blockOffsets);
   entry.schedule = std::move(made).value();
-  BRAID_TRY(linkSchedule(entry.schedule, choice.protocol, &entry.connections));
+  // The operator's final step (avg's division) runs where the rank holds
+  // final values: everywhere but a reduce's non-roots.
+  const bool finishes =
+      reduces(call.collective) && (call.collective != Collective::kReduce || rank == call.root);
+  BRAID_ASSIGN_OR_RETURN(entry.program, exec::lowerSchedule(entry.schedule, finishes));
+  if (gpu) {
+    BRAID_ASSIGN_OR_RETURN(const std::vector<exec::ChannelPorts> ports,
+                           linkGpuSchedule(entry.program, choice.protocol));
+    BRAID_ASSIGN_OR_RETURN(
+        exec::DeviceProgram device,
+        exec::DeviceProgram::upload(*gpu->runtime, entry.program, ports, gpu->stream));
+    entry.device = std::make_shared<exec::DeviceProgram>(std::move(device));
+  } else {
+    BRAID_TRY(linkSchedule(entry.program, choice.protocol, &entry.connections));
+  }
   // A handful of entries covers the collectives a training step repeats.
   constexpr size_t kCacheEntries = 8;
-  if (scheduleCache.size() >= kCacheEntries) scheduleCache.erase(scheduleCache.begin());
+  if (scheduleCache.size() >= kCacheEntries) {
+    // A queued launch or a captured graph may still read an evicted device program.
+    if (gpu && scheduleCache.front().device) gpu->retired.push_back(scheduleCache.front().device);
+    scheduleCache.erase(scheduleCache.begin());
+  }
   scheduleCache.push_back(std::move(entry));
   return &scheduleCache.back();
 }
 
-Result<kernels::HostOp> Comm::Impl::hostOpFor(DataType type, RedOp op) {
-  kernels::OpArgs args;
-  args.nranks = nranks;
+Result<OpSpec> Comm::Impl::opSpecFor(DataType type, RedOp op) {
+  OpSpec spec;
+  spec.args.nranks = nranks;
   int o = static_cast<int>(op);
   if (o >= kFirstUserOp) {
     size_t index = static_cast<size_t>(o - kFirstUserOp);
@@ -196,13 +220,26 @@ Result<kernels::HostOp> Comm::Impl::hostOpFor(DataType type, RedOp op) {
       return invalidArgument(std::string("premulsum op was made for ") + dataTypeName(u.type) +
                              " but is used with " + dataTypeName(type));
     }
-    // A scalar given by pointer is read when the collective runs, as NCCL
-    // reads a device scalar when the kernel runs.
-    memcpy(args.scalar, u.byPointer ? u.pointer : u.value, dataTypeSize(type));
-    return kernels::hostOp(type, RedOp::kPreMulSum, args);
+    spec.functor = RedOp::kPreMulSum;
+    if (u.byPointer) {
+      spec.scalarPointer = u.pointer;
+    } else {
+      memcpy(spec.args.scalar, u.value, dataTypeSize(type));
+    }
+    return spec;
   }
   if (o < 0 || o >= kNumRedOps) return invalidArgument("unknown reduction op " + std::to_string(o));
-  return kernels::hostOp(type, op, args);
+  spec.functor = op;
+  return spec;
+}
+
+Result<kernels::HostOp> Comm::Impl::hostOpFor(DataType type, RedOp op) {
+  BRAID_ASSIGN_OR_RETURN(OpSpec spec, opSpecFor(type, op));
+  // A scalar given by pointer is read when the collective runs, as NCCL
+  // reads a device scalar when the kernel runs.
+  if (spec.scalarPointer != nullptr)
+    memcpy(spec.args.scalar, spec.scalarPointer, dataTypeSize(type));
+  return kernels::hostOp(type, spec.functor, spec.args);
 }
 
 Status Comm::Impl::runCollective(const CollCall& call) {
@@ -211,6 +248,14 @@ Status Comm::Impl::runCollective(const CollCall& call) {
       call.collective == Collective::kBroadcast || call.collective == Collective::kReduce;
   if (rooted) BRAID_TRY(checkRank(call.root, nranks, "root"));
   BRAID_TRY(checkUsable());
+  if (gpu) {
+    const bool empty = call.blockCounts == nullptr
+                           ? call.count == 0
+                           : std::all_of(call.blockCounts, call.blockCounts + nranks,
+                                         [](size_t c) { return c == 0; });
+    if (empty) return Status::success();
+    return runCollectiveOnGpu(call);
+  }
   kernels::HostOp op;
   if (reduces(call.collective)) {
     BRAID_ASSIGN_OR_RETURN(op, hostOpFor(call.type, call.op));
@@ -226,6 +271,8 @@ Status Comm::Impl::runCollective(const CollCall& call) {
   Status s = Status::success();
   const size_t elemBytes = dataTypeSize(call.type);
   const double traceStart = trace ? trace->nowUs() : 0;
+  const bool deterministicRing = deterministic && choice.algorithm == algo::Algorithm::kRing &&
+                                 call.collective == Collective::kAllReduce && nranks > 1;
   if (choice.algorithm == algo::Algorithm::kOneShot) {
     if (config.dumpSchedule) {
       fprintf(stderr,
@@ -236,8 +283,7 @@ Status Comm::Impl::runCollective(const CollCall& call) {
     }
     s = oneShot->allReduce(call.input, call.output, call.count, elemBytes, op, choice.protocol,
                            waitContext());
-  } else if (deterministic && choice.algorithm == algo::Algorithm::kRing &&
-             call.collective == Collective::kAllReduce && nranks > 1) {
+  } else if (deterministicRing) {
     s = deterministicRingAllReduce(call, op, choice.protocol);
   } else {
     BRAID_ASSIGN_OR_RETURN(const CachedSchedule* cached, scheduleFor(call, choice));
@@ -250,7 +296,7 @@ Status Comm::Impl::runCollective(const CollCall& call) {
       output = scratch.data();
     }
     exec::HostCall hostCall{call.input, output, elemBytes, op, trace.get()};
-    s = exec::runOnHost(cached->schedule, hostCall, cached->connections, waitContext());
+    s = exec::runOnHost(cached->program, hostCall, cached->connections, waitContext());
   }
   if (trace) traceCall(*trace, call, choice, nchannels, traceStart);
   if (!s.ok()) {
@@ -260,8 +306,11 @@ Status Comm::Impl::runCollective(const CollCall& call) {
                s.message().c_str());
     return s;
   }
-  // avg divides once, on the part of the result this rank holds.
-  if (call.collective != Collective::kReduce || rank == call.root) {
+  // avg divides once, on the part of the result this rank holds: a
+  // schedule's program does it as its last instructions, the one-shot and
+  // the deterministic ring here.
+  const bool scheduled = choice.algorithm != algo::Algorithm::kOneShot && !deterministicRing;
+  if (!scheduled && (call.collective != Collective::kReduce || rank == call.root)) {
     if (reduces(call.collective)) op.finishOutput(call.output, call.count);
   }
   return Status::success();
@@ -275,45 +324,56 @@ Result<double> Comm::estimateUs(Collective collective, size_t count, DataType ty
   return choice.predictedUs;
 }
 
-Status Comm::allReduce(const void* input, void* output, size_t count, DataType type, RedOp op) {
+Status Comm::allReduce(const void* input, void* output, size_t count, DataType type, RedOp op,
+                       void* stream) {
   ActiveCall active(impl_->activeCalls);
   log::ScopedLogRank logRank(impl_->rank);
   BRAID_TRY(checkBuffers(input, output, count));
-  return impl_->runCollective({Collective::kAllReduce, input, output, count, type, op, -1});
+  Impl::CollCall call{Collective::kAllReduce, input, output, count, type, op, -1};
+  call.stream = stream;
+  return impl_->runCollective(call);
 }
 
 Status Comm::reduceScatter(const void* input, void* output, size_t recvCount, DataType type,
-                           RedOp op) {
+                           RedOp op, void* stream) {
   ActiveCall active(impl_->activeCalls);
   log::ScopedLogRank logRank(impl_->rank);
   BRAID_TRY(checkBuffers(input, output, recvCount));
-  return impl_->runCollective({Collective::kReduceScatter, input, output, recvCount, type, op, -1});
+  Impl::CollCall call{Collective::kReduceScatter, input, output, recvCount, type, op, -1};
+  call.stream = stream;
+  return impl_->runCollective(call);
 }
 
-Status Comm::allGather(const void* input, void* output, size_t sendCount, DataType type) {
+Status Comm::allGather(const void* input, void* output, size_t sendCount, DataType type,
+                       void* stream) {
   ActiveCall active(impl_->activeCalls);
   log::ScopedLogRank logRank(impl_->rank);
   BRAID_TRY(checkBuffers(input, output, sendCount));
-  return impl_->runCollective(
-      {Collective::kAllGather, input, output, sendCount, type, RedOp::kSum, -1});
+  Impl::CollCall call{Collective::kAllGather, input, output, sendCount, type, RedOp::kSum, -1};
+  call.stream = stream;
+  return impl_->runCollective(call);
 }
 
-Status Comm::broadcast(const void* input, void* output, size_t count, DataType type, int root) {
+Status Comm::broadcast(const void* input, void* output, size_t count, DataType type, int root,
+                       void* stream) {
   ActiveCall active(impl_->activeCalls);
   log::ScopedLogRank logRank(impl_->rank);
   // Only the root reads an input.
   BRAID_TRY(checkBuffers(impl_->rank == root ? input : output, output, count));
-  return impl_->runCollective(
-      {Collective::kBroadcast, input, output, count, type, RedOp::kSum, root});
+  Impl::CollCall call{Collective::kBroadcast, input, output, count, type, RedOp::kSum, root};
+  call.stream = stream;
+  return impl_->runCollective(call);
 }
 
 Status Comm::reduce(const void* input, void* output, size_t count, DataType type, RedOp op,
-                    int root) {
+                    int root, void* stream) {
   ActiveCall active(impl_->activeCalls);
   log::ScopedLogRank logRank(impl_->rank);
   // Only the root writes an output.
   BRAID_TRY(checkBuffers(input, impl_->rank == root ? output : input, count));
-  return impl_->runCollective({Collective::kReduce, input, output, count, type, op, root});
+  Impl::CollCall call{Collective::kReduce, input, output, count, type, op, root};
+  call.stream = stream;
+  return impl_->runCollective(call);
 }
 
 Result<RedOp> Comm::createPreMulSum(const void* scalar, DataType type, bool scalarByPointer) {

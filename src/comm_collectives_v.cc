@@ -95,7 +95,7 @@ const char* at(const void* base, size_t elems, size_t elemBytes) {
 }  // namespace
 
 Status Comm::allGatherV(const void* input, size_t sendCount, void* output, const size_t* recvCounts,
-                        const size_t* displs, DataType type) {
+                        const size_t* displs, DataType type, void* stream) {
   ActiveCall active(impl_->activeCalls);
   log::ScopedLogRank logRank(impl_->rank);
   const int n = impl_->nranks;
@@ -122,12 +122,14 @@ Status Comm::allGatherV(const void* input, size_t sendCount, void* output, const
     return invalidArgument("sendbuff overlaps recvbuff but is not recvbuff + displs[" +
                            std::to_string(me) + "] (the in-place form)");
   }
-  return impl_->runCollective({Collective::kAllGather, input, output, sendCount, type, RedOp::kSum,
-                               -1, recvCounts, displs});
+  Impl::CollCall call{
+      Collective::kAllGather, input, output, sendCount, type, RedOp::kSum, -1, recvCounts, displs};
+  call.stream = stream;
+  return impl_->runCollective(call);
 }
 
 Status Comm::reduceScatterV(const void* input, const size_t* sendCounts, const size_t* displs,
-                            void* output, size_t recvCount, DataType type, RedOp op) {
+                            void* output, size_t recvCount, DataType type, RedOp op, void* stream) {
   ActiveCall active(impl_->activeCalls);
   log::ScopedLogRank logRank(impl_->rank);
   const int n = impl_->nranks;
@@ -162,8 +164,10 @@ Status Comm::reduceScatterV(const void* input, const size_t* sendCounts, const s
                              " of sendbuff");
     }
   }
-  return impl_->runCollective(
-      {Collective::kReduceScatter, input, output, recvCount, type, op, -1, sendCounts, displs});
+  Impl::CollCall call{
+      Collective::kReduceScatter, input, output, recvCount, type, op, -1, sendCounts, displs};
+  call.stream = stream;
+  return impl_->runCollective(call);
 }
 
 Result<double> Comm::estimateVUs(Collective collective, const size_t* counts, DataType type) const {
@@ -183,7 +187,7 @@ Result<double> Comm::estimateVUs(Collective collective, const size_t* counts, Da
 
 Status Comm::allToAllV(const void* input, const size_t* sendCounts, const size_t* sendDispls,
                        void* output, const size_t* recvCounts, const size_t* recvDispls,
-                       DataType type) {
+                       DataType type, void* stream) {
   const int n = size();
   BRAID_ASSIGN_OR_RETURN(const size_t elem, elementBytes(type));
   BRAID_TRY(checkArray(sendCounts, "sendcounts"));
@@ -206,7 +210,8 @@ Status Comm::allToAllV(const void* input, const size_t* sendCounts, const size_t
     return invalidArgument("sendbuff and recvbuff overlap (all-to-all-v has no in-place form)");
   }
   return sendRecv(
-      allToAllVBatch(n, input, sendCounts, sendDispls, output, recvCounts, recvDispls, type));
+      allToAllVBatch(n, input, sendCounts, sendDispls, output, recvCounts, recvDispls, type),
+      stream);
 }
 
 }  // namespace braid

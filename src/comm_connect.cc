@@ -42,22 +42,24 @@ Status Comm::Impl::connectRing() {
   std::string ringText;
   for (int r : ring) ringText += " " + std::to_string(r);
   BRAID_INFO(
-      "ring:%s; %d channel(s); transport shm for all peers; fifo %d x %zu bytes (ll %zu); "
+      "ring:%s; %d channel(s); transport %s for all peers; fifo %d x %zu bytes (ll %zu); "
       "spin %u ns (%d cores)",
-      ringText.c_str(), nchannels, transport::kFifoSlots, slotBytes, llSlotBytes(), spinNs, cores);
+      ringText.c_str(), nchannels, cudaDevice >= 0 ? "cuda_ipc" : "shm", transport::kFifoSlots,
+      slotBytes, llSlotBytes(), spinNs, cores);
 
+  const uint64_t nonce = peers[0].nonce ^ bootstrap->magic();
+  p2pNonce = nonce ^ 0x7032707032703270ull;  // point-to-point FIFOs get names of their own
+  linkNonce = nonce;
+  if (cudaDevice >= 0) return connectGpu();
   if (nranks == 1) return Status::success();
   if (!config.transportAllowed("shm")) {
     return invalidUsage("BRAID_TRANSPORTS=" + config.transports +
                         " excludes shm, the only transport implemented for ranks on one host");
   }
-  const uint64_t nonce = peers[0].nonce ^ bootstrap->magic();
-  p2pNonce = nonce ^ 0x7032707032703270ull;  // point-to-point FIFOs get names of their own
-  linkNonce = nonce;
 
   // The ring's Simple FIFOs are made now, so that a communicator that cannot
   // get shared memory fails at creation; the others come with their first use.
-  algo::Schedule ringLinks;
+  exec::Program ringLinks;
   ringLinks.channels.resize(nchannels);
   // Neighbours by this rank's place in the ring, which is its rank only
   // when the order is 0..N-1.
@@ -65,7 +67,8 @@ Status Comm::Impl::connectRing() {
   if (pos == nranks) return internalError("rank " + std::to_string(rank) + " is not in its ring");
   const auto [prev, next] = algo::ringNeighboursAt(ring, pos);
   for (auto& channel : ringLinks.channels) {
-    channel.steps.push_back({algo::StepOp::kRecvCopySend, prev, next, 0, 0, 0, 1});
+    channel.recvPeers.push_back(prev);
+    channel.sendPeers.push_back(next);
   }
   std::vector<exec::ChannelConnections> unused;
   BRAID_TRY(linkSchedule(ringLinks, algo::Protocol::kSimple, &unused));
@@ -80,6 +83,35 @@ Status Comm::Impl::connectRing() {
   BRAID_INFO("selection: %s%s", tune::describeAllowed(allowed).c_str(),
              deterministic ? "; deterministic reductions" : "");
   return Status::success();
+}
+
+// A GPU communicator: its FIFOs are GPU FIFOs made on first use
+// (comm_gpu_links.cc), with no shm ring and no one-shot board; it runs the
+// ring and the tree on the Simple protocol so far.
+Status Comm::Impl::connectGpu() {
+  if (!config.transportAllowed("cuda_ipc") && !config.transportAllowed("shm")) {
+    return invalidUsage("BRAID_TRANSPORTS=" + config.transports +
+                        " excludes both cuda_ipc and shm, the transports of GPUs on one host");
+  }
+  const int ring = static_cast<int>(algo::Algorithm::kRing);
+  const int tree = static_cast<int>(algo::Algorithm::kTree);
+  const int oneShotAlgo = static_cast<int>(algo::Algorithm::kOneShot);
+  const int simple = static_cast<int>(algo::Protocol::kSimple);
+  const int ll = static_cast<int>(algo::Protocol::kLl);
+  if (!allowed.protocol[simple]) {
+    return invalidUsage("BRAID_PROTO=" + config.proto +
+                        ": GPU communicators run the Simple protocol only so far");
+  }
+  if (!allowed.algorithm[ring] && !allowed.algorithm[tree]) {
+    return invalidUsage("BRAID_ALGO=" + config.algo +
+                        ": GPU communicators run the ring and the tree only so far");
+  }
+  allowed.protocol[ll] = false;
+  allowed.algorithm[oneShotAlgo] = false;
+  allowed.oneShotMaxBytes = 0;
+  BRAID_INFO("selection: %s (GPU)%s", tune::describeAllowed(allowed).c_str(),
+             deterministic ? "; deterministic reductions on the tree" : "");
+  return createGpu(cudaDevice);
 }
 
 }  // namespace braid

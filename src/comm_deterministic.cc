@@ -102,7 +102,7 @@ Status Comm::Impl::deterministicRingAllReduce(const CollCall& call, const kernel
   ring.protocol = protocol;
   BRAID_ASSIGN_OR_RETURN(const CachedSchedule* cached, scheduleFor(gather, ring));
   exec::HostCall hostCall{gather.input, gather.output, elem, kernels::HostOp{}};
-  return exec::runOnHost(cached->schedule, hostCall, cached->connections, waitContext());
+  return exec::runOnHost(cached->program, hostCall, cached->connections, waitContext());
 }
 
 }  // namespace braid

@@ -21,6 +21,8 @@
 #include "exec/host_executor.h"
 #include "exec/one_shot.h"
 #include "exec/p2p_executor.h"
+#include "exec/program.h"
+#include "gpu_state.h"
 #include "kernels/host_reduce.h"
 #include "topology/graph.h"
 #include "transport/connection.h"
@@ -80,6 +82,15 @@ inline Status checkRank(int value, int nranks, const char* what) {
   }
   return Status::success();
 }
+
+/// An operator as the kernels apply it: the functors of `functor` (a user
+/// op becomes kPreMulSum) with `args`; a premulsum scalar given by device
+/// pointer is read from `scalarPointer` when the kernel runs.
+struct OpSpec {
+  RedOp functor = RedOp::kSum;
+  kernels::OpArgs args;
+  const void* scalarPointer = nullptr;
+};
 
 /// A premulsum operator made by ncclRedOpCreatePreMulSum.
 struct UserOp {
@@ -167,6 +178,8 @@ class Comm::Impl {
     std::vector<size_t> blockCounts;  ///< variable-count calls only (CollCall)
     std::vector<size_t> blockOffsets;
     algo::Schedule schedule;
+    exec::Program program;                              ///< the schedule, lowered
+    std::shared_ptr<exec::DeviceProgram> device;        ///< GPU communicators: on the device
     std::vector<exec::ChannelConnections> connections;  ///< views into the links below
   };
   std::vector<CachedSchedule> scheduleCache;
@@ -217,13 +230,15 @@ class Comm::Impl {
   /// The machine; empty when discovery failed (the ring order then stays 0..N-1).
   std::optional<topology::Graph> machine;
   Status connectRing();
+  /// connectRing's part for a GPU communicator (comm_connect.cc).
+  Status connectGpu();
   /// Runs a batch of point-to-point transfers on the p2p FIFOs (comm_p2p.cc).
   Status runP2pTasks(const std::vector<exec::P2pTask>& tasks);
-  /// Fills `out` with the connections every step of `schedule` uses, making
+  /// Fills `out` with the connections behind every port of `program`, making
   /// the missing ones: first every receiving end, then every sending end
   /// (each waits for its receiver to have made its end), so ranks making
   /// connections at the same time cannot wait on each other in a cycle.
-  Status linkSchedule(const algo::Schedule& schedule, algo::Protocol protocol,
+  Status linkSchedule(const exec::Program& program, algo::Protocol protocol,
                       std::vector<exec::ChannelConnections>* out);
   size_t llSlotBytes() const;
   /// One ring collective, as the public methods describe it.
@@ -240,12 +255,14 @@ class Comm::Impl {
     /// layout. `count` is then this rank's own block.
     const size_t* blockCounts = nullptr;
     const size_t* blockOffsets = nullptr;
+    void* stream = nullptr;  ///< GPU communicators: the cudaStream_t to enqueue on
   };
   /// Refuses work on a finalized, aborted or broken communicator.
   Status checkUsable() const {
     if (finalized) return invalidUsage("communicator was finalized");
     if (aborted.load()) return invalidUsage("communicator was aborted");
     if (broken) return broken->withContext("communicator unusable after an earlier error");
+    if (gpu) BRAID_TRY(gpuFault().withContext("communicator unusable after a kernel gave up"));
     return Status::success();
   }
   Status runCollective(const CollCall& call);
@@ -257,7 +274,41 @@ class Comm::Impl {
   Status deterministicRingAllReduce(const CollCall& call, const kernels::HostOp& op,
                                     algo::Protocol protocol);
   Result<kernels::HostOp> hostOpFor(DataType type, RedOp op);
+  /// The operator of a call as the kernels take it (built-in, or a live
+  /// premulsum op of this communicator made for `type`).
+  Result<OpSpec> opSpecFor(DataType type, RedOp op);
   transport::WaitContext waitContext() const;
+
+  /// ncclCommRegister's registrations: start -> bytes.
+  std::map<void*, size_t> registrations;
+
+  // GPU communicators (comm_gpu*.cc). `gpu` is null on host communicators.
+  int cudaDevice = -1;
+  std::unique_ptr<GpuState> gpu;
+  /// Makes the GPU state of a communicator on `device` (after the peers are known).
+  Status createGpu(int device);
+  /// Enqueues a collective on the call's stream.
+  Status runCollectiveOnGpu(const CollCall& call);
+  /// Enqueues a batch of sends and receives on `stream`.
+  Status sendRecvOnGpu(const std::vector<P2pOp>& ops, void* stream);
+  /// The GPU FIFOs behind every port of `program`, made where missing:
+  /// receiving ends first, then sending ends (as linkSchedule).
+  Result<std::vector<exec::ChannelPorts>> linkGpuSchedule(const exec::Program& program,
+                                                          algo::Protocol protocol);
+  /// The GPU FIFOs of point-to-point transfers with these peers.
+  Status linkGpuP2p(const std::vector<int>& recvFrom, const std::vector<int>& sendTo);
+  /// Adds calls to the pending launch, all to the same one: `lanes[i]` is
+  /// (-1, 0) for a collective, else (peer, 0 recv / 1 send / 2 self copy).
+  /// Launches at once unless fusing; launches what is pending first when the
+  /// calls cannot join it.
+  Status enqueueGpu(const std::vector<kernels::engine::EngineCall>& calls,
+                    const std::vector<std::pair<int, int>>& lanes, void* stream);
+  /// Launches the pending calls, if any.
+  Status flushGpu();
+  /// What a kernel of this communicator recorded when it gave up; success if nothing.
+  Status gpuFault() const;
+  /// Waits for every launch of this communicator to finish.
+  Status waitForGpu();
 };
 
 }  // namespace braid

@@ -34,18 +34,16 @@ uint64_t protocolSalt(algo::Protocol protocol) {
 
 size_t Comm::Impl::llSlotBytes() const { return std::min(transport::shm::kLlSlotBytes, slotBytes); }
 
-Status Comm::Impl::linkSchedule(const algo::Schedule& schedule, algo::Protocol protocol,
+Status Comm::Impl::linkSchedule(const exec::Program& program, algo::Protocol protocol,
                                 std::vector<exec::ChannelConnections>* out) {
   const bool ll = protocol == algo::Protocol::kLl;
   const size_t slot = ll ? llSlotBytes() : slotBytes;
   const uint64_t nonce = linkNonce ^ protocolSalt(protocol);
   std::set<std::pair<int, int>> recvPairs;  // (channel, peer)
   std::set<std::pair<int, int>> sendPairs;
-  for (size_t c = 0; c < schedule.channels.size(); ++c) {
-    for (const algo::Step& step : schedule.channels[c].steps) {
-      if (algo::stepReceives(step.op)) recvPairs.insert({static_cast<int>(c), step.recvPeer});
-      if (algo::stepSends(step.op)) sendPairs.insert({static_cast<int>(c), step.sendPeer});
-    }
+  for (size_t c = 0; c < program.channels.size(); ++c) {
+    for (int peer : program.channels[c].recvPeers) recvPairs.insert({static_cast<int>(c), peer});
+    for (int peer : program.channels[c].sendPeers) sendPairs.insert({static_cast<int>(c), peer});
   }
   for (const auto& [c, peer] : recvPairs) {
     auto& end = recvLinks[{peer, c, protocol}];
@@ -89,16 +87,15 @@ Status Comm::Impl::linkSchedule(const algo::Schedule& schedule, algo::Protocol p
     BRAID_TRACE("links: %s FIFO to rank %d on channel %d opened", algo::protocolName(protocol),
                 peer, c);
   }
-  out->assign(schedule.channels.size(), exec::ChannelConnections{});
-  for (size_t c = 0; c < schedule.channels.size(); ++c) {
-    (*out)[c].send.assign(nranks, nullptr);
-    (*out)[c].recv.assign(nranks, nullptr);
-  }
-  for (const auto& [c, peer] : recvPairs) {
-    (*out)[c].recv[peer] = recvLinks[{peer, c, protocol}].get();
-  }
-  for (const auto& [c, peer] : sendPairs) {
-    (*out)[c].send[peer] = sendLinks[{peer, c, protocol}].get();
+  out->assign(program.channels.size(), exec::ChannelConnections{});
+  for (size_t c = 0; c < program.channels.size(); ++c) {
+    const int ch = static_cast<int>(c);
+    for (int peer : program.channels[c].recvPeers) {
+      (*out)[c].recv.push_back(recvLinks[{peer, ch, protocol}].get());
+    }
+    for (int peer : program.channels[c].sendPeers) {
+      (*out)[c].send.push_back(sendLinks[{peer, ch, protocol}].get());
+    }
   }
   return Status::success();
 }

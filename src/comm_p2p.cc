@@ -67,12 +67,13 @@ Status checkOp(const P2pOp& op, int nranks) {
 
 }  // namespace
 
-Status Comm::sendRecv(const std::vector<P2pOp>& ops) {
+Status Comm::sendRecv(const std::vector<P2pOp>& ops, void* stream) {
   Impl& c = *impl_;
   ActiveCall active(c.activeCalls);
   log::ScopedLogRank logRank(c.rank);
   for (const auto& op : ops) BRAID_TRY(checkOp(op, c.nranks));
   BRAID_TRY(c.checkUsable());
+  if (c.gpu) return c.sendRecvOnGpu(ops, stream);
   std::vector<exec::P2pTask> tasks;
   tasks.reserve(ops.size());
   for (const auto& op : ops) {
@@ -103,18 +104,20 @@ Status Comm::Impl::runP2pTasks(const std::vector<exec::P2pTask>& tasks) {
 
 // Gather, scatter and all-to-all are batches of sends and receives: every
 // byte crosses one FIFO once, which no ring schedule beats for these.
-Status Comm::gather(const void* input, void* output, size_t count, DataType type, int root) {
+Status Comm::gather(const void* input, void* output, size_t count, DataType type, int root,
+                    void* stream) {
   BRAID_TRY(checkRank(root, size(), "root"));
-  return sendRecv(gatherBatch(rank(), size(), input, output, count, type, root));
+  return sendRecv(gatherBatch(rank(), size(), input, output, count, type, root), stream);
 }
 
-Status Comm::scatter(const void* input, void* output, size_t count, DataType type, int root) {
+Status Comm::scatter(const void* input, void* output, size_t count, DataType type, int root,
+                     void* stream) {
   BRAID_TRY(checkRank(root, size(), "root"));
-  return sendRecv(scatterBatch(rank(), size(), input, output, count, type, root));
+  return sendRecv(scatterBatch(rank(), size(), input, output, count, type, root), stream);
 }
 
-Status Comm::allToAll(const void* input, void* output, size_t count, DataType type) {
-  return sendRecv(allToAllBatch(size(), input, output, count, type));
+Status Comm::allToAll(const void* input, void* output, size_t count, DataType type, void* stream) {
+  return sendRecv(allToAllBatch(size(), input, output, count, type), stream);
 }
 
 // The model sees a batch as the bytes it sends and receives: every transfer

@@ -21,6 +21,7 @@ Config Config::fromEnvironment() {
   c.topoDumpFile = env::get("TOPO_DUMP_FILE").value_or("");
   c.p2pLevel = env::get("P2P_LEVEL").value_or("");
   c.spinUs = env::getInt("SPIN_US", c.spinUs);
+  c.hostComm = env::getInt("HOST_COMM", 0) != 0;
   for (auto* s : {&c.algo, &c.proto}) {
     for (auto& ch : *s) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
   }
@@ -61,7 +62,7 @@ std::string Config::describe() const {
     << " trace=" << (tracePath.empty() ? "off" : tracePath)
     << " topo_file=" << (topoFile.empty() ? "discover" : topoFile)
     << " p2p_level=" << (p2pLevel.empty() ? "default" : p2pLevel)
-    << " spin_us=" << (spinUs < 0 ? "auto" : std::to_string(spinUs));
+    << " spin_us=" << (spinUs < 0 ? "auto" : std::to_string(spinUs)) << " host_comm=" << hostComm;
   return o.str();
 }
 

@@ -25,6 +25,9 @@ struct Config {
   std::string topoDumpFile;  ///< BRAID_TOPO_DUMP_FILE: write the topology used there
   std::string p2pLevel;      ///< BRAID_P2P_LEVEL: farthest path for cuda_ipc; empty = default
   int64_t spinUs = -1;  ///< BRAID_SPIN_US: microseconds a waiter polls before sleeping; -1 = auto
+  /// BRAID_HOST_COMM: communicators run on host memory even where a GPU is
+  /// current (CPU tensors, a faster Gloo), as on machines without one.
+  bool hostComm = false;
 
   /// Reads the environment (BRAID_X, then NCCL_X).
   static Config fromEnvironment();

@@ -11,11 +11,13 @@
 #include <cstdint>
 
 #include "braid/status.h"
+#include "kernels/engine/fifo.h"
 #include "util/deadline.h"
 
 namespace braid::transport {
 
-inline constexpr int kFifoSlots = 8;
+/// The engine's slot count (kernels/engine/fifo.h): every transport's FIFOs have it.
+inline constexpr int kFifoSlots = static_cast<int>(kernels::engine::kFifoSlots);
 
 /// What a blocking wait needs to give up: the deadline and the comm's abort flag.
 struct WaitContext {

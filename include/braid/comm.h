@@ -22,9 +22,13 @@ struct UniqueId {
 
 /// Options of a communicator beyond what the environment sets.
 struct CommOptions {
-  /// Run on host memory even when a GPU is present. Today every communicator
-  /// runs on host memory: the CUDA executor is not written yet.
-  bool hostMemory = true;
+  /// Run on host memory even when a GPU is present (BRAID_HOST_COMM=1 asks
+  /// the same of every communicator).
+  bool hostMemory = false;
+  /// The CUDA device to run on; -1: the calling thread's current device,
+  /// as NCCL takes it. Without a usable device the communicator runs on
+  /// host memory.
+  int device = -1;
 };
 
 /// One send or receive of a point-to-point batch (Comm::sendRecv).
@@ -37,11 +41,21 @@ struct P2pOp {
   DataType type = DataType::kInt8;
 };
 
+/// Where a communicator's calls run. On a host communicator every call
+/// completes before it returns and `stream` is ignored. On a GPU
+/// communicator (made while a CUDA device is current) buffers are device
+/// memory and a call returns once its work is enqueued on `stream` (a
+/// cudaStream_t; nullptr is the default stream), ordered with the caller's
+/// other work there, as NCCL's are; errors found later are asyncError()'s.
 class Comm {
  public:
   /// Makes a new id; unless BRAID_COMM_ID names an address, starts the
   /// rendezvous listener in this process (it ends once all ranks joined).
   static Result<UniqueId> newUniqueId();
+
+  /// The calling thread's current CUDA device (or emulated one), -1 when
+  /// there is none: what a communicator made now would run on.
+  static int currentDevice();
 
   /// Joins communicator `id` as `rank` of `nranks`; blocks until all ranks
   /// have joined and connected (or BRAID_TIMEOUT_MS passed).
@@ -75,20 +89,23 @@ class Comm {
   /// output[i] = op over all ranks of input[i], for i < count, on every rank.
   /// input == output is the in-place form. Completes before it returns.
   /// `op` is a built-in RedOp or one made by createPreMulSum.
-  Status allReduce(const void* input, void* output, size_t count, DataType type, RedOp op);
+  Status allReduce(const void* input, void* output, size_t count, DataType type, RedOp op,
+                   void* stream = nullptr);
   /// input holds size() blocks of recvCount; rank r's output = op over all
   /// ranks of their block r. In place: output == input + rank() * recvCount.
-  Status reduceScatter(const void* input, void* output, size_t recvCount, DataType type, RedOp op);
+  Status reduceScatter(const void* input, void* output, size_t recvCount, DataType type, RedOp op,
+                       void* stream = nullptr);
   /// output block r (sendCount elements) = rank r's input, on every rank.
   /// In place: input == output + rank() * sendCount.
-  Status allGather(const void* input, void* output, size_t sendCount, DataType type);
+  Status allGather(const void* input, void* output, size_t sendCount, DataType type,
+                   void* stream = nullptr);
   /// The variable-count all-gather (braidAllGatherV): output block r holds
   /// recvCounts[r] elements at output + displs[r] (in elements) and receives
   /// rank r's input. sendCount must equal recvCounts[rank()], and every rank
   /// must pass the same recvCounts and displs (of size() entries each). Output
   /// blocks must not overlap. In place: input == output + displs[rank()].
   Status allGatherV(const void* input, size_t sendCount, void* output, const size_t* recvCounts,
-                    const size_t* displs, DataType type);
+                    const size_t* displs, DataType type, void* stream = nullptr);
   /// The variable-count reduce-scatter (braidReduceScatterV): input block r
   /// holds sendCounts[r] elements at input + displs[r]; rank r's output
   /// (recvCount elements) = op over all ranks of their block r. recvCount
@@ -96,11 +113,14 @@ class Comm {
   /// sendCounts and displs. In place: output == input + displs[rank()], and
   /// no other block may overlap that one.
   Status reduceScatterV(const void* input, const size_t* sendCounts, const size_t* displs,
-                        void* output, size_t recvCount, DataType type, RedOp op);
+                        void* output, size_t recvCount, DataType type, RedOp op,
+                        void* stream = nullptr);
   /// Every rank's output = the root's input (only the root reads an input).
-  Status broadcast(const void* input, void* output, size_t count, DataType type, int root);
+  Status broadcast(const void* input, void* output, size_t count, DataType type, int root,
+                   void* stream = nullptr);
   /// The root's output = op over all ranks of input (only the root writes).
-  Status reduce(const void* input, void* output, size_t count, DataType type, RedOp op, int root);
+  Status reduce(const void* input, void* output, size_t count, DataType type, RedOp op, int root,
+                void* stream = nullptr);
 
   /// Makes a premulsum operator: each rank's input is multiplied by *scalar
   /// (of `type`) before the sum. With scalarByPointer the scalar is read from
@@ -115,26 +135,48 @@ class Comm {
   /// where every rank sends first works). Messages between two ranks match
   /// in the order they were issued; sizes must agree. Completes before it
   /// returns. This is what a group of ncclSend / ncclRecv runs.
-  Status sendRecv(const std::vector<P2pOp>& ops);
+  Status sendRecv(const std::vector<P2pOp>& ops, void* stream = nullptr);
 
   /// The root receives `count` elements from every rank r into
   /// output + r * count (its own input included); other ranks' output is unused.
-  Status gather(const void* input, void* output, size_t count, DataType type, int root);
+  Status gather(const void* input, void* output, size_t count, DataType type, int root,
+                void* stream = nullptr);
   /// Every rank r receives block r (count elements) of the root's input.
-  Status scatter(const void* input, void* output, size_t count, DataType type, int root);
+  Status scatter(const void* input, void* output, size_t count, DataType type, int root,
+                 void* stream = nullptr);
   /// Block j of every rank's input goes to rank j, which stores the block
   /// from rank i at output + i * count.
-  Status allToAll(const void* input, void* output, size_t count, DataType type);
+  Status allToAll(const void* input, void* output, size_t count, DataType type,
+                  void* stream = nullptr);
 
   /// The variable-count all-to-all (braidAlltoAllV): sendCounts[j] elements
   /// at input + sendDispls[j] go to rank j, which stores them at its
   /// output + recvDispls[i] for this rank i; recvCounts[i] must equal what
   /// rank i sends here. Input and output must not overlap.
   Status allToAllV(const void* input, const size_t* sendCounts, const size_t* sendDispls,
-                   void* output, const size_t* recvCounts, const size_t* recvDispls, DataType type);
+                   void* output, const size_t* recvCounts, const size_t* recvDispls, DataType type,
+                   void* stream = nullptr);
 
-  /// The error that made this communicator unusable, or success.
+  /// The error that made this communicator unusable, or success. On a GPU
+  /// communicator this includes what a kernel found (a peer that never
+  /// came, an abort), read without waiting for the kernel.
   Status asyncError() const;
+
+  /// Whether the communicator runs on a GPU (device memory, streams).
+  bool onGpu() const;
+
+  /// Within a group (ncclGroupStart/End): collectives and point-to-point
+  /// batches issued between beginFusedLaunch and endFusedLaunch on a GPU
+  /// communicator go into as few kernel launches as their streams and
+  /// datatypes allow (usually one), made by endFusedLaunch. No-ops on a
+  /// host communicator.
+  void beginFusedLaunch();
+  Status endFusedLaunch();
+
+  /// Tracks `bytes` at `buffer` as registered (ncclCommRegister); the handle
+  /// names the registration for deregisterBuffer.
+  Result<void*> registerBuffer(void* buffer, size_t bytes);
+  Status deregisterBuffer(void* handle);
 
   /// Waits for every rank to reach finalize; afterwards only destruction is allowed.
   Status finalize();

@@ -22,37 +22,20 @@
 
 #include "braid/status.h"
 #include "braid/types.h"
+#include "kernels/engine/step.h"
 
 namespace braid::algo {
 
-enum class StepOp : uint8_t {
-  kSend,                ///< send input
-  kRecv,                ///< recv into output
-  kCopy,                ///< output = input (a rank alone)
-  kCopySend,            ///< output = input, and send it
-  kRecvReduceSend,      ///< send op(recv, input)
-  kRecvReduceCopy,      ///< output = op(recv, input)
-  kRecvReduceCopySend,  ///< output = op(recv, input), and send it
-  kRecvCopySend,        ///< output = recv, and send it
-};
+// The step vocabulary is the engine's (kernels/engine/step.h), so the
+// generators and the interpreter that runs their steps share one definition.
+using kernels::engine::StepOp;
+using kernels::engine::stepReadsLocal;
+using kernels::engine::stepReceives;
+using kernels::engine::stepReduces;
+using kernels::engine::stepSends;
+using kernels::engine::stepWritesOutput;
 
 const char* stepOpName(StepOp op);
-inline bool stepReceives(StepOp op) {
-  return op != StepOp::kSend && op != StepOp::kCopy && op != StepOp::kCopySend;
-}
-inline bool stepSends(StepOp op) {
-  return op == StepOp::kSend || op == StepOp::kCopySend || op == StepOp::kRecvReduceSend ||
-         op == StepOp::kRecvReduceCopySend || op == StepOp::kRecvCopySend;
-}
-inline bool stepReduces(StepOp op) {
-  return op == StepOp::kRecvReduceSend || op == StepOp::kRecvReduceCopy ||
-         op == StepOp::kRecvReduceCopySend;
-}
-/// Whether the step reads a local operand (the input, or the output with fromOutput).
-inline bool stepReadsLocal(StepOp op) { return op != StepOp::kRecv && op != StepOp::kRecvCopySend; }
-inline bool stepWritesOutput(StepOp op) {
-  return op != StepOp::kSend && op != StepOp::kRecvReduceSend;
-}
 
 struct Step {
   StepOp op;

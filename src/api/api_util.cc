@@ -22,7 +22,15 @@ ncclResult_t report(const Status& status) {
 
 Result<Comm*> commFrom(const ncclComm_t comm) {
   if (comm == nullptr) return invalidArgument("comm is NULL");
-  if (comm->magic != ncclComm::kMagic || !comm->comm) {
+  if (comm->magic != ncclComm::kMagic) {
+    return invalidArgument("comm is not a live communicator (destroyed, or not made by braid)");
+  }
+  // A call on a communicator still being made (blocking = 0) waits for it.
+  if (!comm->initDone.load(std::memory_order_acquire)) {
+    BRAID_TRY(comm->finishInit().withContext("its non-blocking creation"));
+  }
+  if (!comm->comm) {
+    if (!comm->initResult.ok()) return comm->initResult.withContext("the communicator's creation");
     return invalidArgument("comm is not a live communicator (destroyed, or not made by braid)");
   }
   return comm->comm.get();

@@ -2,9 +2,12 @@
 // to ncclResult_t (the one place it happens), and the export macro.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "braid/comm.h"
 #include "braid/status.h"
@@ -23,6 +26,23 @@ struct ncclComm {
   static constexpr uint64_t kMagic = 0x6272616964636f6dull;  // "braidcom"
   uint64_t magic = kMagic;
   std::unique_ptr<braid::Comm> comm;
+
+  // Non-blocking creation (ncclConfig_t.blocking = 0): the handle is
+  // returned at once and `creator` makes `comm`; initDone says it finished,
+  // initResult how. finishInit() joins it (any call on the handle does).
+  std::thread creator;
+  std::atomic<bool> initDone{true};
+  braid::Status initResult;
+  std::mutex initMutex;
+  /// Waits for a non-blocking creation; returns how it ended.
+  braid::Status finishInit() {
+    std::lock_guard<std::mutex> lock(initMutex);
+    if (creator.joinable()) creator.join();
+    return initResult;
+  }
+  ~ncclComm() {
+    if (creator.joinable()) creator.join();
+  }
 };
 
 namespace braid::api {

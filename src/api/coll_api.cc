@@ -1,7 +1,8 @@
 // The data-moving calls of the C API: argument checks, then braid::Comm.
 //
 // Host communicators complete every call before it returns, whatever the
-// stream; stream == NULL is the documented way to ask for that.
+// stream; stream == NULL is the documented way to ask for that. GPU
+// communicators enqueue the call on the stream and return.
 #include <string>
 
 #include "api/group.h"
@@ -57,7 +58,6 @@ std::function<braid::Result<double>()> estimate(Comm* c, braid::Collective colle
 
 BRAID_NCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff, size_t count,
                ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-  (void)stream;
   Comm* c = nullptr;
   braid::DataType type{};
   Status s = checkCall(comm, sendbuff, recvbuff, count, datatype, &c, &type);
@@ -65,7 +65,7 @@ BRAID_NCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff
   auto redOp = braid::api::redOpFrom(op);
   if (!redOp.ok()) return report(redOp.status().withContext("ncclAllReduce"));
   auto run = [=] {
-    return c->allReduce(sendbuff, recvbuff, count, type, redOp.value())
+    return c->allReduce(sendbuff, recvbuff, count, type, redOp.value(), stream)
         .withContext("ncclAllReduce");
   };
   // Outside a group the call runs at once, without the std::function of the queue.
@@ -77,7 +77,6 @@ BRAID_NCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff
 BRAID_NCCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recvbuff,
                size_t recvcount, ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                cudaStream_t stream) {
-  (void)stream;
   Comm* c = nullptr;
   braid::DataType type{};
   Status s = checkCall(comm, sendbuff, recvbuff, recvcount, datatype, &c, &type);
@@ -87,7 +86,7 @@ BRAID_NCCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recv
   return braid::api::runOrDefer(
       c,
       [=] {
-        return c->reduceScatter(sendbuff, recvbuff, recvcount, type, redOp.value())
+        return c->reduceScatter(sendbuff, recvbuff, recvcount, type, redOp.value(), stream)
             .withContext("ncclReduceScatter");
       },
       estimate(c, braid::Collective::kReduceScatter, recvcount, type));
@@ -95,7 +94,6 @@ BRAID_NCCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recv
 
 BRAID_NCCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff, size_t sendcount,
                ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
-  (void)stream;
   Comm* c = nullptr;
   braid::DataType type{};
   Status s = checkCall(comm, sendbuff, recvbuff, sendcount, datatype, &c, &type);
@@ -103,14 +101,14 @@ BRAID_NCCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff
   return braid::api::runOrDefer(
       c,
       [=] {
-        return c->allGather(sendbuff, recvbuff, sendcount, type).withContext("ncclAllGather");
+        return c->allGather(sendbuff, recvbuff, sendcount, type, stream)
+            .withContext("ncclAllGather");
       },
       estimate(c, braid::Collective::kAllGather, sendcount, type));
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size_t count,
                ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
-  (void)stream;
   Comm* c = nullptr;
   braid::DataType type{};
   // Only the root reads a send buffer.
@@ -120,7 +118,8 @@ BRAID_NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff
   return braid::api::runOrDefer(
       c,
       [=] {
-        return c->broadcast(sendbuff, recvbuff, count, type, root).withContext("ncclBroadcast");
+        return c->broadcast(sendbuff, recvbuff, count, type, root, stream)
+            .withContext("ncclBroadcast");
       },
       estimate(c, braid::Collective::kBroadcast, count, type));
 }
@@ -134,7 +133,6 @@ BRAID_NCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t
 BRAID_NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t count,
                ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
                cudaStream_t stream) {
-  (void)stream;
   Comm* c = nullptr;
   braid::DataType type{};
   // Only the root writes a receive buffer.
@@ -146,7 +144,7 @@ BRAID_NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, s
   return braid::api::runOrDefer(
       c,
       [=] {
-        return c->reduce(sendbuff, recvbuff, count, type, redOp.value(), root)
+        return c->reduce(sendbuff, recvbuff, count, type, redOp.value(), root, stream)
             .withContext("ncclReduce");
       },
       estimate(c, braid::Collective::kReduce, count, type));
@@ -156,13 +154,15 @@ BRAID_NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, s
 // (Comm::gather, ...); in a group they run in issue order with the rest.
 BRAID_NCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_t count,
                ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
-  (void)stream;
   Comm* c = nullptr;
   braid::DataType type{};
   Status s = checkCall(comm, sendbuff, recvbuff, count, datatype, &c, &type);
   if (!s.ok()) return report(s.withContext("ncclAlltoAll"));
   return braid::api::runOrDefer(
-      c, [=] { return c->allToAll(sendbuff, recvbuff, count, type).withContext("ncclAlltoAll"); },
+      c,
+      [=] {
+        return c->allToAll(sendbuff, recvbuff, count, type, stream).withContext("ncclAlltoAll");
+      },
       [=] {
         return c->estimateP2pUs(braid::allToAllBatch(c->size(), sendbuff, recvbuff, count, type));
       });
@@ -170,7 +170,6 @@ BRAID_NCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff,
 
 BRAID_NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count,
                ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
-  (void)stream;
   Comm* c = nullptr;
   braid::DataType type{};
   // Only the root receives.
@@ -178,7 +177,10 @@ BRAID_NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, s
       checkRootedCall(comm, root, sendbuff, recvbuff, count, datatype, Uses::kSendOnly, &c, &type);
   if (!s.ok()) return report(s.withContext("ncclGather"));
   return braid::api::runOrDefer(
-      c, [=] { return c->gather(sendbuff, recvbuff, count, type, root).withContext("ncclGather"); },
+      c,
+      [=] {
+        return c->gather(sendbuff, recvbuff, count, type, root, stream).withContext("ncclGather");
+      },
       [=] {
         return c->estimateP2pUs(
             braid::gatherBatch(c->rank(), c->size(), sendbuff, recvbuff, count, type, root));
@@ -187,7 +189,6 @@ BRAID_NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, s
 
 BRAID_NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t count,
                ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
-  (void)stream;
   Comm* c = nullptr;
   braid::DataType type{};
   // Only the root sends.
@@ -196,7 +197,9 @@ BRAID_NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, 
   if (!s.ok()) return report(s.withContext("ncclScatter"));
   return braid::api::runOrDefer(
       c,
-      [=] { return c->scatter(sendbuff, recvbuff, count, type, root).withContext("ncclScatter"); },
+      [=] {
+        return c->scatter(sendbuff, recvbuff, count, type, root, stream).withContext("ncclScatter");
+      },
       [=] {
         return c->estimateP2pUs(
             braid::scatterBatch(c->rank(), c->size(), sendbuff, recvbuff, count, type, root));

@@ -20,9 +20,15 @@ int groupDepth();
 ncclResult_t runOrDefer(const void* key, std::function<Status()> op,
                         std::function<Result<double>()> estimate = nullptr);
 
+/// runOrDefer for an operation of communicator `comm` (its key): a GPU
+/// communicator's operations of one group go into as few kernel launches
+/// as they can (Comm::beginFusedLaunch).
+ncclResult_t runOrDefer(Comm* comm, std::function<Status()> op,
+                        std::function<Result<double>()> estimate = nullptr);
+
 /// A send or receive: run at once outside a group; inside one, queued, and
 /// at ncclGroupEnd consecutive sends and receives of a communicator run as
 /// one batch (Comm::sendRecv), so their order cannot deadlock.
-ncclResult_t sendRecvOrDefer(Comm* comm, const P2pOp& op);
+ncclResult_t sendRecvOrDefer(Comm* comm, const P2pOp& op, void* stream);
 
 }  // namespace braid::api

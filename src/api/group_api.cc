@@ -24,6 +24,7 @@ namespace {
 struct GroupOp {
   std::function<Status()> run;
   std::optional<P2pOp> p2p;
+  void* stream = nullptr;                    ///< a send's or receive's stream
   std::function<Result<double>()> estimate;  ///< the model's time; empty for communicator creation
 };
 
@@ -41,32 +42,48 @@ struct GroupState {
 
 thread_local GroupState tlsGroup;
 
-// Visits a target's operations in order, consecutive sends and receives as
-// one batch (onBatch) and anything else alone (onOp); stops at the first
-// failure. Running a group and estimating it both walk it this way.
+// Visits a target's operations in order, consecutive sends and receives on
+// one stream as one batch (onBatch) and anything else alone (onOp); stops
+// at the first failure. Running a group and estimating it both walk it
+// this way.
 template <typename OnBatch, typename OnOp>
 Status walkTarget(const GroupTarget& target, OnBatch onBatch, OnOp onOp) {
   std::vector<P2pOp> batch;
+  void* batchStream = nullptr;
   for (const auto& op : target.ops) {
     if (op.p2p) {
+      if (!batch.empty() && op.stream != batchStream) {
+        BRAID_TRY(onBatch(batch, batchStream));
+        batch.clear();
+      }
       batch.push_back(*op.p2p);
+      batchStream = op.stream;
       continue;
     }
-    if (!batch.empty()) BRAID_TRY(onBatch(batch));
+    if (!batch.empty()) BRAID_TRY(onBatch(batch, batchStream));
     batch.clear();
     BRAID_TRY(onOp(op));
   }
-  if (!batch.empty()) BRAID_TRY(onBatch(batch));
+  if (!batch.empty()) BRAID_TRY(onBatch(batch, batchStream));
   return Status::success();
 }
 
-Status runTarget(const GroupTarget& target) {
+Status runTargetOps(const GroupTarget& target) {
   return walkTarget(
       target,
-      [&](const std::vector<P2pOp>& batch) {
-        return target.comm->sendRecv(batch).withContext("ncclSend/ncclRecv");
+      [&](const std::vector<P2pOp>& batch, void* stream) {
+        return target.comm->sendRecv(batch, stream).withContext("ncclSend/ncclRecv");
       },
       [](const GroupOp& op) { return op.run(); });
+}
+
+// A GPU communicator's operations go into as few launches as they can.
+Status runTarget(const GroupTarget& target) {
+  if (target.comm == nullptr) return runTargetOps(target);
+  target.comm->beginFusedLaunch();
+  Status s = runTargetOps(target);
+  Status launched = target.comm->endFusedLaunch();
+  return s.ok() ? launched : s;
 }
 
 // The model's time for runTarget(target): its operations one after another.
@@ -79,7 +96,9 @@ Result<double> estimateTarget(const GroupTarget& target) {
   };
   BRAID_TRY(walkTarget(
       target,
-      [&](const std::vector<P2pOp>& batch) { return add(target.comm->estimateP2pUs(batch)); },
+      [&](const std::vector<P2pOp>& batch, void*) {
+        return add(target.comm->estimateP2pUs(batch));
+      },
       [&](const GroupOp& op) {
         // Creating a communicator has no estimate: it moves no data.
         return op.estimate ? add(op.estimate()) : Status::success();
@@ -124,15 +143,24 @@ GroupTarget& targetFor(const void* key) {
 ncclResult_t runOrDefer(const void* key, std::function<Status()> op,
                         std::function<Result<double>()> estimate) {
   if (tlsGroup.depth == 0) return report(op());
-  targetFor(key).ops.push_back({std::move(op), std::nullopt, std::move(estimate)});
+  targetFor(key).ops.push_back({std::move(op), std::nullopt, nullptr, std::move(estimate)});
   return ncclSuccess;
 }
 
-ncclResult_t sendRecvOrDefer(Comm* comm, const P2pOp& op) {
-  if (tlsGroup.depth == 0) return report(comm->sendRecv({op}));
+ncclResult_t runOrDefer(Comm* comm, std::function<Status()> op,
+                        std::function<Result<double>()> estimate) {
+  if (tlsGroup.depth == 0) return report(op());
   GroupTarget& target = targetFor(comm);
   target.comm = comm;
-  target.ops.push_back({nullptr, op, nullptr});
+  target.ops.push_back({std::move(op), std::nullopt, nullptr, std::move(estimate)});
+  return ncclSuccess;
+}
+
+ncclResult_t sendRecvOrDefer(Comm* comm, const P2pOp& op, void* stream) {
+  if (tlsGroup.depth == 0) return report(comm->sendRecv({op}, stream));
+  GroupTarget& target = targetFor(comm);
+  target.comm = comm;
+  target.ops.push_back({nullptr, op, stream, nullptr});
   return ncclSuccess;
 }
 

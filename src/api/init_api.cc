@@ -7,6 +7,7 @@
 
 #include "api/api_util.h"
 #include "api/group.h"
+#include "braid_ext.h"
 #include "util/log.h"
 
 using braid::Comm;
@@ -35,8 +36,8 @@ Status checkConfig(const ncclConfig_t* config) {
   return Status::success();
 }
 
-Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int rank,
-                const ncclConfig_t* config) {
+// Checks what creation needs of its arguments, before any thread starts.
+Status checkInit(ncclComm_t* out, int nranks, int rank, const ncclConfig_t* config) {
   if (out == nullptr) return braid::invalidArgument("comm (the output pointer) is NULL");
   *out = nullptr;
   if (nranks <= 0)
@@ -45,31 +46,81 @@ Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int ran
     return braid::invalidArgument("rank " + std::to_string(rank) + " is outside [0, " +
                                   std::to_string(nranks) + ")");
   }
-  BRAID_TRY(checkConfig(config));
+  return checkConfig(config);
+}
+
+braid::Result<std::unique_ptr<Comm>> makeComm(int nranks, const ncclUniqueId& commId, int rank,
+                                              const braid::CommOptions& options) {
   braid::UniqueId id;
   static_assert(sizeof(id.bytes) == sizeof(commId.internal), "unique id sizes differ");
   memcpy(id.bytes, commId.internal, sizeof(id.bytes));
-  BRAID_ASSIGN_OR_RETURN(std::unique_ptr<Comm> comm, Comm::create(id, nranks, rank));
+  return Comm::create(id, nranks, rank, options);
+}
+
+bool nonBlocking(const ncclConfig_t* config) { return config != nullptr && config->blocking == 0; }
+
+// Creates the communicator: at once, or with blocking = 0 on a thread of
+// its own, setting *inProgress (ncclInProgress: ncclCommGetAsyncError says
+// when it is done; any other call on the handle waits for it).
+Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int rank,
+                const ncclConfig_t* config, braid::CommOptions options, bool* inProgress) {
+  *inProgress = false;
+  BRAID_TRY(checkInit(out, nranks, rank, config));
+  // The device is the calling thread's, also for a creation on another thread.
+  if (options.device < 0) options.device = Comm::currentDevice();
   auto handle = std::make_unique<ncclComm>();
-  handle->comm = std::move(comm);
-  *out = handle.release();
+  if (!nonBlocking(config)) {
+    BRAID_ASSIGN_OR_RETURN(handle->comm, makeComm(nranks, commId, rank, options));
+    *out = handle.release();
+    return Status::success();
+  }
+  ncclComm* h = handle.release();
+  h->initDone.store(false);
+  h->creator = std::thread([h, nranks, commId, rank, options] {
+    auto made = makeComm(nranks, commId, rank, options);
+    if (made.ok()) {
+      h->comm = std::move(made).value();
+    } else {
+      h->initResult = made.status();
+      BRAID_WARN("non-blocking ncclCommInitRank failed: %s", made.status().message().c_str());
+    }
+    h->initDone.store(true, std::memory_order_release);
+  });
+  *out = h;
+  *inProgress = true;
   return Status::success();
+}
+
+ncclResult_t initRankNow(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int rank,
+                         const ncclConfig_t* config) {
+  bool inProgress = false;
+  const Status s = initRank(out, nranks, commId, rank, config, {}, &inProgress);
+  if (!s.ok()) return report(s);
+  return inProgress ? ncclInProgress : ncclSuccess;
 }
 
 // Inside a group, creation runs at ncclGroupEnd, concurrently with the
 // creation of other ranks, which is how one thread creates several ranks.
 ncclResult_t initRankOrDefer(ncclComm_t* comm, int nranks, const ncclUniqueId& commId, int rank,
                              const ncclConfig_t* config) {
-  if (braid::api::groupDepth() == 0) return report(initRank(comm, nranks, commId, rank, config));
+  if (braid::api::groupDepth() == 0) return initRankNow(comm, nranks, commId, rank, config);
   if (comm == nullptr) return report(braid::invalidArgument("comm (the output pointer) is NULL"));
   Status checked = checkConfig(config);
   if (!checked.ok()) return report(checked);
   *comm = nullptr;
   // The caller's config need not outlive the call: the group keeps a copy.
+  // In a group creation blocks until ncclGroupEnd, whatever the config says.
   std::optional<ncclConfig_t> saved;
-  if (config != nullptr) saved = *config;
-  return braid::api::runOrDefer(
-      comm, [=] { return initRank(comm, nranks, commId, rank, saved ? &*saved : nullptr); });
+  if (config != nullptr) {
+    saved = *config;
+    saved->blocking = 1;
+  }
+  braid::CommOptions options;
+  options.device = Comm::currentDevice();
+  return braid::api::runOrDefer(static_cast<const void*>(comm), [=] {
+    bool inProgress = false;
+    return initRank(comm, nranks, commId, rank, saved ? &*saved : nullptr, options, &inProgress);
+  });
 }
 
 }  // namespace
@@ -98,11 +149,27 @@ BRAID_NCCL_API(ncclResult_t, ncclCommInitRank, ncclComm_t* comm, int nranks, ncc
   return initRankOrDefer(comm, nranks, commId, rank, nullptr);
 }
 
+// Rank i runs on devlist[i] (device i without a list); several ranks may
+// share a device. On a machine without GPUs the ranks run on host memory
+// and the list only sets their count.
 BRAID_NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comm, int ndev, const int* devlist) {
-  (void)devlist;  // host communicators have no devices; the list only sets the count
   if (comm == nullptr) return report(braid::invalidArgument("comm array is NULL"));
   if (ndev <= 0) {
     return report(braid::invalidArgument("ndev must be positive, got " + std::to_string(ndev)));
+  }
+  const bool gpus = Comm::currentDevice() >= 0;
+  // A rank whose device is wrong would fail alone and leave the others
+  // waiting for it: check the list before any rank starts.
+  if (gpus && devlist != nullptr) {
+    const int count = braidGetDeviceApi()->deviceCount();
+    for (int i = 0; i < ndev; ++i) {
+      if (devlist[i] < 0 || devlist[i] >= count) {
+        return report(braid::invalidArgument("ncclCommInitAll: devlist[" + std::to_string(i) +
+                                             "] is device " + std::to_string(devlist[i]) +
+                                             ", outside the " + std::to_string(count) +
+                                             " devices here"));
+      }
+    }
   }
   ncclUniqueId id;
   ncclResult_t r = pncclGetUniqueId(&id);
@@ -111,7 +178,12 @@ BRAID_NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comm, int ndev, const 
   std::vector<Status> results(ndev);
   std::vector<std::thread> threads;
   for (int i = 0; i < ndev; ++i) {
-    threads.emplace_back([&, i] { results[i] = initRank(&comm[i], ndev, id, i, nullptr); });
+    braid::CommOptions options;
+    if (gpus) options.device = devlist != nullptr ? devlist[i] : i;
+    threads.emplace_back([&, i, options] {
+      bool inProgress = false;
+      results[i] = initRank(&comm[i], ndev, id, i, nullptr, options, &inProgress);
+    });
   }
   for (auto& t : threads) t.join();
   for (int i = 0; i < ndev; ++i) {
@@ -134,8 +206,8 @@ BRAID_NCCL_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
 
 BRAID_NCCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
   if (comm == nullptr) return ncclSuccess;  // as NCCL: destroying NULL is a no-op
-  auto c = commFrom(comm);
-  if (!c.ok()) return report(c.status());
+  if (comm->magic != ncclComm::kMagic) return report(commFrom(comm).status());
+  (void)comm->finishInit();  // a failed non-blocking creation still has a handle to free
   comm->magic = 0;
   delete comm;
   return ncclSuccess;
@@ -143,9 +215,9 @@ BRAID_NCCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
 
 BRAID_NCCL_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
   if (comm == nullptr) return ncclSuccess;
-  auto c = commFrom(comm);
-  if (!c.ok()) return report(c.status());
-  c.value()->abort();
+  if (comm->magic != ncclComm::kMagic) return report(commFrom(comm).status());
+  (void)comm->finishInit();
+  if (comm->comm) comm->comm->abort();
   comm->magic = 0;
   delete comm;
   return ncclSuccess;
@@ -176,6 +248,18 @@ BRAID_NCCL_API(ncclResult_t, ncclCommCuDevice, const ncclComm_t comm, int* devic
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_t* asyncError) {
+  // A non-blocking creation in progress is ncclInProgress, its failure the error.
+  if (comm != nullptr && comm->magic == ncclComm::kMagic && asyncError != nullptr) {
+    if (!comm->initDone.load(std::memory_order_acquire)) {
+      *asyncError = ncclInProgress;
+      return ncclSuccess;
+    }
+    if (!comm->comm) {
+      (void)comm->finishInit();
+      *asyncError = static_cast<ncclResult_t>(comm->initResult.code());
+      return ncclSuccess;
+    }
+  }
   auto c = commFrom(comm);
   if (!c.ok()) return report(c.status());
   if (asyncError == nullptr) return report(braid::invalidArgument("asyncError is NULL"));

@@ -1,6 +1,7 @@
-// ncclSend / ncclRecv. Outside a group each completes before it returns
-// (so a send needs its receive posted by then); inside a group they are
-// fused at ncclGroupEnd and may be issued in any order.
+// ncclSend / ncclRecv. Outside a group each completes before it returns on
+// a host communicator (so a send needs its receive posted by then), and is
+// enqueued on the stream on a GPU one; inside a group they are fused at
+// ncclGroupEnd and may be issued in any order.
 #include <string>
 
 #include "api/group.h"
@@ -11,7 +12,7 @@ using braid::api::report;
 namespace {
 
 ncclResult_t pointToPoint(const char* name, braid::P2pOp::Kind kind, void* buffer, size_t count,
-                          ncclDataType_t datatype, int peer, ncclComm_t comm) {
+                          ncclDataType_t datatype, int peer, ncclComm_t comm, cudaStream_t stream) {
   auto c = braid::api::commFrom(comm);
   if (!c.ok()) return report(c.status().withContext(name));
   auto type = braid::api::dataTypeFrom(datatype);
@@ -32,21 +33,20 @@ ncclResult_t pointToPoint(const char* name, braid::P2pOp::Kind kind, void* buffe
   op.buffer = buffer;
   op.count = count;
   op.type = type.value();
-  return braid::api::sendRecvOrDefer(c.value(), op);
+  return braid::api::sendRecvOrDefer(c.value(), op, stream);
 }
 
 }  // namespace
 
 BRAID_NCCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclDataType_t datatype,
                int peer, ncclComm_t comm, cudaStream_t stream) {
-  (void)stream;
   // The executor only reads a send's buffer.
   return pointToPoint("ncclSend", braid::P2pOp::Kind::kSend, const_cast<void*>(sendbuff), count,
-                      datatype, peer, comm);
+                      datatype, peer, comm, stream);
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype,
                int peer, ncclComm_t comm, cudaStream_t stream) {
-  (void)stream;
-  return pointToPoint("ncclRecv", braid::P2pOp::Kind::kRecv, recvbuff, count, datatype, peer, comm);
+  return pointToPoint("ncclRecv", braid::P2pOp::Kind::kRecv, recvbuff, count, datatype, peer, comm,
+                      stream);
 }

@@ -5,16 +5,6 @@
 
 using braid::api::notImplemented;
 
-BRAID_NCCL_API(ncclResult_t, ncclMemAlloc, void** ptr, size_t size) {
-  (void)ptr, (void)size;
-  return notImplemented("ncclMemAlloc", "it allocates device memory; the CUDA path is planned");
-}
-
-BRAID_NCCL_API(ncclResult_t, ncclMemFree, void* ptr) {
-  (void)ptr;
-  return notImplemented("ncclMemFree", "it frees device memory; the CUDA path is planned");
-}
-
 BRAID_NCCL_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags) {
   (void)comm, (void)revokeFlags;
   return notImplemented("ncclCommRevoke", "fault tolerance is planned");
@@ -37,17 +27,6 @@ BRAID_NCCL_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm, int 
                int nId, ncclUniqueId* commIds, ncclConfig_t* config) {
   (void)newcomm, (void)nranks, (void)myrank, (void)nId, (void)commIds, (void)config;
   return notImplemented("ncclCommInitRankScalable", "use ncclCommInitRank");
-}
-
-BRAID_NCCL_API(ncclResult_t, ncclCommRegister, const ncclComm_t comm, void* buff, size_t size,
-               void** handle) {
-  (void)comm, (void)buff, (void)size, (void)handle;
-  return notImplemented("ncclCommRegister", "buffer registration is planned");
-}
-
-BRAID_NCCL_API(ncclResult_t, ncclCommDeregister, const ncclComm_t comm, void* handle) {
-  (void)comm, (void)handle;
-  return notImplemented("ncclCommDeregister", "buffer registration is planned");
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff, size_t size,

@@ -58,7 +58,6 @@ std::vector<size_t> copyOf(const size_t* array, int n) { return {array, array + 
 ncclResult_t braidAllGatherV(const void* sendbuff, size_t sendcount, void* recvbuff,
                              const size_t* recvcounts, const size_t* displs,
                              ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
-  (void)stream;
   constexpr const char* kName = "braidAllGatherV";
   Comm* c = nullptr;
   braid::DataType type{};
@@ -74,14 +73,15 @@ ncclResult_t braidAllGatherV(const void* sendbuff, size_t sendcount, void* recvb
   }
   if (!s.ok()) return report(s.withContext(kName));
   if (braid::api::groupDepth() == 0) {
-    return report(
-        c->allGatherV(sendbuff, sendcount, recvbuff, recvcounts, displs, type).withContext(kName));
+    return report(c->allGatherV(sendbuff, sendcount, recvbuff, recvcounts, displs, type, stream)
+                      .withContext(kName));
   }
   auto counts = copyOf(recvcounts, c->size());
   return braid::api::runOrDefer(
       c,
       [=, offsets = copyOf(displs, c->size())] {
-        return c->allGatherV(sendbuff, sendcount, recvbuff, counts.data(), offsets.data(), type)
+        return c
+            ->allGatherV(sendbuff, sendcount, recvbuff, counts.data(), offsets.data(), type, stream)
             .withContext(kName);
       },
       [=] { return c->estimateVUs(braid::Collective::kAllGather, counts.data(), type); });
@@ -91,7 +91,6 @@ ncclResult_t braidReduceScatterV(const void* sendbuff, const size_t* sendcounts,
                                  const size_t* displs, void* recvbuff, size_t recvcount,
                                  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                                  cudaStream_t stream) {
-  (void)stream;
   constexpr const char* kName = "braidReduceScatterV";
   Comm* c = nullptr;
   braid::DataType type{};
@@ -109,9 +108,9 @@ ncclResult_t braidReduceScatterV(const void* sendbuff, const size_t* sendcounts,
   }
   if (!s.ok()) return report(s.withContext(kName));
   if (braid::api::groupDepth() == 0) {
-    return report(
-        c->reduceScatterV(sendbuff, sendcounts, displs, recvbuff, recvcount, type, redOp.value())
-            .withContext(kName));
+    return report(c->reduceScatterV(sendbuff, sendcounts, displs, recvbuff, recvcount, type,
+                                    redOp.value(), stream)
+                      .withContext(kName));
   }
   auto counts = copyOf(sendcounts, c->size());
   return braid::api::runOrDefer(
@@ -119,7 +118,7 @@ ncclResult_t braidReduceScatterV(const void* sendbuff, const size_t* sendcounts,
       [=, offsets = copyOf(displs, c->size())] {
         return c
             ->reduceScatterV(sendbuff, counts.data(), offsets.data(), recvbuff, recvcount, type,
-                             redOp.value())
+                             redOp.value(), stream)
             .withContext(kName);
       },
       [=] { return c->estimateVUs(braid::Collective::kReduceScatter, counts.data(), type); });
@@ -128,7 +127,6 @@ ncclResult_t braidReduceScatterV(const void* sendbuff, const size_t* sendcounts,
 ncclResult_t braidAlltoAllV(const void* sendbuff, const size_t* sendcounts, const size_t* sdispls,
                             void* recvbuff, const size_t* recvcounts, const size_t* rdispls,
                             ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
-  (void)stream;
   constexpr const char* kName = "braidAlltoAllV";
   Comm* c = nullptr;
   braid::DataType type{};
@@ -145,8 +143,9 @@ ncclResult_t braidAlltoAllV(const void* sendbuff, const size_t* sendcounts, cons
   }
   if (!s.ok()) return report(s.withContext(kName));
   if (braid::api::groupDepth() == 0) {
-    return report(c->allToAllV(sendbuff, sendcounts, sdispls, recvbuff, recvcounts, rdispls, type)
-                      .withContext(kName));
+    return report(
+        c->allToAllV(sendbuff, sendcounts, sdispls, recvbuff, recvcounts, rdispls, type, stream)
+            .withContext(kName));
   }
   const int n = c->size();
   auto sc = copyOf(sendcounts, n), sd = copyOf(sdispls, n);
@@ -154,7 +153,9 @@ ncclResult_t braidAlltoAllV(const void* sendbuff, const size_t* sendcounts, cons
   return braid::api::runOrDefer(
       c,
       [=] {
-        return c->allToAllV(sendbuff, sc.data(), sd.data(), recvbuff, rc.data(), rd.data(), type)
+        return c
+            ->allToAllV(sendbuff, sc.data(), sd.data(), recvbuff, rc.data(), rd.data(), type,
+                        stream)
             .withContext(kName);
       },
       [=] {

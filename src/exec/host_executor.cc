@@ -1,170 +1,201 @@
-// Interpreting Steps on the CPU.
+// The engine's CPU instance for host communicators.
 //
-// A step moves its elements in slices of schedule.sliceElems. For each slice
-// it waits for the incoming slot (if it receives) and the outgoing slot (if
-// it sends), does the copy or reduction straight between the user buffers and
-// the slots, then posts and releases. Reductions read the incoming slot and
-// the input and write the outgoing slot directly, so each element is touched
-// once per step: the FIFO costs no extra copy on the reduce path.
+// HostEnv is the interpreter's environment (kernels/engine/interpreter.h)
+// on the CPU: its team is the calling thread, its ports the transport's
+// SendEnd / RecvEnd (which wait on a futex when they must), its loops the
+// HostOp loops chosen for this CPU (AVX2 where it has it). Reductions read
+// the incoming slot and the input and write the outgoing slot directly, so
+// each element is touched once per step: the FIFO costs no extra copy on
+// the reduce path.
 #include "exec/host_executor.h"
 
-#include <cstring>
 #include <string>
+
+#include "kernels/engine/interpreter.h"
+#include "kernels/engine/team.h"
 
 namespace braid::exec {
 namespace {
 
-using algo::Step;
-using algo::StepOp;
+namespace engine = kernels::engine;
+using engine::Fault;
+using engine::FaultCode;
+using engine::Instruction;
+using engine::SliceIo;
 
-struct SliceIo {
-  const char* in;
-  char* out;
-  const char* recv;
-  char* send;
-  size_t bytes;
-  size_t count;
+/// The engine's loop interface (slice_ops.h) over a HostOp.
+struct HostLoops {
+  const kernels::HostOp& op;
+  size_t elemBytes;
+
+  void load(void* dst, const void* in, size_t n) const { op.loadInput(dst, in, n, elemBytes); }
+  void copy(void* dst, const void* src, size_t bytes) const {
+    if (dst != src) kernels::copyBytes(dst, src, bytes);
+  }
+  void copyPeer(void* dst, const void* recv, size_t bytes) const {
+    kernels::copyBytes(dst, recv, bytes);
+  }
+  void copyPeerTwice(void* dst1, void* dst2, const void* recv, size_t bytes) const {
+    kernels::copyTwice(dst1, dst2, recv, bytes);
+  }
+  void reduce(void* dst, const void* recv, const void* in, size_t n) const {
+    op.reduce(op.args, dst, recv, in, n);
+  }
+  void reduce2(void* dst1, void* dst2, const void* recv, const void* in, size_t n) const {
+    op.reduce2(op.args, dst1, dst2, recv, in, n);
+  }
+  void combine(void* dst, const void* recv, const void* local, size_t n) const {
+    op.combine(op.args, dst, recv, local, n);
+  }
 };
 
-// A step whose local operand is the output (fromOutput) holds values that
-// are loaded already: they are copied and combined, never pre'd again.
-void applyStepFromOutput(StepOp op, const SliceIo& s, const kernels::HostOp& red) {
-  switch (op) {
-    case StepOp::kSend:
-    case StepOp::kCopySend:
-      kernels::copyBytes(s.send, s.in, s.bytes);
-      break;
-    case StepOp::kRecvReduceSend:
-      red.combine(red.args, s.send, s.recv, s.in, s.count);
-      break;
-    case StepOp::kRecvReduceCopy:
-      red.combine(red.args, s.out, s.recv, s.in, s.count);
-      break;
-    case StepOp::kRecvReduceCopySend:
-      red.combine(red.args, s.out, s.recv, s.in, s.count);
-      kernels::copyBytes(s.send, s.out, s.bytes);
-      break;
-    case StepOp::kCopy:  // output onto itself
-    case StepOp::kRecv:
-    case StepOp::kRecvCopySend:
-      break;  // no local operand: applyStep handles them
-  }
-}
+class HostEnv {
+ public:
+  HostEnv(const HostCall& call, const ChannelProgram& program, const ChannelConnections& conns,
+          const transport::WaitContext& wait)
+      : call_(call),
+        program_(program),
+        conns_(conns),
+        wait_(wait),
+        loops_{call.reduce, call.elemBytes} {}
 
-void applyStep(StepOp op, const SliceIo& s, size_t elemBytes, const kernels::HostOp& red) {
-  // Steps that read this rank's input without reducing it still apply the
-  // operator's pre (premulsum's scalar): loadInput copies when there is none.
-  switch (op) {
-    case StepOp::kSend:
-      red.loadInput(s.send, s.in, s.count, elemBytes);
-      break;
-    case StepOp::kRecv:
-      kernels::copyBytes(s.out, s.recv, s.bytes);
-      break;
-    case StepOp::kCopy:
-      red.loadInput(s.out, s.in, s.count, elemBytes);
-      break;
-    case StepOp::kCopySend:
-      red.loadInput(s.send, s.in, s.count, elemBytes);
-      red.loadInput(s.out, s.in, s.count, elemBytes);
-      break;
-    case StepOp::kRecvReduceSend:
-      red.reduce(red.args, s.send, s.recv, s.in, s.count);
-      break;
-    case StepOp::kRecvReduceCopy:
-      red.reduce(red.args, s.out, s.recv, s.in, s.count);
-      break;
-    case StepOp::kRecvReduceCopySend:
-      red.reduce2(red.args, s.out, s.send, s.recv, s.in, s.count);
-      break;
-    case StepOp::kRecvCopySend:
-      kernels::copyTwice(s.out, s.send, s.recv, s.bytes);
-      break;
-  }
-}
+  engine::SoloTeam team() const { return {}; }
 
-Status runStep(const Step& step, size_t sliceElems, const HostCall& call,
-               const ChannelConnections& conns, const transport::WaitContext& wait) {
-  const bool receives = algo::stepReceives(step.op);
-  const bool sends = algo::stepSends(step.op);
-  transport::RecvEnd* from = receives ? conns.recv[step.recvPeer] : nullptr;
-  transport::SendEnd* to = sends ? conns.send[step.sendPeer] : nullptr;
-  if ((receives && from == nullptr) || (sends && to == nullptr)) {
-    return internalError(std::string("schedule step ") + algo::stepOpName(step.op) +
-                         " uses a peer this channel has no connection to");
-  }
-  transport::WaitContext recvWait = wait;
-  recvWait.peer = step.recvPeer;
-  transport::WaitContext sendWait = wait;
-  sendWait.peer = step.sendPeer;
-  char* out = static_cast<char*>(call.output) + step.outOffset * call.elemBytes;
-  const char* in =
-      step.fromOutput ? out : static_cast<const char*>(call.input) + step.inOffset * call.elemBytes;
-  const bool local = algo::stepReadsOutput(step);
-  for (size_t done = 0; done < step.count; done += sliceElems) {
-    SliceIo s{};
-    s.count = std::min(sliceElems, step.count - done);
-    s.bytes = s.count * call.elemBytes;
-    s.in = in + done * call.elemBytes;
-    s.out = out + done * call.elemBytes;
-    if (receives) {
-      size_t got = 0;
-      BRAID_ASSIGN_OR_RETURN(const void* slot, from->waitSlot(recvWait, &got));
-      if (got != s.bytes) {
-        return internalError("slice size mismatch: received " + std::to_string(got) +
-                             " bytes from rank " + std::to_string(step.recvPeer) + ", expected " +
-                             std::to_string(s.bytes) +
-                             " (do all ranks call the same collective with the same count?)");
+  Fault acquire(const Instruction& ins, SliceIo& s, bool last) {
+    if (engine::stepReceives(ins.op)) {
+      if (ins.recvPort >= conns_.recv.size() || conns_.recv[ins.recvPort] == nullptr) {
+        return {FaultCode::kNoPort, -1, 0, 0};
       }
-      s.recv = static_cast<const char*>(slot);
+      const int peer = program_.recvPeers[ins.recvPort];
+      transport::WaitContext wait = wait_;
+      wait.peer = peer;
+      size_t got = 0;
+      Result<const void*> slot = conns_.recv[ins.recvPort]->waitSlot(wait, &got);
+      if (!slot.ok()) return envError(slot.status(), peer);
+      const Fault f = engine::checkSlice(static_cast<uint32_t>(got), s.bytes, last, false, peer);
+      if (engine::failed(f)) return f;
+      s.recv = static_cast<const char*>(slot.value());
     }
-    if (sends) {
-      BRAID_ASSIGN_OR_RETURN(void* slot, to->waitSlot(sendWait));
-      s.send = static_cast<char*>(slot);
+    if (engine::stepSends(ins.op)) {
+      if (ins.sendPort >= conns_.send.size() || conns_.send[ins.sendPort] == nullptr) {
+        return {FaultCode::kNoPort, -1, 0, 0};
+      }
+      const int peer = program_.sendPeers[ins.sendPort];
+      transport::WaitContext wait = wait_;
+      wait.peer = peer;
+      Result<void*> slot = conns_.send[ins.sendPort]->waitSlot(wait);
+      if (!slot.ok()) return envError(slot.status(), peer);
+      s.send = static_cast<char*>(slot.value());
     }
-    if (local) {
-      applyStepFromOutput(step.op, s, call.reduce);
-    } else {
-      applyStep(step.op, s, call.elemBytes, call.reduce);
-    }
-    if (sends) to->post(s.bytes);
-    if (receives) from->release();
+    return engine::noFault();
   }
-  return Status::success();
+
+  void apply(engine::StepOp op, bool fromOutput, const SliceIo& s) const {
+    engine::applySlice(engine::SoloTeam{}, loops_, op, fromOutput, s);
+  }
+
+  void complete(const Instruction& ins, const SliceIo& s, bool) {
+    if (engine::stepSends(ins.op)) conns_.send[ins.sendPort]->post(s.bytes);
+    if (engine::stepReceives(ins.op)) conns_.recv[ins.recvPort]->release();
+  }
+
+  void finish(void* buf, size_t count) const { call_.reduce.finishOutput(buf, count); }
+
+  /// The error behind the last kEnvError.
+  const Status& error() const { return error_; }
+
+ private:
+  Fault envError(Status status, int peer) {
+    error_ = std::move(status);
+    return {FaultCode::kEnvError, peer, 0, 0};
+  }
+
+  const HostCall& call_;
+  const ChannelProgram& program_;
+  const ChannelConnections& conns_;
+  const transport::WaitContext& wait_;
+  HostLoops loops_;
+  Status error_;
+};
+
+Status faultStatus(const Fault& f, const HostEnv& env) {
+  switch (f.code) {
+    case FaultCode::kNone:
+      return Status::success();
+    case FaultCode::kEnvError:
+      return env.error();
+    case FaultCode::kSliceMismatch:
+      return internalError("slice size mismatch: received " + std::to_string(f.got) +
+                           " bytes from rank " + std::to_string(f.peer) + ", expected " +
+                           std::to_string(f.expected) +
+                           " (do all ranks call the same collective with the same count?)");
+    case FaultCode::kNoPort:
+      return internalError("schedule step uses a peer this channel has no connection to");
+    case FaultCode::kAborted:
+    case FaultCode::kTimedOut:
+    case FaultCode::kBadCall:
+      break;  // host ports report waits through kEnvError; host loops take any call
+  }
+  return internalError("host executor stopped with fault " +
+                       std::to_string(static_cast<unsigned>(f.code)));
 }
 
-void traceStep(trace::Recorder& trace, const Step& step, int channel, double startUs,
-               size_t elemBytes) {
+void traceStep(trace::Recorder& trace, const Instruction& ins, const ChannelProgram& ch,
+               int channel, double startUs, size_t elemBytes) {
   trace::Event e;
-  e.name = algo::stepOpName(step.op);
+  e.name = ins.kind == engine::InstrKind::kFinish ? "finish" : algo::stepOpName(ins.op);
   e.track = 1 + channel;
   e.startUs = startUs;
   e.durationUs = trace.nowUs() - startUs;
-  e.args = "\"bytes\":" + std::to_string(step.count * elemBytes) +
-           ",\"chunk\":" + std::to_string(step.chunk);
-  if (step.recvPeer >= 0) e.args += ",\"from\":" + std::to_string(step.recvPeer);
-  if (step.sendPeer >= 0) e.args += ",\"to\":" + std::to_string(step.sendPeer);
+  e.args = "\"bytes\":" + std::to_string(ins.count * elemBytes) +
+           ",\"chunk\":" + std::to_string(ins.chunk);
+  if (ins.kind == engine::InstrKind::kStep) {
+    if (ins.recvPort != engine::kNoPort)
+      e.args += ",\"from\":" + std::to_string(ch.recvPeers[ins.recvPort]);
+    if (ins.sendPort != engine::kNoPort)
+      e.args += ",\"to\":" + std::to_string(ch.sendPeers[ins.sendPort]);
+  }
   trace.add(std::move(e));
+}
+
+bool programReduces(const Program& program) {
+  for (const ChannelProgram& ch : program.channels) {
+    for (const Instruction& ins : ch.instrs) {
+      if (ins.kind == engine::InstrKind::kStep && engine::stepReduces(ins.op)) return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
 
-Status runOnHost(const algo::Schedule& schedule, const HostCall& call,
+Status runOnHost(const Program& program, const HostCall& call,
                  const std::vector<ChannelConnections>& connections,
                  const transport::WaitContext& wait) {
-  if (connections.size() < schedule.channels.size()) {
+  if (connections.size() < program.channels.size()) {
     return internalError("schedule has more channels than the communicator connected");
   }
-  for (size_t c = 0; c < schedule.channels.size(); ++c) {
-    for (const Step& step : schedule.channels[c].steps) {
-      if (step.count == 0) continue;  // both ends of the message skip it alike
-      if (algo::stepReduces(step.op) &&
-          (call.reduce.reduce == nullptr || call.reduce.combine == nullptr)) {
-        return internalError("reducing step without a reduction function");
-      }
-      const double start = call.trace ? call.trace->nowUs() : 0;
-      BRAID_TRY(runStep(step, schedule.sliceElems, call, connections[c], wait));
-      if (call.trace) traceStep(*call.trace, step, static_cast<int>(c), start, call.elemBytes);
+  if (programReduces(program) &&
+      (call.reduce.reduce == nullptr || call.reduce.combine == nullptr)) {
+    return internalError("reducing step without a reduction function");
+  }
+  const auto* input = static_cast<const char*>(call.input);
+  auto* output = static_cast<char*>(call.output);
+  for (size_t c = 0; c < program.channels.size(); ++c) {
+    const ChannelProgram& ch = program.channels[c];
+    HostEnv env(call, ch, connections[c], wait);
+    if (call.trace == nullptr) {
+      const Fault f = engine::runInstructions(env, ch.instrs.data(), ch.instrs.size(),
+                                              program.sliceElems, call.elemBytes, input, output);
+      BRAID_TRY(faultStatus(f, env));
+      continue;
+    }
+    for (const Instruction& ins : ch.instrs) {
+      const double start = call.trace->nowUs();
+      const Fault f =
+          engine::runInstructions(env, &ins, 1, program.sliceElems, call.elemBytes, input, output);
+      BRAID_TRY(faultStatus(f, env));
+      traceStep(*call.trace, ins, ch, static_cast<int>(c), start, call.elemBytes);
     }
   }
   return Status::success();

@@ -1,35 +1,37 @@
-// The HostExecutor runs a Schedule on host memory with the calling thread.
+// The HostExecutor runs a Program on host memory with the calling thread:
+// the engine's interpreter (kernels/engine/interpreter.h) with the shm
+// transport's ends as its ports and the vectorized host loops as its loops.
 #pragma once
 
 #include <vector>
 
-#include "algo/schedule.h"
 #include "braid/status.h"
+#include "exec/program.h"
 #include "kernels/host_reduce.h"
 #include "transport/connection.h"
 #include "util/trace.h"
 
 namespace braid::exec {
 
-/// The connections one channel of a rank uses, indexed by peer rank
-/// (nullptr where the channel has none with that peer).
+/// The transport ends behind one channel's ports: recv[i] is receiving port
+/// i (ChannelProgram::recvPeers[i]), send[i] sending port i.
 struct ChannelConnections {
-  std::vector<transport::SendEnd*> send;
   std::vector<transport::RecvEnd*> recv;
+  std::vector<transport::SendEnd*> send;
 };
 
 struct HostCall {
   const void* input = nullptr;
   void* output = nullptr;
   size_t elemBytes = 0;
-  kernels::HostOp reduce;            ///< needed when the schedule reduces; finish is the caller's
+  kernels::HostOp reduce;            ///< needed when the program reduces or finishes
   trace::Recorder* trace = nullptr;  ///< BRAID_TRACE: an event per step when set
 };
 
-/// Runs every step of every channel of `schedule`. Channels run one after
-/// another: each is deadlock-free on its own and all ranks take them in the
-/// same order, so this is correct; it is not yet parallel.
-Status runOnHost(const algo::Schedule& schedule, const HostCall& call,
+/// Runs every instruction of every channel of `program`. Channels run one
+/// after another: each is deadlock-free on its own and all ranks take them
+/// in the same order, so this is correct; it is not yet parallel.
+Status runOnHost(const Program& program, const HostCall& call,
                  const std::vector<ChannelConnections>& connections,
                  const transport::WaitContext& wait);
 

@@ -16,9 +16,7 @@ namespace braid::futex {
 namespace {
 
 // The kernel reads the word; it never writes it, so dropping const is safe.
-uint32_t* address(const std::atomic<uint32_t>* word) {
-  return reinterpret_cast<uint32_t*>(const_cast<std::atomic<uint32_t>*>(word));
-}
+uint32_t* address(const uint32_t* word) { return const_cast<uint32_t*>(word); }
 
 std::string peerName(int peer) {
   return peer >= 0 ? "rank " + std::to_string(peer) : std::string("the peer");
@@ -26,7 +24,7 @@ std::string peerName(int peer) {
 
 }  // namespace
 
-WaitResult wait(const std::atomic<uint32_t>* word, uint32_t expected, int64_t timeoutNs) {
+WaitResult wait(const uint32_t* word, uint32_t expected, int64_t timeoutNs) {
   timespec timeout{};
   timespec* timeoutPtr = nullptr;
   if (timeoutNs >= 0) {
@@ -51,7 +49,7 @@ WaitResult wait(const std::atomic<uint32_t>* word, uint32_t expected, int64_t ti
   }
 }
 
-int wake(const std::atomic<uint32_t>* word, int count) {
+int wake(const uint32_t* word, int count) {
   long rc = syscall(SYS_futex, address(word), FUTEX_WAKE, count, nullptr, nullptr, 0);
   return rc < 0 ? 0 : static_cast<int>(rc);
 }

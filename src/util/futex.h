@@ -50,10 +50,23 @@ enum class WaitResult {
 };
 
 /// Sleeps while `*word == expected`, at most `timeoutNs` (forever if < 0).
-WaitResult wait(const std::atomic<uint32_t>* word, uint32_t expected, int64_t timeoutNs);
+WaitResult wait(const uint32_t* word, uint32_t expected, int64_t timeoutNs);
 
 /// Wakes up to `count` sleepers on `word`; returns how many were woken.
-int wake(const std::atomic<uint32_t>* word, int count = 1);
+int wake(const uint32_t* word, int count = 1);
+
+// The same for words declared as std::atomic (the static_assert above: the
+// same 32 bits). The FIFOs the GPU shares declare plain words, which the
+// CPU accesses with the __atomic builtins (kernels/engine/sync.h).
+inline const uint32_t* wordOf(const std::atomic<uint32_t>* word) {
+  return reinterpret_cast<const uint32_t*>(word);
+}
+inline WaitResult wait(const std::atomic<uint32_t>* word, uint32_t expected, int64_t timeoutNs) {
+  return wait(wordOf(word), expected, timeoutNs);
+}
+inline int wake(const std::atomic<uint32_t>* word, int count = 1) {
+  return wake(wordOf(word), count);
+}
 
 /// Tells the CPU this is a spin loop (x86 `pause`, Arm `yield`).
 inline void cpuRelax() {
@@ -87,9 +100,9 @@ Status abortedError(int peer);
 /// whoever changes `word` must check it and call wake(&word).
 /// Returns kRemoteError on timeout or abort.
 template <typename Context, typename Ready>
-Status waitUntil(const std::atomic<uint32_t>& word, std::atomic<uint32_t>& waiting,
-                 const Context& ctx, Ready ready) {
-  if (ready(word.load(std::memory_order_acquire))) return Status();
+Status waitUntil(const uint32_t* word, uint32_t* waiting, const Context& ctx, Ready ready) {
+  auto load = [word](int order) { return __atomic_load_n(word, order); };
+  if (ready(load(__ATOMIC_ACQUIRE))) return Status();
   const auto start = std::chrono::steady_clock::now();
   // Poll in bursts of kPollsPerClockRead so reading the clock stays cheap
   // next to the pauses.
@@ -98,20 +111,20 @@ Status waitUntil(const std::atomic<uint32_t>& word, std::atomic<uint32_t>& waiti
   while (ctx.spinNs > 0) {
     for (int i = 0; i < kPollsPerClockRead; ++i) {
       cpuRelax();
-      if (ready(word.load(std::memory_order_acquire))) return Status();
+      if (ready(load(__ATOMIC_ACQUIRE))) return Status();
     }
     if (std::chrono::steady_clock::now() >= spinUntil) break;
   }
   for (int i = 0; i < kYields; ++i) {
     sched_yield();
-    if (ready(word.load(std::memory_order_acquire))) return Status();
+    if (ready(load(__ATOMIC_ACQUIRE))) return Status();
   }
   for (;;) {
     if (ctx.abort != nullptr && ctx.abort->load(std::memory_order_relaxed)) {
       return abortedError(ctx.peer);
     }
     if (ctx.deadline.expired()) {
-      if (ready(word.load(std::memory_order_acquire))) return Status();
+      if (ready(load(__ATOMIC_ACQUIRE))) return Status();
       auto elapsed = std::chrono::steady_clock::now() - start;
       return timedOutError(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count(),
                            ctx.peer);
@@ -119,22 +132,31 @@ Status waitUntil(const std::atomic<uint32_t>& word, std::atomic<uint32_t>& waiti
     // remainingMs() rounds down; never ask for a zero-length sleep.
     int64_t sliceMs = ctx.deadline.remainingMs(kSliceMs);
     if (sliceMs < 1) sliceMs = 1;
-    waiting.store(1, std::memory_order_seq_cst);
-    uint32_t seen = word.load(std::memory_order_seq_cst);
+    __atomic_store_n(waiting, 1, __ATOMIC_SEQ_CST);
+    uint32_t seen = load(__ATOMIC_SEQ_CST);
     if (ready(seen)) {
-      waiting.store(0, std::memory_order_relaxed);
+      __atomic_store_n(waiting, 0, __ATOMIC_RELAXED);
       return Status();
     }
-    wait(&word, seen, sliceMs * 1000 * 1000);
-    waiting.store(0, std::memory_order_relaxed);
-    if (ready(word.load(std::memory_order_acquire))) return Status();
+    wait(word, seen, sliceMs * 1000 * 1000);
+    __atomic_store_n(waiting, 0, __ATOMIC_RELAXED);
+    if (ready(load(__ATOMIC_ACQUIRE))) return Status();
   }
+}
+
+template <typename Context, typename Ready>
+Status waitUntil(const std::atomic<uint32_t>& word, std::atomic<uint32_t>& waiting,
+                 const Context& ctx, Ready ready) {
+  return waitUntil(wordOf(&word), const_cast<uint32_t*>(wordOf(&waiting)), ctx, ready);
 }
 
 /// The poster's half of the protocol: call after publishing `word` with a
 /// seq_cst store (or a release store followed by a seq_cst fence).
+inline void wakeIfWaiting(const uint32_t* word, const uint32_t* waiting) {
+  if (__atomic_load_n(waiting, __ATOMIC_SEQ_CST) != 0) wake(word);
+}
 inline void wakeIfWaiting(const std::atomic<uint32_t>& word, const std::atomic<uint32_t>& waiting) {
-  if (waiting.load(std::memory_order_seq_cst) != 0) wake(&word);
+  wakeIfWaiting(wordOf(&word), wordOf(&waiting));
 }
 
 }  // namespace braid::futex

@@ -4,23 +4,17 @@
 //
 //   0      FifoHeader                                 one page
 //            identity  magic, version, slot count, slot size, stride
-//            tail      sender's counter + the byte count of every slot
-//            head      receiver's counter
-//            recvWaiting / sendWaiting   "I may be asleep" words
+//            counters  the engine's FifoCounters (kernels/engine/fifo.h):
+//                      tail + byte counts, head, recvWaiting, sendWaiting,
+//                      each group on its own 128-byte line
 //   4096   slot 0 | slot 1 | ... | slot 7            each `stride` bytes,
 //                                                    slotBytes rounded up to a page
 //
-// `tail` counts posted slots and `head` released ones; both only grow and
-// wrap at 2^32, so the fill level is the unsigned difference tail - head
-// (0..kFifoSlots) and slot i lives at index i % kFifoSlots. Each counter is
-// written by one side only and sits on its own cache line (128 bytes apart,
-// so the adjacent-line prefetcher does not pair them), as do the two
-// waiting words, which are written only when a side goes to sleep but read
-// on every post and release.
-//
-// Each end keeps a private copy of its own counter and the last value it saw
-// of the other's, so that with several slots in flight it touches the
-// peer's cache line only when its copy says it must wait.
+// The protocol is the engine's, the one the GPU FIFOs run (fifo.h): the
+// same counters, cursors, acquire loads and publishing stores. What the CPU
+// adds is sleep: a waiter that has spun long enough announces itself in
+// recvWaiting / sendWaiting and sleeps on the counter's futex, and the other
+// side wakes it after publishing (util/futex.h).
 #include "transport/shm/shm_fifo.h"
 
 #include <cassert>
@@ -29,6 +23,7 @@
 #include <cstdio>
 #include <new>
 
+#include "kernels/engine/fifo.h"
 #include "transport/shm/shm_magic.h"
 #include "transport/shm/shm_segment.h"
 #include "util/futex.h"
@@ -36,9 +31,11 @@
 namespace braid::transport::shm {
 namespace {
 
+namespace engine = kernels::engine;
+
 constexpr uint64_t kMagic = kSimpleFifoMagic;
-constexpr uint32_t kVersion = 1;
-constexpr size_t kLine = 128;
+// 2: the counters became the engine's FifoCounters.
+constexpr uint32_t kVersion = 2;
 constexpr size_t kPage = 4096;
 
 struct FifoHeader {
@@ -48,13 +45,7 @@ struct FifoHeader {
   uint32_t slotCount;
   uint64_t slotBytes;
   uint64_t stride;
-  // Written by the sender on every post.
-  alignas(kLine) std::atomic<uint32_t> tail;
-  std::atomic<uint32_t> bytes[kFifoSlots];
-  // Written by the receiver on every release.
-  alignas(kLine) std::atomic<uint32_t> head;
-  alignas(kLine) std::atomic<uint32_t> recvWaiting;
-  alignas(kLine) std::atomic<uint32_t> sendWaiting;
+  engine::FifoCounters counters;
 };
 static_assert(sizeof(FifoHeader) <= kPage, "the FIFO header must fit its page");
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "magic is read across processes");
@@ -63,123 +54,106 @@ size_t strideFor(size_t slotBytes) { return (slotBytes + kPage - 1) / kPage * kP
 size_t segmentBytes(size_t slotBytes) { return kPage + kFifoSlots * strideFor(slotBytes); }
 
 Status checkSlotBytes(const std::string& name, size_t slotBytes) {
-  // Byte counts travel as 32-bit words next to tail.
-  if (slotBytes == 0 || slotBytes > UINT32_MAX) {
+  // Byte counts travel as 31-bit words (the top bit marks a message's last slice).
+  if (slotBytes == 0 || slotBytes >= engine::kLastSlice) {
     return invalidArgument("shm FIFO " + name + ": slot size " + std::to_string(slotBytes) +
-                           " is not in 1..4294967295");
+                           " is not in 1..2147483647");
   }
   return Status();
+}
+
+engine::FifoRef fifoRef(void* mapping) {
+  auto* header = static_cast<FifoHeader*>(mapping);
+  engine::FifoRef f;
+  f.counters = &header->counters;
+  f.slots = static_cast<char*>(mapping) + kPage;
+  f.stride = header->stride;
+  f.slotBytes = static_cast<uint32_t>(header->slotBytes);
+  return f;
 }
 
 class ShmRecvEnd final : public RecvEnd {
  public:
   explicit ShmRecvEnd(ShmSegment segment)
       : segment_(std::move(segment)),
-        header_(static_cast<FifoHeader*>(segment_.data())),
-        slots_(static_cast<const char*>(segment_.data()) + kPage),
-        slotBytes_(header_->slotBytes),
-        stride_(header_->stride),
-        head_(header_->head.load(std::memory_order_relaxed)),
-        seenTail_(head_) {}
+        fifo_(fifoRef(segment_.data())),
+        cursor_(engine::receiverCursor(fifo_.counters)) {}
 
-  size_t slotBytes() const override { return slotBytes_; }
+  size_t slotBytes() const override { return fifo_.slotBytes; }
 
   Result<const void*> waitSlot(const WaitContext& ctx, size_t* bytes) override {
-    if (seenTail_ == head_) {
-      Status status =
-          futex::waitUntil(header_->tail, header_->recvWaiting, ctx, [this](uint32_t tail) {
-            seenTail_ = tail;
-            return tail != head_;
-          });
+    if (!engine::recvData(fifo_, cursor_)) {
+      engine::FifoCounters& c = *fifo_.counters;
+      Status status = futex::waitUntil(&c.tail, &c.recvWaiting, ctx, [this](uint32_t tail) {
+        cursor_.seen = tail;
+        return tail != cursor_.mine;
+      });
       if (!status.ok()) return status;
     }
-    uint32_t slot = head_ % kFifoSlots;
-    *bytes = header_->bytes[slot].load(std::memory_order_relaxed);
-    return static_cast<const void*>(slots_ + slot * stride_);
+    *bytes = engine::postedWord(fifo_, cursor_) & ~engine::kLastSlice;
+    return static_cast<const void*>(engine::slotAt(fifo_, cursor_.mine));
   }
 
   const void* trySlot(size_t* bytes) override {
-    if (seenTail_ == head_) {
-      seenTail_ = header_->tail.load(std::memory_order_acquire);
-      if (seenTail_ == head_) return nullptr;
-    }
-    uint32_t slot = head_ % kFifoSlots;
-    *bytes = header_->bytes[slot].load(std::memory_order_relaxed);
-    return slots_ + slot * stride_;
+    if (!engine::recvData(fifo_, cursor_)) return nullptr;
+    *bytes = engine::postedWord(fifo_, cursor_) & ~engine::kLastSlice;
+    return engine::slotAt(fifo_, cursor_.mine);
   }
 
   void release() override {
-    assert(head_ != seenTail_ && "release() without a slot from waitSlot()");
-    ++head_;
-    // Release: our reads of the slot are done before the sender may reuse it.
-    // seq_cst: the load of sendWaiting below must not move ahead of it.
-    header_->head.store(head_, std::memory_order_seq_cst);
-    futex::wakeIfWaiting(header_->head, header_->sendWaiting);
+    assert(cursor_.mine != cursor_.seen && "release() without a slot from waitSlot()");
+    // Our reads of the slot are done before the sender may reuse it; the
+    // publish is sequentially consistent, so the load of sendWaiting below
+    // cannot move ahead of it.
+    engine::releaseSlot(fifo_, cursor_);
+    futex::wakeIfWaiting(&fifo_.counters->head, &fifo_.counters->sendWaiting);
   }
 
  private:
   ShmSegment segment_;
-  FifoHeader* header_;
-  const char* slots_;
-  size_t slotBytes_;
-  size_t stride_;
-  uint32_t head_;      // our counter; header_->head is its published copy
-  uint32_t seenTail_;  // the sender's tail as last read
+  engine::FifoRef fifo_;
+  engine::FifoCursor cursor_;  // our head, and the sender's tail as last read
 };
 
 class ShmSendEnd final : public SendEnd {
  public:
   explicit ShmSendEnd(ShmSegment segment)
       : segment_(std::move(segment)),
-        header_(static_cast<FifoHeader*>(segment_.data())),
-        slots_(static_cast<char*>(segment_.data()) + kPage),
-        slotBytes_(header_->slotBytes),
-        stride_(header_->stride),
-        tail_(header_->tail.load(std::memory_order_relaxed)),
-        seenHead_(header_->head.load(std::memory_order_acquire)) {}
+        fifo_(fifoRef(segment_.data())),
+        cursor_(engine::senderCursor(fifo_.counters)) {}
 
-  size_t slotBytes() const override { return slotBytes_; }
+  size_t slotBytes() const override { return fifo_.slotBytes; }
 
   Result<void*> waitSlot(const WaitContext& ctx) override {
-    if (tail_ - seenHead_ >= static_cast<uint32_t>(kFifoSlots)) {
-      Status status =
-          futex::waitUntil(header_->head, header_->sendWaiting, ctx, [this](uint32_t head) {
-            seenHead_ = head;
-            return tail_ - head < static_cast<uint32_t>(kFifoSlots);
-          });
+    if (!engine::sendRoom(fifo_, cursor_)) {
+      engine::FifoCounters& c = *fifo_.counters;
+      Status status = futex::waitUntil(&c.head, &c.sendWaiting, ctx, [this](uint32_t head) {
+        cursor_.seen = head;
+        return !engine::fifoFull(cursor_);
+      });
       if (!status.ok()) return status;
     }
-    return static_cast<void*>(slots_ + (tail_ % kFifoSlots) * stride_);
+    return static_cast<void*>(engine::slotAt(fifo_, cursor_.mine));
   }
 
   void* trySlot() override {
-    if (tail_ - seenHead_ >= static_cast<uint32_t>(kFifoSlots)) {
-      seenHead_ = header_->head.load(std::memory_order_acquire);
-      if (tail_ - seenHead_ >= static_cast<uint32_t>(kFifoSlots)) return nullptr;
-    }
-    return slots_ + (tail_ % kFifoSlots) * stride_;
+    if (!engine::sendRoom(fifo_, cursor_)) return nullptr;
+    return engine::slotAt(fifo_, cursor_.mine);
   }
 
   void post(size_t bytes) override {
-    assert(bytes <= slotBytes_ && "post() of more bytes than a slot holds");
-    assert(tail_ - seenHead_ < static_cast<uint32_t>(kFifoSlots) && "post() without waitSlot()");
-    header_->bytes[tail_ % kFifoSlots].store(static_cast<uint32_t>(bytes),
-                                             std::memory_order_relaxed);
-    ++tail_;
-    // seq_cst (not just release) so that the load of recvWaiting below
-    // cannot move ahead of it; see util/futex.h.
-    header_->tail.store(tail_, std::memory_order_seq_cst);
-    futex::wakeIfWaiting(header_->tail, header_->recvWaiting);
+    assert(bytes <= fifo_.slotBytes && "post() of more bytes than a slot holds");
+    assert(!engine::fifoFull(cursor_) && "post() without waitSlot()");
+    // The publish is sequentially consistent, so the load of recvWaiting
+    // below cannot move ahead of it; see util/futex.h.
+    engine::postSlot(fifo_, cursor_, static_cast<uint32_t>(bytes));
+    futex::wakeIfWaiting(&fifo_.counters->tail, &fifo_.counters->recvWaiting);
   }
 
  private:
   ShmSegment segment_;
-  FifoHeader* header_;
-  char* slots_;
-  size_t slotBytes_;
-  size_t stride_;
-  uint32_t tail_;      // our counter; header_->tail is its published copy
-  uint32_t seenHead_;  // the receiver's head as last read
+  engine::FifoRef fifo_;
+  engine::FifoCursor cursor_;  // our tail, and the receiver's head as last read
 };
 
 // Says what is wrong with an opened segment, or nothing when it matches.

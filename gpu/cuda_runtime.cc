@@ -1,0 +1,229 @@
+// The CUDA runtime behind gpu/runtime.h: each method is one cudart call (a
+// few are two), its error turned into a Status that names the call. Built
+// only with CUDA (BRAID_HAVE_CUDA); cudart is linked statically, as NCCL
+// links it, so libnccl.so.2 loads on machines without the toolkit.
+#if defined(BRAID_HAVE_CUDA)
+
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <string>
+
+#include "gpu/runtime.h"
+
+namespace braid::gpu {
+namespace {
+
+Status cudaStatus(cudaError_t err, const char* call) {
+  if (err == cudaSuccess) return Status::success();
+  cudaGetLastError();  // clear the sticky copy of a non-sticky error
+  return Status(ErrorCode::kCudaError, std::string(call) + " failed: " + cudaGetErrorString(err) +
+                                           " (" + cudaGetErrorName(err) + ")");
+}
+
+#define BRAID_CUDA_CALL(call) cudaStatus((call), #call)
+
+cudaStream_t cuStream(Stream s) { return static_cast<cudaStream_t>(s); }
+cudaEvent_t cuEvent(Event e) { return static_cast<cudaEvent_t>(e); }
+
+class CudaRuntime final : public Runtime {
+ public:
+  std::string describe() const override {
+    int runtime = 0;
+    int driver = 0;
+    cudaRuntimeGetVersion(&runtime);
+    cudaDriverGetVersion(&driver);
+    return "CUDA runtime " + std::to_string(runtime / 1000) + "." +
+           std::to_string(runtime % 1000 / 10) + ", driver " + std::to_string(driver / 1000) + "." +
+           std::to_string(driver % 1000 / 10);
+  }
+  bool emulated() const override { return false; }
+
+  int deviceCount() override {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      cudaGetLastError();  // no driver, or no device: a machine without GPUs
+      return 0;
+    }
+    return n;
+  }
+
+  Result<int> currentDevice() override {
+    int d = -1;
+    BRAID_TRY(BRAID_CUDA_CALL(cudaGetDevice(&d)));
+    return d;
+  }
+
+  Status setDevice(int device) override { return BRAID_CUDA_CALL(cudaSetDevice(device)); }
+
+  Result<DeviceInfo> deviceInfo(int device) override {
+    cudaDeviceProp p{};
+    BRAID_TRY(BRAID_CUDA_CALL(cudaGetDeviceProperties(&p, device)));
+    DeviceInfo info;
+    info.name = p.name;
+    char bus[32] = {};
+    BRAID_TRY(BRAID_CUDA_CALL(cudaDeviceGetPCIBusId(bus, sizeof(bus), device)));
+    info.pciBusId = bus;
+    info.multiprocessors = p.multiProcessorCount;
+    info.computeMajor = p.major;
+    info.computeMinor = p.minor;
+    info.memoryBytes = p.totalGlobalMem;
+    return info;
+  }
+
+  Result<bool> canAccessPeer(int device, int peer) override {
+    if (device == peer) return true;
+    int can = 0;
+    BRAID_TRY(BRAID_CUDA_CALL(cudaDeviceCanAccessPeer(&can, device, peer)));
+    return can != 0;
+  }
+
+  Status enablePeerAccess(int peer) override {
+    int current = -1;
+    BRAID_TRY(BRAID_CUDA_CALL(cudaGetDevice(&current)));
+    if (current == peer) return Status::success();
+    const cudaError_t err = cudaDeviceEnablePeerAccess(peer, 0);
+    if (err == cudaErrorPeerAccessAlreadyEnabled) {
+      cudaGetLastError();
+      return Status::success();
+    }
+    return cudaStatus(err, "cudaDeviceEnablePeerAccess");
+  }
+
+  Result<void*> deviceAlloc(size_t bytes) override {
+    void* p = nullptr;
+    if (bytes == 0) return p;
+    BRAID_TRY(BRAID_CUDA_CALL(cudaMalloc(&p, bytes)));
+    return p;
+  }
+  Status deviceFree(void* p) override { return BRAID_CUDA_CALL(cudaFree(p)); }
+
+  Result<void*> hostAlloc(size_t bytes) override {
+    void* p = nullptr;
+    BRAID_TRY(
+        BRAID_CUDA_CALL(cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable)));
+    memset(p, 0, bytes);
+    return p;
+  }
+  Status hostFree(void* p) override { return BRAID_CUDA_CALL(cudaFreeHost(p)); }
+
+  Status hostRegister(void* p, size_t bytes) override {
+    return BRAID_CUDA_CALL(
+        cudaHostRegister(p, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable));
+  }
+  Status hostUnregister(void* p) override { return BRAID_CUDA_CALL(cudaHostUnregister(p)); }
+
+  Result<PointerInfo> pointerInfo(const void* p) override {
+    cudaPointerAttributes a{};
+    BRAID_TRY(BRAID_CUDA_CALL(cudaPointerGetAttributes(&a, p)));
+    PointerInfo info;
+    switch (a.type) {
+      case cudaMemoryTypeDevice:
+        info.kind = MemoryKind::kDevice;
+        info.device = a.device;
+        break;
+      case cudaMemoryTypeHost:
+        info.kind = MemoryKind::kPinnedHost;
+        break;
+      case cudaMemoryTypeManaged:
+        info.kind = MemoryKind::kManaged;
+        info.device = a.device;
+        break;
+      default:
+        info.kind = MemoryKind::kHost;
+        break;
+    }
+    return info;
+  }
+
+  Status copy(void* dst, const void* src, size_t bytes, Stream s) override {
+    if (bytes == 0) return Status::success();
+    return BRAID_CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cuStream(s)));
+  }
+  Status fill(void* dst, int value, size_t bytes, Stream s) override {
+    if (bytes == 0) return Status::success();
+    return BRAID_CUDA_CALL(cudaMemsetAsync(dst, value, bytes, cuStream(s)));
+  }
+
+  Result<IpcHandle> ipcHandle(void* p) override {
+    static_assert(sizeof(cudaIpcMemHandle_t) <= sizeof(IpcHandle), "IPC handles fit 64 bytes");
+    cudaIpcMemHandle_t h;
+    BRAID_TRY(BRAID_CUDA_CALL(cudaIpcGetMemHandle(&h, p)));
+    IpcHandle out{};
+    memcpy(out.bytes, &h, sizeof(h));
+    return out;
+  }
+  Result<void*> ipcOpen(const IpcHandle& handle) override {
+    cudaIpcMemHandle_t h;
+    memcpy(&h, handle.bytes, sizeof(h));
+    void* p = nullptr;
+    BRAID_TRY(BRAID_CUDA_CALL(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess)));
+    return p;
+  }
+  Status ipcClose(void* p) override { return BRAID_CUDA_CALL(cudaIpcCloseMemHandle(p)); }
+
+  Result<Stream> streamCreate() override {
+    cudaStream_t s = nullptr;
+    BRAID_TRY(BRAID_CUDA_CALL(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)));
+    return static_cast<Stream>(s);
+  }
+  Status streamDestroy(Stream s) override {
+    return BRAID_CUDA_CALL(cudaStreamDestroy(cuStream(s)));
+  }
+  Status streamSynchronize(Stream s) override {
+    return BRAID_CUDA_CALL(cudaStreamSynchronize(cuStream(s)));
+  }
+  Result<bool> streamCapturing(Stream s) override {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    BRAID_TRY(BRAID_CUDA_CALL(cudaStreamIsCapturing(cuStream(s), &status)));
+    return status != cudaStreamCaptureStatusNone;
+  }
+
+  Result<Event> eventCreate() override {
+    cudaEvent_t e = nullptr;
+    BRAID_TRY(BRAID_CUDA_CALL(cudaEventCreateWithFlags(&e, cudaEventDisableTiming)));
+    return static_cast<Event>(e);
+  }
+  Status eventDestroy(Event e) override { return BRAID_CUDA_CALL(cudaEventDestroy(cuEvent(e))); }
+  Status eventRecord(Event e, Stream s) override {
+    return BRAID_CUDA_CALL(cudaEventRecord(cuEvent(e), cuStream(s)));
+  }
+  Status streamWaitEvent(Stream s, Event e) override {
+    return BRAID_CUDA_CALL(cudaStreamWaitEvent(cuStream(s), cuEvent(e), 0));
+  }
+  Status eventSynchronize(Event e) override {
+    return BRAID_CUDA_CALL(cudaEventSynchronize(cuEvent(e)));
+  }
+  Result<bool> eventDone(Event e) override {
+    const cudaError_t err = cudaEventQuery(cuEvent(e));
+    if (err == cudaErrorNotReady) {
+      cudaGetLastError();
+      return false;
+    }
+    BRAID_TRY(cudaStatus(err, "cudaEventQuery"));
+    return true;
+  }
+
+  Status hostCallback(Stream s, void (*fn)(void*), void* arg) override {
+    return BRAID_CUDA_CALL(cudaLaunchHostFunc(cuStream(s), fn, arg));
+  }
+
+  Status launch(const Launch& l, Stream s) override {
+    if (l.deviceFunction == nullptr) {
+      return invalidUsage("this kernel was not compiled for the GPU (braid built without CUDA?)");
+    }
+    void* params[] = {const_cast<void*>(l.args)};
+    return BRAID_CUDA_CALL(cudaLaunchKernel(l.deviceFunction, dim3(l.blocks),
+                                            dim3(l.threadsPerBlock), params, 0, cuStream(s)));
+  }
+
+  Status deviceSynchronize() override { return BRAID_CUDA_CALL(cudaDeviceSynchronize()); }
+};
+
+}  // namespace
+
+std::unique_ptr<Runtime> makeCudaRuntime() { return std::make_unique<CudaRuntime>(); }
+
+}  // namespace braid::gpu
+
+#endif  // BRAID_HAVE_CUDA

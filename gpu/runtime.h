@@ -1,0 +1,157 @@
+// The one seam between braid and the CUDA runtime. Every CUDA call braid
+// makes (devices, memory, IPC, streams, events, launches) goes through a
+// Runtime, and the process has one:
+//
+//   the CUDA runtime (gpu/cuda_runtime.cc), when braid is built with CUDA;
+//   an emulated GPU (gpu/emulated_runtime.cc) when BRAID_EMULATE_GPUS=<n>
+//     asks for n devices, or a test installs one: device memory is host
+//     memory in shm segments (shareable between processes for IPC), a
+//     stream is an in-order queue run by a worker thread, an event marks a
+//     point in it, and a launch runs the CPU instance of the kernel;
+//   none (gpu/no_gpu_runtime.cc): zero devices, every call refused, when
+//     braid is built without CUDA and nothing asks for the emulation.
+//
+// Streams and events are opaque handles: cudaStream_t / cudaEvent_t on the
+// real runtime, the emulator's objects on the emulated one. A null stream
+// is the current device's default stream, as in CUDA.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "braid/status.h"
+
+namespace braid::gpu {
+
+using Stream = void*;
+using Event = void*;
+
+struct DeviceInfo {
+  std::string name;      ///< "NVIDIA H200", "emulated GPU 0"
+  std::string pciBusId;  ///< "0000:19:00.0"
+  int multiprocessors = 0;
+  int computeMajor = 0;
+  int computeMinor = 0;
+  uint64_t memoryBytes = 0;
+};
+
+/// Where a pointer points.
+enum class MemoryKind {
+  kHost,        ///< ordinary host memory the device cannot address
+  kPinnedHost,  ///< host memory the device addresses (hostAlloc, hostRegister)
+  kDevice,      ///< a device's memory (deviceAlloc, or mapped from a peer by ipcOpen)
+  kManaged,     ///< managed memory, addressable from host and device
+};
+
+struct PointerInfo {
+  MemoryKind kind = MemoryKind::kHost;
+  int device = -1;  ///< the device of kDevice memory
+};
+
+/// An opaque handle naming device memory to another process
+/// (cudaIpcMemHandle_t, or the emulator's segment name).
+struct IpcHandle {
+  unsigned char bytes[64];
+};
+
+/// What a launch runs: the __global__ function for the CUDA runtime, and
+/// its CPU instance for the emulated GPU (one call per block). Both take
+/// one parameter, the `argBytes` at `args`.
+struct Launch {
+  const void* deviceFunction = nullptr;
+  void (*hostFunction)(const void* args, unsigned block, unsigned blocks) = nullptr;
+  const void* args = nullptr;
+  size_t argBytes = 0;
+  unsigned blocks = 1;
+  unsigned threadsPerBlock = 1;
+};
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+
+  /// "CUDA 13.0", "emulated (4 GPUs)", "none (built without CUDA)".
+  virtual std::string describe() const = 0;
+  virtual bool emulated() const = 0;
+
+  // Devices. deviceCount() is 0, never an error, where none can be used.
+  virtual int deviceCount() = 0;
+  virtual Result<int> currentDevice() = 0;
+  virtual Status setDevice(int device) = 0;
+  virtual Result<DeviceInfo> deviceInfo(int device) = 0;
+  /// Whether `device` can address `peer`'s memory directly.
+  virtual Result<bool> canAccessPeer(int device, int peer) = 0;
+  /// Lets the current device address `peer`'s memory by pointer, within
+  /// this process (memory of other processes comes through ipcOpen).
+  /// Succeeds if it already can.
+  virtual Status enablePeerAccess(int peer) = 0;
+
+  // Memory. deviceAlloc allocates on the current device.
+  virtual Result<void*> deviceAlloc(size_t bytes) = 0;
+  virtual Status deviceFree(void* pointer) = 0;
+  /// Pinned host memory that every device addresses at the same pointer.
+  virtual Result<void*> hostAlloc(size_t bytes) = 0;
+  virtual Status hostFree(void* pointer) = 0;
+  /// Pins existing host memory (a shared segment) so devices address it
+  /// at the same pointer.
+  virtual Status hostRegister(void* pointer, size_t bytes) = 0;
+  virtual Status hostUnregister(void* pointer) = 0;
+  virtual Result<PointerInfo> pointerInfo(const void* pointer) = 0;
+  /// Asynchronous copy in any direction, ordered on `stream`.
+  virtual Status copy(void* dst, const void* src, size_t bytes, Stream stream) = 0;
+  /// Asynchronous memset, ordered on `stream`.
+  virtual Status fill(void* dst, int value, size_t bytes, Stream stream) = 0;
+
+  // IPC. ipcHandle takes the start of a deviceAlloc allocation.
+  virtual Result<IpcHandle> ipcHandle(void* deviceMemory) = 0;
+  /// Maps another process's allocation; fails for this process's own, as CUDA does.
+  virtual Result<void*> ipcOpen(const IpcHandle& handle) = 0;
+  virtual Status ipcClose(void* mapped) = 0;
+
+  // Streams and events.
+  /// A stream of the current device that does not synchronize with the
+  /// default stream (cudaStreamNonBlocking).
+  virtual Result<Stream> streamCreate() = 0;
+  virtual Status streamDestroy(Stream stream) = 0;
+  virtual Status streamSynchronize(Stream stream) = 0;
+  /// Whether the stream is being captured into a CUDA graph.
+  virtual Result<bool> streamCapturing(Stream stream) = 0;
+  virtual Result<Event> eventCreate() = 0;
+  virtual Status eventDestroy(Event event) = 0;
+  /// Marks the current end of `stream`.
+  virtual Status eventRecord(Event event, Stream stream) = 0;
+  /// Makes later work on `stream` wait until the event's last record completes.
+  virtual Status streamWaitEvent(Stream stream, Event event) = 0;
+  virtual Status eventSynchronize(Event event) = 0;
+  /// Whether the event's last record has completed.
+  virtual Result<bool> eventDone(Event event) = 0;
+  /// Runs fn(arg) on a host thread once the stream reaches this point.
+  virtual Status hostCallback(Stream stream, void (*fn)(void*), void* arg) = 0;
+  virtual Status launch(const Launch& launch, Stream stream) = 0;
+  /// Waits for all work of the current device.
+  virtual Status deviceSynchronize() = 0;
+};
+
+/// The process's runtime, chosen at first use: emulated when
+/// BRAID_EMULATE_GPUS is a positive count, else CUDA (or none).
+Runtime& runtime();
+
+/// Makes an emulated GPU with `devices` devices.
+std::unique_ptr<Runtime> makeEmulatedRuntime(int devices);
+
+/// Makes `replacement` the process's runtime until the returned guard goes
+/// out of scope; for tests of internals that run on an emulated GPU.
+class ScopedRuntime {
+ public:
+  explicit ScopedRuntime(Runtime& replacement);
+  ~ScopedRuntime();
+  ScopedRuntime(const ScopedRuntime&) = delete;
+  ScopedRuntime& operator=(const ScopedRuntime&) = delete;
+
+ private:
+  Runtime* previous_;
+};
+
+}  // namespace braid::gpu

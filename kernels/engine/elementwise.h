@@ -1,0 +1,302 @@
+// The copy and reduce loops of the engine, over a team of threads (team.h),
+// compiled for the GPU by nvcc and for the CPU by the host compiler (the
+// emulated GPU runs them), so CPU tests run the traversal the GPU runs: the
+// split into 16-byte packs and a scalar head and tail, the unrolling, the
+// team's stride.
+//
+// Terms. A pack is 16 bytes of elements, moved with one vector load or
+// store on the GPU. When every pointer of a call sits at the same offset
+// within 16 bytes, a scalar head brings them to a pack boundary; each
+// thread then takes kUnroll packs per turn, team.size() apart in pack
+// order (so a warp's loads are contiguous), loading all of them before
+// computing any (the loads overlap);
+// the elements after the last whole pack are the tail. Pointers at
+// different offsets run element by element.
+//
+// Sources that a peer wrote (a FIFO slot) are read with loads that bypass
+// the GPU's L1 (ld.global.cv): the slot's previous contents may still sit
+// there, and L1 is not coherent with writes from other SMs or GPUs. The
+// `Peer` bit mask says which sources those are.
+//
+// The arithmetic is the functors' (reduce_op.h), element by element, so the
+// GPU computes exactly what the host loops compute.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/host_device.h"
+#include "kernels/reduce_op.h"
+
+namespace braid::kernels::engine {
+
+inline constexpr size_t kPackBytes = 16;
+
+template <typename T>
+struct alignas(kPackBytes) Pack {
+  static constexpr unsigned kElems = kPackBytes / sizeof(T);
+  T e[kElems];
+};
+
+/// Packs per thread per turn: four, or fewer for narrow types, so that a
+/// turn computes at most 16 elements per source (the fp8 conversions make
+/// each element costly in code and registers).
+template <typename T>
+inline constexpr unsigned kUnroll = Pack<T>::kElems >= 16  ? 1
+                                    : Pack<T>::kElems >= 8 ? 2
+                                                           : 4;
+
+template <typename T>
+BRAID_HOST_DEVICE Pack<T> loadPack(const T* p, bool fromPeer) {
+  Pack<T> v;
+#if defined(__CUDA_ARCH__)
+  const uint4* q = reinterpret_cast<const uint4*>(p);
+  *reinterpret_cast<uint4*>(&v) = fromPeer ? __ldcv(q) : *q;
+#else
+  (void)fromPeer;
+  memcpy(&v, p, sizeof v);
+#endif
+  return v;
+}
+
+template <typename T>
+BRAID_HOST_DEVICE void storePack(T* p, const Pack<T>& v) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<uint4*>(p) = *reinterpret_cast<const uint4*>(&v);
+#else
+  memcpy(p, &v, sizeof v);
+#endif
+}
+
+template <typename T>
+BRAID_HOST_DEVICE T loadElem(const T* p, bool fromPeer) {
+#if defined(__CUDA_ARCH__)
+  if (fromPeer) {
+    // One element through the same uncached path as the packs, by its bits.
+    T v;
+    if constexpr (sizeof(T) == 1) {
+      const unsigned char u = __ldcv(reinterpret_cast<const unsigned char*>(p));
+      memcpy(&v, &u, 1);
+    } else if constexpr (sizeof(T) == 2) {
+      const unsigned short u = __ldcv(reinterpret_cast<const unsigned short*>(p));
+      memcpy(&v, &u, 2);
+    } else if constexpr (sizeof(T) == 4) {
+      const unsigned int u = __ldcv(reinterpret_cast<const unsigned int*>(p));
+      memcpy(&v, &u, 4);
+    } else {
+      static_assert(sizeof(T) == 8, "elements are 1, 2, 4 or 8 bytes");
+      const unsigned long long u = __ldcv(reinterpret_cast<const unsigned long long*>(p));
+      memcpy(&v, &u, 8);
+    }
+    return v;
+  }
+#else
+  (void)fromPeer;
+#endif
+  return *p;
+}
+
+/// The pointers of one loop: kDsts outputs, kSrcs inputs.
+template <typename T, int kDsts, int kSrcs>
+struct Operands {
+  T* dst[kDsts];
+  const T* src[kSrcs];
+};
+
+template <typename T, int kDsts, int kSrcs>
+BRAID_HOST_DEVICE uintptr_t packPhase(const Operands<T, kDsts, kSrcs>& o, bool* same) {
+  const uintptr_t phase = reinterpret_cast<uintptr_t>(o.dst[0]) % kPackBytes;
+  *same = phase % sizeof(T) == 0;
+  for (int d = 0; d < kDsts; ++d) {
+    *same = *same && reinterpret_cast<uintptr_t>(o.dst[d]) % kPackBytes == phase;
+  }
+  for (int s = 0; s < kSrcs; ++s) {
+    *same = *same && reinterpret_cast<uintptr_t>(o.src[s]) % kPackBytes == phase;
+  }
+  return phase;
+}
+
+/// dst[d][i] = fn(src[0][i], ...) for i < n, over the team. `fn` takes
+/// kSrcs elements and returns one; every destination gets it. Destinations
+/// may alias sources: each element is read before it is written, and a
+/// thread writes only the elements it read.
+template <unsigned kPeer, typename T, int kDsts, int kSrcs, typename Team, typename Fn>
+BRAID_HOST_DEVICE void transform(const Team& team, Operands<T, kDsts, kSrcs> o, size_t n,
+                                 const Fn& fn) {
+  constexpr unsigned kElems = Pack<T>::kElems;
+  bool packable = false;
+  const uintptr_t phase = packPhase(o, &packable);
+  size_t first = 0;  // elements before the packs
+  size_t packs = 0;
+  if (packable) {
+    first = phase == 0 ? 0 : (kPackBytes - phase) / sizeof(T);
+    if (first > n) first = n;
+    packs = (n - first) / kElems;
+  } else {
+    first = n;  // element by element
+  }
+  auto scalar = [&](size_t i) {
+    T x[kSrcs];
+    for (int s = 0; s < kSrcs; ++s) x[s] = loadElem(o.src[s] + i, (kPeer >> s) & 1u);
+    const T y = fn(x);
+    for (int d = 0; d < kDsts; ++d) o.dst[d][i] = y;
+  };
+  for (size_t i = team.rank(); i < first; i += team.size()) scalar(i);
+
+  constexpr unsigned kTurn = kUnroll<T>;
+  const size_t stride = static_cast<size_t>(team.size()) * kTurn;
+  for (size_t base = team.rank(); base < packs; base += stride) {
+    Pack<T> in[kTurn][kSrcs];
+    for (unsigned u = 0; u < kTurn; ++u) {
+      const size_t p = base + static_cast<size_t>(u) * team.size();
+      if (p >= packs) break;
+      for (int s = 0; s < kSrcs; ++s) {
+        in[u][s] = loadPack(o.src[s] + first + p * kElems, (kPeer >> s) & 1u);
+      }
+    }
+    for (unsigned u = 0; u < kTurn; ++u) {
+      const size_t p = base + static_cast<size_t>(u) * team.size();
+      if (p >= packs) break;
+      Pack<T> out;
+      for (unsigned e = 0; e < kElems; ++e) {
+        T x[kSrcs];
+        for (int s = 0; s < kSrcs; ++s) x[s] = in[u][s].e[e];
+        out.e[e] = fn(x);
+      }
+      for (int d = 0; d < kDsts; ++d) storePack(o.dst[d] + first + p * kElems, out);
+    }
+  }
+  for (size_t i = first + packs * kElems + team.rank(); i < n; i += team.size()) scalar(i);
+}
+
+// The element functions of the loops below.
+template <typename T>
+struct CopyElem {
+  BRAID_HOST_DEVICE T operator()(const T (&x)[1]) const { return x[0]; }
+};
+template <typename T, typename Pre, typename F>
+struct ReduceElem {  ///< op(recv, pre(in))
+  Pre pre;
+  F f;
+  BRAID_HOST_DEVICE T operator()(const T (&x)[2]) const { return f(x[0], pre(x[1])); }
+};
+template <typename T, typename F>
+struct CombineElem {  ///< op(a, b): both loaded already
+  F f;
+  BRAID_HOST_DEVICE T operator()(const T (&x)[2]) const { return f(x[0], x[1]); }
+};
+template <typename T, typename U>
+struct MapElem {  ///< u(x): a pre or a post
+  U u;
+  BRAID_HOST_DEVICE T operator()(const T (&x)[1]) const { return u(x[0]); }
+};
+
+/// dst = src over `bytes` (src local, or from a peer with kPeer = 1): one
+/// function per team for every datatype, since copies do not depend on it.
+template <unsigned kPeer, typename Team>
+BRAID_HOST_DEVICE_NOINLINE void copyBytesLoop(const Team& team, uint8_t* dst, const uint8_t* src,
+                                              size_t bytes) {
+  transform<kPeer>(team, Operands<uint8_t, 1, 1>{{dst}, {src}}, bytes, CopyElem<uint8_t>{});
+}
+
+/// dst1 = dst2 = src over `bytes`, src from a peer.
+template <typename Team>
+BRAID_HOST_DEVICE_NOINLINE void copyPeerBytesTwiceLoop(const Team& team, uint8_t* dst1,
+                                                       uint8_t* dst2, const uint8_t* src,
+                                                       size_t bytes) {
+  transform<1>(team, Operands<uint8_t, 2, 1>{{dst1, dst2}, {src}}, bytes, CopyElem<uint8_t>{});
+}
+
+/// The engine's loops for one (type, pre, op, post) on one team: what
+/// slice_ops.h calls. `recv` is always a FIFO slot a peer wrote; `in` the
+/// rank's own data.
+template <typename T, typename Pre, typename F, typename Post, typename Team>
+struct TeamLoops {
+  const Team& team;
+  const OpArgs& args;
+
+  /// dst = pre(in)
+  BRAID_HOST_DEVICE void load(void* dst, const void* in, size_t n) const {
+    if constexpr (Pre::kIdentity) {
+      copy(dst, in, n * sizeof(T));
+    } else {
+      transform<0>(team, Operands<T, 1, 1>{{t(dst)}, {t(in)}}, n, MapElem<T, Pre>{Pre(args)});
+    }
+  }
+  /// dst = src (src local)
+  BRAID_HOST_DEVICE void copy(void* dst, const void* src, size_t bytes) const {
+    if (dst != src) copyBytesLoop<0>(team, b(dst), b(src), bytes);
+  }
+  /// dst = recv (recv from a peer)
+  BRAID_HOST_DEVICE void copyPeer(void* dst, const void* recv, size_t bytes) const {
+    copyBytesLoop<1>(team, b(dst), b(recv), bytes);
+  }
+  /// dst1 = dst2 = recv (recv from a peer)
+  BRAID_HOST_DEVICE void copyPeerTwice(void* dst1, void* dst2, const void* recv,
+                                       size_t bytes) const {
+    copyPeerBytesTwiceLoop(team, b(dst1), b(dst2), b(recv), bytes);
+  }
+  /// dst = op(recv, pre(in))
+  BRAID_HOST_DEVICE void reduce(void* dst, const void* recv, const void* in, size_t n) const {
+    transform<1>(team, Operands<T, 1, 2>{{t(dst)}, {t(recv), t(in)}}, n,
+                 ReduceElem<T, Pre, F>{Pre(args), F()});
+  }
+  /// dst1 = dst2 = op(recv, pre(in))
+  BRAID_HOST_DEVICE void reduce2(void* dst1, void* dst2, const void* recv, const void* in,
+                                 size_t n) const {
+    transform<1>(team, Operands<T, 2, 2>{{t(dst1), t(dst2)}, {t(recv), t(in)}}, n,
+                 ReduceElem<T, Pre, F>{Pre(args), F()});
+  }
+  /// dst = op(recv, local), local already loaded
+  BRAID_HOST_DEVICE void combine(void* dst, const void* recv, const void* local, size_t n) const {
+    transform<1>(team, Operands<T, 1, 2>{{t(dst)}, {t(recv), t(local)}}, n, CombineElem<T, F>{F()});
+  }
+  /// buf = post(buf)
+  BRAID_HOST_DEVICE void finish(void* buf, size_t n) const {
+    if constexpr (!Post::kIdentity) {
+      transform<0>(team, Operands<T, 1, 1>{{t(buf)}, {t(buf)}}, n, MapElem<T, Post>{Post(args)});
+    }
+  }
+
+ private:
+  BRAID_HOST_DEVICE static T* t(void* p) { return static_cast<T*>(p); }
+  BRAID_HOST_DEVICE static const T* t(const void* p) { return static_cast<const T*>(p); }
+  BRAID_HOST_DEVICE static uint8_t* b(void* p) { return static_cast<uint8_t*>(p); }
+  BRAID_HOST_DEVICE static const uint8_t* b(const void* p) {
+    return static_cast<const uint8_t*>(p);
+  }
+};
+
+/// The loops of a call that only moves data (all-gather, broadcast, sends
+/// and receives): copies of whole elements, whatever their type, so every
+/// kernel runs such calls. The executor marks a call copy-only when its
+/// collective does not reduce, so the reducing loops are never called.
+template <typename Team>
+struct CopyLoops {
+  const Team& team;
+  size_t elemBytes;
+
+  BRAID_HOST_DEVICE void load(void* dst, const void* in, size_t n) const {
+    copy(dst, in, n * elemBytes);
+  }
+  BRAID_HOST_DEVICE void copy(void* dst, const void* src, size_t bytes) const {
+    if (dst != src) {
+      copyBytesLoop<0>(team, static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes);
+    }
+  }
+  BRAID_HOST_DEVICE void copyPeer(void* dst, const void* recv, size_t bytes) const {
+    copyBytesLoop<1>(team, static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(recv), bytes);
+  }
+  BRAID_HOST_DEVICE void copyPeerTwice(void* dst1, void* dst2, const void* recv,
+                                       size_t bytes) const {
+    copyPeerBytesTwiceLoop(team, static_cast<uint8_t*>(dst1), static_cast<uint8_t*>(dst2),
+                           static_cast<const uint8_t*>(recv), bytes);
+  }
+  BRAID_HOST_DEVICE void reduce(void*, const void*, const void*, size_t) const {}
+  BRAID_HOST_DEVICE void reduce2(void*, void*, const void*, const void*, size_t) const {}
+  BRAID_HOST_DEVICE void combine(void*, const void*, const void*, size_t) const {}
+  BRAID_HOST_DEVICE void finish(void*, size_t) const {}
+};
+
+}  // namespace braid::kernels::engine

@@ -1,0 +1,104 @@
+// What one launch of the engine receives: plain structs with pointers into
+// memory the device addresses (a GPU's, or pinned host memory), the same on
+// the emulated GPU and on a real one.
+//
+//   EngineArgs     the kernel's one parameter, by value: up to kMaxLaunchCalls
+//                  calls, the abort word, the fault record, the deadline;
+//                  one kernel per (datatype, operator) runs the calls that
+//                  reduce with it and any call that only moves data
+//   EngineCall     one collective (or one point-to-point transfer): buffers,
+//                  datatype and operator, and the channels that run it on
+//                  blocks firstBlock .. firstBlock + nchannels - 1
+//   DeviceChannel  one channel's instructions and ports, in device memory,
+//                  made once per schedule (exec/gpu_program.cc)
+//   DevicePort     one FIFO end: the FIFO, and where the end keeps its
+//                  cursor between launches (in the rank's own memory)
+//
+// Blocks run the calls in order, each skipping the calls it has no channel
+// in; a communicator's launches are ordered with each other, so a FIFO's
+// cursor is only ever used by one block at a time.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/engine/fifo.h"
+#include "kernels/engine/step.h"
+#include "kernels/reduce_op.h"
+
+namespace braid::kernels::engine {
+
+/// Most ports per direction of one channel: the tree's parent and two
+/// children use three.
+inline constexpr uint32_t kMaxPorts = 8;
+/// Most calls one launch carries (the kernel's parameter stays under CUDA's
+/// 4 KiB); a group with more launches again. A batch of sends and receives
+/// must fit one launch, since its transfers may wait for each other.
+inline constexpr uint32_t kMaxLaunchCalls = 48;
+/// Threads of a block.
+inline constexpr unsigned kEngineThreads = 512;
+
+struct DevicePort {
+  FifoRef fifo;
+  FifoCursor* cursor;  ///< this end's cursor, saved between launches
+  int32_t peer;        ///< the rank at the other end, for faults
+  uint32_t reserved;
+};
+
+struct DeviceChannel {
+  const Instruction* instrs;
+  uint64_t ninstrs;
+  const DevicePort* recv;  ///< receiving ports, by Instruction::recvPort
+  const DevicePort* send;  ///< sending ports, by Instruction::sendPort
+  uint32_t nrecv;
+  uint32_t nsend;
+};
+
+struct EngineCall {
+  const DeviceChannel* channels;
+  uint32_t firstBlock;
+  uint32_t nchannels;
+  const void* input;
+  void* output;
+  uint64_t sliceElems;
+  uint32_t elemBytes;
+  uint8_t type;      ///< braid::DataType
+  uint8_t op;        ///< braid::RedOp of the functors (premulsum for user ops)
+  uint8_t copyOnly;  ///< the collective does not reduce: any kernel runs it (CopyLoops)
+  uint8_t reserved;
+  OpArgs args;
+  /// premulsum's scalar read when the call runs (ncclScalarDevice), or null
+  /// when args.scalar holds it.
+  const void* scalarPointer;
+};
+static_assert(sizeof(EngineCall) == 72, "EngineCall is part of the kernel's parameter");
+
+/// Where the first block that stops writes why. `claim` decides which block
+/// that is; `code` is published last, so a reader that sees it sees the rest.
+struct FaultRecord {
+  uint32_t claim;
+  uint32_t code;  ///< FaultCode
+  int32_t peer;
+  uint32_t block;
+  uint32_t call;
+  uint32_t reserved;
+  uint64_t got;
+  uint64_t expected;
+};
+
+struct EngineArgs {
+  EngineCall calls[kMaxLaunchCalls];
+  uint32_t ncalls;
+  int32_t rank;
+  /// The (datatype, operator) of the kernel launched: every call that
+  /// reduces has them (engineKernelFor picks the kernel by them).
+  uint8_t type;
+  uint8_t op;
+  uint8_t reserved[6];
+  const uint32_t* abortFlag;  ///< nonzero: give up at once
+  FaultRecord* fault;
+  uint64_t timeoutNs;  ///< longest wait for one slot; 0 = none
+};
+
+static_assert(sizeof(EngineArgs) <= 4096, "a kernel parameter is at most 4 KiB");
+
+}  // namespace braid::kernels::engine

@@ -1,0 +1,34 @@
+// The engine's kernels as a launch names them: for each (datatype,
+// operator), the CUDA kernel and the same block body compiled for the CPU,
+// which the emulated GPU runs in its place (gpu/emulated_runtime.cc). Both
+// take one engine::EngineArgs (kernels/engine/launch.h) whose type and op
+// are the pair, and run one block of the launch.
+#pragma once
+
+#include "braid/types.h"
+
+namespace braid::kernels {
+
+using EngineHostBlock = void (*)(const void* args, unsigned block, unsigned blocks);
+
+struct EngineKernel {
+  /// The __global__ function as cudaLaunchKernel takes it; null when braid
+  /// is built without CUDA.
+  const void* device = nullptr;
+  /// One block on the CPU.
+  EngineHostBlock host = nullptr;
+};
+
+/// The kernel for launches whose reducing calls use (type, op); both
+/// members null for values outside the enums.
+EngineKernel engineKernelFor(DataType type, RedOp op);
+
+/// Threads per block of the CUDA kernels.
+unsigned engineThreadsPerBlock();
+
+namespace detail {
+/// The device half of engineKernelFor (engine_kernel.cu; null without CUDA).
+const void* engineDeviceKernelFor(DataType type, RedOp op);
+}  // namespace detail
+
+}  // namespace braid::kernels

@@ -1,0 +1,128 @@
+// Launching a GPU communicator's work: calls gather in a pending launch
+// (GpuState::pending) and go to the GPU as one kernel of the engine
+// (kernels/engine_launch.h) on the caller's stream.
+//
+// Outside a group every call launches at once. Within one (Comm::
+// beginFusedLaunch / endFusedLaunch), calls gather until the group ends,
+// or until one cannot join: it is on another stream, it reduces with
+// another (datatype, operator) than a reducing call already there (each
+// kernel has one pair's loops), or the launch holds kMaxLaunchCalls.
+//
+// Blocks: a collective's channels start at block 0, so consecutive
+// collectives reuse the same blocks in order, as every rank does. Point-to-
+// point transfers get a block per (peer, direction) after the collectives'
+// blocks, so messages to one peer keep their order and never wait behind a
+// collective.
+//
+// Launches of one communicator run in order: one on another stream than
+// the last first waits for the last's event, so no two kernels of a
+// communicator use its FIFOs at once. A launch into a stream being captured
+// into a CUDA graph skips the event: the graph's own edges order it.
+#include <algorithm>
+#include <map>
+
+#include "comm_impl.h"
+#include "kernels/engine_launch.h"
+#include "util/log.h"
+
+namespace braid {
+namespace {
+
+namespace engine = kernels::engine;
+
+// Whether `calls` can join the pending launch: the same stream, room, and
+// at most one (datatype, operator) among the calls that reduce.
+bool joins(const PendingLaunch& p, const std::vector<engine::EngineCall>& calls, void* stream) {
+  if (p.calls.empty()) return true;
+  if (p.stream != stream || p.calls.size() + calls.size() > engine::kMaxLaunchCalls) return false;
+  for (const engine::EngineCall& call : calls) {
+    if (!call.copyOnly && p.typed && (p.type != call.type || p.op != call.op)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status Comm::Impl::enqueueGpu(const std::vector<engine::EngineCall>& calls,
+                              const std::vector<std::pair<int, int>>& lanes, void* stream) {
+  if (calls.empty()) return Status::success();
+  if (calls.size() > engine::kMaxLaunchCalls) {
+    return invalidUsage("a batch of " + std::to_string(calls.size()) +
+                        " sends and receives on a GPU communicator: braid launches at most " +
+                        std::to_string(engine::kMaxLaunchCalls) +
+                        " at once so far (split the group)");
+  }
+  PendingLaunch& p = gpu->pending;
+  if (!joins(p, calls, stream)) BRAID_TRY(flushGpu());
+  if (p.calls.empty()) p.stream = stream;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    p.calls.push_back(calls[i]);
+    p.lanes.push_back(lanes[i]);
+    if (!calls[i].copyOnly) {
+      p.typed = true;
+      p.type = calls[i].type;
+      p.op = calls[i].op;
+    }
+  }
+  return gpu->fusing ? Status::success() : flushGpu();
+}
+
+Status Comm::Impl::flushGpu() {
+  PendingLaunch p = std::move(gpu->pending);
+  gpu->pending = {};
+  if (p.calls.empty()) return Status::success();
+  gpu::Runtime& rt = *gpu->runtime;
+  engine::EngineArgs args{};
+  uint32_t collectiveBlocks = 0;
+  for (size_t i = 0; i < p.calls.size(); ++i) {
+    if (p.lanes[i].first < 0) collectiveBlocks = std::max(collectiveBlocks, p.calls[i].nchannels);
+  }
+  std::map<std::pair<int, int>, uint32_t> laneBlock;
+  uint32_t blocks = collectiveBlocks;
+  for (size_t i = 0; i < p.calls.size(); ++i) {
+    engine::EngineCall call = p.calls[i];
+    if (p.lanes[i].first < 0) {
+      call.firstBlock = 0;
+    } else {
+      auto [it, fresh] = laneBlock.emplace(p.lanes[i], blocks);
+      if (fresh) ++blocks;
+      call.firstBlock = it->second;
+    }
+    args.calls[i] = call;
+  }
+  args.ncalls = static_cast<uint32_t>(p.calls.size());
+  args.rank = rank;
+  // A launch that only moves data runs on any kernel; the int8 one it is.
+  args.type = p.typed ? p.type : static_cast<uint8_t>(DataType::kInt8);
+  args.op = p.typed ? p.op : static_cast<uint8_t>(RedOp::kSum);
+  args.abortFlag = gpu->abortWord;
+  args.fault = gpu->fault;
+  args.timeoutNs = static_cast<uint64_t>(config.timeoutMs) * 1000000;
+  const kernels::EngineKernel kernel =
+      kernels::engineKernelFor(static_cast<DataType>(args.type), static_cast<RedOp>(args.op));
+  if (kernel.host == nullptr)
+    return internalError("no engine kernel for this datatype and operator");
+  gpu::Launch launch;
+  launch.deviceFunction = kernel.device;
+  launch.hostFunction = kernel.host;
+  launch.args = &args;
+  launch.argBytes = sizeof(args);
+  launch.blocks = std::max<uint32_t>(blocks, 1);
+  launch.threadsPerBlock = kernels::engineThreadsPerBlock();
+
+  BRAID_TRY(rt.setDevice(gpu->device));
+  BRAID_ASSIGN_OR_RETURN(const bool capturing, rt.streamCapturing(p.stream));
+  if (!capturing && gpu->launchedAny && gpu->lastStream != p.stream) {
+    BRAID_TRY(rt.streamWaitEvent(p.stream, gpu->lastLaunch));
+  }
+  BRAID_TRY(rt.launch(launch, p.stream).withContext("launching the engine kernel"));
+  if (!capturing) {
+    BRAID_TRY(rt.eventRecord(gpu->lastLaunch, p.stream));
+    gpu->lastStream = p.stream;
+    gpu->launchedAny = true;
+  }
+  BRAID_TRACE("gpu: launched %u call(s) on %u block(s)", args.ncalls, launch.blocks);
+  return Status::success();
+}
+
+}  // namespace braid

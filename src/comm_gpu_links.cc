@@ -1,0 +1,141 @@
+// The GPU FIFOs a GPU communicator's schedules and point-to-point transfers
+// run on (transport/cuda_ipc/gpu_fifo.h), made the first time they are
+// needed, as the host FIFOs are (comm_links.cc): every receiving end a
+// program needs first, then every sending end, each waiting for its
+// receiver's record, so ranks linking at once cannot wait in a cycle.
+//
+// The receiver places its FIFO: in its GPU's memory when the sender's GPU
+// can reach it (the same GPU, or peer access) and BRAID_TRANSPORTS allows
+// cuda_ipc; in pinned host memory otherwise.
+#include <chrono>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "comm_impl.h"
+#include "transport/shm/shm_fifo.h"
+#include "util/log.h"
+
+namespace braid {
+namespace {
+
+namespace engine = kernels::engine;
+using transport::cuda_ipc::FifoPlacement;
+using transport::cuda_ipc::GpuRecvEnd;
+using transport::cuda_ipc::GpuSendEnd;
+
+// Names of GPU FIFO records differ from the shm FIFOs' of the same pair.
+constexpr uint64_t kGpuSalt = 0x6770756670676675ull;
+// Point-to-point FIFOs have a quarter of the schedules' slot size, as on the host.
+constexpr size_t kP2pSlotDivisor = 4;
+
+Result<engine::FifoCursor*> takeCursor(GpuState& g) {
+  if (g.cursorsUsed == g.cursorCapacity) {
+    return invalidUsage("this communicator has made " + std::to_string(g.cursorCapacity) +
+                        " GPU FIFO ends, the most it can hold");
+  }
+  return g.cursors + g.cursorsUsed++;
+}
+
+}  // namespace
+
+size_t gpuP2pSlotBytes(size_t slotBytes) {
+  return (slotBytes / kP2pSlotDivisor) & ~static_cast<size_t>(63);
+}
+
+namespace {
+
+struct LinkPlan {
+  std::set<std::pair<int, int>> recv;  // (channel, peer)
+  std::set<std::pair<int, int>> send;
+};
+
+}  // namespace
+
+namespace {
+
+// Makes the FIFOs of `plan` with slots of `slot` bytes, names from `nonce`.
+Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t nonce) {
+  GpuState& g = *c.gpu;
+  BRAID_TRY(g.runtime->setDevice(g.device));
+  for (const auto& [channel, peer] : plan.recv) {
+    auto& end = g.recvLinks[{peer, channel}];
+    if (end) continue;
+    const std::string name = transport::shm::segmentName(nonce, peer, c.rank, channel);
+    FifoPlacement placement = g.placementFor(c.peers[peer].cudaDevice);
+    if (!c.config.transportAllowed("cuda_ipc")) placement = FifoPlacement::kPinnedHost;
+    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor(g));
+    BRAID_ASSIGN_OR_RETURN(end,
+                           GpuRecvEnd::create(*g.runtime, name, slot, placement, cursor, g.stream));
+    c.madeSegments.push_back(name);  // unlinked by the sender, or at destruction
+    if (placement == FifoPlacement::kPinnedHost) {
+      c.madeSegments.push_back(transport::cuda_ipc::pinnedSegmentName(name));
+    }
+    BRAID_TRACE("gpu links: FIFO from rank %d on channel %d made in %s", peer, channel,
+                transport::cuda_ipc::placementName(placement));
+  }
+  const transport::WaitContext wait = c.waitContext();
+  for (const auto& [channel, peer] : plan.send) {
+    auto& end = g.sendLinks[{peer, channel}];
+    if (end) continue;
+    const std::string name = transport::shm::segmentName(nonce, c.rank, peer, channel);
+    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor(g));
+    for (int attempt = 0; !end; ++attempt) {
+      BRAID_ASSIGN_OR_RETURN(end, GpuSendEnd::tryOpen(*g.runtime, name, slot, cursor));
+      if (end) break;
+      if (c.aborted.load()) return invalidUsage("communicator was aborted");
+      if (wait.deadline.expired()) {
+        return remoteError("rank " + std::to_string(peer) + " did not make its GPU FIFO for " +
+                           (channel == kP2pChannel ? std::string("point-to-point")
+                                                   : "channel " + std::to_string(channel)) +
+                           " in time (BRAID_TIMEOUT_MS); is it running the same calls?");
+      }
+      if (attempt < 100) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    }
+    BRAID_TRACE("gpu links: FIFO to rank %d on channel %d opened (%s)", peer, channel,
+                transport::cuda_ipc::placementName(end->placement()));
+  }
+  return Status::success();
+}
+
+}  // namespace
+
+Result<std::vector<exec::ChannelPorts>> Comm::Impl::linkGpuSchedule(const exec::Program& program,
+                                                                    algo::Protocol protocol) {
+  if (protocol != algo::Protocol::kSimple) {
+    return invalidUsage("GPU communicators run the Simple protocol only so far");
+  }
+  LinkPlan plan;
+  for (size_t c = 0; c < program.channels.size(); ++c) {
+    for (int peer : program.channels[c].recvPeers) plan.recv.insert({static_cast<int>(c), peer});
+    for (int peer : program.channels[c].sendPeers) plan.send.insert({static_cast<int>(c), peer});
+  }
+  BRAID_TRY(makeGpuLinks(*this, plan, slotBytes, linkNonce ^ kGpuSalt));
+  std::vector<exec::ChannelPorts> ports(program.channels.size());
+  for (size_t c = 0; c < program.channels.size(); ++c) {
+    const int ch = static_cast<int>(c);
+    for (int peer : program.channels[c].recvPeers) {
+      const auto e = gpu->recvLinks[{peer, ch}]->end();
+      ports[c].recv.push_back({e.fifo, e.cursor, peer, 0});
+    }
+    for (int peer : program.channels[c].sendPeers) {
+      const auto e = gpu->sendLinks[{peer, ch}]->end();
+      ports[c].send.push_back({e.fifo, e.cursor, peer, 0});
+    }
+  }
+  return ports;
+}
+
+Status Comm::Impl::linkGpuP2p(const std::vector<int>& recvFrom, const std::vector<int>& sendTo) {
+  LinkPlan plan;
+  for (int peer : recvFrom) plan.recv.insert({kP2pChannel, peer});
+  for (int peer : sendTo) plan.send.insert({kP2pChannel, peer});
+  return makeGpuLinks(*this, plan, gpuP2pSlotBytes(slotBytes), p2pNonce ^ kGpuSalt);
+}
+
+}  // namespace braid

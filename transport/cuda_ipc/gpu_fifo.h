@@ -1,0 +1,76 @@
+// The FIFOs GPU communicators run on: the engine's FIFO (kernels/engine/fifo.h)
+// in memory both ranks' kernels address.
+//
+// The receiver owns the FIFO, as with shm: it allocates it, zeroed, and
+// publishes how to reach it in a small shm segment (the rendezvous record)
+// under a name both sides compute, so no handshake is needed. The sender
+// opens the record once it exists and maps the FIFO:
+//
+//   kDeviceMemory  the FIFO is in the receiver's GPU memory. A sender in
+//                  the same process uses the pointer (after enabling peer
+//                  access when its GPU is another); one in another process
+//                  maps it from the CUDA IPC handle in the record. Two
+//                  ranks on one GPU work either way.
+//   kPinnedHost    the FIFO is a shm segment both processes map and pin
+//                  (hostRegister), which the kernels read and write over
+//                  PCIe: for GPUs that cannot reach each other.
+//
+// Each end keeps its cursor (fifo.h) in its own rank's device memory, at a
+// place the caller gives, so that it survives from one launch to the next.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "braid/status.h"
+#include "gpu/runtime.h"
+#include "kernels/engine/fifo.h"
+
+namespace braid::transport::cuda_ipc {
+
+enum class FifoPlacement {
+  kDeviceMemory,
+  kPinnedHost,
+};
+
+const char* placementName(FifoPlacement placement);
+
+/// A FIFO end as the engine's DevicePort needs it.
+struct GpuEnd {
+  kernels::engine::FifoRef fifo;        ///< in this process's address space
+  kernels::engine::FifoCursor* cursor;  ///< this end's cursor, in device memory
+};
+
+class GpuRecvEnd {
+ public:
+  /// Allocates the FIFO of kFifoSlots slots of `slotBytes` on the current
+  /// device (or pinned), zeroes it (on `stream`, waiting for it), and
+  /// publishes the record `name`.
+  static Result<std::unique_ptr<GpuRecvEnd>> create(gpu::Runtime& runtime, const std::string& name,
+                                                    size_t slotBytes, FifoPlacement placement,
+                                                    kernels::engine::FifoCursor* cursor,
+                                                    gpu::Stream stream);
+  virtual ~GpuRecvEnd() = default;
+  virtual GpuEnd end() const = 0;
+  virtual FifoPlacement placement() const = 0;
+};
+
+class GpuSendEnd {
+ public:
+  /// Maps the FIFO whose record is `name`; nullptr (not an error) while the
+  /// receiver has not published it yet. Unlinks the record's name (and the
+  /// pinned FIFO's) once mapped: both ends then hold what they need.
+  static Result<std::unique_ptr<GpuSendEnd>> tryOpen(gpu::Runtime& runtime, const std::string& name,
+                                                     size_t slotBytes,
+                                                     kernels::engine::FifoCursor* cursor);
+  virtual ~GpuSendEnd() = default;
+  virtual GpuEnd end() const = 0;
+  virtual FifoPlacement placement() const = 0;
+};
+
+/// The names a receiving end made (the record, and the pinned FIFO), for a
+/// cleanup when its sender never came.
+std::string pinnedSegmentName(const std::string& recordName);
+
+}  // namespace braid::transport::cuda_ipc
