@@ -23,12 +23,9 @@
 namespace {
 
 using braid::testing::matrix::Case;
-using braid::testing::matrix::caseName;
 using braid::testing::matrix::Coll;
 using braid::testing::matrix::collName;
 using braid::testing::matrix::CommSets;
-using braid::testing::matrix::hasInPlace;
-using braid::testing::matrix::hasOutOfPlace;
 using braid::testing::matrix::Op;
 using braid::testing::matrix::opName;
 using braid::testing::matrix::reduces;
@@ -38,8 +35,6 @@ using braid::testing::matrix::typeInfo;
 constexpr int kRankCounts[] = {1, 2, 3, 5, 8};
 constexpr size_t kSmallCounts[] = {0, 1, 7, 1000};
 constexpr size_t kLargeCount = (size_t{1} << 20) + 3;
-/// After this many failing cases a test stops: the first ones say what is wrong.
-constexpr int kMaxFailingCases = 5;
 
 using Param = std::tuple<Coll, ncclDataType_t, Op>;
 
@@ -60,34 +55,18 @@ class MatrixTest : public ::testing::TestWithParam<Param> {
   template <typename Roots>
   void runCases(const std::vector<size_t>& counts, Roots roots, bool threads) {
     const auto [coll, type, op] = GetParam();
-    int failing = 0;
-    for (int nranks : kRankCounts) {
-      const std::vector<ncclComm_t>& comms = comms_->get(nranks);
-      ASSERT_EQ(comms.size(), static_cast<size_t>(nranks));
-      for (size_t count : counts) {
-        for (bool inPlace : {false, true}) {
-          if (inPlace ? !hasInPlace(coll) : !hasOutOfPlace(coll)) continue;
-          for (int root : roots(nranks)) {
-            const Case c{coll, type, op, count, nranks, inPlace, root};
-            SCOPED_TRACE(caseName(c));
-            const int partsBefore = resultParts();
-            braid::testing::matrix::CaseRun run(c, braid::testing::matrix::testSeed());
-            if (threads) {
-              braid::testing::matrix::runOnThreads(run, comms);
-            } else {
-              braid::testing::matrix::runInGroup(run, comms);
-            }
-            if (resultParts() != partsBefore && ++failing >= kMaxFailingCases) {
-              FAIL() << "stopping after " << failing << " failing cases";
-            }
+    braid::testing::matrix::sweepCases(
+        coll, type, op, {std::begin(kRankCounts), std::end(kRankCounts)}, counts, roots,
+        [&](const Case& c) {
+          const std::vector<ncclComm_t>& comms = comms_->get(c.nranks);
+          ASSERT_EQ(comms.size(), static_cast<size_t>(c.nranks));
+          braid::testing::matrix::CaseRun run(c, braid::testing::matrix::testSeed());
+          if (threads) {
+            braid::testing::matrix::runOnThreads(run, comms);
+          } else {
+            braid::testing::matrix::runInGroup(run, comms);
           }
-        }
-      }
-    }
-  }
-
-  static int resultParts() {
-    return ::testing::UnitTest::GetInstance()->current_test_info()->result()->total_part_count();
+        });
   }
 
   static std::unique_ptr<CommSets> comms_;

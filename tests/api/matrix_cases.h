@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "api/matrix_reference.h"
+#include "braid_ext.h"
 #include "nccl.h"
 
 namespace braid::testing::matrix {
@@ -130,9 +131,20 @@ struct RankState {
   int nregions = 0;
   void* send = nullptr;
   void* recv = nullptr;
+  int sendRegion = 0;  ///< where send and recv lie: region and element offset
+  size_t sendAt = 0;
+  int recvRegion = 0;
+  size_t recvAt = 0;
   std::vector<ReducedRange> reduced;
   uint64_t scalar = 0;  ///< premulsum's scalar; a Device op reads it here when the call runs
   ncclRedOp_t op = ncclSum;
+
+  // On a GPU communicator (CaseRun::toDevice): the regions' copies in device memory, the
+  // premulsum scalar there, and the stream the call goes on. issue() passes these.
+  const braidDeviceApi* device = nullptr;
+  void* deviceRegions[2] = {nullptr, nullptr};
+  void* deviceScalar = nullptr;
+  cudaStream_t stream = nullptr;
 };
 
 class CaseRun {
@@ -176,7 +188,8 @@ class CaseRun {
   const Case& spec() const { return case_; }
   RankState& rank(int r) { return ranks_[r]; }
 
-  /// Makes rank r's premulsum op (a no-op for other ops).
+  /// Makes rank r's premulsum op (a no-op for other ops). A device scalar is in device memory
+  /// on a GPU communicator (after toDevice), as NCCL requires.
   ncclResult_t createOp(int r, ncclComm_t comm) {
     RankState& st = ranks_[r];
     if (!isPreMul(case_.op)) {
@@ -186,42 +199,93 @@ class CaseRun {
     st.scalar = scalars_[r];
     const auto residence =
         case_.op == Op::kPreMulDevice ? ncclScalarDevice : ncclScalarHostImmediate;
-    return ncclRedOpCreatePreMulSum(&st.op, &st.scalar, case_.type, residence, comm);
+    void* scalar = &st.scalar;
+    if (st.device != nullptr && residence == ncclScalarDevice) {
+      ncclResult_t r2 = st.device->copy(st.deviceScalar, &st.scalar, sizeof st.scalar, st.stream);
+      if (r2 == ncclSuccess) r2 = st.device->streamSynchronize(st.stream);
+      if (r2 != ncclSuccess) return r2;
+      scalar = st.deviceScalar;
+    }
+    return ncclRedOpCreatePreMulSum(&st.op, scalar, case_.type, residence, comm);
+  }
+
+  /// Copies rank r's regions to memory of the current device, where the call then reads and
+  /// writes them, on `stream`.
+  ncclResult_t toDevice(int r, const braidDeviceApi* device, cudaStream_t stream) {
+    RankState& st = ranks_[r];
+    st.device = device;
+    st.stream = stream;
+    ncclResult_t res = device->alloc(&st.deviceScalar, sizeof st.scalar);
+    for (int g = 0; g < st.nregions && res == ncclSuccess; ++g) {
+      res = device->alloc(&st.deviceRegions[g], st.regions[g].bytes.size());
+      if (res == ncclSuccess) {
+        res = device->copy(st.deviceRegions[g], st.regions[g].bytes.data(),
+                           st.regions[g].bytes.size(), stream);
+      }
+    }
+    if (res == ncclSuccess) res = device->streamSynchronize(stream);
+    return res;
+  }
+
+  /// Waits for rank r's stream, copies its regions back to host memory (where check() looks)
+  /// and frees the device copies.
+  ncclResult_t fromDevice(int r) {
+    RankState& st = ranks_[r];
+    const braidDeviceApi* device = st.device;
+    ncclResult_t res = device->streamSynchronize(st.stream);
+    for (int g = 0; g < st.nregions && res == ncclSuccess; ++g) {
+      res = device->copy(st.regions[g].bytes.data(), st.deviceRegions[g],
+                         st.regions[g].bytes.size(), st.stream);
+    }
+    if (res == ncclSuccess) res = device->streamSynchronize(st.stream);
+    for (int g = 0; g < st.nregions; ++g) device->release(st.deviceRegions[g]);
+    device->release(st.deviceScalar);
+    st.deviceRegions[0] = st.deviceRegions[1] = st.deviceScalar = nullptr;
+    return res;
   }
 
   ncclResult_t destroyOp(int r, ncclComm_t comm) {
     return isPreMul(case_.op) ? ncclRedOpDestroy(ranks_[r].op, comm) : ncclSuccess;
   }
 
-  /// Issues rank r's call.
+  /// Issues rank r's call (on its device copies and stream after toDevice).
   ncclResult_t issue(int r, ncclComm_t comm) {
     RankState& st = ranks_[r];
     const Case& c = case_;
     const size_t n = c.count;
+    void* send = st.send;
+    void* recv = st.recv;
+    if (st.device != nullptr) {
+      send = static_cast<unsigned char*>(st.deviceRegions[st.sendRegion]) + Region::kGuard +
+             st.sendAt * elem_;
+      recv = static_cast<unsigned char*>(st.deviceRegions[st.recvRegion]) + Region::kGuard +
+             st.recvAt * elem_;
+    }
+    cudaStream_t stream = st.stream;
     switch (c.coll) {
       case Coll::kAllReduce:
-        return ncclAllReduce(st.send, st.recv, n, c.type, st.op, comm, nullptr);
+        return ncclAllReduce(send, recv, n, c.type, st.op, comm, stream);
       case Coll::kReduceScatter:
-        return ncclReduceScatter(st.send, st.recv, n, c.type, st.op, comm, nullptr);
+        return ncclReduceScatter(send, recv, n, c.type, st.op, comm, stream);
       case Coll::kAllGather:
-        return ncclAllGather(st.send, st.recv, n, c.type, comm, nullptr);
+        return ncclAllGather(send, recv, n, c.type, comm, stream);
       case Coll::kBroadcast:
-        return ncclBroadcast(st.send, st.recv, n, c.type, c.root, comm, nullptr);
+        return ncclBroadcast(send, recv, n, c.type, c.root, comm, stream);
       case Coll::kBcast:
-        return ncclBcast(st.recv, n, c.type, c.root, comm, nullptr);
+        return ncclBcast(recv, n, c.type, c.root, comm, stream);
       case Coll::kReduce:
-        return ncclReduce(st.send, st.recv, n, c.type, st.op, c.root, comm, nullptr);
+        return ncclReduce(send, recv, n, c.type, st.op, c.root, comm, stream);
       case Coll::kGather:
-        return ncclGather(st.send, st.recv, n, c.type, c.root, comm, nullptr);
+        return ncclGather(send, recv, n, c.type, c.root, comm, stream);
       case Coll::kScatter:
-        return ncclScatter(st.send, st.recv, n, c.type, c.root, comm, nullptr);
+        return ncclScatter(send, recv, n, c.type, c.root, comm, stream);
       case Coll::kAlltoAll:
-        return ncclAlltoAll(st.send, st.recv, n, c.type, comm, nullptr);
+        return ncclAlltoAll(send, recv, n, c.type, comm, stream);
       case Coll::kSendRecv: {
         const int to = (r + c.root) % c.nranks, from = (r + c.nranks - c.root) % c.nranks;
         ncclResult_t result = ncclGroupStart();
-        if (result == ncclSuccess) result = ncclSend(st.send, n, c.type, to, comm, nullptr);
-        if (result == ncclSuccess) result = ncclRecv(st.recv, n, c.type, from, comm, nullptr);
+        if (result == ncclSuccess) result = ncclSend(send, n, c.type, to, comm, stream);
+        if (result == ncclSuccess) result = ncclRecv(recv, n, c.type, from, comm, stream);
         const ncclResult_t end = ncclGroupEnd();
         return result != ncclSuccess ? result : end;
       }
@@ -375,6 +439,10 @@ inline void CaseRun::layOut(int r, uint64_t seed) {
   copyInput(at(st, sendRegion, sendAt), r, 0, in);
   st.send = at(st, sendRegion, sendAt);
   st.recv = at(st, recvRegion, recvAt);
+  st.sendRegion = sendRegion;
+  st.sendAt = sendAt;
+  st.recvRegion = recvRegion;
+  st.recvAt = recvAt;
   for (int g = 0; g < st.nregions; ++g) st.regions[g].expected = st.regions[g].bytes;
 
   // What the call must leave in the receive buffer, on ranks where it writes one.
@@ -411,6 +479,37 @@ inline void CaseRun::layOut(int r, uint64_t seed) {
     case Coll::kSendRecv:
       copyInput(expect, (r + nr - c.root) % nr, 0, n);
       break;
+  }
+}
+
+/// Runs runCase(c) for every case of (coll, type, op) over rankCounts x counts x placement (in
+/// and out of place, where the collective has the form) x roots(nranks), each under a trace
+/// naming it; after kMaxFailingCases failing cases the test fails and stops, since the first
+/// ones say what is wrong.
+template <typename Roots, typename RunCase>
+void sweepCases(Coll coll, ncclDataType_t type, Op op, const std::vector<int>& rankCounts,
+                const std::vector<size_t>& counts, Roots roots, RunCase runCase) {
+  constexpr int kMaxFailingCases = 5;
+  auto parts = [] {
+    return ::testing::UnitTest::GetInstance()->current_test_info()->result()->total_part_count();
+  };
+  int failing = 0;
+  for (int nranks : rankCounts) {
+    for (size_t count : counts) {
+      for (bool inPlace : {false, true}) {
+        if (inPlace ? !hasInPlace(coll) : !hasOutOfPlace(coll)) continue;
+        for (int root : roots(nranks)) {
+          const Case c{coll, type, op, count, nranks, inPlace, root};
+          SCOPED_TRACE(caseName(c));
+          const int before = parts();
+          runCase(c);
+          if (::testing::Test::HasFatalFailure()) return;
+          if (parts() != before && ++failing >= kMaxFailingCases) {
+            FAIL() << "stopping after " << failing << " failing cases";
+          }
+        }
+      }
+    }
   }
 }
 

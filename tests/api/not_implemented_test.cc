@@ -52,14 +52,10 @@ std::vector<Unimplemented> unimplementedEntryPoints(Scratch& x) {
       {"ncclCommRevoke", [](ncclComm_t c) { return ncclCommRevoke(c, NCCL_REVOKE_DEFAULT); }},
       {"ncclCommInitRankScalable", [=](ncclComm_t) {
          return ncclCommInitRankScalable(&p->newComm, 1, 0, 1, &p->id, nullptr); }},
-      {"ncclCommRegister", [=](ncclComm_t c) { return ncclCommRegister(c, r, bytes, &p->ptr); }},
-      {"ncclCommDeregister", [](ncclComm_t c) { return ncclCommDeregister(c, nullptr); }},
       {"ncclCommWindowRegister", [=](ncclComm_t c) {
          return ncclCommWindowRegister(c, r, bytes, &p->window, NCCL_WIN_DEFAULT); }},
       {"ncclCommWindowDeregister",
        [](ncclComm_t c) { return ncclCommWindowDeregister(c, nullptr); }},
-      {"ncclMemAlloc", [=](ncclComm_t) { return ncclMemAlloc(&p->ptr, 4096); }},
-      {"ncclMemFree", [=](ncclComm_t) { return ncclMemFree(r); }},
   };
   // clang-format on
 }

@@ -1,0 +1,244 @@
+// How a GPU communicator's calls become kernel launches, seen through a runtime that wraps the
+// emulated GPU and records every launch: one launch per call outside a group; within one
+// (Comm::beginFusedLaunch / endFusedLaunch, what ncclGroupStart / End do), one launch for the
+// calls of one stream and (datatype, operator), one more for each change; a batch of sends and
+// receives in one launch, its transfers on blocks after the collectives'.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "braid/comm.h"
+#include "gpu/runtime.h"
+#include "kernels/engine/launch.h"
+
+namespace braid {
+namespace {
+
+namespace engine = kernels::engine;
+
+/// The emulated GPU, recording the calls and blocks of each launch.
+class RecordingRuntime final : public gpu::Runtime {
+ public:
+  explicit RecordingRuntime(int devices) : inner_(gpu::makeEmulatedRuntime(devices)) {}
+
+  struct Record {
+    int device;
+    unsigned blocks;
+    uint32_t ncalls;
+  };
+  std::vector<Record> launches() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return launches_;
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    launches_.clear();
+  }
+
+  Status launch(const gpu::Launch& l, gpu::Stream s) override {
+    const auto* args = static_cast<const engine::EngineArgs*>(l.args);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      launches_.push_back({inner_->currentDevice().value(), l.blocks, args->ncalls});
+    }
+    return inner_->launch(l, s);
+  }
+
+  // Everything else is the emulated GPU's.
+  std::string describe() const override { return inner_->describe(); }
+  bool emulated() const override { return true; }
+  int deviceCount() override { return inner_->deviceCount(); }
+  Result<int> currentDevice() override { return inner_->currentDevice(); }
+  Status setDevice(int d) override { return inner_->setDevice(d); }
+  Result<gpu::DeviceInfo> deviceInfo(int d) override { return inner_->deviceInfo(d); }
+  Result<bool> canAccessPeer(int d, int p) override { return inner_->canAccessPeer(d, p); }
+  Status enablePeerAccess(int p) override { return inner_->enablePeerAccess(p); }
+  Result<void*> deviceAlloc(size_t b) override { return inner_->deviceAlloc(b); }
+  Status deviceFree(void* p) override { return inner_->deviceFree(p); }
+  Result<void*> hostAlloc(size_t b) override { return inner_->hostAlloc(b); }
+  Status hostFree(void* p) override { return inner_->hostFree(p); }
+  Status hostRegister(void* p, size_t b) override { return inner_->hostRegister(p, b); }
+  Status hostUnregister(void* p) override { return inner_->hostUnregister(p); }
+  Result<gpu::PointerInfo> pointerInfo(const void* p) override { return inner_->pointerInfo(p); }
+  Status copy(void* d, const void* s, size_t b, gpu::Stream st) override {
+    return inner_->copy(d, s, b, st);
+  }
+  Status fill(void* d, int v, size_t b, gpu::Stream st) override {
+    return inner_->fill(d, v, b, st);
+  }
+  Result<gpu::IpcHandle> ipcHandle(void* p) override { return inner_->ipcHandle(p); }
+  Result<void*> ipcOpen(const gpu::IpcHandle& h) override { return inner_->ipcOpen(h); }
+  Status ipcClose(void* p) override { return inner_->ipcClose(p); }
+  Result<gpu::Stream> streamCreate() override { return inner_->streamCreate(); }
+  Status streamDestroy(gpu::Stream s) override { return inner_->streamDestroy(s); }
+  Status streamSynchronize(gpu::Stream s) override { return inner_->streamSynchronize(s); }
+  Result<bool> streamCapturing(gpu::Stream s) override { return inner_->streamCapturing(s); }
+  Result<gpu::Event> eventCreate() override { return inner_->eventCreate(); }
+  Status eventDestroy(gpu::Event e) override { return inner_->eventDestroy(e); }
+  Status eventRecord(gpu::Event e, gpu::Stream s) override { return inner_->eventRecord(e, s); }
+  Status streamWaitEvent(gpu::Stream s, gpu::Event e) override {
+    return inner_->streamWaitEvent(s, e);
+  }
+  Status eventSynchronize(gpu::Event e) override { return inner_->eventSynchronize(e); }
+  Result<bool> eventDone(gpu::Event e) override { return inner_->eventDone(e); }
+  Status hostCallback(gpu::Stream s, void (*fn)(void*), void* a) override {
+    return inner_->hostCallback(s, fn, a);
+  }
+  Status deviceSynchronize() override { return inner_->deviceSynchronize(); }
+
+ private:
+  std::unique_ptr<gpu::Runtime> inner_;
+  std::mutex mutex_;
+  std::vector<Record> launches_;
+};
+
+/// Two ranks as threads of this process on emulated devices 0 and 1, with a stream and two
+/// device buffers of `count` floats each.
+class GpuLaunches : public ::testing::Test {
+ protected:
+  static constexpr int kRanks = 2;
+  static constexpr size_t kCount = 4096;
+
+  void SetUp() override {
+    Result<UniqueId> id = Comm::newUniqueId();
+    ASSERT_TRUE(id.ok()) << id.status().message();
+    std::vector<std::thread> threads;
+    comms_.resize(kRanks);
+    for (int r = 0; r < kRanks; ++r) {
+      threads.emplace_back([&, r] {
+        CommOptions options;
+        options.device = r;
+        auto made = Comm::create(id.value(), kRanks, r, options);
+        if (made.ok()) comms_[r] = std::move(made).value();
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < kRanks; ++r) {
+      ASSERT_TRUE(comms_[r]) << "rank " << r << " was not created";
+      ASSERT_TRUE(comms_[r]->onGpu());
+      ASSERT_TRUE(runtime_.setDevice(r).ok());
+      streams_.push_back(runtime_.streamCreate().value());
+      a_.push_back(runtime_.deviceAlloc(kCount * sizeof(float)).value());
+      b_.push_back(runtime_.deviceAlloc(kCount * sizeof(float)).value());
+      ASSERT_TRUE(runtime_.fill(a_[r], 0, kCount * sizeof(float), streams_[r]).ok());
+      ASSERT_TRUE(runtime_.fill(b_[r], 0, kCount * sizeof(float), streams_[r]).ok());
+    }
+  }
+
+  void TearDown() override {
+    for (size_t r = 0; r < comms_.size(); ++r) {
+      (void)runtime_.setDevice(static_cast<int>(r));
+      if (r < streams_.size()) (void)runtime_.streamSynchronize(streams_[r]);
+      comms_[r].reset();
+      if (r < streams_.size()) (void)runtime_.streamDestroy(streams_[r]);
+      if (r < a_.size()) (void)runtime_.deviceFree(a_[r]);
+      if (r < b_.size()) (void)runtime_.deviceFree(b_[r]);
+    }
+  }
+
+  /// Runs body(r) on a thread per rank, each with its device current, and waits for the streams.
+  template <typename Body>
+  void onEveryRank(Body body) {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < kRanks; ++r) {
+      threads.emplace_back([&, r] {
+        (void)runtime_.setDevice(r);
+        body(r);
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < kRanks; ++r) ASSERT_TRUE(runtime_.streamSynchronize(streams_[r]).ok());
+  }
+
+  /// The launches each device saw since the last clear.
+  std::vector<std::vector<RecordingRuntime::Record>> byDevice() {
+    std::vector<std::vector<RecordingRuntime::Record>> out(kRanks);
+    for (const auto& l : runtime_.launches()) out[l.device].push_back(l);
+    return out;
+  }
+
+  RecordingRuntime runtime_{kRanks};
+  gpu::ScopedRuntime installed_{runtime_};
+  std::vector<std::unique_ptr<Comm>> comms_;
+  std::vector<gpu::Stream> streams_;
+  std::vector<void*> a_, b_;
+};
+
+TEST_F(GpuLaunches, EachCallOutsideAGroupIsALaunch) {
+  onEveryRank([&](int r) {
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_TRUE(
+          comms_[r]
+              ->allReduce(a_[r], a_[r], kCount, DataType::kFloat32, RedOp::kSum, streams_[r])
+              .ok());
+    }
+  });
+  for (const auto& launches : byDevice()) {
+    ASSERT_EQ(launches.size(), 3u);
+    for (const auto& l : launches) EXPECT_EQ(l.ncalls, 1u);
+  }
+}
+
+TEST_F(GpuLaunches, AGroupOfCallsOnOneStreamIsOneLaunch) {
+  onEveryRank([&](int r) {
+    comms_[r]->beginFusedLaunch();
+    EXPECT_TRUE(comms_[r]
+                    ->allReduce(a_[r], a_[r], kCount, DataType::kFloat32, RedOp::kSum, streams_[r])
+                    .ok());
+    EXPECT_TRUE(comms_[r]
+                    ->allReduce(b_[r], b_[r], kCount, DataType::kFloat32, RedOp::kSum, streams_[r])
+                    .ok());
+    // Calls that only move data join any launch.
+    EXPECT_TRUE(comms_[r]->broadcast(b_[r], a_[r], kCount, DataType::kInt32, 0, streams_[r]).ok());
+    EXPECT_TRUE(comms_[r]->endFusedLaunch().ok());
+  });
+  for (const auto& launches : byDevice()) {
+    ASSERT_EQ(launches.size(), 1u);
+    EXPECT_EQ(launches[0].ncalls, 3u);
+  }
+}
+
+TEST_F(GpuLaunches, AnotherDatatypeOrOperatorStartsAnotherLaunch) {
+  onEveryRank([&](int r) {
+    comms_[r]->beginFusedLaunch();
+    EXPECT_TRUE(comms_[r]
+                    ->allReduce(a_[r], a_[r], kCount, DataType::kFloat32, RedOp::kSum, streams_[r])
+                    .ok());
+    EXPECT_TRUE(comms_[r]
+                    ->allReduce(b_[r], b_[r], kCount, DataType::kFloat32, RedOp::kMax, streams_[r])
+                    .ok());
+    EXPECT_TRUE(comms_[r]
+                    ->allReduce(a_[r], a_[r], kCount, DataType::kInt32, RedOp::kMax, streams_[r])
+                    .ok());
+    EXPECT_TRUE(comms_[r]->endFusedLaunch().ok());
+  });
+  for (const auto& launches : byDevice()) ASSERT_EQ(launches.size(), 3u);
+}
+
+TEST_F(GpuLaunches, ABatchOfSendsAndReceivesIsOneLaunchAfterTheCollectivesBlocks) {
+  onEveryRank([&](int r) {
+    const int peer = 1 - r;
+    comms_[r]->beginFusedLaunch();
+    EXPECT_TRUE(comms_[r]
+                    ->allReduce(a_[r], a_[r], kCount, DataType::kFloat32, RedOp::kSum, streams_[r])
+                    .ok());
+    std::vector<P2pOp> ops(2);
+    ops[0] = {P2pOp::Kind::kSend, peer, a_[r], kCount, DataType::kFloat32};
+    ops[1] = {P2pOp::Kind::kRecv, peer, b_[r], kCount, DataType::kFloat32};
+    EXPECT_TRUE(comms_[r]->sendRecv(ops, streams_[r]).ok());
+    EXPECT_TRUE(comms_[r]->endFusedLaunch().ok());
+  });
+  for (const auto& launches : byDevice()) {
+    ASSERT_EQ(launches.size(), 1u);
+    EXPECT_EQ(launches[0].ncalls, 3u);
+    // The all-reduce's one channel on block 0, then a block for each transfer.
+    EXPECT_EQ(launches[0].blocks, 3u);
+  }
+}
+
+}  // namespace
+}  // namespace braid
