@@ -29,6 +29,7 @@
 #include "perf/collectives.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 
 #include "braid_ext.h"
@@ -223,50 +224,65 @@ std::vector<Segment> alltoallVExpect(const Geometry& g, int rank, int nranks, in
 }
 
 ncclResult_t allReduceRun(const Call& c) {
-  return ncclAllReduce(c.send, c.recv, c.count, c.type, c.op, c.comm, nullptr);
+  return ncclAllReduce(c.send, c.recv, c.count, c.type, c.op, c.comm, c.stream);
 }
 ncclResult_t allGatherRun(const Call& c) {
-  return ncclAllGather(c.send, c.recv, c.count, c.type, c.comm, nullptr);
+  return ncclAllGather(c.send, c.recv, c.count, c.type, c.comm, c.stream);
 }
 ncclResult_t reduceScatterRun(const Call& c) {
-  return ncclReduceScatter(c.send, c.recv, c.count, c.type, c.op, c.comm, nullptr);
+  return ncclReduceScatter(c.send, c.recv, c.count, c.type, c.op, c.comm, c.stream);
 }
 ncclResult_t broadcastRun(const Call& c) {
-  return ncclBroadcast(c.send, c.recv, c.count, c.type, c.root, c.comm, nullptr);
+  return ncclBroadcast(c.send, c.recv, c.count, c.type, c.root, c.comm, c.stream);
 }
 ncclResult_t reduceRun(const Call& c) {
-  return ncclReduce(c.send, c.recv, c.count, c.type, c.op, c.root, c.comm, nullptr);
+  return ncclReduce(c.send, c.recv, c.count, c.type, c.op, c.root, c.comm, c.stream);
 }
 ncclResult_t alltoallRun(const Call& c) {
-  return ncclAlltoAll(c.send, c.recv, c.count, c.type, c.comm, nullptr);
+  return ncclAlltoAll(c.send, c.recv, c.count, c.type, c.comm, c.stream);
 }
 ncclResult_t gatherRun(const Call& c) {
-  return ncclGather(c.send, c.recv, c.count, c.type, c.root, c.comm, nullptr);
+  return ncclGather(c.send, c.recv, c.count, c.type, c.root, c.comm, c.stream);
 }
 ncclResult_t scatterRun(const Call& c) {
-  return ncclScatter(c.send, c.recv, c.count, c.type, c.root, c.comm, nullptr);
+  return ncclScatter(c.send, c.recv, c.count, c.type, c.root, c.comm, c.stream);
+}
+
+// braid's own collectives (braid_ext.h) are weak references: against a
+// libnccl.so.2 without them (NVIDIA's) they are null, and the call says so.
+#pragma weak braidAllGatherV
+#pragma weak braidReduceScatterV
+#pragma weak braidAlltoAllV
+
+ncclResult_t notInThisLibrary(const char* function) {
+  fprintf(stderr, "braid-perf: %s is braid's own; the libnccl.so.2 loaded has no such function\n",
+          function);
+  return ncclInvalidUsage;
 }
 
 ncclResult_t allGatherVRun(const Call& c) {
+  if (&braidAllGatherV == nullptr) return notInThisLibrary("braidAllGatherV");
   return braidAllGatherV(c.send, c.v->recvCounts[c.rank], c.recv, c.v->recvCounts.data(),
-                         c.v->recvDispls.data(), c.type, c.comm, nullptr);
+                         c.v->recvDispls.data(), c.type, c.comm, c.stream);
 }
 ncclResult_t reduceScatterVRun(const Call& c) {
+  if (&braidReduceScatterV == nullptr) return notInThisLibrary("braidReduceScatterV");
   return braidReduceScatterV(c.send, c.v->sendCounts.data(), c.v->sendDispls.data(), c.recv,
-                             c.v->sendCounts[c.rank], c.type, c.op, c.comm, nullptr);
+                             c.v->sendCounts[c.rank], c.type, c.op, c.comm, c.stream);
 }
 ncclResult_t alltoallVRun(const Call& c) {
+  if (&braidAlltoAllV == nullptr) return notInThisLibrary("braidAlltoAllV");
   return braidAlltoAllV(c.send, c.v->sendCounts.data(), c.v->sendDispls.data(), c.recv,
-                        c.v->recvCounts.data(), c.v->recvDispls.data(), c.type, c.comm, nullptr);
+                        c.v->recvCounts.data(), c.v->recvDispls.data(), c.type, c.comm, c.stream);
 }
 
 // A ring shift: send to the next rank, receive from the previous, in one group.
 ncclResult_t sendrecvRun(const Call& c) {
   ncclResult_t r = ncclGroupStart();
   if (r != ncclSuccess) return r;
-  r = ncclSend(c.send, c.count, c.type, (c.rank + 1) % c.nranks, c.comm, nullptr);
+  r = ncclSend(c.send, c.count, c.type, (c.rank + 1) % c.nranks, c.comm, c.stream);
   if (r == ncclSuccess) {
-    r = ncclRecv(c.recv, c.count, c.type, (c.rank - 1 + c.nranks) % c.nranks, c.comm, nullptr);
+    r = ncclRecv(c.recv, c.count, c.type, (c.rank - 1 + c.nranks) % c.nranks, c.comm, c.stream);
   }
   // The group must be closed even when a call was refused; the refusal is the error to report.
   const ncclResult_t end = ncclGroupEnd();

@@ -58,7 +58,8 @@ struct Call {
   ncclComm_t comm = nullptr;
   int rank = 0;
   int nranks = 1;
-  const VCounts* v = nullptr;  ///< variable-count collectives: this rank's counts
+  const VCounts* v = nullptr;     ///< variable-count collectives: this rank's counts
+  cudaStream_t stream = nullptr;  ///< a GPU rank's stream (nullptr on host memory)
 };
 
 /// A run of a rank's output elements and what they must hold after the call.

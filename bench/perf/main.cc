@@ -50,18 +50,21 @@ void bindToCores(int thread, int nthreads, int ranksPerThread, bool allowed) {
   pthread_setaffinity_np(pthread_self(), sizeof(mine), &mine);
 }
 
-// The pid of every rank for the header, gathered with the collective itself;
-// fills pids on the thread that owns rank 0.
-bool gatherPids(ThreadRanks& ranks, std::vector<int>* pids) {
+// The pid and device of every rank for the header, gathered with the
+// collective itself; fills them on the thread that owns rank 0.
+bool gatherRanks(ThreadRanks& ranks, std::vector<int>* pids, std::vector<int>* devices) {
   const int nranks = ranks.nranks();
-  std::vector<std::vector<double>> tables(ranks.ranks().size(), std::vector<double>(nranks, 0.0));
-  for (size_t g = 0; g < tables.size(); ++g) tables[g][ranks.ranks()[g].rank] = getpid();
-  bool ok = ranks.each("pid table", [&](Rank& r, size_t g) {
-    double* t = tables[g].data();
-    return ncclAllReduce(t, t, nranks, ncclFloat64, ncclSum, r.comm, nullptr);
-  });
-  pids->assign(tables[0].begin(), tables[0].end());
-  return ok;
+  std::vector<std::vector<double>> tables(ranks.ranks().size(),
+                                          std::vector<double>(2 * nranks, 0.0));
+  for (size_t g = 0; g < tables.size(); ++g) {
+    const Rank& r = ranks.ranks()[g];
+    tables[g][r.rank] = getpid();
+    tables[g][nranks + r.rank] = r.device;
+  }
+  if (!ranks.allReduceDoubles(&tables, ncclSum, "rank table")) return false;
+  pids->assign(tables[0].begin(), tables[0].begin() + nranks);
+  devices->assign(tables[0].begin() + nranks, tables[0].end());
+  return true;
 }
 
 // Runs this process's -t threads of -g ranks each; returns the process exit code.
@@ -81,12 +84,13 @@ int runProcess(const Options& o, const ncclUniqueId& id, int procRank, int nproc
         codes[t] = 2;
         return;
       }
-      std::vector<int> pids;
-      if (!gatherPids(ranks, &pids)) {
+      // The largest element is 8 bytes: room for a whole one past maxBytes.
+      std::vector<int> pids, devices;
+      if (!ranks.allocate(o.maxBytes + 8) || !gatherRanks(ranks, &pids, &devices)) {
         codes[t] = 2;
         return;
       }
-      if (ranks.leads()) printHeader(o, nranks, pids.data());
+      if (ranks.leads()) printHeader(o, nranks, pids.data(), devices.data());
       long long wrong = runBenchmark(o, ranks);
       codes[t] = wrong < 0 ? 2 : wrong > 0 ? 1 : 0;
     });

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "perf/data.h"
+#include "perf/device.h"
 #include "perf/model.h"
 
 namespace braid::perf {
@@ -15,14 +16,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Reduces one value per owned rank over all ranks, with braid's all_reduce;
-// every entry of `values` then holds the result.
+// Reduces one value per owned rank over all ranks, with the library's
+// all_reduce; every entry of `values` then holds the result.
 bool reduceDoubles(ThreadRanks& ranks, std::vector<double>* values, ncclRedOp_t op,
                    const char* what) {
-  return ranks.each(what, [&](Rank& r, size_t g) {
-    double* v = &(*values)[g];
-    return ncclAllReduce(v, v, 1, ncclFloat64, op, r.comm, nullptr);
-  });
+  std::vector<std::vector<double>> tables;
+  for (double v : *values) tables.push_back({v});
+  if (!ranks.allReduceDoubles(&tables, op, what)) return false;
+  for (size_t g = 0; g < values->size(); ++g) (*values)[g] = tables[g][0];
+  return true;
 }
 
 // -a: which of the ranks' values the table shows: rank 0's (0), their mean
@@ -47,19 +49,46 @@ struct Buffers {
   size_t extent;
 };
 
-Buffers buffersOf(Rank& r, const RankGeometry& rg, size_t elem, bool inPlace) {
-  if (!inPlace) return {r.send.data(), r.recv.data(), rg.recvCount * elem};
+// The buffers in the rank's send and receive memory starting at sendBase
+// and recvBase: its host buffers, or its device buffers on a GPU.
+Buffers buffersIn(char* sendBase, char* recvBase, const RankGeometry& rg, size_t elem,
+                  bool inPlace) {
+  if (!inPlace) return {sendBase, recvBase, rg.recvCount * elem};
   const size_t extent =
       std::max(rg.sendInplaceAt + rg.sendCount, rg.recvInplaceAt + rg.recvCount) * elem;
-  return {r.recv.data() + rg.sendInplaceAt * elem, r.recv.data() + rg.recvInplaceAt * elem, extent};
+  return {recvBase + rg.sendInplaceAt * elem, recvBase + rg.recvInplaceAt * elem, extent};
+}
+
+Buffers buffersOf(Rank& r, const RankGeometry& rg, size_t elem, bool inPlace) {
+  return buffersIn(r.send.data(), r.recv.data(), rg, elem, inPlace);
+}
+
+// What the call passes: the device buffers on a GPU communicator.
+Buffers callBuffersOf(Rank& r, const RankGeometry& rg, size_t elem, bool inPlace) {
+  if (r.device < 0) return buffersOf(r, rg, elem, inPlace);
+  return buffersIn(r.deviceSend, r.deviceRecv, rg, elem, inPlace);
 }
 
 // As nccl-tests before a checked call: the receive buffer zeroed, then the
-// input written (into the receive buffer, in place).
-void prepare(Rank& r, const RankGeometry& rg, size_t elem, bool inPlace, const Inputs& in) {
+// input written (into the receive buffer, in place); on a GPU both made in
+// host memory and copied to the device.
+bool prepare(Rank& r, const RankGeometry& rg, size_t elem, bool inPlace, const Inputs& in) {
   Buffers b = buffersOf(r, rg, elem, inPlace);
   memset(r.recv.data(), 0, b.extent);
   fillInput(in, r.rank, 0, b.send, rg.sendCount);
+  if (r.device < 0) return true;
+  const Device& d = Device::get();
+  d.setDevice(r.device);
+  if (!inPlace && !d.copy(r.deviceSend, r.send.data(), rg.sendCount * elem, r.stream)) return false;
+  return d.copy(r.deviceRecv, r.recv.data(), b.extent, r.stream);
+}
+
+// On a GPU: waits for the rank's call and copies its receive buffer back.
+bool fetchOutput(Rank& r, const RankGeometry& rg, size_t elem, bool inPlace) {
+  if (r.device < 0) return true;
+  const Device& d = Device::get();
+  d.setDevice(r.device);
+  return d.copy(r.recv.data(), r.deviceRecv, buffersOf(r, rg, elem, inPlace).extent, r.stream);
 }
 
 // One rank's wrong elements; `before` holds its output region as it was
@@ -96,11 +125,14 @@ bool check(ThreadRanks& ranks, const Section& s, const Geometry& g,
   std::vector<std::vector<char>> before(ranks.ranks().size());
   for (size_t i = 0; i < before.size(); ++i) {
     Rank& r = ranks.ranks()[i];
-    prepare(r, mine[i], elem, inPlace, in);
+    if (!prepare(r, mine[i], elem, inPlace, in)) return false;
     const char* out = buffersOf(r, mine[i], elem, inPlace).recv;
     before[i].assign(out, out + mine[i].recvCount * elem);
   }
   if (!ranks.each(what.c_str(), call)) return false;
+  for (size_t i = 0; i < before.size(); ++i) {
+    if (!fetchOutput(ranks.ranks()[i], mine[i], elem, inPlace)) return false;
+  }
   std::vector<double> counts;
   for (size_t i = 0; i < before.size(); ++i) {
     counts.push_back(static_cast<double>(
@@ -131,7 +163,7 @@ bool measure(const Options& o, ThreadRanks& ranks, const Section& s, const Geome
   std::vector<RankGeometry> mine;
   for (Rank& r : ranks.ranks()) mine.push_back(s.spec->rankGeometry(g, r.rank, in.nranks));
   auto call = [&](Rank& r, size_t i) {
-    Buffers b = buffersOf(r, mine[i], elem, inPlace);
+    Buffers b = callBuffersOf(r, mine[i], elem, inPlace);
     Call c;
     c.send = b.send;
     c.recv = b.recv;
@@ -143,12 +175,17 @@ bool measure(const Options& o, ThreadRanks& ranks, const Section& s, const Geome
     c.rank = r.rank;
     c.nranks = ranks.nranks();
     c.v = &mine[i].v;
+    c.stream = r.stream;
     return s.spec->run(c);
   };
   // Inputs like the checked ones: timed calls then see ordinary numbers, not
   // whatever in-place calls or earlier sizes left behind.
   auto fill = [&] {
-    for (size_t i = 0; i < mine.size(); ++i) prepare(ranks.ranks()[i], mine[i], elem, inPlace, in);
+    bool ok = true;
+    for (size_t i = 0; i < mine.size(); ++i) {
+      ok = prepare(ranks.ranks()[i], mine[i], elem, inPlace, in) && ok;
+    }
+    return ok;
   };
   const std::string warmup = std::string(s.spec->function) + " (warm-up)";
   const std::string timed = std::string(s.spec->function);
@@ -158,16 +195,20 @@ bool measure(const Options& o, ThreadRanks& ranks, const Section& s, const Geome
     if (!simulateEach(ranks, timed.c_str(), call, &estimates)) return false;
     if (!aggregate(o, ranks, &estimates, "model reduction", &m->modelUsec)) return false;
   }
-  fill();
+  if (!fill()) return false;
   for (int i = 0; i < o.warmupIters; ++i) {
     if (!ranks.each(warmup.c_str(), call)) return false;
   }
-  if (inPlace) fill();
-  // As nccl-tests: one time per thread, covering all of its ranks.
+  if (!ranks.synchronize()) return false;
+  if (inPlace && !fill()) return false;
+  // As nccl-tests: one time per thread, covering all of its ranks; on GPUs
+  // the calls are enqueued back to back and the time ends when the streams
+  // have run them.
   auto t0 = Clock::now();
   for (int i = 0; i < o.iters; ++i) {
     if (!ranks.each(timed.c_str(), call)) return false;
   }
+  if (!ranks.synchronize()) return false;
   const double usec =
       std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o.iters;
   // Each thread's time enters once per rank it owns, so the mean over ranks

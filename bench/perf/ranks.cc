@@ -1,5 +1,9 @@
-// A thread's ranks: creation in one group, destruction, error reports.
+// A thread's ranks: creation in one group, buffers, destruction, error reports.
 #include "perf/ranks.h"
+
+#include <algorithm>
+
+#include "perf/device.h"
 
 namespace braid::perf {
 
@@ -8,16 +12,98 @@ ThreadRanks::ThreadRanks(int firstRank, int count, int nranks) : ranks_(count), 
 }
 
 ThreadRanks::~ThreadRanks() {
+  const Device& d = Device::get();
   for (Rank& r : ranks_) {
+    enter(r);
+    if (r.device >= 0) d.sync(r.stream);
     if (r.comm != nullptr) ncclCommDestroy(r.comm);
+    if (r.device < 0) continue;
+    d.release(r.deviceSend);
+    d.release(r.deviceRecv);
+    d.release(r.deviceScratch);
+    if (r.stream != nullptr) d.destroyStream(r.stream);
   }
 }
 
+void ThreadRanks::enter(const Rank& r) const {
+  if (r.device >= 0) Device::get().setDevice(r.device);
+}
+
 bool ThreadRanks::init(const ncclUniqueId& id) {
+  const Device& d = Device::get();
+  const int devices = d.count();
   // The output handles stay where they are until ncclGroupEnd fills them:
-  // ranks_ is not resized in between.
-  return each("ncclCommInitRank",
-              [&](Rank& r, size_t) { return ncclCommInitRank(&r.comm, nranks_, id, r.rank); });
+  // ranks_ is not resized in between. A communicator runs on the device
+  // current when it is made, as NCCL's does.
+  bool ok = each("ncclCommInitRank", [&](Rank& r, size_t) {
+    if (devices > 0) d.setDevice(r.rank % devices);
+    return ncclCommInitRank(&r.comm, nranks_, id, r.rank);
+  });
+  if (!ok) return false;
+  for (Rank& r : ranks_) {
+    int device = -1;
+    // NVIDIA's library answers for its devices; braid's says -1 for host memory.
+    if (ncclCommCuDevice(r.comm, &device) != ncclSuccess) device = -1;
+    r.device = devices > 0 ? device : -1;
+  }
+  return true;
+}
+
+bool ThreadRanks::allocate(size_t bytes) {
+  const Device& d = Device::get();
+  for (Rank& r : ranks_) {
+    r.send.assign(bytes, 0);
+    r.recv.assign(bytes, 0);
+    if (r.device < 0) continue;
+    enter(r);
+    if (r.stream == nullptr) r.stream = d.newStream();
+    r.deviceSend = static_cast<char*>(d.alloc(bytes));
+    r.deviceRecv = static_cast<char*>(d.alloc(bytes));
+    r.deviceScratch = static_cast<double*>(d.alloc(std::max<size_t>(nranks_, 1) * sizeof(double)));
+    if (r.stream == nullptr || !r.deviceSend || !r.deviceRecv || !r.deviceScratch) {
+      fprintf(stderr, "braid-perf: rank %d: cannot allocate %zu bytes on device %d\n", r.rank,
+              bytes, r.device);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ThreadRanks::synchronize() {
+  for (Rank& r : ranks_) {
+    if (r.device < 0) continue;
+    enter(r);
+    if (!Device::get().sync(r.stream)) return false;
+  }
+  return true;
+}
+
+bool ThreadRanks::allReduceDoubles(std::vector<std::vector<double>>* values, ncclRedOp_t op,
+                                   const char* what) {
+  const Device& d = Device::get();
+  const size_t count = values->front().size();
+  for (size_t g = 0; g < ranks_.size(); ++g) {
+    Rank& r = ranks_[g];
+    if (r.device < 0) continue;
+    enter(r);
+    if (!d.copy(r.deviceScratch, (*values)[g].data(), count * sizeof(double), r.stream)) {
+      return false;
+    }
+  }
+  bool ok = each(what, [&](Rank& r, size_t g) {
+    double* v = r.device >= 0 ? r.deviceScratch : (*values)[g].data();
+    return ncclAllReduce(v, v, count, ncclFloat64, op, r.comm, r.stream);
+  });
+  if (!ok) return false;
+  for (size_t g = 0; g < ranks_.size(); ++g) {
+    Rank& r = ranks_[g];
+    if (r.device < 0) continue;
+    enter(r);
+    if (!d.copy((*values)[g].data(), r.deviceScratch, count * sizeof(double), r.stream)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 bool ThreadRanks::failed(const char* what, ncclResult_t result, const Rank* rank) const {

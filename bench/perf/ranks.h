@@ -15,12 +15,20 @@
 
 namespace braid::perf {
 
-/// One rank this thread owns.
+/// One rank this thread owns. On a GPU communicator, as nccl-tests does, the
+/// calls use device buffers and a stream of the rank's device; `send` and
+/// `recv` are then where inputs are made and outputs checked, copied to and
+/// from the device around each checked call.
 struct Rank {
   ncclComm_t comm = nullptr;
   int rank = 0;
   std::vector<char> send;
   std::vector<char> recv;
+  int device = -1;  ///< ncclCommCuDevice: -1 for a host communicator
+  cudaStream_t stream = nullptr;
+  char* deviceSend = nullptr;
+  char* deviceRecv = nullptr;
+  double* deviceScratch = nullptr;  ///< room for nranks doubles (tables, #wrong)
 };
 
 /// A thread's ranks firstRank .. firstRank + count - 1 of nranks. Destroying
@@ -32,8 +40,25 @@ class ThreadRanks {
   ThreadRanks(const ThreadRanks&) = delete;
   ThreadRanks& operator=(const ThreadRanks&) = delete;
 
-  /// Creates the communicators, in one group; on failure prints why.
+  /// Creates the communicators, in one group, each while its device is
+  /// current when there are GPUs (rank r on device r % count); on failure
+  /// prints why.
   bool init(const ncclUniqueId& id);
+
+  /// Gives every rank host buffers of `bytes` each and, on GPU
+  /// communicators, device buffers and a stream too.
+  bool allocate(size_t bytes);
+
+  /// Waits for every rank's stream (nothing on host communicators).
+  bool synchronize();
+
+  /// Reduces one table of doubles per owned rank (values[g], `count` each)
+  /// over all ranks with `op`, in place, through device memory on GPU
+  /// communicators.
+  bool allReduceDoubles(std::vector<std::vector<double>>* values, ncclRedOp_t op, const char* what);
+
+  /// Whether the communicators run on GPUs.
+  bool onGpu() const { return ranks_.front().device >= 0; }
 
   /// Issues `fn(rank, g)` for each owned rank (g: its index here) inside one
   /// group; fn issues one call on rank.comm and returns its result. On
@@ -50,6 +75,9 @@ class ThreadRanks {
   /// on this thread's ranks), with the library's last error; returns false.
   bool failed(const char* what, ncclResult_t result, const Rank* rank) const;
 
+  /// Makes rank r's device current (nothing on host communicators).
+  void enter(const Rank& r) const;
+
  private:
   std::vector<Rank> ranks_;
   int nranks_;
@@ -59,6 +87,7 @@ template <typename Fn>
 bool ThreadRanks::each(const char* what, Fn&& fn) {
   // One rank needs no group: the call is the same, without the group's queue.
   if (ranks_.size() == 1) {
+    enter(ranks_[0]);
     ncclResult_t r = fn(ranks_[0], size_t{0});
     return r == ncclSuccess || failed(what, r, &ranks_[0]);
   }
@@ -66,6 +95,7 @@ bool ThreadRanks::each(const char* what, Fn&& fn) {
   if (r != ncclSuccess) return failed("ncclGroupStart", r, nullptr);
   bool ok = true;
   for (size_t g = 0; g < ranks_.size() && ok; ++g) {
+    enter(ranks_[g]);
     r = fn(ranks_[g], g);
     // A call refused at issue is reported now, before ncclGroupEnd overwrites
     // the last error; the group must still be closed.

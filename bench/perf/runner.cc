@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "perf/collectives.h"
+#include "perf/device.h"
 #include "perf/measure.h"
 
 namespace braid::perf {
@@ -64,7 +65,7 @@ void printRow(const Options& o, const Section& s, size_t bytes, size_t count, in
 
 }  // namespace
 
-void printHeader(const Options& o, int nranks, const int* pids) {
+void printHeader(const Options& o, int nranks, const int* pids, const int* devices) {
   printf("# braid-perf %s: nccl-tests compatible benchmark of braid's libnccl.so.2\n",
          o.collective.c_str());
   char step[64];
@@ -78,9 +79,16 @@ void printHeader(const Options& o, int nranks, const int* pids) {
       "iters: %d agg iters: 1 validation: %d graph: 0\n",
       o.threads, o.gpus, o.minBytes, o.maxBytes, step, o.warmupIters, o.iters, o.check);
   printf("#\n# Using devices\n");
+  const Device& d = Device::get();
   for (int r = 0; r < nranks; ++r) {
-    printf("#  Rank %2d Group  0 Pid %6d on host memory (no GPU)\n", r, pids[r]);
+    if (devices[r] < 0) {
+      printf("#  Rank %2d Group  0 Pid %6d on host memory (no GPU)\n", r, pids[r]);
+    } else {
+      printf("#  Rank %2d Group  0 Pid %6d on device %2d: %s\n", r, pids[r], devices[r],
+             d.name(devices[r]).c_str());
+    }
   }
+  if (d.count() > 0) printf("#  devices through %s\n", d.kind());
   printf("#\n");
   if (o.model) {
     printf(
@@ -104,11 +112,6 @@ void printHeader(const Options& o, int nranks, const int* pids) {
 }
 
 long long runBenchmark(const Options& o, ThreadRanks& ranks) {
-  for (Rank& r : ranks.ranks()) {
-    // The largest element is 8 bytes: room for a whole one past maxBytes.
-    r.send.assign(o.maxBytes + 8, 0);
-    r.recv.assign(o.maxBytes + 8, 0);
-  }
   const int nranks = ranks.nranks();
   const std::vector<Section> sections = sectionsOf(o, nranks);
   long long totalWrong = 0;

@@ -12,7 +12,8 @@ namespace braid::perf {
 /// seen over all ranks (the same on every thread), or -1 when a call failed.
 long long runBenchmark(const Options& options, ThreadRanks& ranks);
 
-/// Prints the header nccl-tests prints before the table (rank 0 only).
-void printHeader(const Options& options, int nranks, const int* pids);
+/// Prints the header nccl-tests prints before the table (rank 0 only): each
+/// rank's pid and device (-1: host memory).
+void printHeader(const Options& options, int nranks, const int* pids, const int* devices);
 
 }  // namespace braid::perf
