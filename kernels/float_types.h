@@ -13,7 +13,7 @@
 // On the GPU the conversions are the hardware's (cvt, with .satfinite for
 // fp8 on sm_89 and later), which round the same way and saturate the same
 // way; they differ only in the bits of NaN results, which come out as the
-// canonical NaN (kernels/device_reduce.h says the same of the arithmetic).
+// canonical NaN, as float arithmetic on the GPU does (tests/engine checks both).
 //
 // Conversion rules:
 //   - widening to float is exact; a signaling NaN comes back quiet (the quiet
