@@ -21,11 +21,20 @@ namespace {
 // with no polling, 30 us with 2 us of polling, 90 us with 20 us.
 constexpr uint32_t kSpinNsDedicated = 100000;
 constexpr uint32_t kSpinNsShared = 0;
+// Channels of a GPU communicator unless BRAID_NCHANNELS says: a guess until
+// scripts/gpu-check has measured them on a GPU (docs/benchmarks.md).
+constexpr int kGpuChannels = 8;
 
 }  // namespace
 
 Status Comm::Impl::connectRing() {
   nchannels = config.nchannels;
+  // A GPU rank's channels are blocks of its kernel: one block cannot move
+  // data as fast as the GPU's memory, several can. On the emulated GPU a
+  // block is a thread, and one channel is the CPU path's own choice too.
+  if (cudaDevice >= 0 && !config.nchannelsSet && !gpu::runtime().emulated()) {
+    nchannels = kGpuChannels;
+  }
   slotBytes = static_cast<size_t>(config.buffSize) / transport::kFifoSlots;
   slotBytes &= ~static_cast<size_t>(63);  // keep slots cache-line aligned
 

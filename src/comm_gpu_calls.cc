@@ -48,6 +48,15 @@ Status Comm::Impl::runCollectiveOnGpu(const CollCall& call) {
   if (reduces(call.collective)) {
     BRAID_ASSIGN_OR_RETURN(spec, opSpecFor(call.type, call.op));
   }
+  // A rank alone, whose operator leaves values as they are (all but
+  // premulsum: avg divides by 1), only copies: cudaMemcpyAsync-fast, and
+  // nothing at all in place, as NCCL does.
+  if (nranks == 1 && spec.functor != RedOp::kPreMulSum) {
+    const size_t bytes = call.count * dataTypeSize(call.type);
+    BRAID_TRY(flushGpu());  // what the group queued on this stream comes first
+    if (call.input == call.output || bytes == 0) return Status::success();
+    return rt.copy(call.output, call.input, bytes, call.stream).withContext("a lone rank's copy");
+  }
   BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, choose(call));
   BRAID_ASSIGN_OR_RETURN(const CachedSchedule* cached, scheduleFor(call, choice));
   const size_t elemBytes = dataTypeSize(call.type);

@@ -10,6 +10,7 @@ Config Config::fromEnvironment() {
   Config c;
   c.timeoutMs = env::getInt("TIMEOUT_MS", c.timeoutMs);
   c.nchannels = static_cast<int>(env::getInt("NCHANNELS", c.nchannels));
+  c.nchannelsSet = env::get("NCHANNELS").has_value();
   c.buffSize = env::getInt("BUFFSIZE", c.buffSize);
   c.algo = env::get("ALGO").value_or("");
   c.proto = env::get("PROTO").value_or("");

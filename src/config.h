@@ -12,6 +12,7 @@ namespace braid {
 struct Config {
   int64_t timeoutMs = 600000;  ///< BRAID_TIMEOUT_MS: deadline of every blocking wait; 0 = none
   int nchannels = 1;           ///< BRAID_NCHANNELS
+  bool nchannelsSet = false;  ///< BRAID_NCHANNELS was given (else GPU communicators pick their own)
   int64_t buffSize = 4 << 20;  ///< BRAID_BUFFSIZE: bytes of one FIFO (all its slots)
   std::string algo;            ///< BRAID_ALGO: empty = let braid choose
   std::string proto;           ///< BRAID_PROTO: empty = let braid choose

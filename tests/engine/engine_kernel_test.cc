@@ -240,8 +240,8 @@ class EngineKernel : public ::testing::Test {
 
 TEST_F(EngineKernel, EveryTypeAndOpMatchesTheHostLoopsBitForBit) {
   for (int t = 0; t < kNumDataTypes; ++t) {
-    for (RedOp op : {RedOp::kSum, RedOp::kProd, RedOp::kMax, RedOp::kMin, RedOp::kAvg,
-                     RedOp::kPreMulSum}) {
+    for (RedOp op :
+         {RedOp::kSum, RedOp::kProd, RedOp::kMax, RedOp::kMin, RedOp::kAvg, RedOp::kPreMulSum}) {
       const auto type = static_cast<DataType>(t);
       SCOPED_TRACE(std::string(dataTypeName(type)) + " op " + std::to_string(static_cast<int>(op)));
       kernels::dispatchType(type, 0, [&](auto tag) {
