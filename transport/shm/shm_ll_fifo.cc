@@ -9,15 +9,8 @@
 // back to a locked cmpxchg16b or a lock. Both formats spend half the memory
 // on flags.
 //
-// Why old cells never look new: while the receiver waits for message s, a
-// cell of its slot that s has not written yet holds the flag of an earlier
-// message s' of that slot. The sender rewrites every cell of a slot (padding
-// past the payload) once every 2^(flagBits-1) messages, on the messages
-// whose sequence modulo 2^(flagBits-1) is below kFifoSlots, and the creator
-// fills every cell as if the round just before the first message had done
-// the same. So 0 < s - s' <= 2^(flagBits-1) < 2^flagBits, and the two flags
-// differ. Without the rewrite, a cell beyond a long run of short messages
-// would keep its flag until the counter came round to it again.
+// Why old cells never look new: see kernels/engine/ll.h, whose rewrite rule
+// and first fill this FIFO follows.
 //
 // Flow control is the Simple FIFO's: the receiver publishes `head` on its
 // own cache line after each message and the sender keeps the last value it
@@ -323,20 +316,6 @@ Status checkHeader(const std::string& name, const ShmSegment& segment, size_t sl
   return Status();
 }
 
-// Fills every cell of every slot as message (first - kFifoSlots + k) would
-// have, k = 0..kFifoSlots-1, had it rewritten its whole slot: the base case
-// of the argument at the top of this file.
-void fillSlotsAsPreviousRound(void* slots, size_t slotBytes, const FlagSpace& flags,
-                              uint32_t first) {
-  for (uint32_t k = 0; k < static_cast<uint32_t>(kFifoSlots); ++k) {
-    uint32_t seq = first - static_cast<uint32_t>(kFifoSlots) + k;
-    Cell* cells = slotCells(slots, strideFor(slotBytes), seq);
-    for (size_t i = 0; i < cellsPerSlot(slotBytes); ++i) {
-      new (&cells[i]) Cell(makeCell(flags.flag(seq), 0));
-    }
-  }
-}
-
 Result<std::unique_ptr<SendEnd>> makeSendEnd(ShmSegment segment, size_t slotBytes) {
   BRAID_ASSIGN_OR_RETURN(Staging staging, Staging::allocate(slotBytes));
   return std::unique_ptr<SendEnd>(
@@ -362,8 +341,9 @@ Result<std::unique_ptr<RecvEnd>> createRecvEnd(const std::string& name, size_t s
   header->stride = strideFor(slotBytes);
   header->flagBits = static_cast<uint32_t>(options.flagBits);
   header->head.store(options.firstSequence, std::memory_order_relaxed);
-  fillSlotsAsPreviousRound(static_cast<char*>(segment.data()) + kPage, slotBytes,
-                           FlagSpace(header->flagBits), options.firstSequence);
+  kernels::engine::fillAsPreviousRound(static_cast<char*>(segment.data()) + kPage, slotBytes,
+                                       strideFor(slotBytes), FlagSpace(header->flagBits),
+                                       options.firstSequence);
   header->magic.store(kMagic, std::memory_order_release);
   return std::unique_ptr<RecvEnd>(
       std::make_unique<LlRecvEnd>(std::move(segment), std::move(staging)));

@@ -11,17 +11,17 @@
 //   4096   slot 0 | slot 1 | ... | slot 7            each `stride` bytes:
 //                                                    the cells, rounded up to 128
 //
-// A cell is one std::atomic<uint64_t>: flag in the high 32 bits, data in the
-// low 32. Cell 0 of a slot carries the message's byte count, cells 1.. its
-// payload, 4 bytes each (the last one padded). Message `seq` (the sender's
-// count of posts, wrapping at 2^32) goes to slot seq % kFifoSlots with the
-// flag seq mod 2^flagBits in every cell it writes.
+// A cell is one std::atomic<uint64_t> in the engine's format
+// (kernels/engine/ll.h): flag high, data low; cell 0 the byte count, cells
+// 1.. the payload; message `seq` in slot seq % kFifoSlots with the flag seq
+// mod 2^flagBits.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/engine/ll.h"
 #include "transport/connection.h"
 #include "transport/shm/shm_magic.h"
 
@@ -33,7 +33,7 @@ inline constexpr uint64_t kSimpleMagic = kSimpleFifoMagic;
 inline constexpr uint32_t kVersion = 1;
 inline constexpr size_t kLine = 128;
 inline constexpr size_t kPage = 4096;
-inline constexpr size_t kCellData = 4;  ///< payload bytes per cell
+inline constexpr size_t kCellData = kernels::engine::kLlCellData;  ///< payload bytes per cell
 /// 2^(flagBits-1) must reach kFifoSlots for the whole-slot rewrites to work.
 inline constexpr int kMinFlagBits = 4;
 inline constexpr int kMaxFlagBits = 32;
@@ -58,37 +58,20 @@ struct Header {
 };
 static_assert(sizeof(Header) <= kPage, "the LL FIFO header must fit its page");
 
-inline size_t payloadCells(size_t bytes) { return (bytes + kCellData - 1) / kCellData; }
-inline size_t cellsPerSlot(size_t slotBytes) { return 1 + payloadCells(slotBytes); }
-inline size_t strideFor(size_t slotBytes) {
-  return (cellsPerSlot(slotBytes) * sizeof(Cell) + kLine - 1) / kLine * kLine;
-}
+// The cell format, slot arithmetic and flags are the engine's (kernels/engine/ll.h), which
+// the GPU's LL FIFOs run too.
+using kernels::engine::cellsPerSlot;
+using kernels::engine::dataOf;
+using kernels::engine::flagOf;
+using kernels::engine::FlagSpace;
+using kernels::engine::makeCell;
+using kernels::engine::payloadCells;
+inline size_t strideFor(size_t slotBytes) { return kernels::engine::llStrideFor(slotBytes); }
 inline size_t segmentBytes(size_t slotBytes) { return kPage + kFifoSlots * strideFor(slotBytes); }
-
-inline uint64_t makeCell(uint32_t flag, uint32_t data) { return uint64_t{flag} << 32 | data; }
-inline uint32_t flagOf(uint64_t cell) { return static_cast<uint32_t>(cell >> 32); }
-inline uint32_t dataOf(uint64_t cell) { return static_cast<uint32_t>(cell); }
 
 /// The cells of the slot that message `seq` uses; `slots` is the mapping + kPage.
 inline Cell* slotCells(void* slots, size_t stride, uint32_t seq) {
-  return reinterpret_cast<Cell*>(static_cast<char*>(slots) + (seq % kFifoSlots) * stride);
+  return reinterpret_cast<Cell*>(kernels::engine::llSlotCells(slots, stride, seq));
 }
-
-/// The flags of message sequence numbers, modulo 2^bits.
-class FlagSpace {
- public:
-  explicit FlagSpace(uint32_t bits)
-      : mask_(bits >= 32 ? UINT32_MAX : (1u << bits) - 1), halfMask_(mask_ >> 1) {}
-  uint32_t flag(uint32_t seq) const { return seq & mask_; }
-  /// Whether message `seq` rewrites every cell of its slot, padding included:
-  /// one message in each slot every 2^(bits-1) (see shm_ll_fifo.cc).
-  bool rewritesWholeSlot(uint32_t seq) const {
-    return (seq & halfMask_) < static_cast<uint32_t>(kFifoSlots);
-  }
-
- private:
-  uint32_t mask_;
-  uint32_t halfMask_;
-};
 
 }  // namespace braid::transport::shm::ll
