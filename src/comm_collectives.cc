@@ -189,7 +189,8 @@ Result<const Comm::Impl::CachedSchedule*> Comm::Impl::scheduleFor(const CollCall
                            linkGpuSchedule(entry.program, choice.protocol));
     BRAID_ASSIGN_OR_RETURN(
         exec::DeviceProgram device,
-        exec::DeviceProgram::upload(*gpu->runtime, entry.program, ports, gpu->stream));
+        exec::DeviceProgram::upload(*gpu->runtime, entry.program, ports, gpu->stream,
+                                    choice.protocol == algo::Protocol::kLl ? llSlotBytes() : 0));
     entry.device = std::make_shared<exec::DeviceProgram>(std::move(device));
   } else {
     BRAID_TRY(linkSchedule(entry.program, choice.protocol, &entry.connections));

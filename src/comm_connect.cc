@@ -96,7 +96,8 @@ Status Comm::Impl::connectRing() {
 
 // A GPU communicator: its FIFOs are GPU FIFOs made on first use
 // (comm_gpu_links.cc), with no shm ring and no one-shot board; it runs the
-// ring and the tree on the Simple protocol so far.
+// ring and the tree on the Simple and LL protocols, chosen by the GPU
+// model (tune::Model::gpuDefaults).
 Status Comm::Impl::connectGpu() {
   if (!config.transportAllowed("cuda_ipc") && !config.transportAllowed("shm")) {
     return invalidUsage("BRAID_TRANSPORTS=" + config.transports +
@@ -105,17 +106,11 @@ Status Comm::Impl::connectGpu() {
   const int ring = static_cast<int>(algo::Algorithm::kRing);
   const int tree = static_cast<int>(algo::Algorithm::kTree);
   const int oneShotAlgo = static_cast<int>(algo::Algorithm::kOneShot);
-  const int simple = static_cast<int>(algo::Protocol::kSimple);
-  const int ll = static_cast<int>(algo::Protocol::kLl);
-  if (!allowed.protocol[simple]) {
-    return invalidUsage("BRAID_PROTO=" + config.proto +
-                        ": GPU communicators run the Simple protocol only so far");
-  }
   if (!allowed.algorithm[ring] && !allowed.algorithm[tree]) {
     return invalidUsage("BRAID_ALGO=" + config.algo +
                         ": GPU communicators run the ring and the tree only so far");
   }
-  allowed.protocol[ll] = false;
+  model = tune::Model::gpuDefaults();
   allowed.algorithm[oneShotAlgo] = false;
   allowed.oneShotMaxBytes = 0;
   BRAID_INFO("selection: %s (GPU)%s", tune::describeAllowed(allowed).c_str(),

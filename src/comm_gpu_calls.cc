@@ -85,6 +85,7 @@ Status Comm::Impl::runCollectiveOnGpu(const CollCall& call) {
   ec.type = static_cast<uint8_t>(call.type);
   ec.op = static_cast<uint8_t>(spec.functor);
   ec.copyOnly = reduces(call.collective) ? 0 : 1;
+  ec.protocol = static_cast<uint8_t>(choice.protocol);  // FifoProtocol has its values
   ec.args = spec.args;
   ec.scalarPointer = spec.scalarPointer;
   return enqueueGpu({ec}, {{-1, 0}}, call.stream);

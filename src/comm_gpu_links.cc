@@ -6,7 +6,9 @@
 //
 // The receiver places its FIFO: in its GPU's memory when the sender's GPU
 // can reach it (the same GPU, or peer access) and BRAID_TRANSPORTS allows
-// cuda_ipc; in pinned host memory otherwise.
+// cuda_ipc; in pinned host memory otherwise. Schedules of the LL protocol
+// get FIFOs of their own (LL slots of llSlotBytes, names salted apart);
+// point-to-point transfers run Simple.
 #include <chrono>
 #include <set>
 #include <string>
@@ -25,8 +27,10 @@ using transport::cuda_ipc::FifoPlacement;
 using transport::cuda_ipc::GpuRecvEnd;
 using transport::cuda_ipc::GpuSendEnd;
 
-// Names of GPU FIFO records differ from the shm FIFOs' of the same pair.
+// Names of GPU FIFO records differ from the shm FIFOs' of the same pair,
+// and LL FIFOs' from Simple ones'.
 constexpr uint64_t kGpuSalt = 0x6770756670676675ull;
+constexpr uint64_t kGpuLlSalt = 0x4c4c677075664c4cull;
 // Point-to-point FIFOs have a quarter of the schedules' slot size, as on the host.
 constexpr size_t kP2pSlotDivisor = 4;
 
@@ -55,19 +59,20 @@ struct LinkPlan {
 
 namespace {
 
-// Makes the FIFOs of `plan` with slots of `slot` bytes, names from `nonce`.
-Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t nonce) {
+// Makes the FIFOs of `plan` in `format` with slots of `slot` bytes, names from `nonce`.
+Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t nonce,
+                    transport::cuda_ipc::FifoFormat format = {}) {
   GpuState& g = *c.gpu;
   BRAID_TRY(g.runtime->setDevice(g.device));
   for (const auto& [channel, peer] : plan.recv) {
-    auto& end = g.recvLinks[{peer, channel}];
+    auto& end = g.recvLinks[{peer, channel, format.protocol}];
     if (end) continue;
     const std::string name = transport::shm::segmentName(nonce, peer, c.rank, channel);
     FifoPlacement placement = g.placementFor(c.peers[peer].cudaDevice);
     if (!c.config.transportAllowed("cuda_ipc")) placement = FifoPlacement::kPinnedHost;
     BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor(g));
-    BRAID_ASSIGN_OR_RETURN(end,
-                           GpuRecvEnd::create(*g.runtime, name, slot, placement, cursor, g.stream));
+    BRAID_ASSIGN_OR_RETURN(
+        end, GpuRecvEnd::create(*g.runtime, name, slot, placement, cursor, g.stream, format));
     c.madeSegments.push_back(name);  // unlinked by the sender, or at destruction
     if (placement == FifoPlacement::kPinnedHost) {
       c.madeSegments.push_back(transport::cuda_ipc::pinnedSegmentName(name));
@@ -77,12 +82,13 @@ Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t n
   }
   const transport::WaitContext wait = c.waitContext();
   for (const auto& [channel, peer] : plan.send) {
-    auto& end = g.sendLinks[{peer, channel}];
+    auto& end = g.sendLinks[{peer, channel, format.protocol}];
     if (end) continue;
     const std::string name = transport::shm::segmentName(nonce, c.rank, peer, channel);
     BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor(g));
     for (int attempt = 0; !end; ++attempt) {
-      BRAID_ASSIGN_OR_RETURN(end, GpuSendEnd::tryOpen(*g.runtime, name, slot, cursor));
+      BRAID_ASSIGN_OR_RETURN(end,
+                             GpuSendEnd::tryOpen(*g.runtime, name, slot, cursor, format.protocol));
       if (end) break;
       if (c.aborted.load()) return invalidUsage("communicator was aborted");
       if (wait.deadline.expired()) {
@@ -107,25 +113,28 @@ Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t n
 
 Result<std::vector<exec::ChannelPorts>> Comm::Impl::linkGpuSchedule(const exec::Program& program,
                                                                     algo::Protocol protocol) {
-  if (protocol != algo::Protocol::kSimple) {
-    return invalidUsage("GPU communicators run the Simple protocol only so far");
-  }
+  static_assert(static_cast<int>(engine::FifoProtocol::kLl) ==
+                static_cast<int>(algo::Protocol::kLl));
+  transport::cuda_ipc::FifoFormat format;
+  format.protocol = static_cast<engine::FifoProtocol>(protocol);
+  const bool ll = protocol == algo::Protocol::kLl;
   LinkPlan plan;
   for (size_t c = 0; c < program.channels.size(); ++c) {
     for (int peer : program.channels[c].recvPeers) plan.recv.insert({static_cast<int>(c), peer});
     for (int peer : program.channels[c].sendPeers) plan.send.insert({static_cast<int>(c), peer});
   }
-  BRAID_TRY(makeGpuLinks(*this, plan, slotBytes, linkNonce ^ kGpuSalt));
+  BRAID_TRY(makeGpuLinks(*this, plan, ll ? llSlotBytes() : slotBytes,
+                         linkNonce ^ kGpuSalt ^ (ll ? kGpuLlSalt : 0), format));
   std::vector<exec::ChannelPorts> ports(program.channels.size());
   for (size_t c = 0; c < program.channels.size(); ++c) {
     const int ch = static_cast<int>(c);
     for (int peer : program.channels[c].recvPeers) {
-      const auto e = gpu->recvLinks[{peer, ch}]->end();
-      ports[c].recv.push_back({e.fifo, e.cursor, peer, 0});
+      const auto e = gpu->recvLinks[{peer, ch, format.protocol}]->end();
+      ports[c].recv.push_back({e.fifo, e.cursor, peer, e.flagBits});
     }
     for (int peer : program.channels[c].sendPeers) {
-      const auto e = gpu->sendLinks[{peer, ch}]->end();
-      ports[c].send.push_back({e.fifo, e.cursor, peer, 0});
+      const auto e = gpu->sendLinks[{peer, ch, format.protocol}]->end();
+      ports[c].send.push_back({e.fifo, e.cursor, peer, e.flagBits});
     }
   }
   return ports;

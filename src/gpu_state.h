@@ -18,12 +18,13 @@
 
 namespace braid {
 
-/// A GPU FIFO of the schedules: to or from `peer` on `channel`.
+/// A GPU FIFO of the schedules: to or from `peer` on `channel`, of one protocol.
 struct GpuLinkKey {
   int peer;
   int channel;  ///< kP2pChannel for point-to-point
+  kernels::engine::FifoProtocol protocol = kernels::engine::FifoProtocol::kSimple;
   bool operator<(const GpuLinkKey& o) const {
-    return std::tie(peer, channel) < std::tie(o.peer, o.channel);
+    return std::tie(peer, channel, protocol) < std::tie(o.peer, o.channel, o.protocol);
   }
 };
 inline constexpr int kP2pChannel = -1;

@@ -1,13 +1,27 @@
 // The interpreter's environment on a GPU, real or emulated: ports are FIFO
-// descriptors (launch.h), waits poll the counters, the loops are TeamLoops
+// descriptors (launch.h), waits poll the FIFOs, the loops are TeamLoops
 // (elementwise.h) or, for calls that only move data, CopyLoops.
 //
-// The team's leader does every wait and publish; the others only move
-// bytes. A wait polls the FIFO counter and, every kPollsPerCheck polls,
-// looks at three reasons to give up: the communicator's abort word, a fault
-// another block of this launch recorded, and the deadline. A kernel that
-// waits for a dead peer therefore ends as soon as the host raises the abort
-// word, and by itself once the deadline passes.
+// The team's leader does every wait on a counter and every publish; the
+// others move bytes. A wait polls and, every kPollsPerCheck polls, looks at
+// three reasons to give up: the communicator's abort word, a fault another
+// block of this launch recorded, and the deadline. A kernel that waits for
+// a dead peer therefore ends as soon as the host raises the abort word, and
+// by itself once the deadline passes.
+//
+// The two protocols differ only in acquire and complete:
+//
+//   Simple  the step's loops read and write the FIFO slots in place; the
+//           leader waits for the tail, and publishes the tail (fifo.h).
+//   LL      a slot is cells of flag and data (ll.h). Receiving, every
+//           thread waits for the flags of its cells and unpacks their data
+//           into the channel's receive stage; sending, the loops write the
+//           send stage and every thread packs its cells from it, each with
+//           one 8-byte store that carries its own flag, so no fence and no
+//           counter stands between the last store and the reader. The
+//           leader still waits for and publishes `head` (flow control).
+//           The stages are the channel's own device memory, so the loops
+//           run unchanged on them.
 //
 // Cursors live in the rank's own memory between launches (DevicePort::
 // cursor): the leader loads them when its channel of a call starts and
@@ -22,6 +36,7 @@
 #include "kernels/engine/fifo.h"
 #include "kernels/engine/interpreter.h"
 #include "kernels/engine/launch.h"
+#include "kernels/engine/ll.h"
 #include "kernels/engine/slice_ops.h"
 #include "kernels/engine/sync.h"
 #include "kernels/host_device.h"
@@ -32,19 +47,22 @@ inline constexpr uint32_t kPollsPerCheck = 64;
 /// Polls after which a waiter backs off between checks (sync.h backOff).
 inline constexpr uint32_t kPollsBeforeBackOff = 1024;
 
-/// The slots one acquire hands to the whole team.
+/// What one acquire hands to the whole team: the Simple slots, or the LL
+/// messages' sequence numbers (their flags and slots).
 struct Acquired {
   Fault fault;
   const char* recv;
   char* send;
+  uint32_t recvSeq;
+  uint32_t sendSeq;
 };
 
 template <typename Team, typename Loops>
 class DeviceEnv {
  public:
   BRAID_HOST_DEVICE DeviceEnv(const Team& team, const Loops& loops, const DeviceChannel& channel,
-                              const EngineArgs& args)
-      : team_(team), loops_(loops), ch_(channel), args_(args) {}
+                              const EngineArgs& args, FifoProtocol protocol)
+      : team_(team), loops_(loops), ch_(channel), args_(args), ll_(protocol == FifoProtocol::kLl) {}
 
   BRAID_HOST_DEVICE const Team& team() const { return team_; }
 
@@ -52,6 +70,9 @@ class DeviceEnv {
   /// ports than kMaxPorts.
   BRAID_HOST_DEVICE Fault begin() {
     if (ch_.nrecv > kMaxPorts || ch_.nsend > kMaxPorts) return {FaultCode::kNoPort, -1, 0, 0};
+    if (ll_ && (ch_.llRecvStage == nullptr || ch_.llSendStage == nullptr)) {
+      return {FaultCode::kNoPort, -1, 0, 0};
+    }
     if (!team_.leader()) return noFault();
     for (uint32_t i = 0; i < ch_.nrecv; ++i) recvCur_[i] = *ch_.recv[i].cursor;
     for (uint32_t i = 0; i < ch_.nsend; ++i) sendCur_[i] = *ch_.send[i].cursor;
@@ -67,12 +88,21 @@ class DeviceEnv {
   }
 
   BRAID_HOST_DEVICE Fault acquire(const Instruction& ins, SliceIo& s, bool last) {
-    Acquired a{noFault(), nullptr, nullptr};
+    Acquired a{noFault(), nullptr, nullptr, 0, 0};
     if (team_.leader()) a = leaderAcquire(ins, s.bytes, last);
     a = team_.share(a);
-    s.recv = a.recv;
-    s.send = a.send;
-    return a.fault;
+    if (!ll_ || failed(a.fault)) {
+      s.recv = a.recv;
+      s.send = a.send;
+      return a.fault;
+    }
+    recvSeq_ = a.recvSeq;
+    sendSeq_ = a.sendSeq;
+    s.send = stepSends(ins.op) ? ch_.llSendStage : nullptr;
+    s.recv = nullptr;
+    if (!stepReceives(ins.op)) return noFault();
+    s.recv = ch_.llRecvStage;
+    return unpackLl(ch_.recv[ins.recvPort], s.bytes);
   }
 
   BRAID_HOST_DEVICE void apply(StepOp op, bool fromOutput, const SliceIo& s) const {
@@ -81,6 +111,10 @@ class DeviceEnv {
 
   BRAID_HOST_DEVICE void complete(const Instruction& ins, const SliceIo& s, bool last) {
     team_.sync();  // every thread's part of the slice is written (and read)
+    if (ll_) {
+      completeLl(ins, s, last);
+      return;
+    }
     if (!team_.leader()) return;
     if (stepSends(ins.op)) {
       postSlot(ch_.send[ins.sendPort].fifo, sendCur_[ins.sendPort], sliceWord(s.bytes, last));
@@ -95,26 +129,90 @@ class DeviceEnv {
 
  private:
   BRAID_HOST_DEVICE Acquired leaderAcquire(const Instruction& ins, size_t bytes, bool last) {
-    Acquired a{noFault(), nullptr, nullptr};
+    Acquired a{noFault(), nullptr, nullptr, 0, 0};
+    const Fault noPort{FaultCode::kNoPort, -1, 0, 0};
     if (stepReceives(ins.op)) {
-      if (ins.recvPort >= ch_.nrecv) return {{FaultCode::kNoPort, -1, 0, 0}, nullptr, nullptr};
+      if (ins.recvPort >= ch_.nrecv) return {noPort, nullptr, nullptr, 0, 0};
       const DevicePort& p = ch_.recv[ins.recvPort];
       FifoCursor& c = recvCur_[ins.recvPort];
-      a.fault = waitFor([&] { return recvData(p.fifo, c); }, p.peer);
-      if (failed(a.fault)) return a;
-      a.fault = checkSlice(postedWord(p.fifo, c), bytes, last, true, p.peer);
-      if (failed(a.fault)) return a;
-      a.recv = slotAt(p.fifo, c.mine);
+      if (ll_) {
+        // The size word's cell says the message has begun; the payload's
+        // cells are the whole team's to wait for (unpackLl).
+        const uint32_t flag = FlagSpace(p.flagBits).flag(c.mine);
+        const uint64_t* head = llSlotCells(p.fifo.slots, p.fifo.stride, c.mine);
+        uint64_t cell = 0;
+        a.fault = waitFor([&] { return flagOf(cell = loadRelaxed(head)) == flag; }, p.peer);
+        if (failed(a.fault)) return a;
+        a.fault = checkSlice(dataOf(cell), bytes, last, true, p.peer);
+        if (failed(a.fault)) return a;
+        a.recvSeq = c.mine;
+      } else {
+        a.fault = waitFor([&] { return recvData(p.fifo, c); }, p.peer);
+        if (failed(a.fault)) return a;
+        a.fault = checkSlice(postedWord(p.fifo, c), bytes, last, true, p.peer);
+        if (failed(a.fault)) return a;
+        a.recv = slotAt(p.fifo, c.mine);
+      }
     }
     if (stepSends(ins.op)) {
-      if (ins.sendPort >= ch_.nsend) return {{FaultCode::kNoPort, -1, 0, 0}, nullptr, nullptr};
+      if (ins.sendPort >= ch_.nsend) return {noPort, nullptr, nullptr, 0, 0};
       const DevicePort& p = ch_.send[ins.sendPort];
       FifoCursor& c = sendCur_[ins.sendPort];
       a.fault = waitFor([&] { return sendRoom(p.fifo, c); }, p.peer);
       if (failed(a.fault)) return a;
       a.send = slotAt(p.fifo, c.mine);
+      a.sendSeq = c.mine;
     }
     return a;
+  }
+
+  /// Every thread waits for its share of the payload cells of message
+  /// recvSeq_ and unpacks them into the receive stage. The fault is the
+  /// same on every thread.
+  BRAID_HOST_DEVICE Fault unpackLl(const DevicePort& p, size_t bytes) const {
+    const uint32_t flag = FlagSpace(p.flagBits).flag(recvSeq_);
+    const uint64_t* cells = llSlotCells(p.fifo.slots, p.fifo.stride, recvSeq_) + 1;
+    auto* stage = reinterpret_cast<uint32_t*>(ch_.llRecvStage);
+    Fault mine = noFault();
+    for (size_t i = team_.rank(); i < payloadCells(bytes); i += team_.size()) {
+      uint64_t cell = 0;
+      mine = waitFor([&] { return flagOf(cell = loadRelaxed(cells + i)) == flag; }, p.peer);
+      if (failed(mine)) break;
+      stage[i] = dataOf(cell);
+    }
+    // The barrier also makes the stage whole for the loops that read it.
+    if (!team_.any(failed(mine))) return noFault();
+    return team_.share(failed(mine) ? mine : stopReason(p.peer));
+  }
+
+  /// Packs the send stage into message sendSeq_'s cells (every thread its
+  /// share, the leader the size word), then moves the cursors on.
+  BRAID_HOST_DEVICE void completeLl(const Instruction& ins, const SliceIo& s, bool last) {
+    if (stepSends(ins.op)) {
+      const DevicePort& p = ch_.send[ins.sendPort];
+      const FlagSpace flags(p.flagBits);
+      const uint32_t flag = flags.flag(sendSeq_);
+      uint64_t* cells = llSlotCells(p.fifo.slots, p.fifo.stride, sendSeq_);
+      const auto* stage = reinterpret_cast<const uint32_t*>(ch_.llSendStage);
+      const size_t data = payloadCells(s.bytes);
+      // Now and then a message rewrites its whole slot, padding included (ll.h).
+      const size_t n = flags.rewritesWholeSlot(sendSeq_) ? payloadCells(p.fifo.slotBytes) : data;
+      for (size_t i = team_.rank(); i < n; i += team_.size()) {
+        storeRelaxed(cells + 1 + i, makeCell(flag, i < data ? stage[i] : 0u));
+      }
+      if (team_.leader()) storeRelaxed(cells, makeCell(flag, sliceWord(s.bytes, last)));
+    }
+    if (!team_.leader()) return;
+    if (stepSends(ins.op)) ++sendCur_[ins.sendPort].mine;
+    // Every thread has read its cells (the barrier in complete): the slot can go back.
+    if (stepReceives(ins.op)) releaseSlot(ch_.recv[ins.recvPort].fifo, recvCur_[ins.recvPort]);
+  }
+
+  /// Why a wait that another thread of the team gave up on ended.
+  BRAID_HOST_DEVICE Fault stopReason(int peer) const {
+    if (loadRelaxed(args_.abortFlag) != 0) return {FaultCode::kAborted, peer, 0, 0};
+    if (loadRelaxed(&args_.fault->code) != 0) return {FaultCode::kAborted, peer, 0, 0};
+    return {FaultCode::kTimedOut, peer, args_.timeoutNs, args_.timeoutNs};
   }
 
   template <typename Ready>
@@ -140,8 +238,11 @@ class DeviceEnv {
   const Loops& loops_;
   const DeviceChannel& ch_;
   const EngineArgs& args_;
+  const bool ll_;
   FifoCursor recvCur_[kMaxPorts] = {};
   FifoCursor sendCur_[kMaxPorts] = {};
+  uint32_t recvSeq_ = 0;  ///< LL: the message being received, on every thread
+  uint32_t sendSeq_ = 0;  ///< LL: the message being sent
 };
 
 /// Writes `f` as the launch's fault unless a block did already (leader only).

@@ -30,7 +30,7 @@ namespace braid::kernels::engine {
 template <typename Team, typename Loops>
 BRAID_HOST_DEVICE Fault runChannel(const Team& team, const Loops& loops, const EngineArgs& args,
                                    const EngineCall& call, const DeviceChannel& channel) {
-  DeviceEnv<Team, Loops> env(team, loops, channel, args);
+  DeviceEnv<Team, Loops> env(team, loops, channel, args, static_cast<FifoProtocol>(call.protocol));
   Fault f = env.begin();
   if (!failed(f)) {
     f = runInstructions(env, channel.instrs, channel.ninstrs, call.sliceElems, call.elemBytes,

@@ -14,6 +14,11 @@
 //   DevicePort     one FIFO end: the FIFO, and where the end keeps its
 //                  cursor between launches (in the rank's own memory)
 //
+// A call's channels run one protocol (FifoProtocol), and their ports are
+// FIFOs of that protocol: Simple slots published by the tail counter
+// (fifo.h), or LL slots of flagged cells (ll.h), which the LL channel
+// stages through two slot-sized buffers of its own in device memory.
+//
 // Blocks run the calls in order, each skipping the calls it has no channel
 // in; a communicator's launches are ordered with each other, so a FIFO's
 // cursor is only ever used by one block at a time.
@@ -37,11 +42,17 @@ inline constexpr uint32_t kMaxLaunchCalls = 48;
 /// Threads of a block.
 inline constexpr unsigned kEngineThreads = 512;
 
+/// How the slots of a call's FIFOs carry data; the values are algo::Protocol's.
+enum class FifoProtocol : uint8_t {
+  kSimple = 0,  ///< raw bytes, published by the tail counter (fifo.h)
+  kLl = 1,      ///< 8-byte cells of flag and data (ll.h)
+};
+
 struct DevicePort {
-  FifoRef fifo;
+  FifoRef fifo;        ///< LL: `slots` holds the cells, `slotBytes` the payload a slot carries
   FifoCursor* cursor;  ///< this end's cursor, saved between launches
   int32_t peer;        ///< the rank at the other end, for faults
-  uint32_t reserved;
+  uint32_t flagBits;   ///< LL: cells carry sequence numbers modulo 2^flagBits; Simple: 0
 };
 
 struct DeviceChannel {
@@ -51,6 +62,11 @@ struct DeviceChannel {
   const DevicePort* send;  ///< sending ports, by Instruction::sendPort
   uint32_t nrecv;
   uint32_t nsend;
+  /// LL programs: where the channel unpacks a received slot and packs the
+  /// slot it sends, each as large as a slot's payload rounded up to a pack;
+  /// null in Simple programs.
+  char* llRecvStage;
+  char* llSendStage;
 };
 
 struct EngineCall {
@@ -64,7 +80,7 @@ struct EngineCall {
   uint8_t type;      ///< braid::DataType
   uint8_t op;        ///< braid::RedOp of the functors (premulsum for user ops)
   uint8_t copyOnly;  ///< the collective does not reduce: any kernel runs it (CopyLoops)
-  uint8_t reserved;
+  uint8_t protocol;  ///< FifoProtocol of the channels' ports
   OpArgs args;
   /// premulsum's scalar read when the call runs (ncclScalarDevice), or null
   /// when args.scalar holds it.

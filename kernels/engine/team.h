@@ -8,6 +8,7 @@
 //   leader()        whether this thread waits and publishes
 //   sync()          a barrier of the team
 //   share(x)        the leader's value of x, on every thread (a barrier)
+//   any(b)          whether b holds on some thread, on every thread (a barrier)
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@ struct SoloTeam {
   static T share(T value) {
     return value;
   }
+  static bool any(bool b) { return b; }
 };
 
 #if defined(__CUDACC__)
@@ -47,6 +49,7 @@ struct BlockTeam {
     __syncthreads();
     return out;
   }
+  __device__ __forceinline__ bool any(bool b) const { return __syncthreads_or(b) != 0; }
 };
 #endif
 

@@ -1,7 +1,7 @@
 // Laying a Program out in device memory (device_program.h).
 //
 //   DeviceChannel[nchannels] | per channel: Instruction[ninstrs]
-//   | DevicePort[nrecv] | DevicePort[nsend]
+//   | DevicePort[nrecv] | DevicePort[nsend] | LL only: receive stage | send stage
 //
 // built in host memory with every pointer already the device address it
 // will have, then copied once.
@@ -21,13 +21,15 @@ size_t alignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 Result<DeviceProgram> DeviceProgram::upload(gpu::Runtime& runtime, const Program& program,
                                             const std::vector<ChannelPorts>& ports,
-                                            gpu::Stream stream) {
+                                            gpu::Stream stream, size_t llSlotBytes) {
   if (ports.size() != program.channels.size()) {
     return internalError("a device program needs the ports of each of its channels");
   }
   const size_t nch = program.channels.size();
   size_t bytes = alignUp(nch * sizeof(engine::DeviceChannel), 64);
-  std::vector<size_t> instrAt(nch), recvAt(nch), sendAt(nch);
+  // A stage holds a slot's payload in whole cells, read and written in packs.
+  const size_t stageBytes = alignUp(llSlotBytes, engine::kFifoLine);
+  std::vector<size_t> instrAt(nch), recvAt(nch), sendAt(nch), stageAt(nch);
   for (size_t c = 0; c < nch; ++c) {
     const ChannelProgram& ch = program.channels[c];
     if (ports[c].recv.size() != ch.recvPeers.size() ||
@@ -44,7 +46,9 @@ Result<DeviceProgram> DeviceProgram::upload(gpu::Runtime& runtime, const Program
     recvAt[c] = bytes;
     bytes = alignUp(bytes + ports[c].recv.size() * sizeof(engine::DevicePort), 64);
     sendAt[c] = bytes;
-    bytes = alignUp(bytes + ports[c].send.size() * sizeof(engine::DevicePort), 64);
+    bytes = alignUp(bytes + ports[c].send.size() * sizeof(engine::DevicePort), engine::kFifoLine);
+    stageAt[c] = bytes;
+    bytes += 2 * stageBytes;
   }
   DeviceProgram out;
   out.runtime_ = &runtime;
@@ -69,6 +73,10 @@ Result<DeviceProgram> DeviceProgram::upload(gpu::Runtime& runtime, const Program
     d.send = reinterpret_cast<const engine::DevicePort*>(base + sendAt[c]);
     d.nrecv = static_cast<uint32_t>(ports[c].recv.size());
     d.nsend = static_cast<uint32_t>(ports[c].send.size());
+    if (stageBytes > 0) {
+      d.llRecvStage = reinterpret_cast<char*>(base + stageAt[c]);
+      d.llSendStage = reinterpret_cast<char*>(base + stageAt[c] + stageBytes);
+    }
   }
   out.channels_ = reinterpret_cast<const engine::DeviceChannel*>(base);
   BRAID_TRY(runtime.copy(out.memory_, image.data(), bytes, stream));

@@ -24,9 +24,12 @@ class DeviceProgram {
  public:
   /// Copies `program` with the ports `ports` (one per channel) into memory
   /// of the current device, on `stream` (the communicator's own, so that
-  /// the copy waits for nothing of the user's); waits for the copy.
+  /// the copy waits for nothing of the user's); waits for the copy. An LL
+  /// program (llSlotBytes > 0, its FIFOs' payload per slot) gets each
+  /// channel's two stages (kernels/engine/launch.h) in the same memory.
   static Result<DeviceProgram> upload(gpu::Runtime& runtime, const Program& program,
-                                      const std::vector<ChannelPorts>& ports, gpu::Stream stream);
+                                      const std::vector<ChannelPorts>& ports, gpu::Stream stream,
+                                      size_t llSlotBytes = 0);
   DeviceProgram() = default;
   DeviceProgram(DeviceProgram&& other) noexcept;
   DeviceProgram& operator=(DeviceProgram&& other) noexcept;

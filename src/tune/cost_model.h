@@ -104,6 +104,9 @@ struct Model {
   /// The figures braid-calibrate measured for the shm transport on the
   /// development VM; docs/tuning.md says how and which are still provisional.
   static Model calibratedDefaults();
+  /// The figures GPU communicators choose by: provisional until measured on
+  /// a GPU (gpu_defaults.cc says where they come from).
+  static Model gpuDefaults();
 };
 
 /// One call whose time is to be predicted.

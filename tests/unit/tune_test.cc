@@ -226,7 +226,8 @@ TEST(TunePredict, DeterministicModeMultipliesByItsSlowdown) {
 }
 
 TEST(TunePredict, NonDecreasingInSizeForEveryCombination) {
-  for (const Model& m : {roundModel(), gpuClusterModel(), Model::calibratedDefaults()}) {
+  for (const Model& m :
+       {roundModel(), gpuClusterModel(), Model::calibratedDefaults(), Model::gpuDefaults()}) {
     for (Collective c : kAllCollectives) {
       for (int n : {1, 2, 3, 4, 7, 8, 16, 64}) {
         for (int a = 0; a < algo::kNumAlgorithms; ++a) {
@@ -430,6 +431,28 @@ TEST(TuneSelect, SimpleLlCrossoverIsWhereTheFormulasPutIt) {
   EXPECT_EQ(chosen(m, q, ring).protocol, Protocol::kSimple);
 }
 
+// GPU communicators take LL for small all_reduces and Simple for large ones:
+// with 8 channels (a real GPU's default) the ring's two protocols cross where
+// 5.6 us of Simple's extra hop latency equals LL's slower bytes,
+// 5.6 / (1/25e3 - 1/100e3) bytes; with one (the emulated GPU's) where
+// the channel caps meet, 5.6 / (1/5e3 - 1/20e3).
+TEST(TuneSelect, GpuDefaultsTakeLlForSmallAllReducesAndSimpleForLarge) {
+  const Model m = Model::gpuDefaults();
+  for (auto [channels, bytes] : {std::pair{8, 5.6 / 3e-5}, std::pair{1, 5.6 / 1.5e-4}}) {
+    Query q = allReduce(0, 2);
+    q.nchannels = channels;
+    auto crossing = crossoverBytes(m, q, {Algorithm::kRing, Protocol::kSimple},
+                                   {Algorithm::kRing, Protocol::kLl});
+    ASSERT_TRUE(crossing.ok() && crossing.value().has_value());
+    EXPECT_NEAR(*crossing.value(), bytes, 1);
+    const Allowed ring = only({Algorithm::kRing});
+    q.bytes = 8;
+    EXPECT_EQ(chosen(m, q, ring).protocol, Protocol::kLl);
+    q.bytes = 64 << 20;
+    EXPECT_EQ(chosen(m, q, ring).protocol, Protocol::kSimple);
+  }
+}
+
 // Every crossover of every pair of candidates, in every model the tests know
 // and the calibrated one: just below it one candidate wins, just above it the
 // other (with only those two allowed), as the formulas say.
@@ -439,7 +462,8 @@ TEST(TuneSelect, ChoiceFlipsAtEveryCrossover) {
       {Algorithm::kTree, Protocol::kSimple},    {Algorithm::kTree, Protocol::kLl},
       {Algorithm::kOneShot, Protocol::kSimple}, {Algorithm::kOneShot, Protocol::kLl}};
   int crossings = 0;
-  for (const Model& m : {roundModel(), gpuClusterModel(), Model::calibratedDefaults()}) {
+  for (const Model& m :
+       {roundModel(), gpuClusterModel(), Model::calibratedDefaults(), Model::gpuDefaults()}) {
     for (int n : {2, 3, 4, 8, 16, 64}) {
       for (const Candidate& a : candidates) {
         for (const Candidate& b : candidates) {

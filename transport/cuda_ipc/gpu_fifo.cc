@@ -3,13 +3,17 @@
 // FIFO memory (offsets from its start):
 //
 //   0      FifoCounters (kernels/engine/fifo.h), zeroed
-//   4096   slot 0 | slot 1 | ... | slot 7     each `stride` bytes
+//   4096   slot 0 | slot 1 | ... | slot 7     each `stride` bytes: Simple,
+//                                             the payload rounded up to a
+//                                             page; LL, its cells rounded
+//                                             up to 128 bytes
 //
 // Record (a one-page shm segment named like the shm FIFOs):
 //
 //   magic, version, placement, the receiver's pid and device, slot size and
-//   stride, the FIFO's size and address in the receiver's process, and its
-//   CUDA IPC handle; the receiver writes `magic` last.
+//   stride, protocol and LL flag bits, the FIFO's size and address in the
+//   receiver's process, and its CUDA IPC handle; the receiver writes
+//   `magic` last.
 #include "transport/cuda_ipc/gpu_fifo.h"
 
 #include <unistd.h>
@@ -17,7 +21,9 @@
 #include <atomic>
 #include <cstring>
 #include <optional>
+#include <vector>
 
+#include "kernels/engine/ll.h"
 #include "transport/shm/shm_segment.h"
 
 namespace braid::transport::cuda_ipc {
@@ -27,7 +33,7 @@ namespace engine = kernels::engine;
 using shm::ShmSegment;
 
 constexpr uint64_t kRecordMagic = 0x3150494449415242ull;  // "BRAIDIP1"
-constexpr uint32_t kRecordVersion = 1;
+constexpr uint32_t kRecordVersion = 2;
 constexpr size_t kPage = 4096;
 
 struct Record {
@@ -38,31 +44,58 @@ struct Record {
   int32_t device;
   uint64_t slotBytes;
   uint64_t stride;
+  uint32_t protocol;  ///< engine::FifoProtocol
+  uint32_t flagBits;  ///< LL: flags modulo 2^flagBits
   uint64_t bytes;
   uint64_t address;
   gpu::IpcHandle handle;
 };
 static_assert(sizeof(Record) <= kPage, "a record fits its page");
 
-size_t strideFor(size_t slotBytes) { return (slotBytes + kPage - 1) / kPage * kPage; }
-size_t fifoBytes(size_t slotBytes) { return kPage + engine::kFifoSlots * strideFor(slotBytes); }
+bool isLl(engine::FifoProtocol protocol) { return protocol == engine::FifoProtocol::kLl; }
 
-GpuEnd endAt(void* memory, size_t slotBytes, engine::FifoCursor* cursor) {
+size_t strideFor(size_t slotBytes, engine::FifoProtocol protocol) {
+  if (isLl(protocol)) return engine::llStrideFor(slotBytes);
+  return (slotBytes + kPage - 1) / kPage * kPage;
+}
+size_t fifoBytes(size_t slotBytes, engine::FifoProtocol protocol) {
+  return kPage + engine::kFifoSlots * strideFor(slotBytes, protocol);
+}
+
+GpuEnd endAt(void* memory, size_t slotBytes, engine::FifoCursor* cursor, const FifoFormat& format) {
   GpuEnd e;
   e.fifo.counters = static_cast<engine::FifoCounters*>(memory);
   e.fifo.slots = static_cast<char*>(memory) + kPage;
-  e.fifo.stride = strideFor(slotBytes);
+  e.fifo.stride = strideFor(slotBytes, format.protocol);
   e.fifo.slotBytes = static_cast<uint32_t>(slotBytes);
   e.cursor = cursor;
+  e.flagBits = isLl(format.protocol) ? format.llFlagBits : 0;
   return e;
 }
 
-Status checkSlotBytes(const std::string& name, size_t slotBytes) {
+Status checkFormat(const std::string& name, size_t slotBytes, const FifoFormat& format) {
   if (slotBytes == 0 || slotBytes >= engine::kLastSlice) {
     return invalidArgument("GPU FIFO " + name + ": slot size " + std::to_string(slotBytes) +
                            " is not in 1..2147483647");
   }
+  // Flags must tell a slot's last kFifoSlots messages apart (ll.h).
+  if (isLl(format.protocol) && (format.llFlagBits < 4 || format.llFlagBits > 32)) {
+    return invalidArgument("GPU FIFO " + name + ": LL flag bits " +
+                           std::to_string(format.llFlagBits) + " are not in 4..32");
+  }
   return Status::success();
+}
+
+// The FIFO's first contents: zero counters, and for LL every cell as the
+// round before message 0 would have left it (engine::fillAsPreviousRound).
+std::vector<unsigned char> firstImage(size_t slotBytes, const FifoFormat& format) {
+  std::vector<unsigned char> image(fifoBytes(slotBytes, format.protocol), 0);
+  if (isLl(format.protocol)) {
+    engine::fillAsPreviousRound(image.data() + kPage, slotBytes,
+                                strideFor(slotBytes, format.protocol),
+                                engine::FlagSpace(format.llFlagBits), 0);
+  }
+  return image;
 }
 
 class RecvEndImpl final : public GpuRecvEnd {
@@ -137,19 +170,19 @@ Result<std::unique_ptr<GpuRecvEnd>> GpuRecvEnd::create(gpu::Runtime& runtime,
                                                        const std::string& name, size_t slotBytes,
                                                        FifoPlacement placement,
                                                        engine::FifoCursor* cursor,
-                                                       gpu::Stream stream) {
-  BRAID_TRY(checkSlotBytes(name, slotBytes));
-  const size_t bytes = fifoBytes(slotBytes);
+                                                       gpu::Stream stream, FifoFormat format) {
+  BRAID_TRY(checkFormat(name, slotBytes, format));
+  const std::vector<unsigned char> image = firstImage(slotBytes, format);
+  const size_t bytes = image.size();
   BRAID_ASSIGN_OR_RETURN(const int device, runtime.currentDevice());
   void* memory = nullptr;
   std::optional<ShmSegment> pinned;
   gpu::IpcHandle handle{};
   if (placement == FifoPlacement::kDeviceMemory) {
     BRAID_ASSIGN_OR_RETURN(memory, runtime.deviceAlloc(bytes));
-    Status zeroed = runtime.fill(memory, 0, bytes, stream);
-    if (zeroed.ok()) zeroed = runtime.streamSynchronize(stream);
-    Result<gpu::IpcHandle> h =
-        zeroed.ok() ? runtime.ipcHandle(memory) : Result<gpu::IpcHandle>(zeroed);
+    Status laid = runtime.copy(memory, image.data(), bytes, stream);
+    if (laid.ok()) laid = runtime.streamSynchronize(stream);
+    Result<gpu::IpcHandle> h = laid.ok() ? runtime.ipcHandle(memory) : Result<gpu::IpcHandle>(laid);
     if (!h.ok()) {
       (void)runtime.deviceFree(memory);
       return h.status().withContext("GPU FIFO " + name);
@@ -157,6 +190,7 @@ Result<std::unique_ptr<GpuRecvEnd>> GpuRecvEnd::create(gpu::Runtime& runtime,
     handle = h.value();
   } else {
     BRAID_ASSIGN_OR_RETURN(ShmSegment segment, ShmSegment::create(pinnedSegmentName(name), bytes));
+    memcpy(segment.data(), image.data(), bytes);
     BRAID_TRY(runtime.hostRegister(segment.data(), bytes).withContext("GPU FIFO " + name));
     memory = segment.data();
     pinned = std::move(segment);
@@ -176,20 +210,23 @@ Result<std::unique_ptr<GpuRecvEnd>> GpuRecvEnd::create(gpu::Runtime& runtime,
   r->pid = static_cast<int32_t>(getpid());
   r->device = device;
   r->slotBytes = slotBytes;
-  r->stride = strideFor(slotBytes);
+  r->stride = strideFor(slotBytes, format.protocol);
+  r->protocol = static_cast<uint32_t>(format.protocol);
+  r->flagBits = format.llFlagBits;
   r->bytes = bytes;
   r->address = reinterpret_cast<uint64_t>(memory);
   r->handle = handle;
   r->magic.store(kRecordMagic, std::memory_order_release);
-  const GpuEnd end = endAt(memory, slotBytes, cursor);
+  const GpuEnd end = endAt(memory, slotBytes, cursor, format);
   return std::unique_ptr<GpuRecvEnd>(std::make_unique<RecvEndImpl>(
       runtime, placement, memory, std::move(pinned), std::move(record).value(), end));
 }
 
 Result<std::unique_ptr<GpuSendEnd>> GpuSendEnd::tryOpen(gpu::Runtime& runtime,
                                                         const std::string& name, size_t slotBytes,
-                                                        engine::FifoCursor* cursor) {
-  BRAID_TRY(checkSlotBytes(name, slotBytes));
+                                                        engine::FifoCursor* cursor,
+                                                        engine::FifoProtocol protocol) {
+  BRAID_TRY(checkFormat(name, slotBytes, FifoFormat{protocol, 32}));
   BRAID_ASSIGN_OR_RETURN(std::optional<ShmSegment> segment, ShmSegment::openIfReady(name));
   if (!segment || segment->size() < sizeof(Record)) return std::unique_ptr<GpuSendEnd>();
   const auto* r = static_cast<const Record*>(segment->data());
@@ -205,6 +242,11 @@ Result<std::unique_ptr<GpuSendEnd>> GpuSendEnd::tryOpen(gpu::Runtime& runtime,
                         " bytes, expected " + std::to_string(slotBytes) +
                         " (ranks configured with different buffer sizes?)");
   }
+  if (r->protocol != static_cast<uint32_t>(protocol)) {
+    return invalidUsage("GPU FIFO " + name + " was made for another protocol than " +
+                        (isLl(protocol) ? "LL" : "Simple"));
+  }
+  const FifoFormat format{protocol, r->flagBits};
   const auto placement = static_cast<FifoPlacement>(r->placement);
   void* memory = nullptr;
   std::optional<ShmSegment> pinned;
@@ -230,7 +272,7 @@ Result<std::unique_ptr<GpuSendEnd>> GpuSendEnd::tryOpen(gpu::Runtime& runtime,
   // Both ends hold what they need: the names can go.
   (void)ShmSegment::unlink(name);
   if (placement == FifoPlacement::kPinnedHost) (void)ShmSegment::unlink(pinnedSegmentName(name));
-  const GpuEnd end = endAt(memory, slotBytes, cursor);
+  const GpuEnd end = endAt(memory, slotBytes, cursor, format);
   return std::unique_ptr<GpuSendEnd>(
       std::make_unique<SendEndImpl>(runtime, placement, mapping, memory, std::move(pinned), end));
 }

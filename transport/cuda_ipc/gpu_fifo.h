@@ -17,6 +17,10 @@
 //
 // Each end keeps its cursor (fifo.h) in its own rank's device memory, at a
 // place the caller gives, so that it survives from one launch to the next.
+//
+// A FIFO is Simple or LL (FifoFormat): both have the counters first; an LL
+// FIFO's slots are cells (kernels/engine/ll.h), filled at creation as the
+// round before the first message would have left them.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +30,7 @@
 #include "braid/status.h"
 #include "gpu/runtime.h"
 #include "kernels/engine/fifo.h"
+#include "kernels/engine/launch.h"
 
 namespace braid::transport::cuda_ipc {
 
@@ -36,21 +41,30 @@ enum class FifoPlacement {
 
 const char* placementName(FifoPlacement placement);
 
+/// How a FIFO's slots carry data.
+struct FifoFormat {
+  kernels::engine::FifoProtocol protocol = kernels::engine::FifoProtocol::kSimple;
+  /// LL: cells carry sequence numbers modulo 2^llFlagBits (4..32); tests
+  /// make it small to reach the flags' wrap-around in a few messages.
+  uint32_t llFlagBits = 32;
+};
+
 /// A FIFO end as the engine's DevicePort needs it.
 struct GpuEnd {
   kernels::engine::FifoRef fifo;        ///< in this process's address space
   kernels::engine::FifoCursor* cursor;  ///< this end's cursor, in device memory
+  uint32_t flagBits;                    ///< LL: the FIFO's flag bits; Simple: 0
 };
 
 class GpuRecvEnd {
  public:
-  /// Allocates the FIFO of kFifoSlots slots of `slotBytes` on the current
-  /// device (or pinned), zeroes it (on `stream`, waiting for it), and
-  /// publishes the record `name`.
+  /// Allocates the FIFO of kFifoSlots slots of `slotBytes` (the payload of
+  /// one slot) on the current device (or pinned), lays it out for `format`
+  /// (on `stream`, waiting for it), and publishes the record `name`.
   static Result<std::unique_ptr<GpuRecvEnd>> create(gpu::Runtime& runtime, const std::string& name,
                                                     size_t slotBytes, FifoPlacement placement,
                                                     kernels::engine::FifoCursor* cursor,
-                                                    gpu::Stream stream);
+                                                    gpu::Stream stream, FifoFormat format = {});
   virtual ~GpuRecvEnd() = default;
   virtual GpuEnd end() const = 0;
   virtual FifoPlacement placement() const = 0;
@@ -60,10 +74,12 @@ class GpuSendEnd {
  public:
   /// Maps the FIFO whose record is `name`; nullptr (not an error) while the
   /// receiver has not published it yet. Unlinks the record's name (and the
-  /// pinned FIFO's) once mapped: both ends then hold what they need.
-  static Result<std::unique_ptr<GpuSendEnd>> tryOpen(gpu::Runtime& runtime, const std::string& name,
-                                                     size_t slotBytes,
-                                                     kernels::engine::FifoCursor* cursor);
+  /// pinned FIFO's) once mapped: both ends then hold what they need. Fails
+  /// when the receiver made it with another slot size or protocol.
+  static Result<std::unique_ptr<GpuSendEnd>> tryOpen(
+      gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
+      kernels::engine::FifoCursor* cursor,
+      kernels::engine::FifoProtocol protocol = kernels::engine::FifoProtocol::kSimple);
   virtual ~GpuSendEnd() = default;
   virtual GpuEnd end() const = 0;
   virtual FifoPlacement placement() const = 0;

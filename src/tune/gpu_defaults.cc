@@ -1,0 +1,39 @@
+// The figures GPU communicators choose their protocol and algorithm by,
+// until scripts/gpu-check has measured braid's own on a GPU.
+//
+// PROVISIONAL, every one: no GPU has run braid yet. Their shape follows the
+// latencies NVIDIA's NCCL documents in its tuning tables for one NVLink
+// hop (LL about 0.6 us, Simple about 3.4 us, since Simple's hand-off is a
+// system-scope fence and a counter the peer polls, LL's one flagged store)
+// and LL's halved bandwidth (half of every cell is flag). What they decide
+// is where LL gives way to Simple: with these, an all_reduce of 2 ranks
+// crosses over near 190 KB (docs/tuning.md). The emulated GPU uses them
+// too, so CI runs both protocols on GPU communicators.
+#include "tune/cost_model.h"
+
+namespace braid::tune {
+
+Model Model::gpuDefaults() {
+  constexpr int kSimple = static_cast<int>(algo::Protocol::kSimple);
+  constexpr int kLl = static_cast<int>(algo::Protocol::kLl);
+  Model m;
+  m.callUs = 5;                          // PROVISIONAL: a kernel launch on the user's stream
+  m.intraHost[kSimple] = {3.4, 100};     // PROVISIONAL
+  m.intraHost[kLl] = {0.6, 25};          // PROVISIONAL
+  m.channelGBs[kSimple] = 20;            // PROVISIONAL: one block's copy rate
+  m.channelGBs[kLl] = 5;                 // PROVISIONAL
+  // No GPU communicator runs the one-shot yet (connectGpu leaves it out);
+  // figures so that the model times every algorithm, as predictUs requires.
+  m.oneShot[kSimple] = {3.4, 0.5, 100};  // PROVISIONAL
+  m.oneShot[kLl] = {0.6, 0.5, 50};       // PROVISIONAL
+  for (int p : {kSimple, kLl}) {
+    m.oneShotShared[p] = m.oneShot[p];
+    m.intraHostShared[p] = m.intraHost[p];  // a GPU's blocks do not share the host's CPUs
+    m.interHost[p] = m.intraHost[p];        // no inter-host transport yet
+  }
+  m.hostCores = 0;
+  m.channelsParallel = true;  // a block per channel
+  return m;
+}
+
+}  // namespace braid::tune
