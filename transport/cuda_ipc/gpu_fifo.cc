@@ -10,17 +10,16 @@
 //
 // Record (a one-page shm segment named like the shm FIFOs):
 //
-//   magic, version, placement, the receiver's pid and device, slot size and
-//   stride, protocol and LL flag bits, the FIFO's size and address in the
-//   receiver's process, and its CUDA IPC handle; the receiver writes
-//   `magic` last.
+//   magic, version, protocol, slot size and stride, LL flag bits, and the
+//   region's own record (gpu_region.h: placement, the receiver's pid and
+//   device, the FIFO's size and address in its process, its CUDA IPC
+//   handle); the receiver writes `magic` last.
 #include "transport/cuda_ipc/gpu_fifo.h"
-
-#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "kernels/engine/ll.h"
@@ -33,22 +32,18 @@ namespace engine = kernels::engine;
 using shm::ShmSegment;
 
 constexpr uint64_t kRecordMagic = 0x3150494449415242ull;  // "BRAIDIP1"
-constexpr uint32_t kRecordVersion = 2;
+constexpr uint32_t kRecordVersion = 3;
 constexpr size_t kPage = 4096;
 
 struct Record {
   std::atomic<uint64_t> magic;
   uint32_t version;
-  uint32_t placement;
-  int32_t pid;
-  int32_t device;
+  uint32_t protocol;  ///< engine::FifoProtocol
   uint64_t slotBytes;
   uint64_t stride;
-  uint32_t protocol;  ///< engine::FifoProtocol
   uint32_t flagBits;  ///< LL: flags modulo 2^flagBits
-  uint64_t bytes;
-  uint64_t address;
-  gpu::IpcHandle handle;
+  uint32_t reserved;
+  RegionRecord region;
 };
 static_assert(sizeof(Record) <= kPage, "a record fits its page");
 
@@ -100,69 +95,32 @@ std::vector<unsigned char> firstImage(size_t slotBytes, const FifoFormat& format
 
 class RecvEndImpl final : public GpuRecvEnd {
  public:
-  RecvEndImpl(gpu::Runtime& runtime, FifoPlacement placement, void* memory,
-              std::optional<ShmSegment> pinned, ShmSegment record, GpuEnd end)
-      : runtime_(runtime),
-        placement_(placement),
-        memory_(memory),
-        pinned_(std::move(pinned)),
-        record_(std::move(record)),
-        end_(end) {}
-
-  ~RecvEndImpl() override {
-    if (placement_ == FifoPlacement::kDeviceMemory) {
-      (void)runtime_.deviceFree(memory_);
-    } else {
-      (void)runtime_.hostUnregister(memory_);
-    }
-  }
+  RecvEndImpl(std::unique_ptr<OwnedRegion> region, ShmSegment record, GpuEnd end)
+      : region_(std::move(region)), record_(std::move(record)), end_(end) {}
 
   GpuEnd end() const override { return end_; }
-  FifoPlacement placement() const override { return placement_; }
+  FifoPlacement placement() const override { return region_->placement(); }
 
  private:
-  gpu::Runtime& runtime_;
-  FifoPlacement placement_;
-  void* memory_;
-  std::optional<ShmSegment> pinned_;  ///< kPinnedHost: the FIFO itself
+  std::unique_ptr<OwnedRegion> region_;
   ShmSegment record_;
   GpuEnd end_;
 };
 
 class SendEndImpl final : public GpuSendEnd {
  public:
-  enum class Mapping { kSameProcess, kIpc, kPinned };
-  SendEndImpl(gpu::Runtime& runtime, FifoPlacement placement, Mapping mapping, void* memory,
-              std::optional<ShmSegment> pinned, GpuEnd end)
-      : runtime_(runtime),
-        placement_(placement),
-        mapping_(mapping),
-        memory_(memory),
-        pinned_(std::move(pinned)),
-        end_(end) {}
-
-  ~SendEndImpl() override {
-    if (mapping_ == Mapping::kIpc) (void)runtime_.ipcClose(memory_);
-    if (mapping_ == Mapping::kPinned) (void)runtime_.hostUnregister(memory_);
-  }
+  SendEndImpl(std::unique_ptr<MappedRegion> region, GpuEnd end)
+      : region_(std::move(region)), end_(end) {}
 
   GpuEnd end() const override { return end_; }
-  FifoPlacement placement() const override { return placement_; }
+  FifoPlacement placement() const override { return region_->placement(); }
 
  private:
-  gpu::Runtime& runtime_;
-  FifoPlacement placement_;
-  Mapping mapping_;
-  void* memory_;
-  std::optional<ShmSegment> pinned_;
+  std::unique_ptr<MappedRegion> region_;
   GpuEnd end_;
 };
 
 }  // namespace
-
-const char* placementName(FifoPlacement placement) {
-  return placement == FifoPlacement::kDeviceMemory ? "device memory" : "pinned host memory";
-}
 
 std::string pinnedSegmentName(const std::string& recordName) { return recordName + "-fifo"; }
 
@@ -172,54 +130,22 @@ Result<std::unique_ptr<GpuRecvEnd>> GpuRecvEnd::create(gpu::Runtime& runtime,
                                                        engine::FifoCursor* cursor,
                                                        gpu::Stream stream, FifoFormat format) {
   BRAID_TRY(checkFormat(name, slotBytes, format));
-  const std::vector<unsigned char> image = firstImage(slotBytes, format);
-  const size_t bytes = image.size();
-  BRAID_ASSIGN_OR_RETURN(const int device, runtime.currentDevice());
-  void* memory = nullptr;
-  std::optional<ShmSegment> pinned;
-  gpu::IpcHandle handle{};
-  if (placement == FifoPlacement::kDeviceMemory) {
-    BRAID_ASSIGN_OR_RETURN(memory, runtime.deviceAlloc(bytes));
-    Status laid = runtime.copy(memory, image.data(), bytes, stream);
-    if (laid.ok()) laid = runtime.streamSynchronize(stream);
-    Result<gpu::IpcHandle> h = laid.ok() ? runtime.ipcHandle(memory) : Result<gpu::IpcHandle>(laid);
-    if (!h.ok()) {
-      (void)runtime.deviceFree(memory);
-      return h.status().withContext("GPU FIFO " + name);
-    }
-    handle = h.value();
-  } else {
-    BRAID_ASSIGN_OR_RETURN(ShmSegment segment, ShmSegment::create(pinnedSegmentName(name), bytes));
-    memcpy(segment.data(), image.data(), bytes);
-    BRAID_TRY(runtime.hostRegister(segment.data(), bytes).withContext("GPU FIFO " + name));
-    memory = segment.data();
-    pinned = std::move(segment);
-  }
-  Result<ShmSegment> record = ShmSegment::create(name, kPage);
-  if (!record.ok()) {
-    if (placement == FifoPlacement::kDeviceMemory) {
-      (void)runtime.deviceFree(memory);
-    } else {
-      (void)runtime.hostUnregister(memory);
-    }
-    return record.status();
-  }
-  auto* r = new (record.value().data()) Record();
+  Result<std::unique_ptr<OwnedRegion>> made = OwnedRegion::create(
+      runtime, placement, pinnedSegmentName(name), firstImage(slotBytes, format), stream);
+  if (!made.ok()) return made.status().withContext("GPU FIFO " + name);
+  std::unique_ptr<OwnedRegion> region = std::move(made).value();
+  BRAID_ASSIGN_OR_RETURN(ShmSegment record, ShmSegment::create(name, kPage));
+  auto* r = new (record.data()) Record();
   r->version = kRecordVersion;
-  r->placement = static_cast<uint32_t>(placement);
-  r->pid = static_cast<int32_t>(getpid());
-  r->device = device;
   r->slotBytes = slotBytes;
   r->stride = strideFor(slotBytes, format.protocol);
   r->protocol = static_cast<uint32_t>(format.protocol);
   r->flagBits = format.llFlagBits;
-  r->bytes = bytes;
-  r->address = reinterpret_cast<uint64_t>(memory);
-  r->handle = handle;
+  r->region = region->record();
   r->magic.store(kRecordMagic, std::memory_order_release);
-  const GpuEnd end = endAt(memory, slotBytes, cursor, format);
-  return std::unique_ptr<GpuRecvEnd>(std::make_unique<RecvEndImpl>(
-      runtime, placement, memory, std::move(pinned), std::move(record).value(), end));
+  const GpuEnd end = endAt(region->data(), slotBytes, cursor, format);
+  return std::unique_ptr<GpuRecvEnd>(
+      std::make_unique<RecvEndImpl>(std::move(region), std::move(record), end));
 }
 
 Result<std::unique_ptr<GpuSendEnd>> GpuSendEnd::tryOpen(gpu::Runtime& runtime,
@@ -247,34 +173,16 @@ Result<std::unique_ptr<GpuSendEnd>> GpuSendEnd::tryOpen(gpu::Runtime& runtime,
                         (isLl(protocol) ? "LL" : "Simple"));
   }
   const FifoFormat format{protocol, r->flagBits};
-  const auto placement = static_cast<FifoPlacement>(r->placement);
-  void* memory = nullptr;
-  std::optional<ShmSegment> pinned;
-  SendEndImpl::Mapping mapping = SendEndImpl::Mapping::kSameProcess;
-  if (r->pid == static_cast<int32_t>(getpid())) {
-    memory = reinterpret_cast<void*>(r->address);
-    if (placement == FifoPlacement::kDeviceMemory) {
-      BRAID_TRY(runtime.enablePeerAccess(r->device).withContext("GPU FIFO " + name));
-    }
-  } else if (placement == FifoPlacement::kDeviceMemory) {
-    BRAID_ASSIGN_OR_RETURN(memory, runtime.ipcOpen(r->handle));
-    mapping = SendEndImpl::Mapping::kIpc;
-  } else {
-    BRAID_ASSIGN_OR_RETURN(ShmSegment fifo, ShmSegment::open(pinnedSegmentName(name)));
-    if (fifo.size() < r->bytes) {
-      return invalidUsage("GPU FIFO " + name + " is smaller than its record says");
-    }
-    BRAID_TRY(runtime.hostRegister(fifo.data(), r->bytes).withContext("GPU FIFO " + name));
-    memory = fifo.data();
-    pinned = std::move(fifo);
-    mapping = SendEndImpl::Mapping::kPinned;
-  }
+  Result<std::unique_ptr<MappedRegion>> mapped =
+      MappedRegion::open(runtime, r->region, pinnedSegmentName(name));
+  if (!mapped.ok()) return mapped.status().withContext("GPU FIFO " + name);
+  std::unique_ptr<MappedRegion> region = std::move(mapped).value();
+  const FifoPlacement placement = region->placement();
   // Both ends hold what they need: the names can go.
   (void)ShmSegment::unlink(name);
   if (placement == FifoPlacement::kPinnedHost) (void)ShmSegment::unlink(pinnedSegmentName(name));
-  const GpuEnd end = endAt(memory, slotBytes, cursor, format);
-  return std::unique_ptr<GpuSendEnd>(
-      std::make_unique<SendEndImpl>(runtime, placement, mapping, memory, std::move(pinned), end));
+  const GpuEnd end = endAt(region->data(), slotBytes, cursor, format);
+  return std::unique_ptr<GpuSendEnd>(std::make_unique<SendEndImpl>(std::move(region), end));
 }
 
 }  // namespace braid::transport::cuda_ipc

@@ -1,19 +1,12 @@
 // The FIFOs GPU communicators run on: the engine's FIFO (kernels/engine/fifo.h)
 // in memory both ranks' kernels address.
 //
-// The receiver owns the FIFO, as with shm: it allocates it, zeroed, and
-// publishes how to reach it in a small shm segment (the rendezvous record)
-// under a name both sides compute, so no handshake is needed. The sender
-// opens the record once it exists and maps the FIFO:
-//
-//   kDeviceMemory  the FIFO is in the receiver's GPU memory. A sender in
-//                  the same process uses the pointer (after enabling peer
-//                  access when its GPU is another); one in another process
-//                  maps it from the CUDA IPC handle in the record. Two
-//                  ranks on one GPU work either way.
-//   kPinnedHost    the FIFO is a shm segment both processes map and pin
-//                  (hostRegister), which the kernels read and write over
-//                  PCIe: for GPUs that cannot reach each other.
+// The receiver owns the FIFO, as with shm: it allocates it (a region of
+// gpu_region.h: in its GPU's memory, or pinned host memory for GPUs that
+// cannot reach each other) and publishes how to reach it in a small shm
+// segment (the rendezvous record) under a name both sides compute, so no
+// handshake is needed. The sender opens the record once it exists and maps
+// the FIFO.
 //
 // Each end keeps its cursor (fifo.h) in its own rank's device memory, at a
 // place the caller gives, so that it survives from one launch to the next.
@@ -31,15 +24,9 @@
 #include "gpu/runtime.h"
 #include "kernels/engine/fifo.h"
 #include "kernels/engine/launch.h"
+#include "transport/cuda_ipc/gpu_region.h"
 
 namespace braid::transport::cuda_ipc {
-
-enum class FifoPlacement {
-  kDeviceMemory,
-  kPinnedHost,
-};
-
-const char* placementName(FifoPlacement placement);
 
 /// How a FIFO's slots carry data.
 struct FifoFormat {
