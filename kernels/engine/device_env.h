@@ -3,11 +3,8 @@
 // (elementwise.h) or, for calls that only move data, CopyLoops.
 //
 // The team's leader does every wait on a counter and every publish; the
-// others move bytes. A wait polls and, every kPollsPerCheck polls, looks at
-// three reasons to give up: the communicator's abort word, a fault another
-// block of this launch recorded, and the deadline. A kernel that waits for
-// a dead peer therefore ends as soon as the host raises the abort word, and
-// by itself once the deadline passes.
+// others move bytes. Waits give up on abort, another block's fault or the
+// deadline (device_waits.h).
 //
 // The two protocols differ only in acquire and complete:
 //
@@ -32,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/engine/device_waits.h"
 #include "kernels/engine/elementwise.h"
 #include "kernels/engine/fifo.h"
 #include "kernels/engine/interpreter.h"
@@ -42,10 +40,6 @@
 #include "kernels/host_device.h"
 
 namespace braid::kernels::engine {
-
-inline constexpr uint32_t kPollsPerCheck = 64;
-/// Polls after which a waiter backs off between checks (sync.h backOff).
-inline constexpr uint32_t kPollsBeforeBackOff = 1024;
 
 /// What one acquire hands to the whole team: the Simple slots, or the LL
 /// messages' sequence numbers (their flags and slots).
@@ -172,17 +166,8 @@ class DeviceEnv {
   BRAID_HOST_DEVICE Fault unpackLl(const DevicePort& p, size_t bytes) const {
     const uint32_t flag = FlagSpace(p.flagBits).flag(recvSeq_);
     const uint64_t* cells = llSlotCells(p.fifo.slots, p.fifo.stride, recvSeq_) + 1;
-    auto* stage = reinterpret_cast<uint32_t*>(ch_.llRecvStage);
-    Fault mine = noFault();
-    for (size_t i = team_.rank(); i < payloadCells(bytes); i += team_.size()) {
-      uint64_t cell = 0;
-      mine = waitFor([&] { return flagOf(cell = loadRelaxed(cells + i)) == flag; }, p.peer);
-      if (failed(mine)) break;
-      stage[i] = dataOf(cell);
-    }
-    // The barrier also makes the stage whole for the loops that read it.
-    if (!team_.any(failed(mine))) return noFault();
-    return team_.share(failed(mine) ? mine : stopReason(p.peer));
+    return unpackLlCells(team_, args_, cells, payloadCells(bytes), flag,
+                         reinterpret_cast<uint32_t*>(ch_.llRecvStage), p.peer);
   }
 
   /// Packs the send stage into message sendSeq_'s cells (every thread its
@@ -193,13 +178,11 @@ class DeviceEnv {
       const FlagSpace flags(p.flagBits);
       const uint32_t flag = flags.flag(sendSeq_);
       uint64_t* cells = llSlotCells(p.fifo.slots, p.fifo.stride, sendSeq_);
-      const auto* stage = reinterpret_cast<const uint32_t*>(ch_.llSendStage);
       const size_t data = payloadCells(s.bytes);
       // Now and then a message rewrites its whole slot, padding included (ll.h).
       const size_t n = flags.rewritesWholeSlot(sendSeq_) ? payloadCells(p.fifo.slotBytes) : data;
-      for (size_t i = team_.rank(); i < n; i += team_.size()) {
-        storeRelaxed(cells + 1 + i, makeCell(flag, i < data ? stage[i] : 0u));
-      }
+      packLlCells(team_, cells + 1, n, data, flag,
+                  reinterpret_cast<const uint32_t*>(ch_.llSendStage));
       if (team_.leader()) storeRelaxed(cells, makeCell(flag, sliceWord(s.bytes, last)));
     }
     if (!team_.leader()) return;
@@ -208,30 +191,9 @@ class DeviceEnv {
     if (stepReceives(ins.op)) releaseSlot(ch_.recv[ins.recvPort].fifo, recvCur_[ins.recvPort]);
   }
 
-  /// Why a wait that another thread of the team gave up on ended.
-  BRAID_HOST_DEVICE Fault stopReason(int peer) const {
-    if (loadRelaxed(args_.abortFlag) != 0) return {FaultCode::kAborted, peer, 0, 0};
-    if (loadRelaxed(&args_.fault->code) != 0) return {FaultCode::kAborted, peer, 0, 0};
-    return {FaultCode::kTimedOut, peer, args_.timeoutNs, args_.timeoutNs};
-  }
-
   template <typename Ready>
   BRAID_HOST_DEVICE Fault waitFor(Ready ready, int peer) const {
-    if (ready()) return noFault();
-    const uint64_t start = clockNs();
-    for (uint32_t polls = 1;; ++polls) {
-      spinPause();
-      if (ready()) return noFault();
-      if (polls % kPollsPerCheck != 0) continue;
-      if (loadRelaxed(args_.abortFlag) != 0) return {FaultCode::kAborted, peer, 0, 0};
-      // Another block of this launch gave up: the rank's calls cannot finish.
-      if (loadRelaxed(&args_.fault->code) != 0) return {FaultCode::kAborted, peer, 0, 0};
-      const uint64_t waited = clockNs() - start;
-      if (args_.timeoutNs != 0 && waited > args_.timeoutNs) {
-        return {FaultCode::kTimedOut, peer, waited, args_.timeoutNs};
-      }
-      if (polls >= kPollsBeforeBackOff) backOff();
-    }
+    return waitUntil(args_, ready, peer);
   }
 
   const Team& team_;

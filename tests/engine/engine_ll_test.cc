@@ -77,8 +77,8 @@ class EngineLl : public ::testing::Test {
     format.llFlagBits = kFlagBits;
     recv_ = take(GpuRecvEnd::create(rt(), name, kSlotBytes, FifoPlacement::kDeviceMemory,
                                     &cursors_[0], stream_, format));
-    send_ = take(GpuSendEnd::tryOpen(rt(), name, kSlotBytes, &cursors_[1],
-                                     engine::FifoProtocol::kLl));
+    send_ =
+        take(GpuSendEnd::tryOpen(rt(), name, kSlotBytes, &cursors_[1], engine::FifoProtocol::kLl));
     ASSERT_TRUE(recv_ && send_);
     EXPECT_EQ(recv_->end().flagBits, kFlagBits);
     EXPECT_EQ(send_->end().flagBits, kFlagBits);
@@ -218,8 +218,7 @@ TEST_F(EngineLl, MessagesOfEverySizeArriveAcrossFlagWrapsAndLaunches) {
     std::vector<engine::Instruction> sends, recvs;
     for (const Message& m : run) {
       sends.push_back(step(engine::StepOp::kSend, m));
-      recvs.push_back(
-          step(m.reduce ? engine::StepOp::kRecvReduceCopy : engine::StepOp::kRecv, m));
+      recvs.push_back(step(m.reduce ? engine::StepOp::kRecvReduceCopy : engine::StepOp::kRecv, m));
       for (size_t i = m.offset; i < m.offset + m.count; ++i) {
         expect[i] = m.reduce ? sent[i] + own[i] : sent[i];
       }
@@ -258,8 +257,8 @@ TEST_F(EngineLl, AMessageOfAnotherSizeIsASliceMismatchWithBothSizes) {
   ASSERT_TRUE(sender && receiver);
   void* din = deviceCopy(std::vector<uint32_t>(12, 7));
   void* dout = deviceCopy(std::vector<uint32_t>(12, 0));
-  const uint32_t fault =
-      launch({sender, receiver}, {{din, nullptr}, {nullptr, dout}}, uint64_t{5} * 1000 * 1000 * 1000);
+  const uint32_t fault = launch({sender, receiver}, {{din, nullptr}, {nullptr, dout}},
+                                uint64_t{5} * 1000 * 1000 * 1000);
   EXPECT_EQ(fault, static_cast<uint32_t>(engine::FaultCode::kSliceMismatch));
   EXPECT_EQ(fault_->got, engine::sliceWord(10 * sizeof(uint32_t), true));
   EXPECT_EQ(fault_->expected, engine::sliceWord(12 * sizeof(uint32_t), true));
