@@ -86,7 +86,7 @@ Result<tune::Choice> Comm::Impl::choose(const CollCall& call) {
     a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = false;
     a.algorithm[static_cast<int>(algo::Algorithm::kOneShot)] = false;
   }
-  if (!oneShot) a.oneShotMaxBytes = 0;
+  if (!oneShot && !(gpu && gpu->oneShot)) a.oneShotMaxBytes = 0;
   // Broadcast and reduce stay on the ring unless BRAID_ALGO asks for the
   // tree: the model times one call alone, but a chain's root returns once it
   // has sent, so calls issued back to back overlap along the chain and beat

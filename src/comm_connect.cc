@@ -95,27 +95,44 @@ Status Comm::Impl::connectRing() {
 }
 
 // A GPU communicator: its FIFOs are GPU FIFOs made on first use
-// (comm_gpu_links.cc), with no shm ring and no one-shot board; it runs the
-// ring and the tree on the Simple and LL protocols, chosen by the GPU
-// model (tune::Model::gpuDefaults).
+// (comm_gpu_links.cc), with no shm ring; it runs the ring and the tree on
+// the Simple and LL protocols and the one-shot all-reduce on its GPU
+// boards (exec/device_one_shot.h), chosen by the GPU model
+// (tune::Model::gpuDefaults).
 Status Comm::Impl::connectGpu() {
   if (!config.transportAllowed("cuda_ipc") && !config.transportAllowed("shm")) {
     return invalidUsage("BRAID_TRANSPORTS=" + config.transports +
                         " excludes both cuda_ipc and shm, the transports of GPUs on one host");
   }
-  const int ring = static_cast<int>(algo::Algorithm::kRing);
-  const int tree = static_cast<int>(algo::Algorithm::kTree);
-  const int oneShotAlgo = static_cast<int>(algo::Algorithm::kOneShot);
-  if (!allowed.algorithm[ring] && !allowed.algorithm[tree]) {
-    return invalidUsage("BRAID_ALGO=" + config.algo +
-                        ": GPU communicators run the ring and the tree only so far");
-  }
   model = tune::Model::gpuDefaults();
-  allowed.algorithm[oneShotAlgo] = false;
+  BRAID_TRY(createGpu(cudaDevice));
+  gpu->timeoutMs = static_cast<uint64_t>(config.timeoutMs);
+  const int oneShotAlgo = static_cast<int>(algo::Algorithm::kOneShot);
   allowed.oneShotMaxBytes = 0;
+  if (nranks > static_cast<int>(kernels::engine::kMaxOneShotRanks)) {
+    allowed.algorithm[oneShotAlgo] = false;
+  }
+  if (allowed.algorithm[oneShotAlgo] && nranks > 1) {
+    // The board lies where every peer's GPU reaches it, as a FIFO would.
+    auto placement = transport::cuda_ipc::FifoPlacement::kDeviceMemory;
+    for (int peer = 0; peer < nranks; ++peer) {
+      if (peer != rank && gpu->placementFor(peers[peer].cudaDevice) != placement) {
+        placement = transport::cuda_ipc::FifoPlacement::kPinnedHost;
+      }
+    }
+    if (!config.transportAllowed("cuda_ipc")) {
+      placement = transport::cuda_ipc::FifoPlacement::kPinnedHost;
+    }
+    BRAID_ASSIGN_OR_RETURN(gpu->oneShot,
+                           exec::DeviceOneShot::create(
+                               *gpu->runtime, linkNonce ^ 0x6770756f6e657368ull, rank, nranks,
+                               exec::DeviceOneShot::kDefaultMaxBytes, placement,
+                               [this] { return bootstrap->barrier(); }, gpu->stream));
+    allowed.oneShotMaxBytes = gpu->oneShot->maxBytes();
+  }
   BRAID_INFO("selection: %s (GPU)%s", tune::describeAllowed(allowed).c_str(),
-             deterministic ? "; deterministic reductions on the tree" : "");
-  return createGpu(cudaDevice);
+             deterministic ? "; deterministic reductions in the in-order tree's order" : "");
+  return Status::success();
 }
 
 }  // namespace braid

@@ -35,6 +35,14 @@ GpuState::~GpuState() {
   if (runtime == nullptr) return;
   (void)runtime->setDevice(device);
   if (launchedAny) (void)runtime->eventSynchronize(lastLaunch);
+  // Peers may still read this rank's last one-shot call from its board.
+  if (oneShot && !oneShot->waitForReaders(timeoutMs, abortWord) &&
+      engine::loadAcquire(abortWord) == 0) {
+    BRAID_WARN(
+        "destroy: a peer did not read this rank's last one-shot all-reduce in time; "
+        "freeing its board anyway");
+  }
+  oneShot.reset();
   // FIFOs and programs first: their memory is what the kernels used.
   recvLinks.clear();
   sendLinks.clear();

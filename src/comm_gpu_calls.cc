@@ -58,8 +58,25 @@ Status Comm::Impl::runCollectiveOnGpu(const CollCall& call) {
     return rt.copy(call.output, call.input, bytes, call.stream).withContext("a lone rank's copy");
   }
   BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, choose(call));
-  BRAID_ASSIGN_OR_RETURN(const CachedSchedule* cached, scheduleFor(call, choice));
   const size_t elemBytes = dataTypeSize(call.type);
+  engine::EngineCall ec{};
+  ec.input = call.input;
+  ec.elemBytes = static_cast<uint32_t>(elemBytes);
+  ec.type = static_cast<uint8_t>(call.type);
+  ec.op = static_cast<uint8_t>(spec.functor);
+  ec.copyOnly = reduces(call.collective) ? 0 : 1;
+  ec.protocol = static_cast<uint8_t>(choice.protocol);  // FifoProtocol has its values
+  ec.args = spec.args;
+  ec.scalarPointer = spec.scalarPointer;
+  if (choice.algorithm == algo::Algorithm::kOneShot) {
+    // One block reads every peer's board; its LL cells serve either protocol.
+    ec.oneShot = gpu->oneShot->board();
+    ec.nchannels = 1;
+    ec.output = call.output;
+    ec.sliceElems = call.count;
+    return enqueueGpu({ec}, {{-1, 0}}, call.stream);
+  }
+  BRAID_ASSIGN_OR_RETURN(const CachedSchedule* cached, scheduleFor(call, choice));
   void* output = call.output;
   // As on the host: a tree reduce's inner nodes keep partial results in
   // their output, which a non-root must not see.
@@ -75,19 +92,10 @@ Status Comm::Impl::runCollectiveOnGpu(const CollCall& call) {
     }
     output = gpu->scratch;
   }
-  engine::EngineCall ec{};
   ec.channels = cached->device->channels();
   ec.nchannels = cached->device->nchannels();
-  ec.input = call.input;
   ec.output = output;
   ec.sliceElems = cached->program.sliceElems;
-  ec.elemBytes = static_cast<uint32_t>(elemBytes);
-  ec.type = static_cast<uint8_t>(call.type);
-  ec.op = static_cast<uint8_t>(spec.functor);
-  ec.copyOnly = reduces(call.collective) ? 0 : 1;
-  ec.protocol = static_cast<uint8_t>(choice.protocol);  // FifoProtocol has its values
-  ec.args = spec.args;
-  ec.scalarPointer = spec.scalarPointer;
   return enqueueGpu({ec}, {{-1, 0}}, call.stream);
 }
 

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "exec/device_one_shot.h"
 #include "exec/device_program.h"
 #include "gpu/runtime.h"
 #include "kernels/engine/launch.h"
@@ -73,6 +74,10 @@ struct GpuState {
   std::map<GpuLinkKey, std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> recvLinks;
   std::map<GpuLinkKey, std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> sendLinks;
   std::map<P2pProgramKey, std::unique_ptr<exec::DeviceProgram>> p2pPrograms;
+  /// The one-shot all-reduce's boards; null where the one-shot is not allowed.
+  std::unique_ptr<exec::DeviceOneShot> oneShot;
+  /// BRAID_TIMEOUT_MS: how long destruction waits for peers to read the board.
+  uint64_t timeoutMs = 0;
   /// The self-copy program (one channel, no ports), made on first use.
   std::unique_ptr<exec::DeviceProgram> selfCopy;
   /// Device programs of schedules evicted from the schedule cache: a

@@ -11,7 +11,8 @@
 //
 // The block walks the launch's calls in order. For each call it has a
 // channel in, it loads the channel's cursors, runs the interpreter, and
-// stores the cursors. The first fault ends the block and is recorded for
+// stores the cursors; a one-shot all-reduce runs on one block instead
+// (one_shot.h). The first fault ends the block and is recorded for
 // the host to read (ncclCommGetAsyncError); the other blocks see it in
 // their waits and end too.
 #pragma once
@@ -23,6 +24,7 @@
 #include "kernels/engine/elementwise.h"
 #include "kernels/engine/interpreter.h"
 #include "kernels/engine/launch.h"
+#include "kernels/engine/one_shot.h"
 #include "kernels/host_device.h"
 
 namespace braid::kernels::engine {
@@ -48,16 +50,21 @@ BRAID_HOST_DEVICE void runEngineBlock(const Team& team, const EngineArgs& args, 
   for (uint32_t c = 0; c < args.ncalls; ++c) {
     const EngineCall& call = args.calls[c];
     if (block < call.firstBlock || block - call.firstBlock >= call.nchannels) continue;
-    const DeviceChannel& channel = call.channels[block - call.firstBlock];
     Fault f = noFault();
     if (call.copyOnly != 0) {
-      f = runChannel(team, CopyLoops<Team>{team, call.elemBytes}, args, call, channel);
+      f = runChannel(team, CopyLoops<Team>{team, call.elemBytes}, args, call,
+                     call.channels[block - call.firstBlock]);
     } else if (call.type != args.type || call.op != args.op || call.elemBytes != sizeof(T)) {
       f = {FaultCode::kBadCall, -1, call.type, args.type};
     } else {
       OpArgs opArgs = call.args;
       if (call.scalarPointer != nullptr) memcpy(opArgs.scalar, call.scalarPointer, sizeof(T));
-      f = runChannel(team, Loops{team, opArgs}, args, call, channel);
+      if (call.oneShot != nullptr) {
+        f = runOneShot(team, Loops{team, opArgs}, args, call);
+      } else {
+        f = runChannel(team, Loops{team, opArgs}, args, call,
+                       call.channels[block - call.firstBlock]);
+      }
     }
     if (failed(f)) {
       if (team.leader()) recordFault(args.fault, f, block, c);

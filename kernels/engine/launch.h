@@ -8,7 +8,8 @@
 //                  reduce with it and any call that only moves data
 //   EngineCall     one collective (or one point-to-point transfer): buffers,
 //                  datatype and operator, and the channels that run it on
-//                  blocks firstBlock .. firstBlock + nchannels - 1
+//                  blocks firstBlock .. firstBlock + nchannels - 1; or a
+//                  one-shot all-reduce on block firstBlock (one_shot.h)
 //   DeviceChannel  one channel's instructions and ports, in device memory,
 //                  made once per schedule (exec/gpu_program.cc)
 //   DevicePort     one FIFO end: the FIFO, and where the end keeps its
@@ -69,8 +70,10 @@ struct DeviceChannel {
   char* llSendStage;
 };
 
+struct OneShotBoard;  // one_shot.h
+
 struct EngineCall {
-  const DeviceChannel* channels;
+  const DeviceChannel* channels;  ///< null for a one-shot call
   uint32_t firstBlock;
   uint32_t nchannels;
   const void* input;
@@ -85,8 +88,11 @@ struct EngineCall {
   /// premulsum's scalar read when the call runs (ncclScalarDevice), or null
   /// when args.scalar holds it.
   const void* scalarPointer;
+  /// A one-shot all-reduce: the rank's boards, and its element count in
+  /// sliceElems; null for calls that run channels.
+  const OneShotBoard* oneShot;
 };
-static_assert(sizeof(EngineCall) == 72, "EngineCall is part of the kernel's parameter");
+static_assert(sizeof(EngineCall) == 80, "EngineCall is part of the kernel's parameter");
 
 /// Where the first block that stops writes why. `claim` decides which block
 /// that is; `code` is published last, so a reader that sees it sees the rest.

@@ -91,6 +91,17 @@ BRAID_HOST_DEVICE void storePublish(uint32_t* word, uint32_t value) {
 #endif
 }
 
+/// Orders this thread's earlier loads and stores before its later ones for
+/// every observer, other processes and GPUs included (with a team barrier
+/// around it, the team's: PTX fences are cumulative).
+BRAID_HOST_DEVICE void fenceSystem() {
+#if defined(__CUDA_ARCH__)
+  __threadfence_system();
+#else
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
 /// Sets `*word` from 0 to 1; true for the one caller that did.
 BRAID_HOST_DEVICE bool claimWord(uint32_t* word) {
 #if defined(__CUDA_ARCH__)

@@ -1,13 +1,19 @@
 // Every algorithm and protocol a GPU communicator runs, each forced (BRAID_ALGO, BRAID_PROTO) on
 // communicators of 2, 3 and 4 ranks as threads, two ranks to a GPU: every collective (the tree
-// serves all_reduce, broadcast and reduce; the others fall back to the ring, as NCCL's do), out
+// serves all_reduce, broadcast and reduce, the one-shot all_reduce up to 64 KiB; the others fall
+// back to the ring, as NCCL's do), out
 // of and in place, on counts that fit one LL slot, need many (4000 floats are 16000 bytes, about
 // one LL slot of payload, and 70001 need several slots on either protocol), ending in a partial
 // slice. The default selection's picks are covered by the matrix; this proves each pick works.
-// Also in processes: LL between two processes on one GPU, and over pinned host memory.
+// Also in processes: LL and the one-shot between two processes on one GPU, and over pinned host
+// memory; and deterministic mode's one-shot gives the tree's bits.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -36,7 +42,8 @@ std::vector<Case> casesFor(int nranks, const std::vector<size_t>& counts) {
       for (bool inPlace : {false, true}) {
         if (inPlace ? !hasInPlace(coll) : !hasOutOfPlace(coll)) continue;
         cases.push_back({coll, ncclFloat32, Op::kSum, count, nranks, inPlace, nranks - 1});
-        if (reduces(coll)) cases.push_back({coll, ncclBfloat16, Op::kAvg, count, nranks, inPlace, 0});
+        if (reduces(coll))
+          cases.push_back({coll, ncclBfloat16, Op::kAvg, count, nranks, inPlace, 0});
       }
     }
   }
@@ -73,11 +80,68 @@ TEST_P(GpuProtocols, EveryCollectiveOnTwoThreeAndFourRanks) {
 
 INSTANTIATE_TEST_SUITE_P(Forced, GpuProtocols,
                          ::testing::Values(Param{"ring", "simple"}, Param{"ring", "ll"},
-                                           Param{"tree", "simple"}, Param{"tree", "ll"}),
+                                           Param{"tree", "simple"}, Param{"tree", "ll"},
+                                           Param{"oneshot", "ll"}),
                          [](const ::testing::TestParamInfo<Param>& info) {
                            return std::string(std::get<0>(info.param)) + "_" +
                                   std::get<1>(info.param);
                          });
+
+// The bits of a float32 all_reduce of 5 ranks (two to a GPU) with BRAID_DETERMINISTIC=1, on every
+// rank, by one algorithm. Inputs span many magnitudes, so another order of additions would round
+// differently.
+std::vector<std::vector<float>> deterministicAllReduce(const char* algo, size_t count) {
+  std::unique_ptr<GpuRanks> g;
+  {
+    ScopedEnv a("BRAID_ALGO", algo);
+    ScopedEnv d("BRAID_DETERMINISTIC", "1");
+    g = std::make_unique<GpuRanks>(devicesFor(5, 2));
+  }
+  const braidDeviceApi* api = braid::testing::gpu::deviceApi();
+  const int n = g->size();
+  std::vector<void*> send(n), recv(n);
+  std::mt19937 rng(5);
+  for (int r = 0; r < n; ++r) {
+    std::vector<float> in(count);
+    for (float& x : in)
+      x = std::ldexp(std::uniform_real_distribution<float>(-1, 1)(rng), rng() % 40);
+    EXPECT_EQ(api->setDevice(g->device(r)), ncclSuccess);
+    EXPECT_EQ(api->alloc(&send[r], count * sizeof(float)), ncclSuccess);
+    EXPECT_EQ(api->alloc(&recv[r], count * sizeof(float)), ncclSuccess);
+    EXPECT_EQ(api->copy(send[r], in.data(), count * sizeof(float), g->stream(r)), ncclSuccess);
+  }
+  EXPECT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(
+        ncclAllReduce(send[r], recv[r], count, ncclFloat32, ncclSum, g->comm(r), g->stream(r)),
+        ncclSuccess);
+  }
+  EXPECT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
+  std::vector<std::vector<float>> out(n, std::vector<float>(count));
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(api->copy(out[r].data(), recv[r], count * sizeof(float), g->stream(r)), ncclSuccess);
+    EXPECT_EQ(api->streamSynchronize(g->stream(r)), ncclSuccess);
+    api->release(send[r]);
+    api->release(recv[r]);
+  }
+  return out;
+}
+
+class GpuDeterministic : public ::testing::Test {
+ protected:
+  void SetUp() override { BRAID_REQUIRE_GPU(); }
+};
+
+TEST_F(GpuDeterministic, OneShotGivesTheTreesBitsOnEveryRank) {
+  const size_t count = 3001;
+  const auto tree = deterministicAllReduce("tree", count);
+  const auto oneShot = deterministicAllReduce("oneshot", count);
+  ASSERT_EQ(tree.size(), oneShot.size());
+  for (size_t r = 0; r < tree.size(); ++r) {
+    EXPECT_EQ(memcmp(tree[r].data(), tree[0].data(), count * sizeof(float)), 0) << "rank " << r;
+    EXPECT_EQ(memcmp(oneShot[r].data(), tree[0].data(), count * sizeof(float)), 0) << "rank " << r;
+  }
+}
 
 class GpuLlProcesses : public ::testing::Test {
  protected:
@@ -92,6 +156,15 @@ TEST_F(GpuLlProcesses, TwoProcessesOnOneGpu) {
 TEST_F(GpuLlProcesses, ThreeProcessesOverPinnedHostMemory) {
   runCasesInProcesses(3, devicesFor(3), casesFor(3, {7, 70001}), [](int) {
     setenv("BRAID_PROTO", "ll", 1);
+    setenv("BRAID_TRANSPORTS", "shm", 1);
+  });
+}
+
+TEST_F(GpuLlProcesses, OneShotAcrossProcessesOnOneGpuAndOverPinnedHostMemory) {
+  runCasesInProcesses(2, {0, 0}, casesFor(2, {1, 4000}),
+                      [](int) { setenv("BRAID_ALGO", "oneshot", 1); });
+  runCasesInProcesses(3, devicesFor(3), casesFor(3, {1, 4000}), [](int) {
+    setenv("BRAID_ALGO", "oneshot", 1);
     setenv("BRAID_TRANSPORTS", "shm", 1);
   });
 }

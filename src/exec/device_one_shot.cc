@@ -1,0 +1,208 @@
+// Making the one-shot boards of a GPU communicator (device_one_shot.h).
+//
+// Board record (a one-page shm segment "/braid-<nonce>-gpuboard-<rank>"):
+// magic, version, rank, nranks, maxBytes, and the board's region record;
+// the owner writes `magic` last. A pinned board's segment is the record's
+// name + "-cells".
+//
+// A board: two slots of slotCells cells, then kMaxOneShotRanks ack words
+// (engine::oneShotAcks).
+//
+// The rank's private memory, one device allocation:
+//
+//   OneShotBoard | OneShotState | scratch: kMaxFoldDepth + 1 arrays of maxBytes
+#include "exec/device_one_shot.h"
+
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <thread>
+#include <utility>
+
+#include "algo/tree.h"
+#include "kernels/engine/sync.h"
+#include "transport/shm/shm_segment.h"
+
+namespace braid::exec {
+namespace {
+
+namespace engine = kernels::engine;
+using transport::cuda_ipc::MappedRegion;
+using transport::cuda_ipc::OwnedRegion;
+using transport::shm::ShmSegment;
+
+constexpr uint64_t kRecordMagic = 0x314f534449415242ull;  // "BRAIDSO1"
+constexpr uint32_t kRecordVersion = 1;
+constexpr size_t kPage = 4096;
+
+struct Record {
+  std::atomic<uint64_t> magic;
+  uint32_t version;
+  int32_t rank;
+  int32_t nranks;
+  uint32_t reserved;
+  uint64_t maxBytes;
+  transport::cuda_ipc::RegionRecord region;
+};
+static_assert(sizeof(Record) <= kPage, "a board record fits its page");
+
+std::string recordName(uint64_t nonce, int rank) {
+  char name[64];
+  snprintf(name, sizeof(name), "/braid-%016" PRIx64 "-gpuboard-%d", nonce, rank);
+  return name;
+}
+std::string cellsName(const std::string& record) { return record + "-cells"; }
+
+size_t alignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+// Maps rank `peer`'s board from its record.
+Result<std::unique_ptr<MappedRegion>> mapPeer(gpu::Runtime& runtime, uint64_t nonce, int peer,
+                                              int nranks, size_t maxBytes) {
+  const std::string name = recordName(nonce, peer);
+  BRAID_ASSIGN_OR_RETURN(ShmSegment segment, ShmSegment::open(name));
+  const auto* r = static_cast<const Record*>(segment.data());
+  if (segment.size() < sizeof(Record) ||
+      r->magic.load(std::memory_order_acquire) != kRecordMagic || r->version != kRecordVersion) {
+    return invalidUsage("shm segment " + name +
+                        " is not a braid GPU one-shot board of this version (ranks run "
+                        "different braid builds?)");
+  }
+  if (r->rank != peer || r->nranks != nranks || r->maxBytes != maxBytes) {
+    return invalidUsage("GPU one-shot board " + name + " belongs to rank " +
+                        std::to_string(r->rank) + " of " + std::to_string(r->nranks) + " with " +
+                        std::to_string(r->maxBytes) + " bytes, expected rank " +
+                        std::to_string(peer) + " of " + std::to_string(nranks) + " with " +
+                        std::to_string(maxBytes));
+  }
+  Result<std::unique_ptr<MappedRegion>> mapped =
+      MappedRegion::open(runtime, r->region, cellsName(name));
+  if (!mapped.ok()) return mapped.status().withContext("GPU one-shot board of rank " +
+                                                       std::to_string(peer));
+  return mapped;
+}
+
+}  // namespace
+
+std::vector<int16_t> inOrderFoldProgram(int nranks) {
+  return algo::foldInOrder(
+      nranks, [](int rank) { return std::vector<int16_t>{static_cast<int16_t>(rank)}; },
+      [](std::vector<int16_t> a, const std::vector<int16_t>& b) {
+        a.insert(a.end(), b.begin(), b.end());
+        a.push_back(engine::kFoldCombine);
+        return a;
+      });
+}
+
+Result<std::unique_ptr<DeviceOneShot>> DeviceOneShot::create(
+    gpu::Runtime& runtime, uint64_t nonce, int rank, int nranks, size_t maxBytes,
+    transport::cuda_ipc::FifoPlacement placement, const std::function<Status()>& barrier,
+    gpu::Stream stream, uint32_t flagPeriod) {
+  if (nranks < 1 || nranks > static_cast<int>(engine::kMaxOneShotRanks) || rank < 0 ||
+      rank >= nranks) {
+    return invalidArgument("a GPU one-shot board serves 1.." +
+                           std::to_string(engine::kMaxOneShotRanks) + " ranks, not rank " +
+                           std::to_string(rank) + " of " + std::to_string(nranks));
+  }
+  if (maxBytes == 0 || flagPeriod < 2) {
+    return invalidArgument("a GPU one-shot board needs maxBytes > 0 and a flag period of 2 or more");
+  }
+  const std::vector<int16_t> fold = inOrderFoldProgram(nranks);
+  engine::OneShotBoard b{};
+  b.maxBytes = alignUp(maxBytes, 16);
+  b.slotCells = engine::cellsPerSlot(b.maxBytes);  // the size word, then the payload
+  b.nranks = static_cast<uint32_t>(nranks);
+  b.rank = static_cast<uint32_t>(rank);
+  b.flagPeriod = flagPeriod;
+  b.nfold = static_cast<uint32_t>(fold.size());
+  std::copy(fold.begin(), fold.end(), b.fold);
+
+  std::unique_ptr<DeviceOneShot> out(new DeviceOneShot(runtime, maxBytes, stream));
+  out->rank_ = rank;
+  out->nranks_ = nranks;
+  out->acksAt_ = 2 * b.slotCells * sizeof(uint64_t);
+  const std::string ownName = recordName(nonce, rank);
+  const std::vector<unsigned char> zeros(out->acksAt_ + engine::kMaxOneShotRanks * sizeof(uint64_t),
+                                         0);
+  Result<std::unique_ptr<OwnedRegion>> own =
+      OwnedRegion::create(runtime, placement, cellsName(ownName), zeros, stream);
+  if (!own.ok()) return own.status().withContext("GPU one-shot board");
+  out->own_ = std::move(own).value();
+  {
+    BRAID_ASSIGN_OR_RETURN(ShmSegment record, ShmSegment::create(ownName, kPage));
+    auto* r = new (record.data()) Record();
+    r->version = kRecordVersion;
+    r->rank = rank;
+    r->nranks = nranks;
+    r->maxBytes = maxBytes;
+    r->region = out->own_->record();
+    r->magic.store(kRecordMagic, std::memory_order_release);
+    // Every record exists once all ranks pass the barrier; every peer has
+    // mapped this one once all pass the second.
+    Status mapped = barrier();
+    for (int peer = 0; mapped.ok() && peer < nranks; ++peer) {
+      if (peer == rank) {
+        out->peers_.push_back(nullptr);
+        continue;
+      }
+      Result<std::unique_ptr<MappedRegion>> m = mapPeer(runtime, nonce, peer, nranks, maxBytes);
+      if (!m.ok()) {
+        mapped = m.status();
+        break;
+      }
+      out->peers_.push_back(std::move(m).value());
+    }
+    if (mapped.ok()) mapped = barrier();
+    (void)ShmSegment::unlink(ownName);
+    if (placement == transport::cuda_ipc::FifoPlacement::kPinnedHost) {
+      (void)ShmSegment::unlink(cellsName(ownName));
+    }
+    BRAID_TRY(mapped);
+  }
+  for (int r = 0; r < nranks; ++r) {
+    b.cells[r] = static_cast<uint64_t*>(r == rank ? out->own_->data() : out->peers_[r]->data());
+  }
+
+  const size_t stateAt = alignUp(sizeof(engine::OneShotBoard), 128);
+  const size_t scratchAt = alignUp(stateAt + sizeof(engine::OneShotState), 128);
+  const size_t bytes = scratchAt + (engine::kMaxFoldDepth + 1) * b.maxBytes;
+  BRAID_ASSIGN_OR_RETURN(out->private_, runtime.deviceAlloc(bytes));
+  const auto base = reinterpret_cast<uintptr_t>(out->private_);
+  b.state = reinterpret_cast<engine::OneShotState*>(base + stateAt);
+  b.scratch = reinterpret_cast<char*>(base + scratchAt);
+  std::vector<unsigned char> image(scratchAt, 0);
+  memcpy(image.data(), &b, sizeof b);
+  BRAID_TRY(runtime.copy(out->private_, image.data(), image.size(), stream));
+  BRAID_TRY(runtime.streamSynchronize(stream));
+  out->board_ = reinterpret_cast<const engine::OneShotBoard*>(base);
+  out->state_ = b.state;
+  return out;
+}
+
+bool DeviceOneShot::waitForReaders(uint64_t timeoutMs, const uint32_t* abortWord) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  const char* acks = static_cast<const char*>(own_->data()) + acksAt_;
+  for (;;) {
+    engine::OneShotState s{};
+    std::vector<uint64_t> read(engine::kMaxOneShotRanks);
+    if (!runtime_.copy(&s, state_, sizeof s, stream_).ok() ||
+        !runtime_.copy(read.data(), acks, read.size() * sizeof(uint64_t), stream_).ok() ||
+        !runtime_.streamSynchronize(stream_).ok()) {
+      return false;
+    }
+    bool done = true;
+    for (int r = 0; r < nranks_; ++r) done = done && (r == rank_ || read[r] >= s.calls);
+    if (done) return true;
+    if (abortWord != nullptr && engine::loadAcquire(abortWord) != 0) return false;
+    if (timeoutMs != 0 && std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+DeviceOneShot::~DeviceOneShot() {
+  if (private_ != nullptr) (void)runtime_.deviceFree(private_);
+}
+
+}  // namespace braid::exec
