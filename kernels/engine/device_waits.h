@@ -58,7 +58,8 @@ BRAID_HOST_DEVICE Fault unpackLlCells(const Team& team, const EngineArgs& args,
   Fault mine = noFault();
   for (size_t i = team.rank(); i < n; i += team.size()) {
     uint64_t cell = 0;
-    mine = waitUntil(args, [&] { return flagOf(cell = loadRelaxed(cells + i)) == flag; }, peer);
+    mine = waitUntil(
+        args, [&] { return flagOf(cell = loadRelaxed(cells + i)) == flag; }, peer);
     if (failed(mine)) break;
     words[i] = dataOf(cell);
   }

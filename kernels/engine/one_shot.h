@@ -149,7 +149,8 @@ BRAID_HOST_DEVICE Fault runOneShot(const Team& team, const Loops& loops, const E
         Fault fault = noFault();
         if (team.leader()) {
           uint64_t size = 0;
-          fault = waitUntil(args, [&] { return flagOf(size = loadRelaxed(slot)) == flag; }, f);
+          fault = waitUntil(
+              args, [&] { return flagOf(size = loadRelaxed(slot)) == flag; }, f);
           if (!failed(fault)) fault = checkSlice(dataOf(size), bytes, true, true, f);
         }
         fault = team.share(fault);

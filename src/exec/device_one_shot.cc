@@ -64,8 +64,8 @@ Result<std::unique_ptr<MappedRegion>> mapPeer(gpu::Runtime& runtime, uint64_t no
   const std::string name = recordName(nonce, peer);
   BRAID_ASSIGN_OR_RETURN(ShmSegment segment, ShmSegment::open(name));
   const auto* r = static_cast<const Record*>(segment.data());
-  if (segment.size() < sizeof(Record) ||
-      r->magic.load(std::memory_order_acquire) != kRecordMagic || r->version != kRecordVersion) {
+  if (segment.size() < sizeof(Record) || r->magic.load(std::memory_order_acquire) != kRecordMagic ||
+      r->version != kRecordVersion) {
     return invalidUsage("shm segment " + name +
                         " is not a braid GPU one-shot board of this version (ranks run "
                         "different braid builds?)");
@@ -79,8 +79,8 @@ Result<std::unique_ptr<MappedRegion>> mapPeer(gpu::Runtime& runtime, uint64_t no
   }
   Result<std::unique_ptr<MappedRegion>> mapped =
       MappedRegion::open(runtime, r->region, cellsName(name));
-  if (!mapped.ok()) return mapped.status().withContext("GPU one-shot board of rank " +
-                                                       std::to_string(peer));
+  if (!mapped.ok())
+    return mapped.status().withContext("GPU one-shot board of rank " + std::to_string(peer));
   return mapped;
 }
 
@@ -107,7 +107,8 @@ Result<std::unique_ptr<DeviceOneShot>> DeviceOneShot::create(
                            std::to_string(rank) + " of " + std::to_string(nranks));
   }
   if (maxBytes == 0 || flagPeriod < 2) {
-    return invalidArgument("a GPU one-shot board needs maxBytes > 0 and a flag period of 2 or more");
+    return invalidArgument(
+        "a GPU one-shot board needs maxBytes > 0 and a flag period of 2 or more");
   }
   const std::vector<int16_t> fold = inOrderFoldProgram(nranks);
   engine::OneShotBoard b{};

@@ -39,10 +39,12 @@ class DeviceOneShot {
   /// Each rank publishes its board, all meet, each maps its peers' boards,
   /// all meet again, and each unlinks its names. `stream` serves the
   /// board's copies, now and in waitForReaders.
-  static Result<std::unique_ptr<DeviceOneShot>> create(
-      gpu::Runtime& runtime, uint64_t nonce, int rank, int nranks, size_t maxBytes,
-      transport::cuda_ipc::FifoPlacement placement, const std::function<Status()>& barrier,
-      gpu::Stream stream, uint32_t flagPeriod = kFlagPeriod);
+  static Result<std::unique_ptr<DeviceOneShot>> create(gpu::Runtime& runtime, uint64_t nonce,
+                                                       int rank, int nranks, size_t maxBytes,
+                                                       transport::cuda_ipc::FifoPlacement placement,
+                                                       const std::function<Status()>& barrier,
+                                                       gpu::Stream stream,
+                                                       uint32_t flagPeriod = kFlagPeriod);
 
   /// Waits, once this rank's kernels have finished, until every peer has
   /// read this rank's last one-shot call (their acks), so that the board

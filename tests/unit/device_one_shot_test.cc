@@ -175,8 +175,8 @@ TEST_F(DeviceOneShotRuns, RunsOfCallsGiveTheSumsAcrossFlagRepeatsAndZeroedSlots)
       for (auto& in : inputs) {
         for (size_t i = 0; i < count; ++i) {
           in[i] = static_cast<int32_t>(rng());
-          want[i] = static_cast<int32_t>(static_cast<uint32_t>(want[i]) +
-                                         static_cast<uint32_t>(in[i]));
+          want[i] =
+              static_cast<int32_t>(static_cast<uint32_t>(want[i]) + static_cast<uint32_t>(in[i]));
         }
       }
       std::vector<void*> outs(n);
@@ -189,8 +189,7 @@ TEST_F(DeviceOneShotRuns, RunsOfCallsGiveTheSumsAcrossFlagRepeatsAndZeroedSlots)
       }
       for (int r = 0; r < n; ++r) {
         std::vector<int32_t> got(count);
-        ASSERT_TRUE(
-            rt().copy(got.data(), outs[r], count * sizeof(int32_t), ranks_[r].stream).ok());
+        ASSERT_TRUE(rt().copy(got.data(), outs[r], count * sizeof(int32_t), ranks_[r].stream).ok());
         ASSERT_TRUE(rt().streamSynchronize(ranks_[r].stream).ok());
         ASSERT_EQ(engine::loadAcquire(&ranks_[r].fault->code), 0u)
             << "rank " << r << " call " << call << ": fault, peer " << ranks_[r].fault->peer;

@@ -51,8 +51,7 @@ class OwnedRegion {
   /// Allocates image.size() bytes on the current device (or a pinned shm
   /// segment named `pinnedName`), copies `image` into it (on `stream`,
   /// waiting for it) and describes it for peers.
-  static Result<std::unique_ptr<OwnedRegion>> create(gpu::Runtime& runtime,
-                                                     FifoPlacement placement,
+  static Result<std::unique_ptr<OwnedRegion>> create(gpu::Runtime& runtime, FifoPlacement placement,
                                                      const std::string& pinnedName,
                                                      const std::vector<unsigned char>& image,
                                                      gpu::Stream stream);
