@@ -89,6 +89,16 @@ int Comm::rank() const { return impl_->rank; }
 int Comm::size() const { return impl_->nranks; }
 int Comm::cudaDevice() const { return impl_->cudaDevice; }
 
+std::pair<int, int> Comm::hostBlock() const {
+  const std::vector<PeerInfo>& peers = impl_->peers;
+  const uint64_t host = peers[impl_->rank].hostId;
+  int first = impl_->rank;
+  int last = impl_->rank;
+  while (first > 0 && peers[first - 1].hostId == host) --first;
+  while (last + 1 < impl_->nranks && peers[last + 1].hostId == host) ++last;
+  return {first, last - first + 1};
+}
+
 namespace {
 
 // The device a new communicator runs on, or -1 for host memory: the one

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "braid/status.h"
@@ -72,6 +73,9 @@ class Comm {
   int size() const;
   /// The CUDA device of this rank, -1 for a host communicator.
   int cudaDevice() const;
+  /// The ranks next to this one, in rank order, that share its host: the
+  /// first of them and how many (NCCL's load/store-accessible team).
+  std::pair<int, int> hostBlock() const;
 
   /// What the cost model predicts one call of `collective` on `count`
   /// elements (per rank, as the call's own count argument) would take, in

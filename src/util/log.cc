@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -54,10 +55,21 @@ const char* hostName() {
 
 }  // namespace
 
+namespace {
+// The level BRAID_DEBUG / NCCL_DEBUG set, read on first use; -1 until then.
+std::atomic<int> cachedLevel{-1};
+}  // namespace
+
 Level level() {
-  static const Level l = parseLevel();
-  return l;
+  int l = cachedLevel.load(std::memory_order_relaxed);
+  if (l < 0) {
+    l = static_cast<int>(parseLevel());
+    cachedLevel.store(l, std::memory_order_relaxed);
+  }
+  return static_cast<Level>(l);
 }
+
+void resetLevel() { cachedLevel.store(-1, std::memory_order_relaxed); }
 
 void write(Level l, const char* fmt, ...) {
   if (!enabled(l)) return;

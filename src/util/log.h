@@ -13,6 +13,8 @@ enum class Level : int { kNone = 0, kWarn = 1, kInfo = 2, kTrace = 3 };
 
 /// The level chosen by BRAID_DEBUG / NCCL_DEBUG, read once per process.
 Level level();
+/// Forgets the level, so that the next message reads BRAID_DEBUG again.
+void resetLevel();
 inline bool enabled(Level l) { return static_cast<int>(level()) >= static_cast<int>(l); }
 
 /// printf-style; appends a newline.

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <link.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -179,6 +180,29 @@ TEST_F(ExportsTest, EveryDeclaredFunctionResolvesWithDlsym) {
     ASSERT_NE(dladdr(address, &where), 0) << name;
     EXPECT_STREQ(where.dli_fname, path_.c_str()) << name << " resolves outside libnccl.so.2";
   }
+}
+
+// Every symbol NVIDIA's libnccl.so.2 exports is in braid's, so that no program linked against
+// NVIDIA's fails to load braid's in its place. NVIDIA's library is read where CUDA installs it, or
+// at BRAID_NVIDIA_NCCL.
+TEST_F(ExportsTest, EverySymbolOfNvidiasLibraryIsExported) {
+  const char* env = getenv("BRAID_NVIDIA_NCCL");
+  const std::string nvidia = env != nullptr ? env : "/usr/local/cuda/lib64/libnccl.so.2";
+  DynamicInfo theirs;
+  const std::string error = readDynamicInfo(nvidia, &theirs);
+  if (!error.empty()) GTEST_SKIP() << "no NVIDIA libnccl.so.2 to compare with: " << error;
+  ASSERT_FALSE(theirs.definedSymbols.empty());
+  std::vector<std::string> missing;
+  for (const std::string& name : theirs.definedSymbols) {
+    bool found = false;
+    for (const std::string& ours : info_.definedSymbols) found = found || ours == name;
+    if (!found) missing.push_back(name);
+  }
+  std::string list;
+  for (const std::string& name : missing) list += " " + name;
+  EXPECT_TRUE(missing.empty()) << path_ << " lacks " << missing.size() << " of the "
+                               << theirs.definedSymbols.size() << " symbols " << nvidia
+                               << " exports:" << list;
 }
 
 // The list is shared with abi_test.cc, whose typeid use of every entry proves that each names a

@@ -1,0 +1,122 @@
+// The host entry points of NCCL 2.28's device API (NVIDIA's nccl_device.h),
+// so that every symbol NVIDIA's libnccl.so.2 exports is in braid's and no
+// program fails to load. The header itself is NVIDIA's: its declarations
+// are repeated here, their layouts as NVIDIA's (a team is three ints).
+//
+// What braid can give, it gives: the teams of a communicator (world, the
+// ranks next to this one on its host, the rail through every host), the
+// translation of a team's ranks, and the LL all-to-all's slot count. What
+// needs device communicators (ncclDevCommCreate and the resources they
+// hold: LSA and GIN barriers, the LL all-to-all's buffer) is not
+// implemented: those fail with ncclInvalidUsage and say so.
+#include "api/api_util.h"
+#include "util/log.h"
+
+using braid::api::commFrom;
+using braid::api::notImplemented;
+
+extern "C" {
+struct ncclTeam {
+  int nRanks, rank, stride;
+};
+typedef struct ncclTeam ncclTeam_t;
+struct ncclDevComm;
+struct ncclDevCommRequirements;
+struct ncclDevResourceRequirements;
+struct ncclLsaBarrierHandle;
+struct ncclGinBarrierHandle;
+struct ncclLLA2AHandle;
+}
+
+namespace {
+
+constexpr const char* kDevicePlan = "braid has no device communicators (nccl_device.h) yet";
+
+// A team of one rank, for a communicator handle that is not one.
+ncclTeam_t loneTeam() { return {1, 0, 1}; }
+
+// The world rank of a team's rank `r`: ranks of a team are `stride` apart.
+int worldRankOf(const braid::Comm& comm, ncclTeam_t team, int r) {
+  return comm.rank() + (r - team.rank) * team.stride;
+}
+
+}  // namespace
+
+BRAID_NCCL_API(ncclResult_t, ncclDevCommCreate, ncclComm_t comm,
+               const struct ncclDevCommRequirements* reqs, struct ncclDevComm* outDevComm) {
+  (void)comm, (void)reqs, (void)outDevComm;
+  return notImplemented("ncclDevCommCreate", kDevicePlan);
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclDevCommDestroy, ncclComm_t comm,
+               const struct ncclDevComm* devComm) {
+  (void)comm, (void)devComm;
+  return notImplemented("ncclDevCommDestroy", kDevicePlan);
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclLsaBarrierCreateRequirement, ncclTeam_t team, int nBarriers,
+               struct ncclLsaBarrierHandle* outHandle, struct ncclDevResourceRequirements* outReq) {
+  (void)team, (void)nBarriers, (void)outHandle, (void)outReq;
+  return notImplemented("ncclLsaBarrierCreateRequirement", kDevicePlan);
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclGinBarrierCreateRequirement, ncclComm_t comm, ncclTeam_t team,
+               int nBarriers, struct ncclGinBarrierHandle* outHandle,
+               struct ncclDevResourceRequirements* outReq) {
+  (void)comm, (void)team, (void)nBarriers, (void)outHandle, (void)outReq;
+  return notImplemented("ncclGinBarrierCreateRequirement", kDevicePlan);
+}
+
+BRAID_NCCL_API(ncclResult_t, ncclLLA2ACreateRequirement, int nBlocks, int nSlots,
+               struct ncclLLA2AHandle* outHandle, struct ncclDevResourceRequirements* outReq) {
+  (void)nBlocks, (void)nSlots, (void)outHandle, (void)outReq;
+  return notImplemented("ncclLLA2ACreateRequirement", kDevicePlan);
+}
+
+// Slots of 8 bytes for maxElts elements of up to maxEltSize bytes each, as
+// NVIDIA's documents its LL all-to-all's sizing.
+BRAID_NCCL_API(int, ncclLLA2ACalcSlots, int maxElts, int maxEltSize) {
+  return maxElts * ((maxEltSize + 7) / 8);
+}
+
+BRAID_NCCL_API(ncclTeam_t, ncclTeamWorld, ncclComm_t comm) {
+  auto c = commFrom(comm);
+  if (!c.ok()) return loneTeam();
+  return {c.value()->size(), c.value()->rank(), 1};
+}
+
+BRAID_NCCL_API(ncclTeam_t, ncclTeamLsa, ncclComm_t comm) {
+  auto c = commFrom(comm);
+  if (!c.ok()) return loneTeam();
+  const auto [first, count] = c.value()->hostBlock();
+  return {count, c.value()->rank() - first, 1};
+}
+
+// The rail: the ranks at this rank's place in every host's block, when
+// every host holds a block of the same size; else this rank alone.
+BRAID_NCCL_API(ncclTeam_t, ncclTeamRail, ncclComm_t comm) {
+  auto c = commFrom(comm);
+  if (!c.ok()) return loneTeam();
+  const auto [first, count] = c.value()->hostBlock();
+  const int n = c.value()->size();
+  if (n % count != 0 || first % count != 0) return {1, 0, count};
+  return {n / count, first / count, count};
+}
+
+BRAID_NCCL_API(int, ncclTeamRankToWorld, ncclComm_t comm, ncclTeam_t team, int rank) {
+  auto c = commFrom(comm);
+  if (!c.ok() || rank < 0 || rank >= team.nRanks) return -1;
+  const int world = worldRankOf(*c.value(), team, rank);
+  return world >= 0 && world < c.value()->size() ? world : -1;
+}
+
+BRAID_NCCL_API(int, ncclTeamRankToLsa, ncclComm_t comm, ncclTeam_t team, int rank) {
+  auto c = commFrom(comm);
+  if (!c.ok() || rank < 0 || rank >= team.nRanks) return -1;
+  const int world = worldRankOf(*c.value(), team, rank);
+  const auto [first, count] = c.value()->hostBlock();
+  return world >= first && world < first + count ? world - first : -1;
+}
+
+// NVIDIA's test hook: read the debug settings (BRAID_DEBUG / NCCL_DEBUG) again.
+BRAID_NCCL_API(void, ncclResetDebugInitInternal) { braid::log::resetLevel(); }
