@@ -26,6 +26,11 @@ ncclResult_t runOrDefer(const void* key, std::function<Status()> op,
 ncclResult_t runOrDefer(Comm* comm, std::function<Status()> op,
                         std::function<Result<double>()> estimate = nullptr);
 
+/// Runs `fn` now when not in a group; otherwise once the outermost group's
+/// operations have all run (ncclCommDestroy: a communicator goes only after
+/// the operations queued for it, a finalize among them).
+void runAfterGroup(std::function<void()> fn);
+
 /// A send or receive: run at once outside a group; inside one, queued, and
 /// at ncclGroupEnd consecutive sends and receives of a communicator run as
 /// one batch (Comm::sendRecv), so their order cannot deadlock.

@@ -37,7 +37,8 @@ struct GroupTarget {
 
 struct GroupState {
   int depth = 0;
-  std::vector<GroupTarget> targets;  // in the order each was first used
+  std::vector<GroupTarget> targets;          // in the order each was first used
+  std::vector<std::function<void()>> after;  // runAfterGroup's, in the order given
 };
 
 thread_local GroupState tlsGroup;
@@ -156,6 +157,14 @@ ncclResult_t runOrDefer(Comm* comm, std::function<Status()> op,
   return ncclSuccess;
 }
 
+void runAfterGroup(std::function<void()> fn) {
+  if (tlsGroup.depth == 0) {
+    fn();
+    return;
+  }
+  tlsGroup.after.push_back(std::move(fn));
+}
+
 ncclResult_t sendRecvOrDefer(Comm* comm, const P2pOp& op, void* stream) {
   if (tlsGroup.depth == 0) return report(comm->sendRecv({op}, stream));
   GroupTarget& target = targetFor(comm);
@@ -178,8 +187,11 @@ BRAID_NCCL_API(ncclResult_t, ncclGroupEnd) {
   }
   if (--g.depth > 0) return ncclSuccess;
   auto targets = std::move(g.targets);
+  auto after = std::move(g.after);
   g = {};
-  return braid::api::report(braid::api::runGroup(targets));
+  const braid::Status ran = braid::api::runGroup(targets);
+  for (auto& fn : after) fn();
+  return braid::api::report(ran);
 }
 
 // The group ends without running anything, as NCCL's simulation does, and
@@ -198,7 +210,9 @@ BRAID_NCCL_API(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t* simInfo) {
   }
   if (--g.depth > 0) return ncclSuccess;
   auto targets = std::move(g.targets);
+  auto after = std::move(g.after);
   g = {};
+  for (auto& fn : after) fn();  // destroys are not simulated: the handles go as asked
   double longest = 0;
   for (const auto& target : targets) {
     braid::Result<double> us = braid::api::estimateTarget(target);

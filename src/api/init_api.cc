@@ -198,18 +198,25 @@ BRAID_NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comm, int ndev, const 
   return ncclSuccess;
 }
 
+// Finalizing waits for every rank, so one thread finalizing several ranks
+// does it in a group: the finalizes then run together at ncclGroupEnd.
 BRAID_NCCL_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
   auto c = commFrom(comm);
   if (!c.ok()) return report(c.status());
-  return report(c.value()->finalize());
+  braid::Comm* raw = c.value();
+  return braid::api::runOrDefer(raw, [raw] { return raw->finalize(); });
 }
 
+// In a group the handle goes once the group's operations have run, the
+// ones queued for this communicator (a finalize) among them.
 BRAID_NCCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
   if (comm == nullptr) return ncclSuccess;  // as NCCL: destroying NULL is a no-op
   if (comm->magic != ncclComm::kMagic) return report(commFrom(comm).status());
-  (void)comm->finishInit();  // a failed non-blocking creation still has a handle to free
-  comm->magic = 0;
-  delete comm;
+  comm->magic = 0;  // no call after this one may use the handle
+  braid::api::runAfterGroup([comm] {
+    (void)comm->finishInit();  // a failed non-blocking creation still has a handle to free
+    delete comm;
+  });
   return ncclSuccess;
 }
 

@@ -1,7 +1,8 @@
 // Groups with NCCL's semantics: one thread creating several ranks inside a
-// group, and one thread running a collective on each of several
-// communicators inside a group; both deadlock unless the group runs the
-// communicators concurrently at ncclGroupEnd.
+// group, running a collective on each of several communicators inside a
+// group, and finalizing them inside a group; each deadlocks unless the group
+// runs the communicators concurrently at ncclGroupEnd. Destroys inside a
+// group wait for what the group queued for their communicators.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -51,6 +52,36 @@ TEST(Group, OneThreadCreatesAndDrivesSeveralRanks) {
     EXPECT_EQ(b[r][count / 2], 30.0f);
   }
   for (auto c : comms) EXPECT_EQ(ncclCommDestroy(c), ncclSuccess);
+}
+
+// ncclCommInitAll of 4 ranks, then the finalize of the four in one group (each
+// finalize waits for every rank), then their destroys in another; then the same
+// with finalize, a last all-reduce before it, and the destroys all in one group.
+TEST(Group, OneThreadFinalizesAndDestroysSeveralRanks) {
+  const int nranks = 4;
+  std::vector<ncclComm_t> comms(nranks, nullptr);
+  ASSERT_EQ(ncclCommInitAll(comms.data(), nranks, nullptr), ncclSuccess)
+      << ncclGetLastError(nullptr);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (auto c : comms) ASSERT_EQ(ncclCommFinalize(c), ncclSuccess) << ncclGetLastError(c);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (auto c : comms) ASSERT_EQ(ncclCommDestroy(c), ncclSuccess);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
+
+  ASSERT_EQ(ncclCommInitAll(comms.data(), nranks, nullptr), ncclSuccess)
+      << ncclGetLastError(nullptr);
+  std::vector<std::vector<int>> data(nranks, std::vector<int>(1000, 1));
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < nranks; ++r) {
+    ASSERT_EQ(
+        ncclAllReduce(data[r].data(), data[r].data(), 1000, ncclInt32, ncclSum, comms[r], nullptr),
+        ncclSuccess);
+    ASSERT_EQ(ncclCommFinalize(comms[r]), ncclSuccess);
+    ASSERT_EQ(ncclCommDestroy(comms[r]), ncclSuccess);
+  }
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
+  for (const auto& d : data) EXPECT_EQ(d[999], nranks);
 }
 
 TEST(Group, FailureInsideAGroupIsReportedAtGroupEnd) {

@@ -2,8 +2,9 @@
 // enqueued, before its data moves, and is ordered with the stream's other work), groups over
 // several communicators of one thread, ncclCommAbort of a kernel waiting for a peer that never
 // comes, asynchronous errors (a kernel's timeout names the peer), non-blocking creation,
-// ncclCommInitAll's device list, ncclCommCuDevice, ncclMemAlloc, registration, and the refusal
-// of host buffers. Built for the emulated GPU (label emulated-gpu) and for a real one (gpu).
+// ncclCommInitAll's device list, ncclCommCuDevice, ncclMemAlloc, registration, the refusal
+// of host buffers, and finalize and destroy in a group. Built for the emulated GPU (label
+// emulated-gpu) and for a real one (gpu).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -346,6 +347,28 @@ TEST_F(GpuApi, InitAllTakesTheDeviceList) {
   std::vector<ncclComm_t> two(2, nullptr);
   EXPECT_TRUE(failsWith([&] { return ncclCommInitAll(two.data(), 2, bad.data()); }, std::nullopt,
                         {"device"}));
+}
+
+// One thread's last all-reduce, finalize and destroy of four GPU ranks in one group: the
+// finalizes wait for the kernels and for every rank, the destroys for the finalizes.
+TEST_F(GpuApi, OneGroupRunsTheLastCallFinalizesAndDestroys) {
+  GpuRanks g(devicesFor(4, 2));
+  ASSERT_TRUE(g.ok());
+  AllReduceBuffers b(g, 1000);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < g.size(); ++r) {
+    ASSERT_EQ(ncclAllReduce(b.send[r]->ptr, b.recv[r]->ptr, 1000, ncclFloat32, ncclSum, g.comm(r),
+                            g.stream(r)),
+              ncclSuccess);
+    ASSERT_EQ(ncclCommFinalize(g.comm(r)), ncclSuccess);
+    ASSERT_EQ(ncclCommDestroy(g.comm(r)), ncclSuccess);
+  }
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
+  for (int r = 0; r < g.size(); ++r) {
+    g.forget(r);
+    deviceApi()->setDevice(g.device(r));
+    EXPECT_EQ(b.recv[r]->read(g.stream(r)), std::vector<float>(1000, 10.0f)) << "rank " << r;
+  }
 }
 
 TEST_F(GpuApi, MemAllocServesCollectivesAndRegistrationIsTracked) {
