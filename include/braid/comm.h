@@ -63,6 +63,15 @@ class Comm {
   static Result<std::unique_ptr<Comm>> create(const UniqueId& id, int nranks, int rank,
                                               const CommOptions& options = {});
 
+  /// The color of a rank that takes part in split() without joining a new communicator.
+  static constexpr int kSplitNoColor = -1;
+
+  /// Collective over this communicator: the ranks that pass one `color`
+  /// form a new communicator, ranked by `key` (ties by their rank here),
+  /// on the same device (or host memory) as this one; kSplitNoColor takes
+  /// part without joining one and gets null.
+  Result<std::unique_ptr<Comm>> split(int color, int key);
+
   ~Comm();
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;

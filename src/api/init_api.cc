@@ -198,6 +198,30 @@ BRAID_NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comm, int ndev, const 
   return ncclSuccess;
 }
 
+// Every rank of `comm` takes part; in a group the split runs at ncclGroupEnd
+// with the parent's other operations, concurrently with other parents', so
+// one thread can split several ranks. The new communicator runs where the
+// parent does and reads the environment as any new one; a non-blocking
+// config's split completes before it returns.
+BRAID_NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key,
+               ncclComm_t* newcomm, ncclConfig_t* config) {
+  auto c = commFrom(comm);
+  if (!c.ok()) return report(c.status());
+  if (newcomm == nullptr) return report(braid::invalidArgument("newcomm is NULL"));
+  *newcomm = nullptr;
+  Status checked = checkConfig(config);
+  if (!checked.ok()) return report(checked);
+  braid::Comm* parent = c.value();
+  return braid::api::runOrDefer(parent, [parent, color, key, newcomm] {
+    BRAID_ASSIGN_OR_RETURN(std::unique_ptr<Comm> made, parent->split(color, key));
+    if (!made) return Status::success();  // NCCL_SPLIT_NOCOLOR
+    auto handle = std::make_unique<ncclComm>();
+    handle->comm = std::move(made);
+    *newcomm = handle.release();
+    return Status::success();
+  });
+}
+
 // Finalizing waits for every rank, so one thread finalizing several ranks
 // does it in a group: the finalizes then run together at ncclGroupEnd.
 BRAID_NCCL_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {

@@ -10,12 +10,6 @@ BRAID_NCCL_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags) {
   return notImplemented("ncclCommRevoke", "fault tolerance is planned");
 }
 
-BRAID_NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key,
-               ncclComm_t* newcomm, ncclConfig_t* config) {
-  (void)comm, (void)color, (void)key, (void)newcomm, (void)config;
-  return notImplemented("ncclCommSplit", "communicator splitting is planned");
-}
-
 BRAID_NCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksList,
                int excludeRanksCount, ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
   (void)comm, (void)excludeRanksList, (void)excludeRanksCount, (void)newcomm, (void)config,

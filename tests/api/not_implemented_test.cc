@@ -46,7 +46,6 @@ std::vector<Unimplemented> unimplementedEntryPoints(Scratch& x) {
   Scratch* p = &x;
   // clang-format off
   return {
-      {"ncclCommSplit", [=](ncclComm_t c) { return ncclCommSplit(c, 0, 0, &p->newComm, nullptr); }},
       {"ncclCommShrink", [=](ncclComm_t c) {
          return ncclCommShrink(c, nullptr, 0, &p->newComm, nullptr, NCCL_SHRINK_DEFAULT); }},
       {"ncclCommRevoke", [](ncclComm_t c) { return ncclCommRevoke(c, NCCL_REVOKE_DEFAULT); }},

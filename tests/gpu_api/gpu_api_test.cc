@@ -3,8 +3,8 @@
 // several communicators of one thread, ncclCommAbort of a kernel waiting for a peer that never
 // comes, asynchronous errors (a kernel's timeout names the peer), non-blocking creation,
 // ncclCommInitAll's device list, ncclCommCuDevice, ncclMemAlloc, registration, the refusal
-// of host buffers, and finalize and destroy in a group. Built for the emulated GPU (label
-// emulated-gpu) and for a real one (gpu).
+// of host buffers, finalize and destroy in a group, and splitting. Built for the emulated GPU
+// (label emulated-gpu) and for a real one (gpu).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -368,6 +368,40 @@ TEST_F(GpuApi, OneGroupRunsTheLastCallFinalizesAndDestroys) {
     g.forget(r);
     deviceApi()->setDevice(g.device(r));
     EXPECT_EQ(b.recv[r]->read(g.stream(r)), std::vector<float>(1000, 10.0f)) << "rank " << r;
+  }
+}
+
+// Splitting GPU ranks (two to a device) into evens and odds: each new communicator runs on its
+// parent's device and all-reduces device buffers.
+TEST_F(GpuApi, SplitCommunicatorsRunOnTheParentsDevices) {
+  GpuRanks g(devicesFor(4, 2));
+  ASSERT_TRUE(g.ok());
+  std::vector<ncclComm_t> halves(4, nullptr);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_EQ(ncclCommSplit(g.comm(r), r % 2, r, &halves[r], nullptr), ncclSuccess);
+  }
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
+  std::vector<std::unique_ptr<DeviceFloats>> buffers;
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_NE(halves[r], nullptr);
+    int device = -1;
+    EXPECT_EQ(ncclCommCuDevice(halves[r], &device), ncclSuccess);
+    EXPECT_EQ(device, g.device(r));
+    deviceApi()->setDevice(g.device(r));
+    buffers.push_back(std::make_unique<DeviceFloats>(1000));
+    buffers[r]->write(std::vector<float>(1000, static_cast<float>(r + 1)), g.stream(r));
+    ASSERT_EQ(ncclAllReduce(buffers[r]->ptr, buffers[r]->ptr, 1000, ncclFloat32, ncclSum, halves[r],
+                            g.stream(r)),
+              ncclSuccess);
+  }
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
+  for (int r = 0; r < 4; ++r) {
+    deviceApi()->setDevice(g.device(r));
+    // Evens hold 1 + 3, odds 2 + 4.
+    EXPECT_EQ(buffers[r]->read(g.stream(r)), std::vector<float>(1000, r % 2 == 0 ? 4.0f : 6.0f));
+    EXPECT_EQ(ncclCommDestroy(halves[r]), ncclSuccess);
   }
 }
 
