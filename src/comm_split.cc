@@ -49,7 +49,8 @@ Result<std::unique_ptr<Comm>> Comm::split(int color, int key) {
   std::vector<SplitEntry> entries(c.nranks);
   entries[c.rank] = {color, key};
   BRAID_TRY(c.bootstrap->allGather(entries.data(), sizeof(SplitEntry)).withContext("split"));
-  const std::vector<int> group = color == kSplitNoColor ? std::vector<int>{} : groupOf(entries, color);
+  const std::vector<int> group =
+      color == kSplitNoColor ? std::vector<int>{} : groupOf(entries, color);
   const bool leader = !group.empty() && group.front() == c.rank;
   std::vector<UniqueId> ids(c.nranks);
   if (leader) {
@@ -57,7 +58,8 @@ Result<std::unique_ptr<Comm>> Comm::split(int color, int key) {
   }
   BRAID_TRY(c.bootstrap->allGather(ids.data(), sizeof(UniqueId)).withContext("split"));
   if (color == kSplitNoColor) return std::unique_ptr<Comm>();
-  const int newRank = static_cast<int>(std::find(group.begin(), group.end(), c.rank) - group.begin());
+  const int newRank =
+      static_cast<int>(std::find(group.begin(), group.end(), c.rank) - group.begin());
   BRAID_INFO("split: color %d key %d: rank %d of %zu (parent's leader %d)", color, key, newRank,
              group.size(), group.front());
   CommOptions options;

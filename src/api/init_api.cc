@@ -144,6 +144,18 @@ BRAID_NCCL_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nrank
   return initRankOrDefer(comm, nranks, commId, rank, config);
 }
 
+// Every rank holds the same nId ids; NCCL spreads the rendezvous over their
+// roots. braid's root answers each rank with one address (bootstrap/root.h),
+// so one root serves a large job: every rank meets at the first id's, and
+// the others are checked for presence and left unused.
+BRAID_NCCL_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm, int nranks, int myrank,
+               int nId, ncclUniqueId* commIds, ncclConfig_t* config) {
+  if (nId < 1)
+    return report(braid::invalidArgument("nId must be at least 1, got " + std::to_string(nId)));
+  if (commIds == nullptr) return report(braid::invalidArgument("commIds is NULL"));
+  return initRankOrDefer(newcomm, nranks, commIds[0], myrank, config);
+}
+
 BRAID_NCCL_API(ncclResult_t, ncclCommInitRank, ncclComm_t* comm, int nranks, ncclUniqueId commId,
                int rank) {
   return initRankOrDefer(comm, nranks, commId, rank, nullptr);

@@ -17,12 +17,6 @@ BRAID_NCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksL
   return notImplemented("ncclCommShrink", "communicator shrinking is planned");
 }
 
-BRAID_NCCL_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm, int nranks, int myrank,
-               int nId, ncclUniqueId* commIds, ncclConfig_t* config) {
-  (void)newcomm, (void)nranks, (void)myrank, (void)nId, (void)commIds, (void)config;
-  return notImplemented("ncclCommInitRankScalable", "use ncclCommInitRank");
-}
-
 BRAID_NCCL_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff, size_t size,
                ncclWindow_t* win, int winFlags) {
   (void)comm, (void)buff, (void)size, (void)win, (void)winFlags;

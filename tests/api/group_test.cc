@@ -84,6 +84,31 @@ TEST(Group, OneThreadFinalizesAndDestroysSeveralRanks) {
   for (const auto& d : data) EXPECT_EQ(d[999], nranks);
 }
 
+// ncclCommInitRankScalable with three ids, made by different calls, on every rank.
+TEST(Group, ScalableInitWithSeveralIdsMakesOneCommunicator) {
+  const int nranks = 3;
+  std::vector<ncclUniqueId> ids(3);
+  for (auto& id : ids) ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  std::vector<ncclComm_t> comms(nranks, nullptr);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < nranks; ++r) {
+    ASSERT_EQ(ncclCommInitRankScalable(&comms[r], nranks, r, 3, ids.data(), nullptr), ncclSuccess);
+  }
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
+  std::vector<int> values = {1, 2, 4};
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < nranks; ++r) {
+    ASSERT_EQ(ncclAllReduce(&values[r], &values[r], 1, ncclInt32, ncclSum, comms[r], nullptr),
+              ncclSuccess);
+  }
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
+  for (int r = 0; r < nranks; ++r) EXPECT_EQ(values[r], 7);
+  for (auto c : comms) EXPECT_EQ(ncclCommDestroy(c), ncclSuccess);
+  ncclComm_t none = nullptr;
+  EXPECT_EQ(ncclCommInitRankScalable(&none, 1, 0, 0, ids.data(), nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommInitRankScalable(&none, 1, 0, 1, nullptr, nullptr), ncclInvalidArgument);
+}
+
 TEST(Group, FailureInsideAGroupIsReportedAtGroupEnd) {
   // A rank whose peers never come: with a short deadline, the group ends
   // with the bootstrap's error instead of hanging.

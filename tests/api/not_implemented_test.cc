@@ -49,8 +49,6 @@ std::vector<Unimplemented> unimplementedEntryPoints(Scratch& x) {
       {"ncclCommShrink", [=](ncclComm_t c) {
          return ncclCommShrink(c, nullptr, 0, &p->newComm, nullptr, NCCL_SHRINK_DEFAULT); }},
       {"ncclCommRevoke", [](ncclComm_t c) { return ncclCommRevoke(c, NCCL_REVOKE_DEFAULT); }},
-      {"ncclCommInitRankScalable", [=](ncclComm_t) {
-         return ncclCommInitRankScalable(&p->newComm, 1, 0, 1, &p->id, nullptr); }},
       {"ncclCommWindowRegister", [=](ncclComm_t c) {
          return ncclCommWindowRegister(c, r, bytes, &p->window, NCCL_WIN_DEFAULT); }},
       {"ncclCommWindowDeregister",
