@@ -29,6 +29,7 @@
 #include "kernels/engine_launch.h"
 #include "kernels/float_types.h"
 #include "kernels/host_reduce.h"
+#include "support/engine_launch.h"
 
 namespace braid {
 namespace {
@@ -178,15 +179,7 @@ class EngineKernel : public ::testing::Test {
     a.fault = fault_;
     a.timeoutNs = uint64_t{10} * 1000 * 1000 * 1000;
     memset(fault_, 0, sizeof *fault_);
-    const kernels::EngineKernel k = kernels::engineKernelFor(type, op);
-    gpu::Launch l;
-    l.deviceFunction = k.device;
-    l.hostFunction = k.host;
-    l.args = &a;
-    l.argBytes = sizeof a;
-    l.blocks = 1;
-    l.threadsPerBlock = kernels::engineThreadsPerBlock();
-    ASSERT_TRUE(rt().launch(l, stream_).ok());
+    ASSERT_TRUE(testing::launchEngine(rt(), a, 1, stream_).ok());
     ASSERT_TRUE(rt().streamSynchronize(stream_).ok());
     EXPECT_EQ(engine::loadAcquire(&fault_->code), 0u)
         << "the kernel stopped with fault " << fault_->code << " (peer " << fault_->peer << ")";

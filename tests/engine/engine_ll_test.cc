@@ -23,6 +23,7 @@
 #include "kernels/engine/interpreter.h"
 #include "kernels/engine/launch.h"
 #include "kernels/engine_launch.h"
+#include "support/engine_launch.h"
 #include "transport/cuda_ipc/gpu_fifo.h"
 
 namespace braid {
@@ -168,15 +169,8 @@ class EngineLl : public ::testing::Test {
     a.fault = fault_;
     a.timeoutNs = timeoutNs;
     memset(fault_, 0, sizeof *fault_);
-    const kernels::EngineKernel k = kernels::engineKernelFor(DataType::kUint32, RedOp::kSum);
-    gpu::Launch l;
-    l.deviceFunction = k.device;
-    l.hostFunction = k.host;
-    l.args = &a;
-    l.argBytes = sizeof a;
-    l.blocks = static_cast<unsigned>(channels.size());
-    l.threadsPerBlock = kernels::engineThreadsPerBlock();
-    EXPECT_TRUE(rt().launch(l, stream_).ok());
+    EXPECT_TRUE(
+        testing::launchEngine(rt(), a, static_cast<unsigned>(channels.size()), stream_).ok());
     EXPECT_TRUE(rt().streamSynchronize(stream_).ok());
     return engine::loadAcquire(&fault_->code);
   }

@@ -21,6 +21,7 @@
 #include "exec/device_one_shot.h"
 #include "gpu/runtime.h"
 #include "kernels/engine_launch.h"
+#include "support/engine_launch.h"
 #include "support/shared_barrier.h"
 
 namespace braid {
@@ -142,15 +143,7 @@ class DeviceOneShotRuns : public ::testing::Test {
     a.abortFlag = ranks_[r].abort;
     a.fault = ranks_[r].fault;
     a.timeoutNs = timeoutNs;
-    const kernels::EngineKernel k = kernels::engineKernelFor(DataType::kInt32, RedOp::kSum);
-    gpu::Launch l;
-    l.deviceFunction = k.device;
-    l.hostFunction = k.host;
-    l.args = &a;
-    l.argBytes = sizeof a;
-    l.blocks = 1;
-    l.threadsPerBlock = kernels::engineThreadsPerBlock();
-    ASSERT_TRUE(rt().launch(l, ranks_[r].stream).ok());
+    ASSERT_TRUE(testing::launchEngine(rt(), a, 1, ranks_[r].stream).ok());
   }
 
   std::vector<Rank> ranks_;
