@@ -1,7 +1,11 @@
 #include "gpu/emulated_memory.h"
 
+#include <dirent.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +53,42 @@ void forgetName(const std::string& name) {
   liveNames().erase(name);
 }
 
+// Segments "/braid-emu-<pid>-<n>" of processes that are gone. A process that
+// leaves with _exit (forked test ranks, braid-perf's --procs children) or
+// crashes skips the atexit cleanup above, and a later process given the same
+// pid would find its names taken. So each process, before its first device
+// allocation, unlinks the segments of every pid that no longer runs, and
+// its own pid's (it has made none yet: they are a dead namesake's).
+void unlinkSegmentsOfDeadProcesses() {
+  DIR* dir = opendir("/dev/shm");
+  if (dir == nullptr) return;
+  const int self = static_cast<int>(getpid());
+  constexpr const char* kPrefix = "braid-emu-";
+  while (const dirent* entry = readdir(dir)) {
+    if (strncmp(entry->d_name, kPrefix, strlen(kPrefix)) != 0) continue;
+    const int pid = atoi(entry->d_name + strlen(kPrefix));
+    if (pid <= 0) continue;
+    if (pid == self || (kill(pid, 0) != 0 && errno == ESRCH)) {
+      (void)transport::shm::ShmSegment::unlink(std::string("/") + entry->d_name);
+    }
+  }
+  closedir(dir);
+}
+
+// Names are numbered per process, whatever instance of the emulation makes them.
+std::atomic<uint64_t> nextSegment{0};
+
+// Before the process's first device allocation, from any instance. A forked
+// child inherits the parent's mark but not its pid, so it cleans too.
+void unlinkStaleSegmentsOnce() {
+  static std::mutex mutex;
+  static int cleanedFor = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cleanedFor == static_cast<int>(getpid())) return;
+  unlinkSegmentsOfDeadProcesses();
+  cleanedFor = static_cast<int>(getpid());
+}
+
 }  // namespace
 
 EmulatedMemory::Range* EmulatedMemory::exact(const void* pointer, Origin origin) {
@@ -73,9 +113,10 @@ Status EmulatedMemory::release(void* pointer, Origin origin, const char* what) {
 Result<void*> EmulatedMemory::deviceAlloc(size_t bytes, int device) {
   if (bytes == 0) return static_cast<void*>(nullptr);  // as cudaMalloc(0)
   std::lock_guard<std::mutex> lock(mutex_);
+  unlinkStaleSegmentsOnce();
   char name[40];
   snprintf(name, sizeof(name), "/braid-emu-%d-%" PRIu64, static_cast<int>(getpid()),
-           nextSegment_++);
+           nextSegment.fetch_add(1));
   const size_t rounded = (bytes + kPage - 1) / kPage * kPage;
   BRAID_ASSIGN_OR_RETURN(transport::shm::ShmSegment segment,
                          transport::shm::ShmSegment::create(name, rounded));

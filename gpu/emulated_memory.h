@@ -45,7 +45,6 @@ class EmulatedMemory {
 
   std::mutex mutex_;
   std::map<uintptr_t, Range> ranges_;  ///< by start address
-  uint64_t nextSegment_ = 0;
 };
 
 }  // namespace braid::gpu
