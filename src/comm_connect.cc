@@ -113,15 +113,12 @@ Status Comm::Impl::connectGpu() {
     allowed.algorithm[oneShotAlgo] = false;
   }
   if (allowed.algorithm[oneShotAlgo] && nranks > 1) {
-    // The board lies where every peer's GPU reaches it, as a FIFO would.
+    // Every peer reads the board: it lies where each could place a FIFO.
     auto placement = transport::cuda_ipc::FifoPlacement::kDeviceMemory;
     for (int peer = 0; peer < nranks; ++peer) {
-      if (peer != rank && gpu->placementFor(peers[peer].cudaDevice) != placement) {
+      if (peer != rank && placementFor(peer) != placement) {
         placement = transport::cuda_ipc::FifoPlacement::kPinnedHost;
       }
-    }
-    if (!config.transportAllowed("cuda_ipc")) {
-      placement = transport::cuda_ipc::FifoPlacement::kPinnedHost;
     }
     BRAID_ASSIGN_OR_RETURN(gpu->oneShot,
                            exec::DeviceOneShot::create(

@@ -84,6 +84,11 @@ Status Comm::Impl::createGpu(int device) {
   return Status::success();
 }
 
+transport::cuda_ipc::FifoPlacement Comm::Impl::placementFor(int peer) const {
+  if (!config.transportAllowed("cuda_ipc")) return transport::cuda_ipc::FifoPlacement::kPinnedHost;
+  return gpu->placementFor(peers[peer].cudaDevice);
+}
+
 Status Comm::Impl::gpuFault() const {
   const engine::FaultRecord& f = *gpu->fault;
   const auto code = static_cast<engine::FaultCode>(engine::loadAcquire(&f.code));

@@ -68,8 +68,7 @@ Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t n
     auto& end = g.recvLinks[{peer, channel, format.protocol}];
     if (end) continue;
     const std::string name = transport::shm::segmentName(nonce, peer, c.rank, channel);
-    FifoPlacement placement = g.placementFor(c.peers[peer].cudaDevice);
-    if (!c.config.transportAllowed("cuda_ipc")) placement = FifoPlacement::kPinnedHost;
+    const FifoPlacement placement = c.placementFor(peer);
     BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor(g));
     BRAID_ASSIGN_OR_RETURN(
         end, GpuRecvEnd::create(*g.runtime, name, slot, placement, cursor, g.stream, format));

@@ -297,6 +297,10 @@ class Comm::Impl {
                                                           algo::Protocol protocol);
   /// The GPU FIFOs of point-to-point transfers with these peers.
   Status linkGpuP2p(const std::vector<int>& recvFrom, const std::vector<int>& sendTo);
+  /// Where memory that rank `peer` writes or reads lies: this GPU's memory
+  /// when the peer's GPU reaches it and BRAID_TRANSPORTS allows cuda_ipc,
+  /// else pinned host memory (FIFOs, one-shot boards).
+  transport::cuda_ipc::FifoPlacement placementFor(int peer) const;
   /// Adds calls to the pending launch, all to the same one: `lanes[i]` is
   /// (-1, 0) for a collective, else (peer, 0 recv / 1 send / 2 self copy).
   /// Launches at once unless fusing; launches what is pending first when the
