@@ -71,6 +71,14 @@ BRAID_NCCL_EXPORT ncclResult_t braidAlltoAllV(const void* sendbuff, const size_t
                                               ncclDataType_t datatype, ncclComm_t comm,
                                               cudaStream_t stream);
 
+/** ncclCommInitRankConfig for a communicator on host memory: its buffers are the CPU's, whatever
+ *  device is current and whether or not the machine has GPUs, as BRAID_HOST_COMM=1 makes every
+ *  communicator of a process. Every rank of the communicator must be made this way. Its splits
+ *  are on host memory too. Calls on it complete before they return (the stream is not used). */
+BRAID_NCCL_EXPORT ncclResult_t braidCommInitRankHost(ncclComm_t* comm, int nranks,
+                                                     ncclUniqueId commId, int rank,
+                                                     ncclConfig_t* config);
+
 /*
  * braid's seam to the CUDA runtime, as a table of functions. Every CUDA call braid makes goes
  * through one interface; this table is that interface for programs: the CUDA runtime braid runs

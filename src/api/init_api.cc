@@ -92,9 +92,9 @@ Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int ran
 }
 
 ncclResult_t initRankNow(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int rank,
-                         const ncclConfig_t* config) {
+                         const ncclConfig_t* config, const braid::CommOptions& options) {
   bool inProgress = false;
-  const Status s = initRank(out, nranks, commId, rank, config, {}, &inProgress);
+  const Status s = initRank(out, nranks, commId, rank, config, options, &inProgress);
   if (!s.ok()) return report(s);
   return inProgress ? ncclInProgress : ncclSuccess;
 }
@@ -102,8 +102,11 @@ ncclResult_t initRankNow(ncclComm_t* out, int nranks, const ncclUniqueId& commId
 // Inside a group, creation runs at ncclGroupEnd, concurrently with the
 // creation of other ranks, which is how one thread creates several ranks.
 ncclResult_t initRankOrDefer(ncclComm_t* comm, int nranks, const ncclUniqueId& commId, int rank,
-                             const ncclConfig_t* config) {
-  if (braid::api::groupDepth() == 0) return initRankNow(comm, nranks, commId, rank, config);
+                             const ncclConfig_t* config, bool hostMemory = false) {
+  braid::CommOptions options;
+  options.hostMemory = hostMemory;
+  if (braid::api::groupDepth() == 0)
+    return initRankNow(comm, nranks, commId, rank, config, options);
   if (comm == nullptr) return report(braid::invalidArgument("comm (the output pointer) is NULL"));
   Status checked = checkConfig(config);
   if (!checked.ok()) return report(checked);
@@ -115,8 +118,7 @@ ncclResult_t initRankOrDefer(ncclComm_t* comm, int nranks, const ncclUniqueId& c
     saved = *config;
     saved->blocking = 1;
   }
-  braid::CommOptions options;
-  options.device = Comm::currentDevice();
+  if (!hostMemory) options.device = Comm::currentDevice();
   return braid::api::runOrDefer(static_cast<const void*>(comm), [=] {
     bool inProgress = false;
     return initRank(comm, nranks, commId, rank, saved ? &*saved : nullptr, options, &inProgress);
@@ -159,6 +161,13 @@ BRAID_NCCL_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm, int 
 BRAID_NCCL_API(ncclResult_t, ncclCommInitRank, ncclComm_t* comm, int nranks, ncclUniqueId commId,
                int rank) {
   return initRankOrDefer(comm, nranks, commId, rank, nullptr);
+}
+
+// braid_ext.h: what ncclCommInitRankConfig makes, on host memory whatever
+// device is current (the PyTorch backend's communicators for CPU tensors).
+extern "C" __attribute__((visibility("default"))) ncclResult_t braidCommInitRankHost(
+    ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config) {
+  return initRankOrDefer(comm, nranks, commId, rank, config, /*hostMemory=*/true);
 }
 
 // Rank i runs on devlist[i] (device i without a list); several ranks may

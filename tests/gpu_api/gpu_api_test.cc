@@ -473,4 +473,34 @@ TEST_F(GpuApi, HostCommKnobGivesHostCommunicatorsOnAGpuMachine) {
   for (ncclComm_t c : comms) EXPECT_EQ(ncclCommDestroy(c), ncclSuccess);
 }
 
+// braidCommInitRankHost makes one communicator on host memory while a GPU is current and others
+// are GPU communicators: the PyTorch backend's communicators for CPU tensors. Its splits stay on
+// host memory.
+TEST_F(GpuApi, InitRankHostGivesAHostCommunicatorWhileAGpuIsCurrent) {
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  std::vector<ncclComm_t> comms(2, nullptr), halves(2, nullptr);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < 2; ++r) braidCommInitRankHost(&comms[r], 2, id, r, nullptr);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < 2; ++r) ncclCommSplit(comms[r], r, 0, &halves[r], nullptr);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
+  for (ncclComm_t c : {comms[0], comms[1], halves[0], halves[1]}) {
+    int device = 0;
+    EXPECT_EQ(ncclCommCuDevice(c, &device), ncclSuccess);
+    EXPECT_EQ(device, -1);
+  }
+  std::vector<std::vector<float>> data = {{1, 2}, {10, 20}};
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < 2; ++r) {
+    ncclAllReduce(data[r].data(), data[r].data(), 2, ncclFloat32, ncclSum, comms[r], nullptr);
+  }
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(data[r], (std::vector<float>{11, 22}));
+  for (ncclComm_t c : {halves[0], halves[1], comms[0], comms[1]}) {
+    EXPECT_EQ(ncclCommDestroy(c), ncclSuccess);
+  }
+}
+
 }  // namespace
