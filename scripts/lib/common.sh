@@ -9,18 +9,33 @@ BRAID_BUILD="${BRAID_BUILD:-$BRAID_ROOT/build}"
 BRAID_PACKAGES=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev
                 libopenmpi-dev openmpi-bin clang-format libhwloc-dev hwloc)
 
-braid_install_deps() {
+# PyTorch 1.13 for braid_torch (python/) and its tests: Debian's, for /usr/bin/python3. Without
+# their recommendations (a desktop's worth of GTK and Qt), which the backend does not need.
+BRAID_TORCH_PACKAGES=(python3-torch libtorch-dev pybind11-dev)
+
+# braid_apt_install [apt-get options] -- packages...: installs those of the packages missing.
+braid_apt_install() {
+  local options=()
+  while [ "$1" != "--" ]; do options+=("$1"); shift; done
+  shift
   local missing=()
-  for p in "${BRAID_PACKAGES[@]}"; do
+  for p in "$@"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
   done
   if ((${#missing[@]})); then
     echo "== installing: ${missing[*]}"
     local sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    [ -n "${BRAID_APT_UPDATED:-}" ] || $sudo apt-get update -qq
+    BRAID_APT_UPDATED=1
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${options[@]}" "${missing[@]}" \
+      >/dev/null
   fi
+}
+
+braid_install_deps() {
+  braid_apt_install -- "${BRAID_PACKAGES[@]}"
+  braid_apt_install --no-install-recommends -- "${BRAID_TORCH_PACKAGES[@]}"
 }
 
 # braid_build [targets...]: configures build/ (CUDA when nvcc is found) and

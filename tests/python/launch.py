@@ -1,0 +1,59 @@
+"""Runs a test script as N ranks of a torch.distributed job, as torchrun would start them.
+
+    launch.py N script.py [args...]
+
+Each rank is a process of this Python with torchrun's environment (MASTER_ADDR, MASTER_PORT,
+RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE; Debian's torchrun does not start on Python 3.11,
+so the tests start the ranks themselves). Fails when any rank fails or the job outlives
+BRAID_TORCH_TEST_TIMEOUT seconds (default 240); a failing rank's peers are stopped, so a rank
+waiting for a dead one does not hang the test.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    nranks = int(sys.argv[1])
+    command = [sys.executable] + sys.argv[2:]
+    timeout = float(os.environ.get("BRAID_TORCH_TEST_TIMEOUT", "240"))
+    port = str(free_port())
+    ranks = []
+    for rank in range(nranks):
+        env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(rank),
+                   WORLD_SIZE=str(nranks), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(nranks))
+        ranks.append(subprocess.Popen(command, env=env))
+    deadline = time.monotonic() + timeout
+    failed = None
+    while failed is None and any(p.poll() is None for p in ranks):
+        for rank, p in enumerate(ranks):
+            if p.poll() not in (None, 0):
+                failed = f"rank {rank} exited with {p.returncode}"
+        if time.monotonic() > deadline:
+            failed = f"the job did not finish in {timeout:.0f} s"
+        time.sleep(0.05)
+    if failed is None:
+        failed = next((f"rank {r} exited with {p.returncode}"
+                       for r, p in enumerate(ranks) if p.returncode != 0), None)
+    for p in ranks:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+    if failed:
+        sys.exit(f"launch.py: {' '.join(sys.argv[2:])} on {nranks} ranks: {failed}")
+    print(f"launch.py: {' '.join(sys.argv[2:])}: {nranks} ranks passed")
+
+
+if __name__ == "__main__":
+    main()
