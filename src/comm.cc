@@ -28,7 +28,7 @@ Status exchangePeerInfo(Comm::Impl& c) {
   PeerInfo& me = c.peers[c.rank];
   me.rank = c.rank;
   me.pid = getpid();
-  me.hostId = topology::hostId();
+  me.hostId = topology::hostId(c.config.hostIdOverride);
   me.nonce = randomNonce();
   me.cudaDevice = c.cudaDevice;
   me.numaId = c.numaIdOfThisRank();
@@ -46,13 +46,18 @@ Status exchangePeerInfo(Comm::Impl& c) {
                           "BRAID_HOST_COMM=1 everywhere for host memory, or give every rank a "
                           "device)");
     }
-    if (c.peers[r].hostId != me.hostId) {
+  }
+  bool spansHosts = false;
+  for (int r = 0; r < c.nranks; ++r) spansHosts = spansHosts || c.onOtherHost(r);
+  if (!spansHosts) return Status::success();
+  for (int r = 0; r < c.nranks; ++r) {
+    if (c.onOtherHost(r) && me.cudaDevice >= 0) {
       return invalidUsage("rank " + std::to_string(r) +
-                          " runs on another host; network transports (socket, ibverbs) are not "
-                          "implemented yet, so all ranks must share one host");
+                          " runs on another host: GPU communicators across hosts are not "
+                          "implemented yet (host communicators are: BRAID_HOST_COMM=1)");
     }
   }
-  return Status::success();
+  return c.connectNetwork();
 }
 
 }  // namespace

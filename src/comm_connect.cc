@@ -51,10 +51,12 @@ Status Comm::Impl::connectRing() {
   std::string ringText;
   for (int r : ring) ringText += " " + std::to_string(r);
   BRAID_INFO(
-      "ring:%s; %d channel(s); transport %s for all peers; fifo %d x %zu bytes (ll %zu); "
+      "ring:%s; %d channel(s); transport %s; fifo %d x %zu bytes (ll %zu); "
       "spin %u ns (%d cores)",
-      ringText.c_str(), nchannels, cudaDevice >= 0 ? "cuda_ipc" : "shm", transport::kFifoSlots,
-      slotBytes, llSlotBytes(), spinNs, cores);
+      ringText.c_str(), nchannels,
+      cudaDevice >= 0 ? "cuda_ipc"
+                      : (spansHosts() ? "shm within a host, socket between hosts" : "shm"),
+      transport::kFifoSlots, slotBytes, llSlotBytes(), spinNs, cores);
 
   const uint64_t nonce = peers[0].nonce ^ bootstrap->magic();
   p2pNonce = nonce ^ 0x7032707032703270ull;  // point-to-point FIFOs get names of their own

@@ -26,6 +26,7 @@
 #include "kernels/host_reduce.h"
 #include "topology/graph.h"
 #include "transport/connection.h"
+#include "transport/net/socket_rendezvous.h"
 #include "tune/select.h"
 #include "util/trace.h"
 
@@ -204,6 +205,16 @@ class Comm::Impl {
   bool deterministic = false;  ///< BRAID_DETERMINISTIC
   /// choose's answers for recent calls.
   ChoiceCache choices;
+
+  /// Ranks on other hosts (PeerInfo::hostId differs) are reached through the socket transport:
+  /// this rank's listener and every rank's listener address, both empty when all ranks share
+  /// one host (comm_network.cc). Declared before the links, which go first.
+  std::unique_ptr<transport::net::SocketRendezvous> net;
+  std::vector<sockaddr_storage> netAddresses;
+  bool onOtherHost(int peer) const { return peers[peer].hostId != peers[rank].hostId; }
+  bool spansHosts() const { return net != nullptr; }
+  /// Joins the socket transport: the listener, and the exchange of addresses.
+  Status connectNetwork();
 
   /// The schedules' connections, made the first time a schedule needs them
   /// (comm_links.cc); their names hang off linkNonce.

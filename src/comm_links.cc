@@ -11,6 +11,11 @@
 // for any sending end. Every rank that links the same schedule does the
 // same, so the ends a sender waits for are made by receivers that wait for
 // nothing first: no cycle of waits is possible.
+//
+// A peer on another host is a socket FIFO instead (comm_network.cc): the
+// sender connects to the receiver's listener, which the kernel completes
+// before anyone accepts, so senders connect first, and receivers accept
+// last, once every wait of theirs is on a peer that has connected or will.
 #include <algorithm>
 #include <chrono>
 #include <set>
@@ -19,6 +24,7 @@
 #include <utility>
 
 #include "comm_impl.h"
+#include "transport/net/socket_fifo.h"
 #include "transport/shm/shm_fifo.h"
 #include "transport/shm/shm_ll_fifo.h"
 #include "util/log.h"
@@ -45,9 +51,26 @@ Status Comm::Impl::linkSchedule(const exec::Program& program, algo::Protocol pro
     for (int peer : program.channels[c].recvPeers) recvPairs.insert({static_cast<int>(c), peer});
     for (int peer : program.channels[c].sendPeers) sendPairs.insert({static_cast<int>(c), peer});
   }
+  if (spansHosts() && ll) {
+    for (const auto& pair : recvPairs) {
+      if (onOtherHost(pair.second)) {
+        return invalidUsage("the LL protocol does not cross hosts yet (rank " +
+                            std::to_string(pair.second) + " is on another host)");
+      }
+    }
+  }
+  auto greeting = [&](int sender, int receiver, int channel) {
+    transport::net::Greeting g;
+    g.magic = nonce;
+    g.sender = sender;
+    g.receiver = receiver;
+    g.channel = channel;
+    g.protocol = static_cast<int32_t>(protocol);
+    return g;
+  };
   for (const auto& [c, peer] : recvPairs) {
     auto& end = recvLinks[{peer, c, protocol}];
-    if (end) continue;
+    if (end || onOtherHost(peer)) continue;
     const std::string name = transport::shm::segmentName(nonce, peer, rank, c);
     if (ll) {
       BRAID_ASSIGN_OR_RETURN(end, transport::shm::createLlRecvEnd(name, slot));
@@ -59,6 +82,15 @@ Status Comm::Impl::linkSchedule(const exec::Program& program, algo::Protocol pro
                 peer, c);
   }
   const transport::WaitContext wait = waitContext();
+  for (const auto& [c, peer] : sendPairs) {
+    auto& end = sendLinks[{peer, c, protocol}];
+    if (end || !onOtherHost(peer)) continue;
+    BRAID_ASSIGN_OR_RETURN(
+        braid::net::Socket socket,
+        net->connect(netAddresses[peer], greeting(rank, peer, c), wait.deadline));
+    BRAID_ASSIGN_OR_RETURN(end, transport::net::openSocketSendEnd(std::move(socket), slot, peer));
+    BRAID_TRACE("links: socket FIFO to rank %d on channel %d connected", peer, c);
+  }
   for (const auto& [c, peer] : sendPairs) {
     auto& end = sendLinks[{peer, c, protocol}];
     if (end) continue;
@@ -86,6 +118,14 @@ Status Comm::Impl::linkSchedule(const exec::Program& program, algo::Protocol pro
     BRAID_TRY(transport::shm::unlinkSegment(name));
     BRAID_TRACE("links: %s FIFO to rank %d on channel %d opened", algo::protocolName(protocol),
                 peer, c);
+  }
+  for (const auto& [c, peer] : recvPairs) {
+    auto& end = recvLinks[{peer, c, protocol}];
+    if (end) continue;
+    BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket,
+                           net->accept(greeting(peer, rank, c), wait.deadline));
+    BRAID_ASSIGN_OR_RETURN(end, transport::net::openSocketRecvEnd(std::move(socket), slot, peer));
+    BRAID_TRACE("links: socket FIFO from rank %d on channel %d accepted", peer, c);
   }
   out->assign(program.channels.size(), exec::ChannelConnections{});
   for (size_t c = 0; c < program.channels.size(); ++c) {

@@ -26,6 +26,7 @@ class ShmP2pLinks final : public exec::P2pLinks {
   explicit ShmP2pLinks(Comm::Impl& c) : c_(c) {}
 
   Result<transport::RecvEnd*> recvFrom(int peer) override {
+    BRAID_TRY(local(peer));
     auto& end = c_.p2pRecv[peer];
     if (!end) {
       BRAID_ASSIGN_OR_RETURN(end, transport::shm::createRecvEnd(name(peer, c_.rank), slotBytes()));
@@ -35,6 +36,7 @@ class ShmP2pLinks final : public exec::P2pLinks {
   }
 
   Result<transport::SendEnd*> trySendTo(int peer) override {
+    BRAID_TRY(local(peer));
     auto& end = c_.p2pSend[peer];
     if (!end) {
       std::string segment = name(c_.rank, peer);
@@ -47,6 +49,14 @@ class ShmP2pLinks final : public exec::P2pLinks {
   }
 
  private:
+  // Sends and receives between hosts need a receiving end that accepts its connection without
+  // blocking the batch's other transfers; until then they are refused rather than left to hang.
+  Status local(int peer) const {
+    if (!c_.onOtherHost(peer)) return Status::success();
+    return invalidUsage("point-to-point with rank " + std::to_string(peer) +
+                        " on another host is not implemented yet (nor gather, scatter and "
+                        "all-to-all across hosts, which run on it); collectives are");
+  }
   std::string name(int sender, int receiver) const {
     return transport::shm::segmentName(c_.p2pNonce, sender, receiver, 0);
   }

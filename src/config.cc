@@ -23,6 +23,8 @@ Config Config::fromEnvironment() {
   c.p2pLevel = env::get("P2P_LEVEL").value_or("");
   c.spinUs = env::getInt("SPIN_US", c.spinUs);
   c.hostComm = env::getInt("HOST_COMM", 0) != 0;
+  c.hostIdOverride = env::get("HOSTID").value_or("");
+  c.socketIfname = env::get("SOCKET_IFNAME").value_or("");
   for (auto* s : {&c.algo, &c.proto}) {
     for (auto& ch : *s) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
   }
@@ -63,7 +65,9 @@ std::string Config::describe() const {
     << " trace=" << (tracePath.empty() ? "off" : tracePath)
     << " topo_file=" << (topoFile.empty() ? "discover" : topoFile)
     << " p2p_level=" << (p2pLevel.empty() ? "default" : p2pLevel)
-    << " spin_us=" << (spinUs < 0 ? "auto" : std::to_string(spinUs)) << " host_comm=" << hostComm;
+    << " spin_us=" << (spinUs < 0 ? "auto" : std::to_string(spinUs)) << " host_comm=" << hostComm
+    << " hostid=" << (hostIdOverride.empty() ? "auto" : hostIdOverride)
+    << " socket_ifname=" << (socketIfname.empty() ? "auto" : socketIfname);
   return o.str();
 }
 

@@ -29,6 +29,13 @@ struct Config {
   /// BRAID_HOST_COMM: communicators run on host memory even where a GPU is
   /// current (CPU tensors, a faster Gloo), as on machines without one.
   bool hostComm = false;
+  /// BRAID_HOSTID (NCCL_HOSTID): this process's host identity instead of its host name and boot
+  /// id; ranks with different ones talk over the network even on one machine (the multi-host
+  /// tests' network namespaces, containers that share a boot id).
+  std::string hostIdOverride;
+  /// BRAID_SOCKET_IFNAME: the interfaces the bootstrap and the socket transport may use, in
+  /// NCCL's syntax (prefixes, "^" excludes, "=" exact); empty: any but docker and loopback.
+  std::string socketIfname;
 
   /// Reads the environment (BRAID_X, then NCCL_X).
   static Config fromEnvironment();

@@ -10,7 +10,8 @@
 
 namespace braid::topology {
 
-uint64_t hostId() {
+uint64_t hostId(const std::string& override) {
+  if (!override.empty()) return stableHash("hostid:" + override);
   char name[256] = {};
   gethostname(name, sizeof(name) - 1);
   std::string identity = name;

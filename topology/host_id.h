@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace braid::topology {
 
-/// A 64-bit hash of this host's identity, the same in every process on it.
-uint64_t hostId();
+/// A 64-bit hash of this host's identity, the same in every process on it; of `override`
+/// instead when it is not empty (BRAID_HOSTID).
+uint64_t hostId(const std::string& override = "");
 
 /// Cores this process may run on (its affinity mask), at least 1.
 int usableCores();

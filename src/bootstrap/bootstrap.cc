@@ -168,8 +168,10 @@ Result<net::Socket> acceptPredecessor(const Joining& j, const net::Socket& liste
 
 class SocketBootstrap final : public Bootstrap {
  public:
-  SocketBootstrap(const Joining& j, net::Socket next, net::Socket prev)
-      : rank_(j.rank),
+  SocketBootstrap(const Joining& j, net::Socket next, net::Socket prev,
+                  const sockaddr_storage& localAddress)
+      : localAddress_(localAddress),
+        rank_(j.rank),
         nranks_(j.nranks),
         magic_(j.magic),
         timeoutMs_(j.timeoutMs),
@@ -179,6 +181,7 @@ class SocketBootstrap final : public Bootstrap {
   int rank() const override { return rank_; }
   int nranks() const override { return nranks_; }
   uint64_t magic() const override { return magic_; }
+  sockaddr_storage localAddress() const override { return localAddress_; }
   Status allGather(void* data, size_t bytesPerRank) override;
   Status barrier() override;
   void abort() override;
@@ -187,6 +190,7 @@ class SocketBootstrap final : public Bootstrap {
   /// The status to return once the ring is no longer usable.
   Status unusable() const;
 
+  const sockaddr_storage localAddress_;
   const int rank_;
   const int nranks_;
   const uint64_t magic_;
@@ -260,9 +264,10 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::create(const UniqueId& id, int ran
 
   // One rank has no ring; it still meets the root, whose thread ends then.
   net::Socket listener;
+  const sockaddr_storage localAddr = listenAddressFor(j.root);
   sockaddr_storage listenAddr{};
   if (nranks > 1) {
-    BRAID_ASSIGN_OR_RETURN(listener, net::listenOn(listenAddressFor(j.root), false));
+    BRAID_ASSIGN_OR_RETURN(listener, net::listenOn(localAddr, false));
     BRAID_ASSIGN_OR_RETURN(listenAddr, net::boundAddress(listener));
   }
   BRAID_ASSIGN_OR_RETURN(sockaddr_storage successorAddr, joinThroughRoot(j, listenAddr));
@@ -277,7 +282,7 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::create(const UniqueId& id, int ran
   BRAID_INFO("bootstrap: rank %d of %d joined (magic 0x%016" PRIx64 ")", rank, nranks,
              contents.magic);
   return std::unique_ptr<Bootstrap>(
-      std::make_unique<SocketBootstrap>(j, std::move(next), std::move(prev)));
+      std::make_unique<SocketBootstrap>(j, std::move(next), std::move(prev), localAddr));
 }
 
 }  // namespace braid::bootstrap

@@ -9,6 +9,8 @@
 // naming the missing rank(s) by the deadline, never a hang.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -31,6 +33,9 @@ class Bootstrap {
   virtual int nranks() const = 0;
   /// The magic of the unique id, shared by all ranks (used to name shm segments).
   virtual uint64_t magic() const = 0;
+  /// The address this rank's bootstrap listens on (its port aside): the interface other hosts
+  /// reach this one through (BRAID_SOCKET_IFNAME), which the socket transport listens on too.
+  virtual sockaddr_storage localAddress() const = 0;
 
   /// `data` holds nranks slots of `bytesPerRank`; this rank's slot is filled
   /// in; on return every slot is.

@@ -1,0 +1,45 @@
+// A communicator whose ranks span hosts: what changes when some peers are on the network.
+//
+// Ranks on one host keep the shm FIFOs between them; a FIFO to or from a rank on another host is
+// a socket FIFO (transport/net/socket_fifo.h) made the first time a schedule needs it, through
+// this rank's listener (transport/net/socket_rendezvous.h), which listens on the interface the
+// bootstrap uses (BRAID_SOCKET_IFNAME). Only the Simple protocol crosses hosts: LL's cells and
+// the one-shot board are memory a peer reads directly, which another host cannot.
+#include <string>
+
+#include "comm_impl.h"
+#include "util/log.h"
+
+namespace braid {
+
+Status Comm::Impl::connectNetwork() {
+  if (!config.transportAllowed("socket")) {
+    return invalidUsage("ranks run on several hosts but BRAID_TRANSPORTS=" + config.transports +
+                        " excludes socket, the transport between hosts");
+  }
+  BRAID_ASSIGN_OR_RETURN(net, transport::net::SocketRendezvous::create(bootstrap->localAddress()));
+  netAddresses.assign(nranks, sockaddr_storage{});
+  netAddresses[rank] = net->address();
+  BRAID_TRY(bootstrap->allGather(netAddresses.data(), sizeof(sockaddr_storage))
+                .withContext("exchanging the socket transport's addresses"));
+  int hosts = 0;
+  for (int r = 0; r < nranks; ++r) {
+    bool first = true;
+    for (int q = 0; q < r; ++q) first = first && peers[q].hostId != peers[r].hostId;
+    hosts += first ? 1 : 0;
+  }
+  if (!allowed.protocol[static_cast<int>(algo::Protocol::kSimple)]) {
+    return invalidUsage("BRAID_PROTO excludes simple, the only protocol between hosts");
+  }
+  if (allowed.protocol[static_cast<int>(algo::Protocol::kLl)] && !config.proto.empty()) {
+    BRAID_WARN("BRAID_PROTO=%s: LL does not cross hosts yet; this communicator runs Simple",
+               config.proto.c_str());
+  }
+  allowed.protocol[static_cast<int>(algo::Protocol::kLl)] = false;
+  allowed.algorithm[static_cast<int>(algo::Algorithm::kOneShot)] = false;
+  BRAID_INFO("network: %d hosts; socket transport listening on %s", hosts,
+             braid::net::addressToString(net->address()).c_str());
+  return Status::success();
+}
+
+}  // namespace braid

@@ -1,0 +1,216 @@
+#include "transport/net/socket_fifo.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "transport/shm/shm_fifo.h"
+#include "util/log.h"
+
+namespace braid::transport::net {
+namespace {
+
+using braid::net::IoResult;
+using braid::net::Socket;
+
+// How long a proxy's wait on its local FIFO lasts before it looks at its stop flag again. The
+// wait ends at once when the executor posts or releases a slot; this only bounds how long the
+// destructor waits for an idle proxy.
+constexpr int64_t kStopCheckMs = 50;
+// How long a send end that goes away keeps sending what its executor posted. A host collective
+// completes on a rank once its own steps are done, so its last slots may still be in the local
+// FIFO when the communicator is destroyed; its peer still needs them. Bounded, for a peer that
+// is gone and reads nothing.
+constexpr int64_t kDrainMs = 10000;
+
+/// A FIFO private to this process: both ends here, the name unlinked at once.
+struct LocalFifo {
+  std::unique_ptr<RecvEnd> recv;
+  std::unique_ptr<SendEnd> send;
+};
+
+Result<LocalFifo> makeLocalFifo(size_t slotBytes) {
+  static std::atomic<uint64_t> counter{0};
+  const std::string name =
+      "/braid-net-" + std::to_string(getpid()) + "-" + std::to_string(counter.fetch_add(1));
+  LocalFifo fifo;
+  BRAID_ASSIGN_OR_RETURN(fifo.recv, shm::createRecvEnd(name, slotBytes));
+  Result<std::unique_ptr<SendEnd>> send = shm::openSendEnd(name, slotBytes);
+  (void)shm::unlinkSegment(name);
+  if (!send.ok()) return send.status();
+  fifo.send = std::move(send).value();
+  return fifo;
+}
+
+/// What a proxy thread shares with the end that owns it.
+class Proxy {
+ public:
+  Proxy(Socket socket, int peer) : socket_(std::move(socket)), peer_(peer) {}
+  ~Proxy() { stop(); }
+
+  template <typename Body>
+  void start(Body body) {
+    thread_ = std::thread(std::move(body));
+  }
+  /// Ends the thread: its FIFO wait sees the flag, its socket call returns.
+  void stop() {
+    if (!thread_.joinable()) return;
+    stopping_.store(true);
+    interrupt_.store(true);
+    socket_.shutdown();
+    thread_.join();
+  }
+  /// Asks the thread to finish what it has and end (see draining()); stops it if it has not
+  /// within kDrainMs.
+  void drainThenStop() {
+    if (!thread_.joinable()) return;
+    draining_.store(true);
+    interrupt_.store(true);
+    const Deadline deadline = Deadline::afterMs(kDrainMs);
+    while (!finished_.load() && !deadline.expired()) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    stop();
+  }
+  /// The thread calls this as it returns.
+  void finished() { finished_.store(true); }
+  bool stopping() const { return stopping_.load(); }
+  bool draining() const { return draining_.load(); }
+  const Socket& socket() const { return socket_; }
+  /// A wait on the local FIFO that gives up after kStopCheckMs or when stopping.
+  WaitContext waitContext() const {
+    WaitContext ctx;
+    ctx.deadline = Deadline::afterMs(kStopCheckMs);
+    ctx.abort = &interrupt_;
+    ctx.peer = peer_;
+    ctx.spinNs = 0;
+    return ctx;
+  }
+  /// Logs why the connection ended, unless it was ours to end.
+  void lost(const char* what, const IoResult& io) const {
+    if (!stopping()) {
+      BRAID_WARN("socket transport: %s rank %d: %s", what, peer_, io.describe().c_str());
+    }
+  }
+
+ private:
+  Socket socket_;
+  int peer_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> draining_{false};
+  std::atomic<bool> finished_{false};
+  std::atomic<bool> interrupt_{false};  // ends a wait on the FIFO: set by both of the above
+  std::thread thread_;
+};
+
+class SocketSendEnd final : public SendEnd {
+ public:
+  SocketSendEnd(LocalFifo fifo, Socket socket, int peer)
+      : fifo_(std::move(fifo)), proxy_(std::move(socket), peer) {
+    proxy_.start([this] { run(); });
+  }
+  ~SocketSendEnd() override { proxy_.drainThenStop(); }
+
+  size_t slotBytes() const override { return fifo_.send->slotBytes(); }
+  Result<void*> waitSlot(const WaitContext& ctx) override { return fifo_.send->waitSlot(ctx); }
+  void* trySlot() override { return fifo_.send->trySlot(); }
+  void post(size_t bytes) override { fifo_.send->post(bytes); }
+
+ private:
+  // Slots the executor posted, in order, onto the wire; each handed back once sent. Once the
+  // end is going away (draining), what is posted still goes, and then the thread ends.
+  void run() {
+    while (!proxy_.stopping()) {
+      size_t bytes = 0;
+      const void* slot = fifo_.recv->trySlot(&bytes);
+      if (slot == nullptr) {
+        if (proxy_.draining()) break;
+        Result<const void*> waited = fifo_.recv->waitSlot(proxy_.waitContext(), &bytes);
+        if (!waited.ok()) continue;  // nothing posted yet, draining or stopping
+        slot = waited.value();
+      }
+      const uint64_t header = bytes;
+      IoResult io =
+          braid::net::sendAll(proxy_.socket(), &header, sizeof(header), Deadline::never());
+      if (io.ok()) io = braid::net::sendAll(proxy_.socket(), slot, bytes, Deadline::never());
+      if (!io.ok()) {
+        proxy_.lost("sending to", io);
+        break;
+      }
+      fifo_.recv->release();
+    }
+    proxy_.finished();
+  }
+
+  LocalFifo fifo_;
+  Proxy proxy_;  // last: its thread uses fifo_ and stops before fifo_ goes
+};
+
+class SocketRecvEnd final : public RecvEnd {
+ public:
+  SocketRecvEnd(LocalFifo fifo, Socket socket, int peer)
+      : fifo_(std::move(fifo)), proxy_(std::move(socket), peer), peer_(peer) {
+    proxy_.start([this] { run(); });
+  }
+  ~SocketRecvEnd() override { proxy_.stop(); }
+
+  size_t slotBytes() const override { return fifo_.recv->slotBytes(); }
+  Result<const void*> waitSlot(const WaitContext& ctx, size_t* bytes) override {
+    return fifo_.recv->waitSlot(ctx, bytes);
+  }
+  const void* trySlot(size_t* bytes) override { return fifo_.recv->trySlot(bytes); }
+  void release() override { fifo_.recv->release(); }
+
+ private:
+  // Slots off the wire into free slots of the local FIFO, in order.
+  void run() {
+    while (!proxy_.stopping()) {
+      uint64_t header = 0;
+      IoResult io =
+          braid::net::recvAll(proxy_.socket(), &header, sizeof(header), Deadline::never());
+      if (!io.ok()) {
+        proxy_.lost("receiving from", io);
+        return;
+      }
+      if (header > fifo_.send->slotBytes()) {
+        BRAID_WARN("socket transport: rank %d sent a slot of %llu bytes, over the %zu a slot holds",
+                   peer_, static_cast<unsigned long long>(header), fifo_.send->slotBytes());
+        return;
+      }
+      Result<void*> slot = fifo_.send->waitSlot(proxy_.waitContext());
+      while (!slot.ok() && !proxy_.stopping()) slot = fifo_.send->waitSlot(proxy_.waitContext());
+      if (!slot.ok()) return;
+      io = braid::net::recvAll(proxy_.socket(), slot.value(), header, Deadline::never());
+      if (!io.ok()) {
+        proxy_.lost("receiving from", io);
+        return;
+      }
+      fifo_.send->post(header);
+    }
+  }
+
+  LocalFifo fifo_;
+  Proxy proxy_;
+  int peer_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SendEnd>> openSocketSendEnd(Socket connected, size_t slotBytes, int peer) {
+  BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));
+  return std::unique_ptr<SendEnd>(
+      std::make_unique<SocketSendEnd>(std::move(fifo), std::move(connected), peer));
+}
+
+Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(Socket connected, size_t slotBytes, int peer) {
+  BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));
+  return std::unique_ptr<RecvEnd>(
+      std::make_unique<SocketRecvEnd>(std::move(fifo), std::move(connected), peer));
+}
+
+}  // namespace braid::transport::net

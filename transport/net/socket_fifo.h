@@ -1,0 +1,42 @@
+// FIFOs between ranks on different hosts, over TCP.
+//
+// The executor never talks to the network: it sees the same SendEnd and RecvEnd as on one host,
+// backed by a FIFO in this process's memory (a shm FIFO, so the waits and slot arithmetic are
+// the ones the executor already runs). A proxy thread per FIFO end moves slots between that
+// local FIFO and a TCP connection:
+//
+//   sender host:   executor -> local FIFO -> [send proxy] -> socket
+//   receiver host: socket -> [recv proxy] -> local FIFO -> executor
+//
+// Each slot travels as an 8-byte length and its bytes. Back-pressure is the FIFOs': the send
+// proxy takes a slot only once it is posted and hands it back once the socket took its bytes;
+// the receive proxy reads a slot's bytes only into a free slot of its local FIFO, so a slow
+// receiver stops reading the socket and TCP's window stops the sender. The executor never waits
+// for the network, only for its FIFO, with its own deadline and abort flag.
+//
+// Why a proxy thread per FIFO end and not one per process: each thread blocks in the one place
+// it can next make progress (its FIFO's futex or its socket), so a slot moves with one wake-up
+// and no polling, and a FIFO that is slow cannot hold up another's. A host rank has two per ring
+// channel. (NCCL's BRAID_SOCKET_NTHREADS / NSOCKS_PERTHREAD striping comes later.)
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "braid/status.h"
+#include "transport/connection.h"
+#include "util/socket.h"
+
+namespace braid::transport::net {
+
+/// The executor's end of a FIFO to a rank on another host, whose receiving end is at the other
+/// end of `connected` (made by openSocketRecvEnd there). `peer` names that rank in errors.
+Result<std::unique_ptr<SendEnd>> openSocketSendEnd(braid::net::Socket connected, size_t slotBytes,
+                                                   int peer);
+
+/// The executor's end of a FIFO from a rank on another host, whose sending end is at the other
+/// end of `connected`.
+Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(braid::net::Socket connected, size_t slotBytes,
+                                                   int peer);
+
+}  // namespace braid::transport::net
