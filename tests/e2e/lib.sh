@@ -107,15 +107,24 @@ type_size() {
   esac
 }
 
-# free_port: a TCP port nobody listens on now (the kernel's choice, through Python when there is
-# one; otherwise a random one of the dynamic range).
+# free_port: a TCP port nobody listens on now, picked at random below the kernel's ephemeral
+# range (32768 and up): a port the kernel chose could be handed to another test's socket before
+# the rank that is to listen on it binds it.
 free_port() {
   if command -v python3 >/dev/null; then
-    python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
+    python3 -c 'import random, socket, sys
+rng = random.SystemRandom()
+for _ in range(100):
+    port = rng.randrange(20000, 32768)
+    with socket.socket() as s:
+        try:
+            s.bind(("0.0.0.0", port))
+        except OSError:
+            continue
+        print(port)
+        sys.exit(0)
+sys.exit("free_port: none free in 20000-32767")'
   else
-    echo $((49152 + RANDOM % 16000))
+    echo $((20000 + RANDOM % 12768))
   fi
 }
