@@ -156,6 +156,21 @@ class Comm::Impl {
   std::unique_ptr<bootstrap::Bootstrap> bootstrap;
   std::vector<PeerInfo> peers;
   std::vector<int> ring;  ///< ring order of ranks
+  /// Ranks on other hosts (PeerInfo::hostId differs) are reached through the socket transport:
+  /// this rank's listener and every rank's listener address, both empty when all ranks share
+  /// one host (comm_network.cc). Declared before every FIFO end, which go first.
+  std::unique_ptr<transport::net::SocketRendezvous> net;
+  std::vector<sockaddr_storage> netAddresses;
+  bool onOtherHost(int peer) const { return peers[peer].hostId != peers[rank].hostId; }
+  bool spansHosts() const { return net != nullptr; }
+  /// Joins the socket transport: the listener, and the exchange of addresses.
+  Status connectNetwork();
+  /// A socket FIFO's ends: the receiving one waits for its connection on its own thread.
+  Result<std::unique_ptr<transport::RecvEnd>> awaitSocketFifo(
+      int peer, const transport::net::Greeting& greeting, size_t slotBytes);
+  Result<std::unique_ptr<transport::SendEnd>> connectSocketFifo(
+      int peer, const transport::net::Greeting& greeting, size_t slotBytes);
+
   int nchannels = 1;
   size_t slotBytes = 0;  ///< Simple FIFO slots; LL ones are llSlotBytes()
   uint32_t spinNs = 0;
@@ -205,16 +220,6 @@ class Comm::Impl {
   bool deterministic = false;  ///< BRAID_DETERMINISTIC
   /// choose's answers for recent calls.
   ChoiceCache choices;
-
-  /// Ranks on other hosts (PeerInfo::hostId differs) are reached through the socket transport:
-  /// this rank's listener and every rank's listener address, both empty when all ranks share
-  /// one host (comm_network.cc). Declared before the links, which go first.
-  std::unique_ptr<transport::net::SocketRendezvous> net;
-  std::vector<sockaddr_storage> netAddresses;
-  bool onOtherHost(int peer) const { return peers[peer].hostId != peers[rank].hostId; }
-  bool spansHosts() const { return net != nullptr; }
-  /// Joins the socket transport: the listener, and the exchange of addresses.
-  Status connectNetwork();
 
   /// The schedules' connections, made the first time a schedule needs them
   /// (comm_links.cc); their names hang off linkNonce.

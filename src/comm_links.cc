@@ -13,9 +13,8 @@
 // nothing first: no cycle of waits is possible.
 //
 // A peer on another host is a socket FIFO instead (comm_network.cc): the
-// sender connects to the receiver's listener, which the kernel completes
-// before anyone accepts, so senders connect first, and receivers accept
-// last, once every wait of theirs is on a peer that has connected or will.
+// sender connects to the receiver's listener, and the receiving end waits
+// for that connection on its own proxy thread, so linking waits for nobody.
 #include <algorithm>
 #include <chrono>
 #include <set>
@@ -122,10 +121,7 @@ Status Comm::Impl::linkSchedule(const exec::Program& program, algo::Protocol pro
   for (const auto& [c, peer] : recvPairs) {
     auto& end = recvLinks[{peer, c, protocol}];
     if (end) continue;
-    BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket,
-                           net->accept(greeting(peer, rank, c), wait.deadline));
-    BRAID_ASSIGN_OR_RETURN(end, transport::net::openSocketRecvEnd(std::move(socket), slot, peer));
-    BRAID_TRACE("links: socket FIFO from rank %d on channel %d accepted", peer, c);
+    BRAID_ASSIGN_OR_RETURN(end, awaitSocketFifo(peer, greeting(peer, rank, c), slot));
   }
   out->assign(program.channels.size(), exec::ChannelConnections{});
   for (size_t c = 0; c < program.channels.size(); ++c) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "comm_impl.h"
+#include "transport/net/socket_fifo.h"
 #include "util/log.h"
 
 namespace braid {
@@ -40,6 +41,25 @@ Status Comm::Impl::connectNetwork() {
   BRAID_INFO("network: %d hosts; socket transport listening on %s", hosts,
              braid::net::addressToString(net->address()).c_str());
   return Status::success();
+}
+
+Result<std::unique_ptr<transport::RecvEnd>> Comm::Impl::awaitSocketFifo(
+    int peer, const transport::net::Greeting& greeting, size_t slotBytes) {
+  transport::net::SocketRendezvous* rendezvous = net.get();
+  const int64_t timeoutMs = config.timeoutMs;
+  return transport::net::openSocketRecvEnd(
+      [rendezvous, greeting, timeoutMs](const std::atomic<bool>& stop) {
+        return rendezvous->accept(greeting, Deadline::afterMs(timeoutMs), &stop);
+      },
+      slotBytes, peer);
+}
+
+Result<std::unique_ptr<transport::SendEnd>> Comm::Impl::connectSocketFifo(
+    int peer, const transport::net::Greeting& greeting, size_t slotBytes) {
+  BRAID_ASSIGN_OR_RETURN(
+      braid::net::Socket socket,
+      net->connect(netAddresses[peer], greeting, Deadline::afterMs(config.timeoutMs)));
+  return transport::net::openSocketSendEnd(std::move(socket), slotBytes, peer);
 }
 
 }  // namespace braid

@@ -5,7 +5,9 @@
 // the communicator and the two ranks, the receiver creates its end when it
 // first receives from a peer, and the sender opens it once it exists
 // (retrying without blocking, so that other transfers of the batch move in
-// the meantime). The sender unlinks the name once it has opened it.
+// the meantime). The sender unlinks the name once it has opened it. A pair on
+// two hosts gets a socket FIFO: the sender connects, and the receiving end
+// waits for the connection on its own thread, so neither blocks the batch.
 #include <string>
 
 #include "comm_impl.h"
@@ -26,8 +28,11 @@ class ShmP2pLinks final : public exec::P2pLinks {
   explicit ShmP2pLinks(Comm::Impl& c) : c_(c) {}
 
   Result<transport::RecvEnd*> recvFrom(int peer) override {
-    BRAID_TRY(local(peer));
     auto& end = c_.p2pRecv[peer];
+    if (!end && c_.onOtherHost(peer)) {
+      BRAID_ASSIGN_OR_RETURN(end, c_.awaitSocketFifo(peer, greeting(peer, c_.rank), slotBytes()));
+      BRAID_TRACE("p2p: socket FIFO from rank %d awaited", peer);
+    }
     if (!end) {
       BRAID_ASSIGN_OR_RETURN(end, transport::shm::createRecvEnd(name(peer, c_.rank), slotBytes()));
       BRAID_TRACE("p2p: made the FIFO from rank %d", peer);
@@ -36,8 +41,11 @@ class ShmP2pLinks final : public exec::P2pLinks {
   }
 
   Result<transport::SendEnd*> trySendTo(int peer) override {
-    BRAID_TRY(local(peer));
     auto& end = c_.p2pSend[peer];
+    if (!end && c_.onOtherHost(peer)) {
+      BRAID_ASSIGN_OR_RETURN(end, c_.connectSocketFifo(peer, greeting(c_.rank, peer), slotBytes()));
+      BRAID_TRACE("p2p: socket FIFO to rank %d connected", peer);
+    }
     if (!end) {
       std::string segment = name(c_.rank, peer);
       BRAID_ASSIGN_OR_RETURN(end, transport::shm::tryOpenSendEnd(segment, slotBytes()));
@@ -49,13 +57,15 @@ class ShmP2pLinks final : public exec::P2pLinks {
   }
 
  private:
-  // Sends and receives between hosts need a receiving end that accepts its connection without
-  // blocking the batch's other transfers; until then they are refused rather than left to hang.
-  Status local(int peer) const {
-    if (!c_.onOtherHost(peer)) return Status::success();
-    return invalidUsage("point-to-point with rank " + std::to_string(peer) +
-                        " on another host is not implemented yet (nor gather, scatter and "
-                        "all-to-all across hosts, which run on it); collectives are");
+  // A pair on two hosts: a socket FIFO, named by the pair on the point-to-point nonce.
+  transport::net::Greeting greeting(int sender, int receiver) const {
+    transport::net::Greeting g;
+    g.magic = c_.p2pNonce;
+    g.sender = sender;
+    g.receiver = receiver;
+    g.channel = 0;
+    g.protocol = static_cast<int32_t>(algo::Protocol::kSimple);
+    return g;
   }
   std::string name(int sender, int receiver) const {
     return transport::shm::segmentName(c_.p2pNonce, sender, receiver, 0);

@@ -56,6 +56,37 @@ run_perf() {
   fi
 }
 
+# run_on_hosts OUT ERR HOSTS NRANKS BRAID_PERF [args...]: NRANKS braid-perf processes, one per
+# rank, started as torchrun starts workers (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), ranks
+# r*NRANKS/HOSTS .. on host r (BRAID_HOSTID=host<r>), so that braid connects hosts through its
+# socket transport. Rank 0's output goes to OUT and ERR, rank r's to OUT.r and ERR.r; RUN_RC is
+# the first nonzero exit status of a rank (0 when all succeed).
+run_on_hosts() {
+  local out=$1 err=$2 hosts=$3 nranks=$4
+  shift 4
+  local port per_host=$((nranks / hosts)) rank rc pids=()
+  port=$(free_port)
+  for ((rank = 0; rank < nranks; rank++)); do
+    local o=$out.$rank e=$err.$rank
+    ((rank == 0)) && o=$out e=$err
+    (unset BRAID_COMM_ID NCCL_COMM_ID OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE
+     BRAID_HOSTID="host$((rank / per_host))" RANK=$rank WORLD_SIZE=$nranks \
+       MASTER_ADDR=127.0.0.1 MASTER_PORT=$port BRAID_DEBUG=${BRAID_DEBUG:-INFO} \
+       exec timeout --kill-after=5 "$E2E_RUN_LIMIT_S" "$@") >"$o" 2>"$e" &
+    pids+=($!)
+    E2E_PIDS+=($!)
+  done
+  RUN_RC=0
+  for ((rank = 0; rank < nranks; rank++)); do
+    rc=0
+    wait "${pids[$rank]}" || rc=$?
+    if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+      fail "rank $rank of '$*' did not finish within ${E2E_RUN_LIMIT_S}s" "$out" "$err.$rank"
+    fi
+    ((RUN_RC != 0)) || RUN_RC=$rc
+  done
+}
+
 # expect_success OUT ERR: the run recorded by run_perf exited 0.
 expect_success() {
   [[ $RUN_RC -eq 0 ]] || fail "exit status $RUN_RC, expected 0" "$1" "$2"

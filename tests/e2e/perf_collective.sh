@@ -11,6 +11,8 @@
 #
 # usage: perf_collective.sh BRAID_PERF COLLECTIVE NRANKS MINBYTES MAXBYTES FACTOR [flags...]
 # (sizes in plain bytes; -d, -o and -r are read from the flags, with braid-perf's defaults)
+# With E2E_HOSTS=K set, the NRANKS ranks are processes of K "hosts" of this machine (lib.sh's
+# run_on_hosts: BRAID_HOSTID), connected by braid's socket transport, and rank 0 must say so.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -77,8 +79,16 @@ expected_rows() {
   done
 }
 
-run_perf "$out" "$err" "$perf" "$coll" -b "$min" -e "$max" -f "$factor" "$@"
-expect_success "$out" "$err"
+if [[ -n ${E2E_HOSTS:-} ]]; then
+  run_on_hosts "$out" "$err" "$E2E_HOSTS" "$nranks" "$perf" "$coll" -b "$min" -e "$max" \
+    -f "$factor" "$@"
+  expect_success "$out" "$err"
+  grep -q "network: $E2E_HOSTS hosts; socket transport listening on" "$err" ||
+    fail "rank 0 did not report $E2E_HOSTS hosts on the socket transport" "$err"
+else
+  run_perf "$out" "$err" "$perf" "$coll" -b "$min" -e "$max" -f "$factor" "$@"
+  expect_success "$out" "$err"
+fi
 listed=$(grep -c '^#  Rank ' "$out" || true)
 [[ $listed -eq $nranks ]] || fail "header lists $listed ranks, expected $nranks" "$out"
 

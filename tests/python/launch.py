@@ -1,10 +1,11 @@
 """Runs a test script as N ranks of a torch.distributed job, as torchrun would start them.
 
-    launch.py N script.py [args...]
+    launch.py [--hosts K] N script.py [args...]
 
 Each rank is a process of this Python with torchrun's environment (MASTER_ADDR, MASTER_PORT,
 RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE; Debian's torchrun does not start on Python 3.11,
-so the tests start the ranks themselves). Fails when any rank fails or the job outlives
+so the tests start the ranks themselves). With --hosts K the ranks are K hosts of N / K ranks each
+to braid (BRAID_HOSTID), which then connects hosts through its socket transport. Fails when any rank fails or the job outlives
 BRAID_TORCH_TEST_TIMEOUT seconds (default 240); a failing rank's peers are stopped, so a rank
 waiting for a dead one does not hang the test.
 """
@@ -34,16 +35,24 @@ def free_port():
 
 
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    hosts = 1
+    if args[:1] == ["--hosts"]:
+        hosts, args = int(args[1]), args[2:]
+    if len(args) < 2:
         sys.exit(__doc__)
-    nranks = int(sys.argv[1])
-    command = [sys.executable] + sys.argv[2:]
+    nranks = int(args[0])
+    command = [sys.executable] + args[1:]
     timeout = float(os.environ.get("BRAID_TORCH_TEST_TIMEOUT", "240"))
     port = str(free_port())
     ranks = []
     for rank in range(nranks):
+        per_host = max(1, nranks // hosts)
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(rank),
-                   WORLD_SIZE=str(nranks), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(nranks))
+                   WORLD_SIZE=str(nranks), LOCAL_RANK=str(rank % per_host),
+                   LOCAL_WORLD_SIZE=str(per_host))
+        if hosts > 1:
+            env["BRAID_HOSTID"] = f"host{rank // per_host}"
         ranks.append(subprocess.Popen(command, env=env))
     deadline = time.monotonic() + timeout
     failed = None
@@ -62,8 +71,8 @@ def main():
             p.kill()
         p.wait()
     if failed:
-        sys.exit(f"launch.py: {' '.join(sys.argv[2:])} on {nranks} ranks: {failed}")
-    print(f"launch.py: {' '.join(sys.argv[2:])}: {nranks} ranks passed")
+        sys.exit(f"launch.py: {' '.join(args[1:])} on {nranks} ranks: {failed}")
+    print(f"launch.py: {' '.join(args[1:])}: {nranks} ranks on {hosts} host(s) passed")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -51,6 +52,7 @@ Result<LocalFifo> makeLocalFifo(size_t slotBytes) {
 class Proxy {
  public:
   Proxy(Socket socket, int peer) : socket_(std::move(socket)), peer_(peer) {}
+  explicit Proxy(int peer) : peer_(peer) {}
   ~Proxy() { stop(); }
 
   template <typename Body>
@@ -60,11 +62,22 @@ class Proxy {
   /// Ends the thread: its FIFO wait sees the flag, its socket call returns.
   void stop() {
     if (!thread_.joinable()) return;
-    stopping_.store(true);
-    interrupt_.store(true);
-    socket_.shutdown();
+    {
+      std::lock_guard<std::mutex> lock(socketMutex_);
+      stopping_.store(true);
+      interrupt_.store(true);
+      if (socket_.valid()) socket_.shutdown();
+    }
     thread_.join();
   }
+  /// The proxy thread hands over the connection it waited for; false when stopping already.
+  bool adopt(Socket socket) {
+    std::lock_guard<std::mutex> lock(socketMutex_);
+    if (stopping_.load()) return false;
+    socket_ = std::move(socket);
+    return true;
+  }
+  const std::atomic<bool>& stopFlag() const { return stopping_; }
   /// Asks the thread to finish what it has and end (see draining()); stops it if it has not
   /// within kDrainMs.
   void drainThenStop() {
@@ -97,8 +110,12 @@ class Proxy {
       BRAID_WARN("socket transport: %s rank %d: %s", what, peer_, io.describe().c_str());
     }
   }
+  void lost(const Status& status) const {
+    if (!stopping()) BRAID_WARN("socket transport: %s", status.message().c_str());
+  }
 
  private:
+  std::mutex socketMutex_;  // socket_ is adopted by the thread while stop() may shut it down
   Socket socket_;
   int peer_;
   std::atomic<bool> stopping_{false};
@@ -153,8 +170,8 @@ class SocketSendEnd final : public SendEnd {
 
 class SocketRecvEnd final : public RecvEnd {
  public:
-  SocketRecvEnd(LocalFifo fifo, Socket socket, int peer)
-      : fifo_(std::move(fifo)), proxy_(std::move(socket), peer), peer_(peer) {
+  SocketRecvEnd(LocalFifo fifo, SocketConnector connect, int peer)
+      : fifo_(std::move(fifo)), connect_(std::move(connect)), proxy_(peer), peer_(peer) {
     proxy_.start([this] { run(); });
   }
   ~SocketRecvEnd() override { proxy_.stop(); }
@@ -167,8 +184,16 @@ class SocketRecvEnd final : public RecvEnd {
   void release() override { fifo_.recv->release(); }
 
  private:
-  // Slots off the wire into free slots of the local FIFO, in order.
+  // The connection first (on this thread, so that nobody waits for it but the executor's
+  // receives, with their own deadline), then slots off the wire into free slots of the local
+  // FIFO, in order.
   void run() {
+    Result<Socket> connected = connect_(proxy_.stopFlag());
+    if (!connected.ok()) {
+      proxy_.lost(connected.status());
+      return;
+    }
+    if (!proxy_.adopt(std::move(connected).value())) return;
     while (!proxy_.stopping()) {
       uint64_t header = 0;
       IoResult io =
@@ -195,6 +220,7 @@ class SocketRecvEnd final : public RecvEnd {
   }
 
   LocalFifo fifo_;
+  SocketConnector connect_;
   Proxy proxy_;
   int peer_;
 };
@@ -207,10 +233,18 @@ Result<std::unique_ptr<SendEnd>> openSocketSendEnd(Socket connected, size_t slot
       std::make_unique<SocketSendEnd>(std::move(fifo), std::move(connected), peer));
 }
 
-Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(Socket connected, size_t slotBytes, int peer) {
+Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(SocketConnector connect, size_t slotBytes,
+                                                   int peer) {
   BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));
   return std::unique_ptr<RecvEnd>(
-      std::make_unique<SocketRecvEnd>(std::move(fifo), std::move(connected), peer));
+      std::make_unique<SocketRecvEnd>(std::move(fifo), std::move(connect), peer));
+}
+
+Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(Socket connected, size_t slotBytes, int peer) {
+  auto holder = std::make_shared<Socket>(std::move(connected));
+  return openSocketRecvEnd(
+      [holder](const std::atomic<bool>&) -> Result<Socket> { return std::move(*holder); },
+      slotBytes, peer);
 }
 
 }  // namespace braid::transport::net

@@ -20,7 +20,9 @@
 // channel. (NCCL's BRAID_SOCKET_NTHREADS / NSOCKS_PERTHREAD striping comes later.)
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "braid/status.h"
@@ -37,6 +39,16 @@ Result<std::unique_ptr<SendEnd>> openSocketSendEnd(braid::net::Socket connected,
 /// The executor's end of a FIFO from a rank on another host, whose sending end is at the other
 /// end of `connected`.
 Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(braid::net::Socket connected, size_t slotBytes,
+                                                   int peer);
+
+/// Waits for a FIFO's connection; gives up (with an error) once `stop` is set.
+using SocketConnector = std::function<Result<braid::net::Socket>(const std::atomic<bool>& stop)>;
+
+/// The same, for a connection that has not arrived yet: returns at once, and the end's proxy
+/// thread calls `connect` to wait for it. Until it comes the end has no slots, so a receive waits
+/// as for a slow sender, with its own deadline. What a receiver uses where it must not block
+/// (a batch of sends and receives, which may wait for this rank's own sends first).
+Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(SocketConnector connect, size_t slotBytes,
                                                    int peer);
 
 }  // namespace braid::transport::net

@@ -1,9 +1,12 @@
 #include "transport/net/socket_rendezvous.h"
 
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "util/log.h"
 
 namespace braid::transport::net {
 
@@ -13,15 +16,48 @@ using braid::net::Socket;
 
 static_assert(sizeof(Greeting) == 24, "Greeting travels as raw bytes");
 
+// How long the accepting thread waits before it looks at its stop flag, and a receiver before it
+// looks at its own.
+constexpr int64_t kCheckMs = 50;
+
 SocketRendezvous::SocketRendezvous(Socket listener, const sockaddr_storage& address)
-    : listener_(std::move(listener)),
-      address_(address),
-      acceptor_(std::make_unique<braid::net::GreetingAcceptor>(listener_, sizeof(Greeting))) {}
+    : listener_(std::move(listener)), address_(address) {
+  acceptor_ = std::thread([this] { acceptLoop(); });
+}
+
+SocketRendezvous::~SocketRendezvous() {
+  stopping_.store(true);
+  listener_.shutdown();
+  acceptor_.join();
+}
 
 Result<std::unique_ptr<SocketRendezvous>> SocketRendezvous::create(const sockaddr_storage& local) {
   BRAID_ASSIGN_OR_RETURN(Socket listener, braid::net::listenOn(local, /*reuseAddr=*/false));
   BRAID_ASSIGN_OR_RETURN(sockaddr_storage address, braid::net::boundAddress(listener));
   return std::unique_ptr<SocketRendezvous>(new SocketRendezvous(std::move(listener), address));
+}
+
+void SocketRendezvous::acceptLoop() {
+  braid::net::GreetingAcceptor acceptor(listener_, sizeof(Greeting));
+  while (!stopping_.load()) {
+    Socket connection;
+    std::vector<char> bytes;
+    IoResult io = acceptor.next(Deadline::afterMs(kCheckMs), &connection, &bytes);
+    if (io.end == IoEnd::kTimedOut) continue;
+    if (!io.ok()) {
+      if (!stopping_.load()) {
+        BRAID_WARN("socket transport: the listener failed: %s", io.describe().c_str());
+      }
+      return;
+    }
+    Greeting arrived;
+    std::memcpy(&arrived, bytes.data(), sizeof(arrived));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      connections_[arrived] = std::move(connection);
+    }
+    arrived_.notify_all();
+  }
 }
 
 Result<Socket> SocketRendezvous::connect(const sockaddr_storage& to, const Greeting& greeting,
@@ -40,27 +76,22 @@ Result<Socket> SocketRendezvous::connect(const sockaddr_storage& to, const Greet
   return std::move(connected).value();
 }
 
-Result<Socket> SocketRendezvous::accept(const Greeting& greeting, const Deadline& deadline) {
-  if (auto early = early_.find(greeting); early != early_.end()) {
-    Socket socket = std::move(early->second);
-    early_.erase(early);
-    return socket;
-  }
+Result<Socket> SocketRendezvous::accept(const Greeting& greeting, const Deadline& deadline,
+                                        const std::atomic<bool>* stop) {
+  std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    Socket connection;
-    std::vector<char> bytes;
-    IoResult io = acceptor_->next(deadline, &connection, &bytes);
-    if (io.end == IoEnd::kTimedOut) {
+    if (auto found = connections_.find(greeting); found != connections_.end()) {
+      Socket socket = std::move(found->second);
+      connections_.erase(found);
+      return socket;
+    }
+    if (deadline.expired() || (stop != nullptr && stop->load())) {
       return remoteError("socket transport: rank " + std::to_string(greeting.sender) +
                          " did not connect its FIFO for channel " +
                          std::to_string(greeting.channel) +
                          " in time (BRAID_TIMEOUT_MS); is it running the same collective?");
     }
-    if (!io.ok()) return systemError("socket transport: accepting: " + io.describe());
-    Greeting arrived;
-    std::memcpy(&arrived, bytes.data(), sizeof(arrived));
-    if (arrived == greeting) return connection;
-    early_[arrived] = std::move(connection);
+    arrived_.wait_for(lock, std::chrono::milliseconds(deadline.remainingMs(kCheckMs)));
   }
 }
 

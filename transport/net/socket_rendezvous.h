@@ -3,17 +3,21 @@
 // Every rank of a communicator that spans hosts listens on one TCP port (on the interface its
 // bootstrap uses) and the ranks exchange these addresses at creation. A sender connects to its
 // receiver's listener and opens with a Greeting naming the FIFO (communicator, sender, receiver,
-// channel, protocol); the receiver accepts connections until the one it wants arrives, and keeps
-// any other that arrives early (a peer may already link the next schedule) for its turn. The
-// kernel completes a connect before the receiver accepts, so every rank connecting its sends
-// before accepting its receives cannot wait in a cycle.
+// channel, protocol). A thread of the rendezvous accepts every connection and files it by its
+// greeting; a receiver takes the one it wants whenever it asks, before or after it arrived.
+// Nobody but that thread ever blocks in accept, so no order of connects and accepts between
+// ranks can wait in a cycle.
 #pragma once
 
 #include <sys/socket.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <tuple>
 
 #include "braid/status.h"
@@ -37,8 +41,10 @@ struct Greeting {
 
 class SocketRendezvous {
  public:
-  /// Listens on `local` (its port is ignored: the kernel picks one).
+  /// Listens on `local` (its port is ignored: the kernel picks one) and starts accepting.
   static Result<std::unique_ptr<SocketRendezvous>> create(const sockaddr_storage& local);
+  /// Stops accepting; connections nobody took are closed.
+  ~SocketRendezvous();
 
   /// Where peers connect: the listener's address and port.
   const sockaddr_storage& address() const { return address_; }
@@ -46,17 +52,22 @@ class SocketRendezvous {
   /// Connects to the listener at `to` and sends `greeting`.
   Result<braid::net::Socket> connect(const sockaddr_storage& to, const Greeting& greeting,
                                      const Deadline& deadline);
-  /// The connection that opened with `greeting`: one that arrived before, or the next ones
-  /// accepted until it comes (the others kept for later calls).
-  Result<braid::net::Socket> accept(const Greeting& greeting, const Deadline& deadline);
+  /// The connection that opened with `greeting`, once it has arrived; gives up at the deadline
+  /// or when `stop` (if given) is set. Safe to call from several threads.
+  Result<braid::net::Socket> accept(const Greeting& greeting, const Deadline& deadline,
+                                    const std::atomic<bool>* stop = nullptr);
 
  private:
   explicit SocketRendezvous(braid::net::Socket listener, const sockaddr_storage& address);
+  void acceptLoop();
 
   braid::net::Socket listener_;
   sockaddr_storage address_;
-  std::unique_ptr<braid::net::GreetingAcceptor> acceptor_;
-  std::map<Greeting, braid::net::Socket> early_;
+  std::mutex mutex_;
+  std::condition_variable arrived_;
+  std::map<Greeting, braid::net::Socket> connections_;  // accepted, not taken yet
+  std::atomic<bool> stopping_{false};
+  std::thread acceptor_;
 };
 
 }  // namespace braid::transport::net
