@@ -9,11 +9,17 @@
 E2E_NAME=$(basename "$0" .sh)
 E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/braid-e2e.XXXXXX")
 E2E_PIDS=()
+E2E_NETNS=()       # network namespaces this test made (netns_hosts), deleted on exit
+E2E_NETNS_HOSTS=() # those that are hosts, in host order
 
 e2e_cleanup() {
-  local pid
+  local pid ns
   for pid in "${E2E_PIDS[@]}"; do
     kill "$pid" 2>/dev/null || true
+  done
+  for ns in "${E2E_NETNS[@]}"; do
+    ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+    ip netns del "$ns" 2>/dev/null || true
   done
   rm -rf "$E2E_TMP"
 }
@@ -56,11 +62,44 @@ run_perf() {
   fi
 }
 
+# netns_hosts HOSTS: HOSTS network namespaces, each a host with interface bveth0 at
+# 10.77.0.<i+1>/24, joined by a bridge in a namespace of its own (the switch); deleted on exit.
+# The addresses exist only inside the namespaces. Skips (77) where that cannot be done: not
+# root, no `ip`, or no network namespaces in this kernel.
+netns_hosts() {
+  local hosts=$1 tag i ns sw
+  [[ $(id -u) -eq 0 ]] || skip "network namespaces need root"
+  command -v ip >/dev/null || skip "no ip command (iproute2)"
+  command -v unshare >/dev/null || skip "no unshare command (util-linux)"
+  tag="b$$"
+  sw="braid-$tag-sw"
+  ip netns add "$sw" 2>/dev/null || skip "cannot create network namespaces here"
+  E2E_NETNS+=("$sw")
+  ip -n "$sw" link add br0 type bridge
+  ip -n "$sw" link set br0 up
+  for ((i = 0; i < hosts; i++)); do
+    ns="braid-$tag-h$i"
+    ip netns add "$ns"
+    E2E_NETNS+=("$ns")
+    E2E_NETNS_HOSTS+=("$ns")
+    ip link add "bv$tag$i" type veth peer name "bs$tag$i"
+    ip link set "bv$tag$i" netns "$ns" name bveth0
+    ip link set "bs$tag$i" netns "$sw"
+    ip -n "$sw" link set "bs$tag$i" master br0 up
+    ip -n "$ns" addr add "10.77.0.$((i + 1))/24" dev bveth0
+    ip -n "$ns" link set bveth0 up
+    ip -n "$ns" link set lo up
+  done
+  # A bridge without STP forwards as soon as its ports are up; braid's connects retry anyway.
+}
+
 # run_on_hosts OUT ERR HOSTS NRANKS BRAID_PERF [args...]: NRANKS braid-perf processes, one per
 # rank, started as torchrun starts workers (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), ranks
 # r*NRANKS/HOSTS .. on host r (BRAID_HOSTID=host<r>), so that braid connects hosts through its
-# socket transport. Rank 0's output goes to OUT and ERR, rank r's to OUT.r and ERR.r; RUN_RC is
-# the first nonzero exit status of a rank (0 when all succeed).
+# socket transport. After netns_hosts, host r is namespace r instead, with a host name of its own
+# (unshare --uts): braid tells the hosts apart as on real machines and the root is host 0's
+# address. Rank 0's output goes to OUT and ERR, rank r's to OUT.r and ERR.r; RUN_RC is the first
+# nonzero exit status of a rank (0 when all succeed).
 run_on_hosts() {
   local out=$1 err=$2 hosts=$3 nranks=$4
   shift 4
@@ -69,10 +108,20 @@ run_on_hosts() {
   for ((rank = 0; rank < nranks; rank++)); do
     local o=$out.$rank e=$err.$rank
     ((rank == 0)) && o=$out e=$err
-    (unset BRAID_COMM_ID NCCL_COMM_ID OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE
-     BRAID_HOSTID="host$((rank / per_host))" RANK=$rank WORLD_SIZE=$nranks \
-       MASTER_ADDR=127.0.0.1 MASTER_PORT=$port BRAID_DEBUG=${BRAID_DEBUG:-INFO} \
-       exec timeout --kill-after=5 "$E2E_RUN_LIMIT_S" "$@") >"$o" 2>"$e" &
+    local host=$((rank / per_host))
+    if ((${#E2E_NETNS_HOSTS[@]})); then
+      (unset BRAID_COMM_ID NCCL_COMM_ID OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE BRAID_HOSTID
+       exec ip netns exec "${E2E_NETNS_HOSTS[$host]}" unshare --uts sh -c \
+         'hostname "$0" && exec "$@"' "braid-e2e-host$host" \
+         env RANK=$rank WORLD_SIZE=$nranks MASTER_ADDR=10.77.0.1 MASTER_PORT=$port \
+         BRAID_SOCKET_IFNAME=bveth BRAID_DEBUG="${BRAID_DEBUG:-INFO}" \
+         timeout --kill-after=5 "$E2E_RUN_LIMIT_S" "$@") >"$o" 2>"$e" &
+    else
+      (unset BRAID_COMM_ID NCCL_COMM_ID OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE
+       BRAID_HOSTID="host$host" RANK=$rank WORLD_SIZE=$nranks \
+         MASTER_ADDR=127.0.0.1 MASTER_PORT=$port BRAID_DEBUG=${BRAID_DEBUG:-INFO} \
+         exec timeout --kill-after=5 "$E2E_RUN_LIMIT_S" "$@") >"$o" 2>"$e" &
+    fi
     pids+=($!)
     E2E_PIDS+=($!)
   done

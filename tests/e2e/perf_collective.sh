@@ -12,7 +12,8 @@
 # usage: perf_collective.sh BRAID_PERF COLLECTIVE NRANKS MINBYTES MAXBYTES FACTOR [flags...]
 # (sizes in plain bytes; -d, -o and -r are read from the flags, with braid-perf's defaults)
 # With E2E_HOSTS=K set, the NRANKS ranks are processes of K "hosts" of this machine (lib.sh's
-# run_on_hosts: BRAID_HOSTID), connected by braid's socket transport, and rank 0 must say so.
+# run_on_hosts: BRAID_HOSTID), connected by braid's socket transport, and rank 0 must say so;
+# with E2E_USE_NETNS=1 too, each host is a network namespace of its own (lib.sh's netns_hosts).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -80,6 +81,7 @@ expected_rows() {
 }
 
 if [[ -n ${E2E_HOSTS:-} ]]; then
+  [[ -z ${E2E_USE_NETNS:-} ]] || netns_hosts "$E2E_HOSTS"
   run_on_hosts "$out" "$err" "$E2E_HOSTS" "$nranks" "$perf" "$coll" -b "$min" -e "$max" \
     -f "$factor" "$@"
   expect_success "$out" "$err"
