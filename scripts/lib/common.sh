@@ -7,7 +7,7 @@ BRAID_BUILD="${BRAID_BUILD:-$BRAID_ROOT/build}"
 # Packages for building, testing and benchmarking against OpenMPI; hwloc for
 # topology discovery (its lstopo writes the XML braid-topo --load reads).
 BRAID_PACKAGES=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev
-                libopenmpi-dev openmpi-bin clang-format libhwloc-dev hwloc)
+                libopenmpi-dev openmpi-bin clang-format libhwloc-dev hwloc iproute2)
 
 # PyTorch 1.13 for braid_torch (python/) and its tests: Debian's, for /usr/bin/python3. Without
 # their recommendations (a desktop's worth of GTK and Qt), which the backend does not need.

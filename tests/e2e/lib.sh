@@ -9,18 +9,15 @@
 E2E_NAME=$(basename "$0" .sh)
 E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/braid-e2e.XXXXXX")
 E2E_PIDS=()
-E2E_NETNS=()       # network namespaces this test made (netns_hosts), deleted on exit
-E2E_NETNS_HOSTS=() # those that are hosts, in host order
+# shellcheck source=../../scripts/lib/netns.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/netns.sh"
 
 e2e_cleanup() {
-  local pid ns
+  local pid
   for pid in "${E2E_PIDS[@]}"; do
     kill "$pid" 2>/dev/null || true
   done
-  for ns in "${E2E_NETNS[@]}"; do
-    ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
-    ip netns del "$ns" 2>/dev/null || true
-  done
+  braid_netns_cleanup
   rm -rf "$E2E_TMP"
 }
 trap e2e_cleanup EXIT
@@ -62,35 +59,13 @@ run_perf() {
   fi
 }
 
-# netns_hosts HOSTS: HOSTS network namespaces, each a host with interface bveth0 at
-# 10.77.0.<i+1>/24, joined by a bridge in a namespace of its own (the switch); deleted on exit.
-# The addresses exist only inside the namespaces. Skips (77) where that cannot be done: not
-# root, no `ip`, or no network namespaces in this kernel.
+# netns_hosts HOSTS: HOSTS network namespaces as hosts (scripts/lib/netns.sh), deleted on exit.
+# Skips (77) where that cannot be done: not root, no `ip` or `unshare`, or no network namespaces.
 netns_hosts() {
-  local hosts=$1 tag i ns sw
   [[ $(id -u) -eq 0 ]] || skip "network namespaces need root"
   command -v ip >/dev/null || skip "no ip command (iproute2)"
   command -v unshare >/dev/null || skip "no unshare command (util-linux)"
-  tag="b$$"
-  sw="braid-$tag-sw"
-  ip netns add "$sw" 2>/dev/null || skip "cannot create network namespaces here"
-  E2E_NETNS+=("$sw")
-  ip -n "$sw" link add br0 type bridge
-  ip -n "$sw" link set br0 up
-  for ((i = 0; i < hosts; i++)); do
-    ns="braid-$tag-h$i"
-    ip netns add "$ns"
-    E2E_NETNS+=("$ns")
-    E2E_NETNS_HOSTS+=("$ns")
-    ip link add "bv$tag$i" type veth peer name "bs$tag$i"
-    ip link set "bv$tag$i" netns "$ns" name bveth0
-    ip link set "bs$tag$i" netns "$sw"
-    ip -n "$sw" link set "bs$tag$i" master br0 up
-    ip -n "$ns" addr add "10.77.0.$((i + 1))/24" dev bveth0
-    ip -n "$ns" link set bveth0 up
-    ip -n "$ns" link set lo up
-  done
-  # A bridge without STP forwards as soon as its ports are up; braid's connects retry anyway.
+  braid_netns_hosts "e$$" "$1" || skip "cannot create network namespaces here"
 }
 
 # run_on_hosts OUT ERR HOSTS NRANKS BRAID_PERF [args...]: NRANKS braid-perf processes, one per
@@ -109,11 +84,9 @@ run_on_hosts() {
     local o=$out.$rank e=$err.$rank
     ((rank == 0)) && o=$out e=$err
     local host=$((rank / per_host))
-    if ((${#E2E_NETNS_HOSTS[@]})); then
+    if ((${#BRAID_NETNS_HOSTS[@]})); then
       (unset BRAID_COMM_ID NCCL_COMM_ID OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE BRAID_HOSTID
-       exec ip netns exec "${E2E_NETNS_HOSTS[$host]}" unshare --uts sh -c \
-         'hostname "$0" && exec "$@"' "braid-e2e-host$host" \
-         env RANK=$rank WORLD_SIZE=$nranks MASTER_ADDR=10.77.0.1 MASTER_PORT=$port \
+       braid_netns_exec "$host" env RANK=$rank WORLD_SIZE=$nranks MASTER_ADDR=10.77.0.1 MASTER_PORT=$port \
          BRAID_SOCKET_IFNAME=bveth BRAID_DEBUG="${BRAID_DEBUG:-INFO}" \
          timeout --kill-after=5 "$E2E_RUN_LIMIT_S" "$@") >"$o" 2>"$e" &
     else

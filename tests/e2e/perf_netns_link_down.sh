@@ -16,7 +16,8 @@ timeout_ms=3000
 limit_s=$((timeout_ms / 1000 + 10 + 10))
 netns_hosts 2
 export BRAID_TIMEOUT_MS=$timeout_ms
-E2E_RUN_LIMIT_S=120
+E2E_RUN_LIMIT_S=120 # read by run_on_hosts (lib.sh)
+export E2E_RUN_LIMIT_S
 (run_on_hosts "$E2E_TMP/out" "$E2E_TMP/err" 2 4 "$perf" all_reduce -b 1M -e 1M -n 1000000 -w 1 \
   -c 0) &
 runner=$!
@@ -27,7 +28,7 @@ for ((i = 0; i < 200; i++)); do
 done
 grep -q '(B)' "$E2E_TMP/out" || fail "the run did not start" "$E2E_TMP/out" "$E2E_TMP/err"
 sleep 1
-ip -n "${E2E_NETNS_HOSTS[1]}" link set bveth0 down
+ip -n "${BRAID_NETNS_HOSTS[1]}" link set bveth0 down
 down=$(date +%s)
 wait "$runner" || true
 took=$(($(date +%s) - down))

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# all_reduce between two hosts, against the wire and the peers, in one run. The hosts are network
+# namespaces of this machine joined by a bridge (scripts/lib/netns.sh), one rank per host, each
+# with a host name of its own; everything crosses the same veth pair:
+#   - the wire limit: iperf3's TCP throughput from host 0 to host 1 (Debian's iperf3);
+#   - braid: braid-perf all_reduce over braid's socket transport;
+#   - OpenMPI: bench/peers/mpi_allreduce_perf.c under mpirun with the TCP BTL on the veth, the
+#     daemon of host 1 started in its namespace by an rsh agent;
+#   - Gloo: torch.distributed's backend "gloo" (Debian's python3-torch), beside braid_torch in
+#     the same job (bench/torch/allreduce_vs_gloo.py).
+# Prints Markdown tables: time at 8 B and 64 MiB (mean of timed iterations; braid-perf and the MPI
+# peer print the same columns), busbw at 64 MiB against the wire, and the ratios. Root only.
+#
+# usage: bench/compare-net.sh          env: REPEAT (runs per figure, median shown; default 3)
+set -euo pipefail
+source "$(dirname "$0")/../scripts/lib/common.sh"
+source "$BRAID_ROOT/scripts/lib/netns.sh"
+REPEAT="${REPEAT:-3}"
+[[ $(id -u) -eq 0 ]] || { echo "compare-net: needs root (network namespaces)"; exit 1; }
+
+braid_install_deps
+braid_apt_install -- iperf3
+braid_build braid-perf mpi-allreduce-perf braid_torch >/dev/null
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+tmp="$(mktemp -d)"
+trap 'braid_netns_cleanup; rm -rf "$tmp"' EXIT
+tag="n$$"
+braid_netns_hosts "$tag" 2
+
+# mpirun reaches host 1's namespace through this agent instead of ssh.
+cat >"$tmp/agent.sh" <<AGENT
+#!/usr/bin/env bash
+while [[ \$1 == -* ]]; do shift; done
+host=\$1; shift
+i=\$(( \${host##*.} - 1 ))
+exec ip netns exec "braid-$tag-h\$i" unshare --uts sh -c "hostname braid-host\$i; \$*"
+AGENT
+chmod +x "$tmp/agent.sh"
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+row() { awk -v s="$2" '$1 == s { print $'"$3"'; exit }' "$1"; }  # file size column
+
+wire_gbs() {
+  braid_netns_exec 1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
+  sleep 0.5
+  braid_netns_exec 0 iperf3 -c 10.77.0.2 -p 5201 -t 3 -J |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e9)'
+  wait
+}
+
+# run_sizes NAME SIZE ITERS WARMUP: one braid-perf and one MPI run at SIZE, outputs in $tmp.
+braid_run() {
+  local name=$1 size=$2 iters=$3 warmup=$4 port
+  port=$((20000 + RANDOM % 12000))
+  for rank in 0 1; do
+    braid_netns_exec "$rank" env RANK=$rank WORLD_SIZE=2 MASTER_ADDR=10.77.0.1 MASTER_PORT=$port \
+      BRAID_SOCKET_IFNAME=bveth "$BRAID_BUILD/bin/braid-perf" all_reduce -b "$size" -e "$size" \
+      -n "$iters" -w "$warmup" -c 0 >"$tmp/$name.$rank" 2>&1 &
+  done
+  wait
+}
+mpi_run() {
+  local name=$1 size=$2 iters=$3 warmup=$4
+  braid_netns_exec 0 mpirun -H 10.77.0.1:1,10.77.0.2:1 -np 2 --mca plm_rsh_agent "$tmp/agent.sh" \
+    --mca oob_tcp_if_include bveth0 --mca btl_tcp_if_include bveth0 --mca btl tcp,self \
+    "$BRAID_BUILD/bin/mpi-allreduce-perf" -b "$size" -e "$size" -n "$iters" -w "$warmup" \
+    >"$tmp/$name" 2>&1
+}
+
+declare -A ITERS=([8]=1000 [67108864]=10) WARMUP=([8]=100 [67108864]=2)
+declare -A BRAID_US MPI_US BRAID_BUS MPI_BUS
+wires=()
+for ((r = 0; r < REPEAT; r++)); do
+  wires+=("$(wire_gbs)")
+  for size in 8 67108864; do
+    braid_run "braid.$size.$r" "$size" "${ITERS[$size]}" "${WARMUP[$size]}"
+    mpi_run "mpi.$size.$r" "$size" "${ITERS[$size]}" "${WARMUP[$size]}"
+  done
+done
+WIRE=$(printf '%s\n' "${wires[@]}" | median)
+for size in 8 67108864; do
+  BRAID_US[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/braid.$size.$r.0" "$size" 6; done | median)
+  MPI_US[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/mpi.$size.$r" "$size" 6; done | median)
+  BRAID_BUS[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/braid.$size.$r.0" "$size" 8; done | median)
+  MPI_BUS[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/mpi.$size.$r" "$size" 8; done | median)
+done
+
+# Gloo and braid_torch in one job across the two namespaces.
+port=$((20000 + RANDOM % 12000))
+for rank in 0 1; do
+  braid_netns_exec "$rank" env RANK=$rank WORLD_SIZE=2 MASTER_ADDR=10.77.0.1 MASTER_PORT=$port \
+    LOCAL_RANK=0 BRAID_SOCKET_IFNAME=bveth GLOO_SOCKET_IFNAME=bveth0 PYTHONWARNINGS=ignore \
+    PYTHONPATH="$BRAID_BUILD/python" /usr/bin/python3 "$BRAID_ROOT/bench/torch/allreduce_vs_gloo.py" \
+    --min-bytes 8 --max-bytes 67108864 >"$tmp/torch.$rank" 2>&1 &
+done
+wait
+gloo_row() { awk -F'|' -v s="$1" '$2 + 0 == s { gsub(/ /, "", $3); gsub(/ /, "", $4); print $3, $4; exit }' "$tmp/torch.0"; }
+read -r GLOO8 BT8 < <(gloo_row 8)
+read -r GLOO64 BT64 < <(gloo_row 67108864)
+
+echo "2 hosts (network namespaces on $(uname -n), $(nproc) cores), 1 rank each, $(date -u +%F);"
+echo "medians of $REPEAT runs. Wire limit (iperf3, TCP, host 0 to host 1): $(printf %.2f "$WIRE") GB/s."
+echo
+echo "| library | 8 B (us) | 64 MiB (us) | 64 MiB busbw (GB/s) | busbw / wire |"
+echo "| --- | ---: | ---: | ---: | ---: |"
+for lib in braid mpi; do
+  if [[ $lib == braid ]]; then t8=${BRAID_US[8]} t64=${BRAID_US[67108864]} bus=${BRAID_BUS[67108864]} name="braid-perf (socket transport)"
+  else t8=${MPI_US[8]} t64=${MPI_US[67108864]} bus=${MPI_BUS[67108864]} name="OpenMPI (TCP BTL)"; fi
+  echo "| $name | $t8 | $t64 | $bus | $(python3 -c "print(f'{$bus / $WIRE:.2f}')") |"
+done
+for lib in gloo braid_torch; do
+  if [[ $lib == gloo ]]; then t8=$GLOO8 t64=$GLOO64 name="torch gloo"; else t8=$BT8 t64=$BT64 name="torch braid_torch"; fi
+  bus=$(python3 -c "print(f'{67108864 / ($t64 * 1e-6) / 1e9:.2f}')")  # 2 ranks: busbw = algbw
+  echo "| $name | $t8 | $t64 | $bus | $(python3 -c "print(f'{$bus / $WIRE:.2f}')") |"
+done
+echo
+echo "braid vs the better of OpenMPI and Gloo at 64 MiB: $(python3 -c "print(f'{min(${MPI_US[67108864]}, $GLOO64) / ${BRAID_US[67108864]}:.2f}x')");"
+echo "8 B, braid vs OpenMPI: $(python3 -c "print(f'{${MPI_US[8]} / ${BRAID_US[8]}:.2f}x')") (above 1: braid faster)."

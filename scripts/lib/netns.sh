@@ -1,0 +1,55 @@
+# Hosts as network namespaces on one machine, for the multi-host tests (tests/e2e/lib.sh) and
+# benchmarks (bench/compare-net.sh). Sourced, not run; needs root and iproute2.
+#
+# braid_netns_hosts TAG HOSTS: HOSTS namespaces braid-TAG-h<i>, each a host with interface
+# bveth0 at 10.77.0.<i+1>/24, joined by a bridge in namespace braid-TAG-sw (the switch). The
+# addresses exist only inside the namespaces. Appends every namespace it makes to BRAID_NETNS
+# (for braid_netns_cleanup) and the hosts', in order, to BRAID_NETNS_HOSTS. Returns 1 when the
+# kernel refuses a namespace.
+
+# shellcheck shell=bash
+
+BRAID_NETNS=()
+BRAID_NETNS_HOSTS=()
+
+braid_netns_hosts() {
+  local tag=$1 hosts=$2 i ns sw="braid-$1-sw"
+  ip netns add "$sw" 2>/dev/null || return 1
+  BRAID_NETNS+=("$sw")
+  ip -n "$sw" link add br0 type bridge
+  ip -n "$sw" link set br0 up
+  for ((i = 0; i < hosts; i++)); do
+    ns="braid-$tag-h$i"
+    ip netns add "$ns"
+    BRAID_NETNS+=("$ns")
+    BRAID_NETNS_HOSTS+=("$ns")
+    ip link add "bv$tag$i" type veth peer name "bs$tag$i"
+    ip link set "bv$tag$i" netns "$ns" name bveth0
+    ip link set "bs$tag$i" netns "$sw"
+    ip -n "$sw" link set "bs$tag$i" master br0 up
+    ip -n "$ns" addr add "10.77.0.$((i + 1))/24" dev bveth0
+    ip -n "$ns" link set bveth0 up
+    ip -n "$ns" link set lo up
+  done
+  # A bridge without STP forwards as soon as its ports are up; braid's connects retry anyway.
+}
+
+# braid_netns_exec HOST CMD...: runs CMD in host HOST's namespace with a host name of its own
+# (braid-host<HOST>, in a UTS namespace of its own), as a process of another machine would run.
+braid_netns_exec() {
+  local host=$1
+  shift
+  ip netns exec "${BRAID_NETNS_HOSTS[$host]}" unshare --uts sh -c 'hostname "$0" && exec "$@"' \
+    "braid-host$host" "$@"
+}
+
+# braid_netns_cleanup: kills what runs in the namespaces made here and deletes them.
+braid_netns_cleanup() {
+  local ns
+  for ns in "${BRAID_NETNS[@]}"; do
+    ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  BRAID_NETNS=()
+  BRAID_NETNS_HOSTS=()
+}
