@@ -2,7 +2,8 @@
 # benchmarks (bench/compare-net.sh). Sourced, not run; needs root and iproute2.
 #
 # braid_netns_hosts TAG HOSTS: HOSTS namespaces braid-TAG-h<i>, each a host with interface
-# bveth0 at 10.77.0.<i+1>/24, joined by a bridge in namespace braid-TAG-sw (the switch). The
+# bveth0 at 10.77.0.<i+1>/24 (with BRAID_NETNS_IPV6=1: at fd77::<i+1>/64 only, no IPv4), joined
+# by a bridge in namespace braid-TAG-sw (the switch). The
 # addresses exist only inside the namespaces. Appends every namespace it makes to BRAID_NETNS
 # (for braid_netns_cleanup) and the hosts', in order, to BRAID_NETNS_HOSTS. Returns 1 when the
 # kernel refuses a namespace.
@@ -27,11 +28,20 @@ braid_netns_hosts() {
     ip link set "bv$tag$i" netns "$ns" name bveth0
     ip link set "bs$tag$i" netns "$sw"
     ip -n "$sw" link set "bs$tag$i" master br0 up
-    ip -n "$ns" addr add "10.77.0.$((i + 1))/24" dev bveth0
+    if [[ -n ${BRAID_NETNS_IPV6:-} ]]; then
+      ip -n "$ns" addr add "fd77::$((i + 1))/64" dev bveth0 nodad
+    else
+      ip -n "$ns" addr add "10.77.0.$((i + 1))/24" dev bveth0
+    fi
     ip -n "$ns" link set bveth0 up
     ip -n "$ns" link set lo up
   done
   # A bridge without STP forwards as soon as its ports are up; braid's connects retry anyway.
+}
+
+# braid_netns_addr HOST: host HOST's address (IPv4 or, with BRAID_NETNS_IPV6=1, IPv6).
+braid_netns_addr() {
+  if [[ -n ${BRAID_NETNS_IPV6:-} ]]; then echo "fd77::$(($1 + 1))"; else echo "10.77.0.$(($1 + 1))"; fi
 }
 
 # braid_netns_exec HOST CMD...: runs CMD in host HOST's namespace with a host name of its own

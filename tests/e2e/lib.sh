@@ -86,7 +86,8 @@ run_on_hosts() {
     local host=$((rank / per_host))
     if ((${#BRAID_NETNS_HOSTS[@]})); then
       (unset BRAID_COMM_ID NCCL_COMM_ID OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE BRAID_HOSTID
-       braid_netns_exec "$host" env RANK=$rank WORLD_SIZE=$nranks MASTER_ADDR=10.77.0.1 MASTER_PORT=$port \
+       braid_netns_exec "$host" env RANK=$rank WORLD_SIZE=$nranks \
+         MASTER_ADDR="$(braid_netns_addr 0)" MASTER_PORT=$port \
          BRAID_SOCKET_IFNAME=bveth BRAID_DEBUG="${BRAID_DEBUG:-INFO}" \
          timeout --kill-after=5 "$E2E_RUN_LIMIT_S" "$@") >"$o" 2>"$e" &
     else

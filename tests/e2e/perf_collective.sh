@@ -85,8 +85,10 @@ if [[ -n ${E2E_HOSTS:-} ]]; then
   run_on_hosts "$out" "$err" "$E2E_HOSTS" "$nranks" "$perf" "$coll" -b "$min" -e "$max" \
     -f "$factor" "$@"
   expect_success "$out" "$err"
-  grep -q "network: $E2E_HOSTS hosts; socket transport listening on" "$err" ||
-    fail "rank 0 did not report $E2E_HOSTS hosts on the socket transport" "$err"
+  listening="network: $E2E_HOSTS hosts; socket transport listening on"
+  [[ -z ${BRAID_NETNS_IPV6:-} ]] || listening="$listening \[fd77::1\]"
+  grep -q "$listening" "$err" ||
+    fail "rank 0 did not report $E2E_HOSTS hosts on the socket transport ($listening)" "$err"
 else
   run_perf "$out" "$err" "$perf" "$coll" -b "$min" -e "$max" -f "$factor" "$@"
   expect_success "$out" "$err"
