@@ -2,7 +2,9 @@
 # all_reduce between two hosts, against the wire and the peers, in one run. The hosts are network
 # namespaces of this machine joined by a bridge (scripts/lib/netns.sh), one rank per host, each
 # with a host name of its own; everything crosses the same veth pair:
-#   - the wire limit: iperf3's TCP throughput from host 0 to host 1 (Debian's iperf3);
+#   - the wire limit: iperf3's TCP throughput from host 0 to host 1 (Debian's iperf3), one way
+#     and both ways at once (--bidir, the mean of the two directions: an all_reduce sends and
+#     receives at once, and on this VM the two directions share the cores that move packets);
 #   - braid: braid-perf all_reduce over braid's socket transport;
 #   - OpenMPI: bench/peers/mpi_allreduce_perf.c under mpirun with the TCP BTL on the veth, the
 #     daemon of host 1 started in its namespace by an rsh agent;
@@ -40,11 +42,15 @@ chmod +x "$tmp/agent.sh"
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 row() { awk -v s="$2" '$1 == s { print $'"$3"'; exit }' "$1"; }  # file size column
 
+# wire_gbs [--bidir]: GB/s from host 0 to host 1 (with --bidir: per direction, both at once).
 wire_gbs() {
   braid_netns_exec 1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
   sleep 0.5
-  braid_netns_exec 0 iperf3 -c 10.77.0.2 -p 5201 -t 3 -J |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 8e9)'
+  braid_netns_exec 0 iperf3 -c 10.77.0.2 -p 5201 -t 3 -J "$@" | python3 -c '
+import json, sys
+end = json.load(sys.stdin)["end"]
+ways = [end["sum_received"]] + ([end["sum_received_bidir_reverse"]] if "sum_received_bidir_reverse" in end else [])
+print(sum(w["bits_per_second"] for w in ways) / len(ways) / 8e9)'
   wait
 }
 
@@ -69,15 +75,17 @@ mpi_run() {
 
 declare -A ITERS=([8]=1000 [67108864]=10) WARMUP=([8]=100 [67108864]=2)
 declare -A BRAID_US MPI_US BRAID_BUS MPI_BUS
-wires=()
+wires=() bidirs=()
 for ((r = 0; r < REPEAT; r++)); do
   wires+=("$(wire_gbs)")
+  bidirs+=("$(wire_gbs --bidir)")
   for size in 8 67108864; do
     braid_run "braid.$size.$r" "$size" "${ITERS[$size]}" "${WARMUP[$size]}"
     mpi_run "mpi.$size.$r" "$size" "${ITERS[$size]}" "${WARMUP[$size]}"
   done
 done
 WIRE=$(printf '%s\n' "${wires[@]}" | median)
+BIDIR=$(printf '%s\n' "${bidirs[@]}" | median)
 for size in 8 67108864; do
   BRAID_US[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/braid.$size.$r.0" "$size" 6; done | median)
   MPI_US[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/mpi.$size.$r" "$size" 6; done | median)
@@ -99,19 +107,20 @@ read -r GLOO8 BT8 < <(gloo_row 8)
 read -r GLOO64 BT64 < <(gloo_row 67108864)
 
 echo "2 hosts (network namespaces on $(uname -n), $(nproc) cores), 1 rank each, $(date -u +%F);"
-echo "medians of $REPEAT runs. Wire limit (iperf3, TCP, host 0 to host 1): $(printf %.2f "$WIRE") GB/s."
+echo "medians of $REPEAT runs. Wire limit (iperf3, TCP, host 0 to host 1): $(printf %.2f "$WIRE") GB/s"
+echo "one way, $(printf %.2f "$BIDIR") GB/s per direction both ways at once."
 echo
-echo "| library | 8 B (us) | 64 MiB (us) | 64 MiB busbw (GB/s) | busbw / wire |"
-echo "| --- | ---: | ---: | ---: | ---: |"
+echo "| library | 8 B (us) | 64 MiB (us) | 64 MiB busbw (GB/s) | busbw / wire one way | busbw / wire both ways |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: |"
 for lib in braid mpi; do
   if [[ $lib == braid ]]; then t8=${BRAID_US[8]} t64=${BRAID_US[67108864]} bus=${BRAID_BUS[67108864]} name="braid-perf (socket transport)"
   else t8=${MPI_US[8]} t64=${MPI_US[67108864]} bus=${MPI_BUS[67108864]} name="OpenMPI (TCP BTL)"; fi
-  echo "| $name | $t8 | $t64 | $bus | $(python3 -c "print(f'{$bus / $WIRE:.2f}')") |"
+  echo "| $name | $t8 | $t64 | $bus | $(python3 -c "print(f'{$bus / $WIRE:.2f}')") | $(python3 -c "print(f'{$bus / $BIDIR:.2f}')") |"
 done
 for lib in gloo braid_torch; do
   if [[ $lib == gloo ]]; then t8=$GLOO8 t64=$GLOO64 name="torch gloo"; else t8=$BT8 t64=$BT64 name="torch braid_torch"; fi
   bus=$(python3 -c "print(f'{67108864 / ($t64 * 1e-6) / 1e9:.2f}')")  # 2 ranks: busbw = algbw
-  echo "| $name | $t8 | $t64 | $bus | $(python3 -c "print(f'{$bus / $WIRE:.2f}')") |"
+  echo "| $name | $t8 | $t64 | $bus | $(python3 -c "print(f'{$bus / $WIRE:.2f}')") | $(python3 -c "print(f'{$bus / $BIDIR:.2f}')") |"
 done
 echo
 echo "braid vs the better of OpenMPI and Gloo at 64 MiB: $(python3 -c "print(f'{min(${MPI_US[67108864]}, $GLOO64) / ${BRAID_US[67108864]}:.2f}x')");"

@@ -44,6 +44,7 @@ struct Transfer {
   char* in;         // receiving: where the rest goes
   size_t left;
   bool sending;
+  int sendFlags = 0;  // MSG_MORE: more follows at once, so the kernel may hold these bytes back
 };
 
 /// Moves as much as the socket takes or gives now. Returns false when the
@@ -51,7 +52,7 @@ struct Transfer {
 /// block.
 bool pump(Transfer& t, IoResult* result) {
   while (t.left > 0) {
-    ssize_t n = t.sending ? ::send(t.fd, t.out, t.left, MSG_DONTWAIT | MSG_NOSIGNAL)
+    ssize_t n = t.sending ? ::send(t.fd, t.out, t.left, MSG_DONTWAIT | MSG_NOSIGNAL | t.sendFlags)
                           : ::recv(t.fd, t.in, t.left, MSG_DONTWAIT);
     if (n > 0) {
       t.left -= static_cast<size_t>(n);
@@ -421,8 +422,10 @@ Result<Socket> connectWithRetry(const sockaddr_storage& addr, const Deadline& de
   }
 }
 
-IoResult sendAll(const Socket& socket, const void* data, size_t bytes, const Deadline& deadline) {
-  Transfer t{socket.fd(), static_cast<const char*>(data), nullptr, bytes, true};
+IoResult sendAll(const Socket& socket, const void* data, size_t bytes, const Deadline& deadline,
+                 bool more) {
+  Transfer t{socket.fd(), static_cast<const char*>(data), nullptr, bytes, true,
+             more ? MSG_MORE : 0};
   return runTransfers(&t, 1, deadline);
 }
 

@@ -83,7 +83,10 @@ Result<sockaddr_storage> boundAddress(const Socket& socket);
 /// deadline, since the listener may not be up yet. kRemoteError on timeout.
 Result<Socket> connectWithRetry(const sockaddr_storage& addr, const Deadline& deadline);
 
-IoResult sendAll(const Socket& socket, const void* data, size_t bytes, const Deadline& deadline);
+/// `more`: more bytes follow at once (a header before its payload), so the kernel may send these
+/// with them in one segment although the socket has TCP_NODELAY.
+IoResult sendAll(const Socket& socket, const void* data, size_t bytes, const Deadline& deadline,
+                 bool more = false);
 IoResult recvAll(const Socket& socket, void* data, size_t bytes, const Deadline& deadline);
 
 /// Sends to `to` and receives from `from` at the same time, so that a ring of

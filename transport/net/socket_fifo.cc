@@ -101,6 +101,8 @@ class Proxy {
     ctx.deadline = Deadline::afterMs(kStopCheckMs);
     ctx.abort = &interrupt_;
     ctx.peer = peer_;
+    // No polling: it only takes the core the executors need (measured: 20 us of polling changed
+    // nothing at 8 B on 2 cores, 100 us made it 1.6x slower).
     ctx.spinNs = 0;
     return ctx;
   }
