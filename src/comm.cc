@@ -50,13 +50,6 @@ Status exchangePeerInfo(Comm::Impl& c) {
   bool spansHosts = false;
   for (int r = 0; r < c.nranks; ++r) spansHosts = spansHosts || c.onOtherHost(r);
   if (!spansHosts) return Status::success();
-  for (int r = 0; r < c.nranks; ++r) {
-    if (c.onOtherHost(r) && me.cudaDevice >= 0) {
-      return invalidUsage("rank " + std::to_string(r) +
-                          " runs on another host: GPU communicators across hosts are not "
-                          "implemented yet (host communicators are: BRAID_HOST_COMM=1)");
-    }
-  }
   return c.connectNetwork();
 }
 

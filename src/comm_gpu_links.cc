@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "comm_impl.h"
+#include "transport/net/gpu_socket_fifo.h"
 #include "transport/shm/shm_fifo.h"
 #include "util/log.h"
 
@@ -31,6 +32,11 @@ using transport::cuda_ipc::GpuSendEnd;
 // and LL FIFOs' from Simple ones'.
 constexpr uint64_t kGpuSalt = 0x6770756670676675ull;
 constexpr uint64_t kGpuLlSalt = 0x4c4c677075664c4cull;
+// A FIFO to or from a peer on another host is bridged by a proxy of this process
+// (transport/net/gpu_socket_fifo.h) and has a record of its own on this host, named apart from
+// the records of FIFOs between ranks of one host (the tests run "hosts" on one machine).
+constexpr uint64_t kNetSendSalt = 0x6e657473656e6421ull;
+constexpr uint64_t kNetRecvSalt = 0x6e657472656376ffull;
 // Point-to-point FIFOs have a quarter of the schedules' slot size, as on the host.
 constexpr size_t kP2pSlotDivisor = 4;
 
@@ -64,6 +70,54 @@ Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t n
                     transport::cuda_ipc::FifoFormat format = {}) {
   GpuState& g = *c.gpu;
   BRAID_TRY(g.runtime->setDevice(g.device));
+  auto greeting = [&](int sender, int receiver, int channel) {
+    transport::net::Greeting greet;
+    greet.magic = nonce;
+    greet.sender = sender;
+    greet.receiver = receiver;
+    greet.channel = channel;
+    greet.protocol = static_cast<int32_t>(format.protocol);
+    return greet;
+  };
+  auto madeNetFifo = [&](const std::string& name) {
+    c.madeSegments.push_back(name);
+    c.madeSegments.push_back(transport::cuda_ipc::pinnedSegmentName(name));
+  };
+  for (const auto& [channel, peer] : plan.recv) {
+    auto& end = g.recvLinks[{peer, channel, format.protocol}];
+    if (end || !c.onOtherHost(peer)) continue;
+    if (format.protocol != engine::FifoProtocol::kSimple) {
+      return invalidUsage("the LL protocol does not cross hosts yet (rank " + std::to_string(peer) +
+                          " is on another host)");
+    }
+    const std::string name =
+        transport::shm::segmentName(nonce ^ kNetRecvSalt, peer, c.rank, channel);
+    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor(g));
+    BRAID_ASSIGN_OR_RETURN(end, transport::net::openGpuSocketRecvEnd(
+                                    *g.runtime, name, slot, cursor, g.stream,
+                                    c.socketConnector(greeting(peer, c.rank, channel)), peer));
+    madeNetFifo(name);
+    BRAID_TRACE("gpu links: socket FIFO from rank %d on channel %d made", peer, channel);
+  }
+  for (const auto& [channel, peer] : plan.send) {
+    auto& end = g.sendLinks[{peer, channel, format.protocol}];
+    if (end || !c.onOtherHost(peer)) continue;
+    if (format.protocol != engine::FifoProtocol::kSimple) {
+      return invalidUsage("the LL protocol does not cross hosts yet (rank " + std::to_string(peer) +
+                          " is on another host)");
+    }
+    const std::string name =
+        transport::shm::segmentName(nonce ^ kNetSendSalt, c.rank, peer, channel);
+    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor(g));
+    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * proxyCursor, takeCursor(g));
+    BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket,
+                           c.connectSocket(peer, greeting(c.rank, peer, channel)));
+    BRAID_ASSIGN_OR_RETURN(
+        end, transport::net::openGpuSocketSendEnd(*g.runtime, name, slot, cursor, proxyCursor,
+                                                  g.stream, std::move(socket), peer));
+    madeNetFifo(name);
+    BRAID_TRACE("gpu links: socket FIFO to rank %d on channel %d connected", peer, channel);
+  }
   for (const auto& [channel, peer] : plan.recv) {
     auto& end = g.recvLinks[{peer, channel, format.protocol}];
     if (end) continue;

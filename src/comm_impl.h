@@ -26,6 +26,7 @@
 #include "kernels/host_reduce.h"
 #include "topology/graph.h"
 #include "transport/connection.h"
+#include "transport/net/socket_fifo.h"
 #include "transport/net/socket_rendezvous.h"
 #include "tune/select.h"
 #include "util/trace.h"
@@ -165,6 +166,10 @@ class Comm::Impl {
   bool spansHosts() const { return net != nullptr; }
   /// Joins the socket transport: the listener, and the exchange of addresses.
   Status connectNetwork();
+  /// What waits for the connection that opens with `greeting` (on a proxy's thread), and the
+  /// connection to `peer`'s listener that opens with it.
+  transport::net::SocketConnector socketConnector(const transport::net::Greeting& greeting) const;
+  Result<braid::net::Socket> connectSocket(int peer, const transport::net::Greeting& greeting);
   /// A socket FIFO's ends: the receiving one waits for its connection on its own thread.
   Result<std::unique_ptr<transport::RecvEnd>> awaitSocketFifo(
       int peer, const transport::net::Greeting& greeting, size_t slotBytes);

@@ -3,8 +3,10 @@
 // Ranks on one host keep the shm FIFOs between them; a FIFO to or from a rank on another host is
 // a socket FIFO (transport/net/socket_fifo.h) made the first time a schedule needs it, through
 // this rank's listener (transport/net/socket_rendezvous.h), which listens on the interface the
-// bootstrap uses (BRAID_SOCKET_IFNAME). Only the Simple protocol crosses hosts: LL's cells and
-// the one-shot board are memory a peer reads directly, which another host cannot.
+// bootstrap uses (BRAID_SOCKET_IFNAME). A GPU communicator's FIFO to another host is a GPU FIFO
+// in pinned host memory with a proxy at its other side (transport/net/gpu_socket_fifo.h,
+// comm_gpu_links.cc). Only the Simple protocol crosses hosts: LL's cells and the one-shot board
+// are memory a peer reads directly, which another host cannot.
 #include <string>
 
 #include "comm_impl.h"
@@ -43,15 +45,23 @@ Status Comm::Impl::connectNetwork() {
   return Status::success();
 }
 
-Result<std::unique_ptr<transport::RecvEnd>> Comm::Impl::awaitSocketFifo(
-    int peer, const transport::net::Greeting& greeting, size_t slotBytes) {
+transport::net::SocketConnector Comm::Impl::socketConnector(
+    const transport::net::Greeting& greeting) const {
   transport::net::SocketRendezvous* rendezvous = net.get();
   const int64_t timeoutMs = config.timeoutMs;
-  return transport::net::openSocketRecvEnd(
-      [rendezvous, greeting, timeoutMs](const std::atomic<bool>& stop) {
-        return rendezvous->accept(greeting, Deadline::afterMs(timeoutMs), &stop);
-      },
-      slotBytes, peer);
+  return [rendezvous, greeting, timeoutMs](const std::atomic<bool>& stop) {
+    return rendezvous->accept(greeting, Deadline::afterMs(timeoutMs), &stop);
+  };
+}
+
+Result<braid::net::Socket> Comm::Impl::connectSocket(int peer,
+                                                     const transport::net::Greeting& greeting) {
+  return net->connect(netAddresses[peer], greeting, Deadline::afterMs(config.timeoutMs));
+}
+
+Result<std::unique_ptr<transport::RecvEnd>> Comm::Impl::awaitSocketFifo(
+    int peer, const transport::net::Greeting& greeting, size_t slotBytes) {
+  return transport::net::openSocketRecvEnd(socketConnector(greeting), slotBytes, peer);
 }
 
 Result<std::unique_ptr<transport::SendEnd>> Comm::Impl::connectSocketFifo(

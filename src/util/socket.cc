@@ -424,7 +424,7 @@ Result<Socket> connectWithRetry(const sockaddr_storage& addr, const Deadline& de
 
 IoResult sendAll(const Socket& socket, const void* data, size_t bytes, const Deadline& deadline,
                  bool more) {
-  Transfer t{socket.fd(), static_cast<const char*>(data), nullptr, bytes, true,
+  Transfer t{socket.fd(),        static_cast<const char*>(data), nullptr, bytes, true,
              more ? MSG_MORE : 0};
   return runTransfers(&t, 1, deadline);
 }

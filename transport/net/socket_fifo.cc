@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "transport/net/proxy_thread.h"
 #include "transport/shm/shm_fifo.h"
 #include "util/log.h"
 
@@ -18,16 +19,6 @@ namespace {
 
 using braid::net::IoResult;
 using braid::net::Socket;
-
-// How long a proxy's wait on its local FIFO lasts before it looks at its stop flag again. The
-// wait ends at once when the executor posts or releases a slot; this only bounds how long the
-// destructor waits for an idle proxy.
-constexpr int64_t kStopCheckMs = 50;
-// How long a send end that goes away keeps sending what its executor posted. A host collective
-// completes on a rank once its own steps are done, so its last slots may still be in the local
-// FIFO when the communicator is destroyed; its peer still needs them. Bounded, for a peer that
-// is gone and reads nothing.
-constexpr int64_t kDrainMs = 10000;
 
 /// A FIFO private to this process: both ends here, the name unlinked at once.
 struct LocalFifo {
@@ -47,85 +38,6 @@ Result<LocalFifo> makeLocalFifo(size_t slotBytes) {
   fifo.send = std::move(send).value();
   return fifo;
 }
-
-/// What a proxy thread shares with the end that owns it.
-class Proxy {
- public:
-  Proxy(Socket socket, int peer) : socket_(std::move(socket)), peer_(peer) {}
-  explicit Proxy(int peer) : peer_(peer) {}
-  ~Proxy() { stop(); }
-
-  template <typename Body>
-  void start(Body body) {
-    thread_ = std::thread(std::move(body));
-  }
-  /// Ends the thread: its FIFO wait sees the flag, its socket call returns.
-  void stop() {
-    if (!thread_.joinable()) return;
-    {
-      std::lock_guard<std::mutex> lock(socketMutex_);
-      stopping_.store(true);
-      interrupt_.store(true);
-      if (socket_.valid()) socket_.shutdown();
-    }
-    thread_.join();
-  }
-  /// The proxy thread hands over the connection it waited for; false when stopping already.
-  bool adopt(Socket socket) {
-    std::lock_guard<std::mutex> lock(socketMutex_);
-    if (stopping_.load()) return false;
-    socket_ = std::move(socket);
-    return true;
-  }
-  const std::atomic<bool>& stopFlag() const { return stopping_; }
-  /// Asks the thread to finish what it has and end (see draining()); stops it if it has not
-  /// within kDrainMs.
-  void drainThenStop() {
-    if (!thread_.joinable()) return;
-    draining_.store(true);
-    interrupt_.store(true);
-    const Deadline deadline = Deadline::afterMs(kDrainMs);
-    while (!finished_.load() && !deadline.expired()) {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-    stop();
-  }
-  /// The thread calls this as it returns.
-  void finished() { finished_.store(true); }
-  bool stopping() const { return stopping_.load(); }
-  bool draining() const { return draining_.load(); }
-  const Socket& socket() const { return socket_; }
-  /// A wait on the local FIFO that gives up after kStopCheckMs or when stopping.
-  WaitContext waitContext() const {
-    WaitContext ctx;
-    ctx.deadline = Deadline::afterMs(kStopCheckMs);
-    ctx.abort = &interrupt_;
-    ctx.peer = peer_;
-    // No polling: it only takes the core the executors need (measured: 20 us of polling changed
-    // nothing at 8 B on 2 cores, 100 us made it 1.6x slower).
-    ctx.spinNs = 0;
-    return ctx;
-  }
-  /// Logs why the connection ended, unless it was ours to end.
-  void lost(const char* what, const IoResult& io) const {
-    if (!stopping()) {
-      BRAID_WARN("socket transport: %s rank %d: %s", what, peer_, io.describe().c_str());
-    }
-  }
-  void lost(const Status& status) const {
-    if (!stopping()) BRAID_WARN("socket transport: %s", status.message().c_str());
-  }
-
- private:
-  std::mutex socketMutex_;  // socket_ is adopted by the thread while stop() may shut it down
-  Socket socket_;
-  int peer_;
-  std::atomic<bool> stopping_{false};
-  std::atomic<bool> draining_{false};
-  std::atomic<bool> finished_{false};
-  std::atomic<bool> interrupt_{false};  // ends a wait on the FIFO: set by both of the above
-  std::thread thread_;
-};
 
 class SocketSendEnd final : public SendEnd {
  public:
@@ -167,7 +79,7 @@ class SocketSendEnd final : public SendEnd {
   }
 
   LocalFifo fifo_;
-  Proxy proxy_;  // last: its thread uses fifo_ and stops before fifo_ goes
+  ProxyThread proxy_;  // last: its thread uses fifo_ and stops before fifo_ goes
 };
 
 class SocketRecvEnd final : public RecvEnd {
@@ -223,7 +135,7 @@ class SocketRecvEnd final : public RecvEnd {
 
   LocalFifo fifo_;
   SocketConnector connect_;
-  Proxy proxy_;
+  ProxyThread proxy_;
   int peer_;
 };
 

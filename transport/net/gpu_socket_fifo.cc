@@ -1,0 +1,169 @@
+#include "transport/net/gpu_socket_fifo.h"
+
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <utility>
+
+#include "kernels/engine/fifo.h"
+#include "transport/net/proxy_thread.h"
+
+namespace braid::transport::net {
+namespace {
+
+namespace engine = kernels::engine;
+using braid::net::IoResult;
+using braid::net::Socket;
+using cuda_ipc::FifoPlacement;
+
+/// Polls until `ready()` or the proxy is told to stop (or, when `drainEnds`, to drain): a few
+/// yields, then pauses that grow to 50 us, short next to a slot's time on the wire.
+template <typename Ready>
+bool pollUntil(const ProxyThread& proxy, bool drainEnds, Ready ready) {
+  auto pause = std::chrono::microseconds(1);
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    if (proxy.stopping() || (drainEnds && proxy.draining())) return ready();
+    if (i < 16) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(50));
+    }
+  }
+}
+
+class GpuSocketSendEnd final : public cuda_ipc::GpuSendEnd {
+ public:
+  GpuSocketSendEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, engine::FifoCursor* cursor,
+                   Socket socket, int peer)
+      : fifo_(std::move(fifo)), cursor_(cursor), proxy_(std::move(socket), peer) {
+    const cuda_ipc::GpuEnd e = fifo_->end();
+    ref_ = e.fifo;
+    mine_ = engine::receiverCursor(ref_.counters);
+    proxy_.start([this] { run(); });
+  }
+  ~GpuSocketSendEnd() override { proxy_.drainThenStop(); }
+
+  cuda_ipc::GpuEnd end() const override {
+    cuda_ipc::GpuEnd e = fifo_->end();
+    e.cursor = cursor_;  // the kernel sends with its own cursor
+    return e;
+  }
+  FifoPlacement placement() const override { return FifoPlacement::kPinnedHost; }
+
+ private:
+  // The kernel's posted slots, in order, onto the wire with their words; each released once sent.
+  void run() {
+    while (!proxy_.stopping()) {
+      if (!pollUntil(proxy_, /*drainEnds=*/true,
+                     [this] { return engine::recvData(ref_, mine_); })) {
+        break;  // stopping, or draining with nothing left
+      }
+      const uint64_t word = engine::postedWord(ref_, mine_);
+      const size_t bytes = word & ~static_cast<uint64_t>(engine::kLastSlice);
+      IoResult io = braid::net::sendAll(proxy_.socket(), &word, sizeof(word), Deadline::never(),
+                                        /*more=*/bytes > 0);
+      if (io.ok()) {
+        io = braid::net::sendAll(proxy_.socket(), engine::slotAt(ref_, mine_.mine), bytes,
+                                 Deadline::never());
+      }
+      if (!io.ok()) {
+        proxy_.lost("sending to", io);
+        break;
+      }
+      engine::releaseSlot(ref_, mine_);
+    }
+    proxy_.finished();
+  }
+
+  std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo_;
+  engine::FifoCursor* cursor_;
+  engine::FifoRef ref_{};
+  engine::FifoCursor mine_{};
+  ProxyThread proxy_;  // last: its thread uses the members above
+};
+
+class GpuSocketRecvEnd final : public cuda_ipc::GpuRecvEnd {
+ public:
+  GpuSocketRecvEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, SocketConnector connect, int peer)
+      : fifo_(std::move(fifo)), connect_(std::move(connect)), proxy_(peer), peer_(peer) {
+    ref_ = fifo_->end().fifo;
+    mine_ = engine::senderCursor(ref_.counters);
+    proxy_.start([this] { run(); });
+  }
+  ~GpuSocketRecvEnd() override { proxy_.stop(); }
+
+  cuda_ipc::GpuEnd end() const override { return fifo_->end(); }
+  FifoPlacement placement() const override { return FifoPlacement::kPinnedHost; }
+
+ private:
+  // The connection, then slots off the wire into the FIFO as their sender would post them.
+  void run() {
+    Result<Socket> connected = connect_(proxy_.stopFlag());
+    if (!connected.ok()) {
+      proxy_.lost(connected.status());
+      return;
+    }
+    if (!proxy_.adopt(std::move(connected).value())) return;
+    while (!proxy_.stopping()) {
+      uint64_t word = 0;
+      IoResult io = braid::net::recvAll(proxy_.socket(), &word, sizeof(word), Deadline::never());
+      if (!io.ok()) {
+        proxy_.lost("receiving from", io);
+        return;
+      }
+      const uint64_t bytes = word & ~static_cast<uint64_t>(engine::kLastSlice);
+      if (word > UINT32_MAX || bytes > ref_.slotBytes) {
+        BRAID_WARN(
+            "socket transport: rank %d sent a GPU slot of %llu bytes, over the %u a slot "
+            "holds",
+            peer_, static_cast<unsigned long long>(bytes), ref_.slotBytes);
+        return;
+      }
+      if (!pollUntil(proxy_, /*drainEnds=*/false,
+                     [this] { return engine::sendRoom(ref_, mine_); })) {
+        return;
+      }
+      io = braid::net::recvAll(proxy_.socket(), engine::slotAt(ref_, mine_.mine), bytes,
+                               Deadline::never());
+      if (!io.ok()) {
+        proxy_.lost("receiving from", io);
+        return;
+      }
+      engine::postSlot(ref_, mine_, static_cast<uint32_t>(word));
+    }
+  }
+
+  std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo_;
+  SocketConnector connect_;
+  engine::FifoRef ref_{};
+  engine::FifoCursor mine_{};
+  ProxyThread proxy_;
+  int peer_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuSocketSendEnd(
+    gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
+    engine::FifoCursor* proxyCursor, gpu::Stream stream, Socket connected, int peer) {
+  BRAID_ASSIGN_OR_RETURN(
+      std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
+      cuda_ipc::GpuRecvEnd::create(runtime, name, slotBytes, FifoPlacement::kPinnedHost,
+                                   proxyCursor, stream));
+  return std::unique_ptr<cuda_ipc::GpuSendEnd>(
+      std::make_unique<GpuSocketSendEnd>(std::move(fifo), cursor, std::move(connected), peer));
+}
+
+Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuSocketRecvEnd(
+    gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
+    gpu::Stream stream, SocketConnector connect, int peer) {
+  BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
+                         cuda_ipc::GpuRecvEnd::create(runtime, name, slotBytes,
+                                                      FifoPlacement::kPinnedHost, cursor, stream));
+  return std::unique_ptr<cuda_ipc::GpuRecvEnd>(
+      std::make_unique<GpuSocketRecvEnd>(std::move(fifo), std::move(connect), peer));
+}
+
+}  // namespace braid::transport::net
