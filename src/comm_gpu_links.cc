@@ -71,13 +71,8 @@ Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t n
   GpuState& g = *c.gpu;
   BRAID_TRY(g.runtime->setDevice(g.device));
   auto greeting = [&](int sender, int receiver, int channel) {
-    transport::net::Greeting greet;
-    greet.magic = nonce;
-    greet.sender = sender;
-    greet.receiver = receiver;
-    greet.channel = channel;
-    greet.protocol = static_cast<int32_t>(format.protocol);
-    return greet;
+    return transport::net::Greeting::of(nonce, sender, receiver, channel,
+                                        static_cast<int>(format.protocol));
   };
   auto madeNetFifo = [&](const std::string& name) {
     c.madeSegments.push_back(name);

@@ -59,13 +59,8 @@ Status Comm::Impl::linkSchedule(const exec::Program& program, algo::Protocol pro
     }
   }
   auto greeting = [&](int sender, int receiver, int channel) {
-    transport::net::Greeting g;
-    g.magic = nonce;
-    g.sender = sender;
-    g.receiver = receiver;
-    g.channel = channel;
-    g.protocol = static_cast<int32_t>(protocol);
-    return g;
+    return transport::net::Greeting::of(nonce, sender, receiver, channel,
+                                        static_cast<int>(protocol));
   };
   for (const auto& [c, peer] : recvPairs) {
     auto& end = recvLinks[{peer, c, protocol}];

@@ -59,13 +59,8 @@ class ShmP2pLinks final : public exec::P2pLinks {
  private:
   // A pair on two hosts: a socket FIFO, named by the pair on the point-to-point nonce.
   transport::net::Greeting greeting(int sender, int receiver) const {
-    transport::net::Greeting g;
-    g.magic = c_.p2pNonce;
-    g.sender = sender;
-    g.receiver = receiver;
-    g.channel = 0;
-    g.protocol = static_cast<int32_t>(algo::Protocol::kSimple);
-    return g;
+    return transport::net::Greeting::of(c_.p2pNonce, sender, receiver, 0,
+                                        static_cast<int>(algo::Protocol::kSimple));
   }
   std::string name(int sender, int receiver) const {
     return transport::shm::segmentName(c_.p2pNonce, sender, receiver, 0);

@@ -100,19 +100,10 @@ class GpuSocketRecvEnd final : public cuda_ipc::GpuRecvEnd {
  private:
   // The connection, then slots off the wire into the FIFO as their sender would post them.
   void run() {
-    Result<Socket> connected = connect_(proxy_.stopFlag());
-    if (!connected.ok()) {
-      proxy_.lost(connected.status());
-      return;
-    }
-    if (!proxy_.adopt(std::move(connected).value())) return;
+    if (!proxy_.connectWith(connect_)) return;
     while (!proxy_.stopping()) {
       uint64_t word = 0;
-      IoResult io = braid::net::recvAll(proxy_.socket(), &word, sizeof(word), Deadline::never());
-      if (!io.ok()) {
-        proxy_.lost("receiving from", io);
-        return;
-      }
+      if (!proxy_.receive(&word, sizeof(word))) return;
       const uint64_t bytes = word & ~static_cast<uint64_t>(engine::kLastSlice);
       if (word > UINT32_MAX || bytes > ref_.slotBytes) {
         BRAID_WARN(
@@ -125,12 +116,7 @@ class GpuSocketRecvEnd final : public cuda_ipc::GpuRecvEnd {
                      [this] { return engine::sendRoom(ref_, mine_); })) {
         return;
       }
-      io = braid::net::recvAll(proxy_.socket(), engine::slotAt(ref_, mine_.mine), bytes,
-                               Deadline::never());
-      if (!io.ok()) {
-        proxy_.lost("receiving from", io);
-        return;
-      }
+      if (!proxy_.receive(engine::slotAt(ref_, mine_.mine), bytes)) return;
       engine::postSlot(ref_, mine_, static_cast<uint32_t>(word));
     }
   }

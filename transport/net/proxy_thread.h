@@ -95,6 +95,24 @@ class ProxyThread {
   void lost(const Status& status) const {
     if (!stopping()) BRAID_WARN("socket transport: %s", status.message().c_str());
   }
+  /// On the thread: waits for the connection with `connect` and adopts it; false (having said
+  /// why, unless stopping) when there is none to pump.
+  template <typename Connector>
+  bool connectWith(const Connector& connect) {
+    Result<braid::net::Socket> connected = connect(stopFlag());
+    if (!connected.ok()) {
+      lost(connected.status());
+      return false;
+    }
+    return adopt(std::move(connected).value());
+  }
+  /// On the thread: reads exactly `bytes`; false (having said why, unless stopping) when the
+  /// connection ended.
+  bool receive(void* data, size_t bytes) {
+    braid::net::IoResult io = braid::net::recvAll(socket_, data, bytes, Deadline::never());
+    if (!io.ok()) lost("receiving from", io);
+    return io.ok();
+  }
 
  private:
   std::mutex socketMutex_;  // socket_ is adopted by the thread while stop() may shut it down

@@ -102,20 +102,10 @@ class SocketRecvEnd final : public RecvEnd {
   // receives, with their own deadline), then slots off the wire into free slots of the local
   // FIFO, in order.
   void run() {
-    Result<Socket> connected = connect_(proxy_.stopFlag());
-    if (!connected.ok()) {
-      proxy_.lost(connected.status());
-      return;
-    }
-    if (!proxy_.adopt(std::move(connected).value())) return;
+    if (!proxy_.connectWith(connect_)) return;
     while (!proxy_.stopping()) {
       uint64_t header = 0;
-      IoResult io =
-          braid::net::recvAll(proxy_.socket(), &header, sizeof(header), Deadline::never());
-      if (!io.ok()) {
-        proxy_.lost("receiving from", io);
-        return;
-      }
+      if (!proxy_.receive(&header, sizeof(header))) return;
       if (header > fifo_.send->slotBytes()) {
         BRAID_WARN("socket transport: rank %d sent a slot of %llu bytes, over the %zu a slot holds",
                    peer_, static_cast<unsigned long long>(header), fifo_.send->slotBytes());
@@ -124,11 +114,7 @@ class SocketRecvEnd final : public RecvEnd {
       Result<void*> slot = fifo_.send->waitSlot(proxy_.waitContext());
       while (!slot.ok() && !proxy_.stopping()) slot = fifo_.send->waitSlot(proxy_.waitContext());
       if (!slot.ok()) return;
-      io = braid::net::recvAll(proxy_.socket(), slot.value(), header, Deadline::never());
-      if (!io.ok()) {
-        proxy_.lost("receiving from", io);
-        return;
-      }
+      if (!proxy_.receive(slot.value(), header)) return;
       fifo_.send->post(header);
     }
   }

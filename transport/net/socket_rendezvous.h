@@ -34,6 +34,15 @@ struct Greeting {
   int32_t channel = -1;
   int32_t protocol = -1;
 
+  static Greeting of(uint64_t magic, int sender, int receiver, int channel, int protocol) {
+    Greeting g;
+    g.magic = magic;
+    g.sender = sender;
+    g.receiver = receiver;
+    g.channel = channel;
+    g.protocol = protocol;
+    return g;
+  }
   auto key() const { return std::tie(magic, sender, receiver, channel, protocol); }
   bool operator<(const Greeting& other) const { return key() < other.key(); }
   bool operator==(const Greeting& other) const { return key() == other.key(); }
