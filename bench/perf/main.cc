@@ -3,9 +3,10 @@
 //
 // Ranks come from one of three places:
 //   --procs N       this program forks N processes of this machine;
-//   a launcher      mpirun (OMPI_COMM_WORLD_RANK/SIZE) or torchrun-style
-//                   (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT): this
-//                   process is one of them;
+//   a launcher      mpirun (OMPI_COMM_WORLD_RANK/SIZE), srun (SLURM_PROCID,
+//                   SLURM_NTASKS) or torchrun-style (RANK, WORLD_SIZE,
+//                   MASTER_ADDR, MASTER_PORT): this process is one of them
+//                   (perf/launch.cc finds the bootstrap root);
 //   neither         this process alone.
 // Each process runs -t threads; each thread drives -g ranks (nccl-tests' GPUs
 // per thread) through groups over its communicators.

@@ -43,8 +43,10 @@ void usage(const char* prog) {
           "  --model               add a model(us) column: the cost model's estimate of each\n"
           "                        row's call (ncclGroupSimulateEnd), aggregated like time (-a)\n"
           "Without --procs, braid-perf joins as one process of a job started by mpirun\n"
-          "(OMPI_COMM_WORLD_RANK/SIZE) or a torchrun-style launcher (RANK, WORLD_SIZE,\n"
-          "MASTER_ADDR, MASTER_PORT); alone it runs -t x -g ranks in this process.\n",
+          "(OMPI_COMM_WORLD_RANK/SIZE; across hosts the root is mpirun's host), srun\n"
+          "(SLURM_PROCID/NTASKS; across nodes the root is srun's node) or a torchrun-style\n"
+          "launcher (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT); MASTER_ADDR and MASTER_PORT\n"
+          "override the root for all three. Alone it runs -t x -g ranks in this process.\n",
           prog, collectiveNames().c_str());
 }
 
