@@ -162,7 +162,11 @@ class Comm::Impl {
   /// one host (comm_network.cc). Declared before every FIFO end, which go first.
   std::unique_ptr<transport::net::SocketRendezvous> net;
   std::vector<sockaddr_storage> netAddresses;
-  bool onOtherHost(int peer) const { return peers[peer].hostId != peers[rank].hostId; }
+  bool onOtherHost(int peer) const { return onOtherHostThan(peer, rank); }
+  bool onOtherHostThan(int a, int b) const { return peers[a].hostId != peers[b].hostId; }
+  /// A communicator across hosts: every rank's host graph through the bootstrap, joined into
+  /// `machine`; `hostOf` is each rank's host in it (comm_topology.cc).
+  Status exchangeTopology(std::vector<int>* hostOf);
   bool spansHosts() const { return net != nullptr; }
   /// Joins the socket transport: the listener, and the exchange of addresses.
   Status connectNetwork();

@@ -3,15 +3,21 @@
 // transports, rings and trees the search derives (topology/plan.h).
 //
 // Discovery looks at the whole machine, so a process does it once and
-// every communicator it makes reuses the result. All ranks share one host
-// today (network transports are later work), so each rank plans from its
-// own view of it and all reach the same plan. What differs between ranks is
-// where each runs: a rank pinned to one socket's cores says so in its
-// PeerInfo (numaId), and the plan places it on that socket's CPU node.
+// every communicator it makes reuses the result. Ranks of one host plan from
+// their own view of it and all reach the same plan. A communicator that
+// spans hosts first exchanges them: every rank sends its host's graph (in
+// braid's XML) through the bootstrap, and every rank joins the graphs of the
+// hosts in the order of their first ranks (topology::joinHosts, as
+// braid-topo joins files), so all plan on the same cluster. What differs
+// between ranks is where each runs: a rank pinned to one socket's cores says
+// so in its PeerInfo (numaId), and the plan places it on that socket's CPU
+// node of its host.
+#include <algorithm>
 #include <mutex>
 #include <string>
 
 #include "comm_impl.h"
+#include "topology/braid_xml.h"
 #include "topology/cpu_affinity.h"
 #include "topology/plan.h"
 #include "topology/summary.h"
@@ -29,7 +35,56 @@ Result<topology::Graph> discoveredOnce() {
   return graph;
 }
 
+// Every rank's `text`, through the bootstrap: the lengths first, then the texts padded to the
+// longest.
+Result<std::vector<std::string>> allGatherText(bootstrap::Bootstrap& b, const std::string& text) {
+  const int n = b.nranks();
+  std::vector<uint64_t> lengths(n, 0);
+  lengths[b.rank()] = text.size();
+  BRAID_TRY(b.allGather(lengths.data(), sizeof(uint64_t)));
+  uint64_t longest = 0;
+  for (uint64_t l : lengths) longest = std::max(longest, l);
+  std::vector<char> all(static_cast<size_t>(longest) * n, '\0');
+  std::copy(text.begin(), text.end(), all.begin() + static_cast<size_t>(longest) * b.rank());
+  BRAID_TRY(b.allGather(all.data(), longest));
+  std::vector<std::string> texts(n);
+  for (int r = 0; r < n; ++r) {
+    texts[r].assign(all.data() + static_cast<size_t>(longest) * r, lengths[r]);
+  }
+  return texts;
+}
+
 }  // namespace
+
+Status Comm::Impl::exchangeTopology(std::vector<int>* hostOf) {
+  // Hosts numbered in the order of their first ranks.
+  std::vector<int> firstRank;
+  hostOf->assign(nranks, -1);
+  for (int r = 0; r < nranks; ++r) {
+    for (size_t h = 0; h < firstRank.size() && (*hostOf)[r] < 0; ++h) {
+      if (!onOtherHostThan(r, firstRank[h])) (*hostOf)[r] = static_cast<int>(h);
+    }
+    if ((*hostOf)[r] < 0) {
+      (*hostOf)[r] = static_cast<int>(firstRank.size());
+      firstRank.push_back(r);
+    }
+  }
+  BRAID_ASSIGN_OR_RETURN(std::vector<std::string> texts,
+                         allGatherText(*bootstrap, topology::writeBraidXml(*machine)));
+  std::vector<topology::Graph> hosts;
+  for (int first : firstRank) {
+    BRAID_ASSIGN_OR_RETURN(
+        topology::Graph g,
+        topology::parseTopology(texts[first], "rank " + std::to_string(first) + "'s topology"));
+    hosts.push_back(std::move(g));
+  }
+  machine = topology::joinHosts(hosts);
+  if (rank == 0 && !config.topoDumpFile.empty()) {
+    BRAID_TRY(topology::writeTopologyFile(*machine, config.topoDumpFile)
+                  .withContext("BRAID_TOPO_DUMP_FILE (the cluster)"));
+  }
+  return Status::success();
+}
 
 Status Comm::Impl::loadTopology() {
   // A file the user names must load; discovery that fails only costs the
@@ -56,6 +111,18 @@ int32_t Comm::Impl::numaIdOfThisRank() const {
 Status Comm::Impl::planTopology() {
   ring.resize(nranks);
   for (int r = 0; r < nranks; ++r) ring[r] = r;
+  std::vector<int> hostOf(nranks, 0);
+  if (spansHosts()) {
+    // Every rank has a machine or none: discovery failing on one host alone would leave the
+    // ranks with different plans, so such a rank says so and all keep the ring 0..N-1.
+    int32_t have = machine ? 1 : 0;
+    std::vector<int32_t> all(nranks, 0);
+    all[rank] = have;
+    BRAID_TRY(bootstrap->allGather(all.data(), sizeof(int32_t)));
+    for (int32_t a : all) have = have && a;
+    if (!have) return Status::success();
+    BRAID_TRY(exchangeTopology(&hostOf).withContext("exchanging the hosts' topologies"));
+  }
   if (!machine) return Status::success();
   const topology::Graph& graph = *machine;
 
@@ -67,12 +134,25 @@ Status Comm::Impl::planTopology() {
     BRAID_ASSIGN_OR_RETURN(options.transports.allowed,
                            topology::TransportSet::parse(config.transports));
   }
-  // Host-memory ranks on one host, each on the CPU node it is pinned to.
+  // Host-memory ranks, each on the CPU node of its host it is pinned to.
   std::vector<topology::RankLocation> where(nranks);
-  for (int r = 0; r < nranks; ++r) where[r].numaId = peers[r].numaId;
+  for (int r = 0; r < nranks; ++r) {
+    where[r].host = hostOf[r];
+    where[r].numaId = peers[r].numaId;
+  }
   BRAID_ASSIGN_OR_RETURN(topology::Placement placement, topology::placeRanks(graph, where));
-  BRAID_ASSIGN_OR_RETURN(topology::TopologyPlan plan,
-                         topology::planTopology(graph, topology::Paths(graph), placement, options));
+  Result<topology::TopologyPlan> planned =
+      topology::planTopology(graph, topology::Paths(graph), placement, options);
+  if (!planned.ok() && spansHosts()) {
+    // The cluster as discovered may not explain how hosts meet (a host whose only interface is
+    // virtual has no NIC in its graph); the socket transport reaches them anyway.
+    if (rank == 0) {
+      BRAID_WARN("topology: %s; using the ring 0..%d", planned.status().message().c_str(),
+                 nranks - 1);
+    }
+    return Status::success();
+  }
+  BRAID_ASSIGN_OR_RETURN(topology::TopologyPlan plan, std::move(planned));
   if (rank == 0) BRAID_INFO("%s", topology::summarizeTopology(graph, plan).c_str());
   if (!plan.rings.channels.empty() &&
       plan.rings.channels[0].order.size() == static_cast<size_t>(nranks)) {
