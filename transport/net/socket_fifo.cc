@@ -66,8 +66,8 @@ class SocketSendEnd final : public SendEnd {
         slot = waited.value();
       }
       const uint64_t header = bytes;
-      IoResult io =
-          braid::net::sendAll(proxy_.socket(), &header, sizeof(header), Deadline::never());
+      IoResult io = braid::net::sendAll(proxy_.socket(), &header, sizeof(header), Deadline::never(),
+                                        /*more=*/bytes > 0);
       if (io.ok()) io = braid::net::sendAll(proxy_.socket(), slot, bytes, Deadline::never());
       if (!io.ok()) {
         proxy_.lost("sending to", io);
