@@ -74,6 +74,8 @@ Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t n
     return transport::net::Greeting::of(nonce, sender, receiver, channel,
                                         static_cast<int>(format.protocol));
   };
+  BRAID_TRY(
+      c.checkCrossesHosts(static_cast<algo::Protocol>(format.protocol), plan.recv, plan.send));
   auto madeNetFifo = [&](const std::string& name) {
     c.madeSegments.push_back(name);
     c.madeSegments.push_back(transport::cuda_ipc::pinnedSegmentName(name));
@@ -81,10 +83,6 @@ Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t n
   for (const auto& [channel, peer] : plan.recv) {
     auto& end = g.recvLinks[{peer, channel, format.protocol}];
     if (end || !c.onOtherHost(peer)) continue;
-    if (format.protocol != engine::FifoProtocol::kSimple) {
-      return invalidUsage("the LL protocol does not cross hosts yet (rank " + std::to_string(peer) +
-                          " is on another host)");
-    }
     const std::string name =
         transport::shm::segmentName(nonce ^ kNetRecvSalt, peer, c.rank, channel);
     BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor(g));
@@ -97,10 +95,6 @@ Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t n
   for (const auto& [channel, peer] : plan.send) {
     auto& end = g.sendLinks[{peer, channel, format.protocol}];
     if (end || !c.onOtherHost(peer)) continue;
-    if (format.protocol != engine::FifoProtocol::kSimple) {
-      return invalidUsage("the LL protocol does not cross hosts yet (rank " + std::to_string(peer) +
-                          " is on another host)");
-    }
     const std::string name =
         transport::shm::segmentName(nonce ^ kNetSendSalt, c.rank, peer, channel);
     BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor(g));

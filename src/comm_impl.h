@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -164,8 +165,15 @@ class Comm::Impl {
   std::vector<sockaddr_storage> netAddresses;
   bool onOtherHost(int peer) const { return onOtherHostThan(peer, rank); }
   bool onOtherHostThan(int a, int b) const { return peers[a].hostId != peers[b].hostId; }
+  /// Each rank's host, hosts numbered in the order of their first ranks (comm_network.cc).
+  std::vector<int> hostNumbers() const;
+  /// Whether FIFOs of `protocol` to and from these (channel, peer) pairs may be made: only the
+  /// Simple protocol crosses hosts.
+  Status checkCrossesHosts(algo::Protocol protocol, const std::set<std::pair<int, int>>& recv,
+                           const std::set<std::pair<int, int>>& send) const;
   /// A communicator across hosts: every rank's host graph through the bootstrap, joined into
-  /// `machine`; `hostOf` is each rank's host in it (comm_topology.cc).
+  /// `machine` (left empty when a rank has none); `hostOf` is each rank's host in it
+  /// (comm_topology.cc).
   Status exchangeTopology(std::vector<int>* hostOf);
   bool spansHosts() const { return net != nullptr; }
   /// Joins the socket transport: the listener, and the exchange of addresses.

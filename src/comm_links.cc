@@ -50,14 +50,7 @@ Status Comm::Impl::linkSchedule(const exec::Program& program, algo::Protocol pro
     for (int peer : program.channels[c].recvPeers) recvPairs.insert({static_cast<int>(c), peer});
     for (int peer : program.channels[c].sendPeers) sendPairs.insert({static_cast<int>(c), peer});
   }
-  if (spansHosts() && ll) {
-    for (const auto& pair : recvPairs) {
-      if (onOtherHost(pair.second)) {
-        return invalidUsage("the LL protocol does not cross hosts yet (rank " +
-                            std::to_string(pair.second) + " is on another host)");
-      }
-    }
-  }
+  BRAID_TRY(checkCrossesHosts(protocol, recvPairs, sendPairs));
   auto greeting = [&](int sender, int receiver, int channel) {
     return transport::net::Greeting::of(nonce, sender, receiver, channel,
                                         static_cast<int>(protocol));
@@ -79,10 +72,7 @@ Status Comm::Impl::linkSchedule(const exec::Program& program, algo::Protocol pro
   for (const auto& [c, peer] : sendPairs) {
     auto& end = sendLinks[{peer, c, protocol}];
     if (end || !onOtherHost(peer)) continue;
-    BRAID_ASSIGN_OR_RETURN(
-        braid::net::Socket socket,
-        net->connect(netAddresses[peer], greeting(rank, peer, c), wait.deadline));
-    BRAID_ASSIGN_OR_RETURN(end, transport::net::openSocketSendEnd(std::move(socket), slot, peer));
+    BRAID_ASSIGN_OR_RETURN(end, connectSocketFifo(peer, greeting(rank, peer, c), slot));
     BRAID_TRACE("links: socket FIFO to rank %d on channel %d connected", peer, c);
   }
   for (const auto& [c, peer] : sendPairs) {

@@ -7,13 +7,45 @@
 // in pinned host memory with a proxy at its other side (transport/net/gpu_socket_fifo.h,
 // comm_gpu_links.cc). Only the Simple protocol crosses hosts: LL's cells and the one-shot board
 // are memory a peer reads directly, which another host cannot.
+#include <algorithm>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "comm_impl.h"
 #include "transport/net/socket_fifo.h"
 #include "util/log.h"
 
 namespace braid {
+
+std::vector<int> Comm::Impl::hostNumbers() const {
+  std::vector<int> hostOf(nranks, -1);
+  int hosts = 0;
+  for (int r = 0; r < nranks; ++r) {
+    for (int q = 0; q < r && hostOf[r] < 0; ++q) {
+      if (!onOtherHostThan(r, q)) hostOf[r] = hostOf[q];
+    }
+    if (hostOf[r] < 0) hostOf[r] = hosts++;
+  }
+  return hostOf;
+}
+
+Status Comm::Impl::checkCrossesHosts(algo::Protocol protocol,
+                                     const std::set<std::pair<int, int>>& recv,
+                                     const std::set<std::pair<int, int>>& send) const {
+  // Simple is the only other protocol.
+  if (protocol == algo::Protocol::kSimple || !spansHosts()) return Status::success();
+  for (const auto* pairs : {&recv, &send}) {
+    for (const auto& [channel, peer] : *pairs) {
+      if (onOtherHost(peer)) {
+        return invalidUsage("the LL protocol does not cross hosts yet (rank " +
+                            std::to_string(peer) + " is on another host)");
+      }
+    }
+  }
+  return Status::success();
+}
 
 Status Comm::Impl::connectNetwork() {
   if (!config.transportAllowed("socket")) {
@@ -25,12 +57,8 @@ Status Comm::Impl::connectNetwork() {
   netAddresses[rank] = net->address();
   BRAID_TRY(bootstrap->allGather(netAddresses.data(), sizeof(sockaddr_storage))
                 .withContext("exchanging the socket transport's addresses"));
-  int hosts = 0;
-  for (int r = 0; r < nranks; ++r) {
-    bool first = true;
-    for (int q = 0; q < r; ++q) first = first && peers[q].hostId != peers[r].hostId;
-    hosts += first ? 1 : 0;
-  }
+  const std::vector<int> hostOf = hostNumbers();
+  const int hosts = *std::max_element(hostOf.begin(), hostOf.end()) + 1;
   if (!allowed.protocol[static_cast<int>(algo::Protocol::kSimple)]) {
     return invalidUsage("BRAID_PROTO excludes simple, the only protocol between hosts");
   }
@@ -66,9 +94,7 @@ Result<std::unique_ptr<transport::RecvEnd>> Comm::Impl::awaitSocketFifo(
 
 Result<std::unique_ptr<transport::SendEnd>> Comm::Impl::connectSocketFifo(
     int peer, const transport::net::Greeting& greeting, size_t slotBytes) {
-  BRAID_ASSIGN_OR_RETURN(
-      braid::net::Socket socket,
-      net->connect(netAddresses[peer], greeting, Deadline::afterMs(config.timeoutMs)));
+  BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket, connectSocket(peer, greeting));
   return transport::net::openSocketSendEnd(std::move(socket), slotBytes, peer);
 }
 

@@ -57,25 +57,25 @@ Result<std::vector<std::string>> allGatherText(bootstrap::Bootstrap& b, const st
 }  // namespace
 
 Status Comm::Impl::exchangeTopology(std::vector<int>* hostOf) {
-  // Hosts numbered in the order of their first ranks.
-  std::vector<int> firstRank;
-  hostOf->assign(nranks, -1);
-  for (int r = 0; r < nranks; ++r) {
-    for (size_t h = 0; h < firstRank.size() && (*hostOf)[r] < 0; ++h) {
-      if (!onOtherHostThan(r, firstRank[h])) (*hostOf)[r] = static_cast<int>(h);
-    }
-    if ((*hostOf)[r] < 0) {
-      (*hostOf)[r] = static_cast<int>(firstRank.size());
-      firstRank.push_back(r);
+  // A rank whose discovery failed sends nothing. Discovery failing on one host alone would leave
+  // the ranks with different plans, so then every rank drops its machine and keeps the ring
+  // 0..N-1, as a rank alone does.
+  BRAID_ASSIGN_OR_RETURN(
+      std::vector<std::string> texts,
+      allGatherText(*bootstrap, machine ? topology::writeBraidXml(*machine) : std::string()));
+  for (const std::string& text : texts) {
+    if (text.empty()) {
+      machine.reset();
+      return Status::success();
     }
   }
-  BRAID_ASSIGN_OR_RETURN(std::vector<std::string> texts,
-                         allGatherText(*bootstrap, topology::writeBraidXml(*machine)));
+  *hostOf = hostNumbers();
   std::vector<topology::Graph> hosts;
-  for (int first : firstRank) {
+  for (int r = 0; r < nranks; ++r) {
+    if ((*hostOf)[r] != static_cast<int>(hosts.size())) continue;  // not its host's first rank
     BRAID_ASSIGN_OR_RETURN(
         topology::Graph g,
-        topology::parseTopology(texts[first], "rank " + std::to_string(first) + "'s topology"));
+        topology::parseTopology(texts[r], "rank " + std::to_string(r) + "'s topology"));
     hosts.push_back(std::move(g));
   }
   machine = topology::joinHosts(hosts);
@@ -113,14 +113,6 @@ Status Comm::Impl::planTopology() {
   for (int r = 0; r < nranks; ++r) ring[r] = r;
   std::vector<int> hostOf(nranks, 0);
   if (spansHosts()) {
-    // Every rank has a machine or none: discovery failing on one host alone would leave the
-    // ranks with different plans, so such a rank says so and all keep the ring 0..N-1.
-    int32_t have = machine ? 1 : 0;
-    std::vector<int32_t> all(nranks, 0);
-    all[rank] = have;
-    BRAID_TRY(bootstrap->allGather(all.data(), sizeof(int32_t)));
-    for (int32_t a : all) have = have && a;
-    if (!have) return Status::success();
     BRAID_TRY(exchangeTopology(&hostOf).withContext("exchanging the hosts' topologies"));
   }
   if (!machine) return Status::success();

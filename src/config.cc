@@ -24,7 +24,6 @@ Config Config::fromEnvironment() {
   c.spinUs = env::getInt("SPIN_US", c.spinUs);
   c.hostComm = env::getInt("HOST_COMM", 0) != 0;
   c.hostIdOverride = env::get("HOSTID").value_or("");
-  c.socketIfname = env::get("SOCKET_IFNAME").value_or("");
   for (auto* s : {&c.algo, &c.proto}) {
     for (auto& ch : *s) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
   }
@@ -66,8 +65,7 @@ std::string Config::describe() const {
     << " topo_file=" << (topoFile.empty() ? "discover" : topoFile)
     << " p2p_level=" << (p2pLevel.empty() ? "default" : p2pLevel)
     << " spin_us=" << (spinUs < 0 ? "auto" : std::to_string(spinUs)) << " host_comm=" << hostComm
-    << " hostid=" << (hostIdOverride.empty() ? "auto" : hostIdOverride)
-    << " socket_ifname=" << (socketIfname.empty() ? "auto" : socketIfname);
+    << " hostid=" << (hostIdOverride.empty() ? "auto" : hostIdOverride);
   return o.str();
 }
 

@@ -33,9 +33,6 @@ struct Config {
   /// id; ranks with different ones talk over the network even on one machine (the multi-host
   /// tests' network namespaces, containers that share a boot id).
   std::string hostIdOverride;
-  /// BRAID_SOCKET_IFNAME: the interfaces the bootstrap and the socket transport may use, in
-  /// NCCL's syntax (prefixes, "^" excludes, "=" exact); empty: any but docker and loopback.
-  std::string socketIfname;
 
   /// Reads the environment (BRAID_X, then NCCL_X).
   static Config fromEnvironment();
