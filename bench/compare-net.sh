@@ -30,14 +30,7 @@ tag="n$$"
 braid_netns_hosts "$tag" 2
 
 # mpirun reaches host 1's namespace through this agent instead of ssh.
-cat >"$tmp/agent.sh" <<AGENT
-#!/usr/bin/env bash
-while [[ \$1 == -* ]]; do shift; done
-host=\$1; shift
-i=\$(( \${host##*.} - 1 ))
-exec ip netns exec "braid-$tag-h\$i" unshare --uts sh -c "hostname braid-host\$i; \$*"
-AGENT
-chmod +x "$tmp/agent.sh"
+braid_netns_rsh_agent "$tmp/agent.sh"
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 row() { awk -v s="$2" '$1 == s { print $'"$3"'; exit }' "$1"; }  # file size column
@@ -57,7 +50,7 @@ print(sum(w["bits_per_second"] for w in ways) / len(ways) / 8e9)'
 # run_sizes NAME SIZE ITERS WARMUP: one braid-perf and one MPI run at SIZE, outputs in $tmp.
 braid_run() {
   local name=$1 size=$2 iters=$3 warmup=$4 port
-  port=$((20000 + RANDOM % 12000))
+  port=$(python3 "$BRAID_ROOT/tests/support/free_port.py")
   for rank in 0 1; do
     braid_netns_exec "$rank" env RANK=$rank WORLD_SIZE=2 MASTER_ADDR=10.77.0.1 MASTER_PORT=$port \
       BRAID_SOCKET_IFNAME=bveth "$BRAID_BUILD/bin/braid-perf" all_reduce -b "$size" -e "$size" \
@@ -94,7 +87,7 @@ for size in 8 67108864; do
 done
 
 # Gloo and braid_torch in one job across the two namespaces.
-port=$((20000 + RANDOM % 12000))
+port=$(python3 "$BRAID_ROOT/tests/support/free_port.py")
 for rank in 0 1; do
   braid_netns_exec "$rank" env RANK=$rank WORLD_SIZE=2 MASTER_ADDR=10.77.0.1 MASTER_PORT=$port \
     LOCAL_RANK=0 BRAID_SOCKET_IFNAME=bveth GLOO_SOCKET_IFNAME=bveth0 PYTHONWARNINGS=ignore \

@@ -53,6 +53,23 @@ braid_netns_exec() {
     "braid-host$host" "$@"
 }
 
+# braid_netns_rsh_agent FILE: writes to FILE an rsh agent for mpirun (--mca plm_rsh_agent FILE)
+# that starts its command on host 10.77.0.<i+1> in namespace i, as braid_netns_exec would,
+# instead of through ssh. mpirun itself runs in host 0's namespace.
+braid_netns_rsh_agent() {
+  local file=$1 prefix=${BRAID_NETNS_HOSTS[0]%0}
+  cat >"$file" <<AGENT
+#!/usr/bin/env bash
+# mpirun's rsh agent: host 10.77.0.<i+1> is namespace ${prefix}<i>.
+while [[ \$1 == -* ]]; do shift; done
+host=\$1
+shift
+i=\$((\${host##*.} - 1))
+exec ip netns exec "${prefix}\$i" unshare --uts sh -c "hostname braid-host\$i; \$*"
+AGENT
+  chmod +x "$file"
+}
+
 # braid_netns_cleanup: kills what runs in the namespaces made here and deletes them.
 braid_netns_cleanup() {
   local ns

@@ -16,16 +16,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 unset BRAID_COMM_ID NCCL_COMM_ID MASTER_ADDR MASTER_PORT RANK WORLD_SIZE
 
 agent=$E2E_TMP/agent.sh
-cat >"$agent" <<AGENT
-#!/usr/bin/env bash
-# mpirun's rsh agent: host 10.77.0.<i+1> is namespace ${BRAID_NETNS_HOSTS[0]%0}<i>.
-while [[ \$1 == -* ]]; do shift; done
-host=\$1
-shift
-i=\$((\${host##*.} - 1))
-exec ip netns exec "${BRAID_NETNS_HOSTS[0]%0}\$i" unshare --uts sh -c "hostname braid-host\$i; \$*"
-AGENT
-chmod +x "$agent"
+braid_netns_rsh_agent "$agent"
 
 rc=0
 braid_netns_exec 0 timeout --kill-after=5 "$E2E_RUN_LIMIT_S" mpirun -H 10.77.0.1:2,10.77.0.2:2 \

@@ -11,27 +11,12 @@ waiting for a dead one does not hang the test.
 """
 
 import os
-import random
-import socket
 import subprocess
 import sys
 import time
 
-
-def free_port():
-    """A port nobody listens on now, below the kernel's ephemeral range (32768 and up on Linux):
-    a port the kernel picked could be handed to another test's connection or listener before
-    rank 0's store binds it, which happened under ctest -j2."""
-    rng = random.SystemRandom()
-    for _ in range(100):
-        port = rng.randrange(20000, 32768)
-        with socket.socket() as s:
-            try:
-                s.bind(("0.0.0.0", port))
-            except OSError:
-                continue
-            return port
-    sys.exit("launch.py: no free port in 20000-32767")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from free_port import free_port  # noqa: E402
 
 
 def main():
