@@ -1,0 +1,61 @@
+// The seam between the verbs transport and libibverbs.
+//
+// The transport (ib_fifo.cc, ib_proxy.cc) calls libibverbs only through a VerbsApi: a table of
+// the calls it makes, with rdma-core's own types (<infiniband/verbs.h>), so the code that would
+// drive an HCA is the code the tests run. Two tables exist:
+//
+//   verbs_library.cc   libibverbs.so.1 loaded with dlopen (never linked, so braid loads on
+//                      machines without rdma-core); the calls that are inline in verbs.h
+//                      (post_send, post_recv, poll_cq) go through the provider's ops as there.
+//   verbs_emulated.cc  an emulated RoCE HCA in this process, for machines without RDMA
+//                      hardware (BRAID_IB_EMULATE): RC queue pairs whose RDMA writes travel over
+//                      TCP to the emulated HCA of the peer process, with the checks and the state
+//                      machine of a real one (see verbs_emulated.h).
+//
+// Only what the transport uses is here: RC queue pairs, RDMA write and RDMA write with
+// immediate, polled completion queues.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace braid::transport::ib {
+
+/// A GID table entry's kind, as the kernel reports it in
+/// /sys/class/infiniband/<dev>/ports/<port>/gid_attrs/types/<index>.
+enum class GidType { kUnknown, kInfiniband, kRoceV1, kRoceV2 };
+
+struct VerbsApi {
+  const char* name;  ///< "libibverbs.so.1" or "emulated", for messages
+
+  ibv_device** (*getDeviceList)(int* count);
+  void (*freeDeviceList)(ibv_device** list);
+  const char* (*getDeviceName)(ibv_device* device);
+  ibv_context* (*openDevice)(ibv_device* device);
+  int (*closeDevice)(ibv_context* context);
+  int (*queryDevice)(ibv_context* context, ibv_device_attr* attr);
+  int (*queryPort)(ibv_context* context, uint8_t port, ibv_port_attr* attr);
+  int (*queryGid)(ibv_context* context, uint8_t port, int index, ibv_gid* gid);
+  GidType (*gidType)(ibv_context* context, uint8_t port, int index);
+
+  ibv_pd* (*allocPd)(ibv_context* context);
+  int (*deallocPd)(ibv_pd* pd);
+  ibv_mr* (*regMr)(ibv_pd* pd, void* addr, size_t length, int access);
+  int (*deregMr)(ibv_mr* mr);
+
+  ibv_cq* (*createCq)(ibv_context* context, int cqe);
+  int (*destroyCq)(ibv_cq* cq);
+  ibv_qp* (*createQp)(ibv_pd* pd, ibv_qp_init_attr* attr);
+  int (*modifyQp)(ibv_qp* qp, ibv_qp_attr* attr, int attrMask);
+  int (*destroyQp)(ibv_qp* qp);
+
+  // Return 0 or an errno value, and set *bad to the first request not taken, as libibverbs does.
+  int (*postSend)(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);
+  int (*postRecv)(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
+  /// Up to `entries` completions into `wc`; the count taken, or negative on a CQ error.
+  int (*pollCq)(ibv_cq* cq, int entries, ibv_wc* wc);
+};
+
+}  // namespace braid::transport::ib
