@@ -16,7 +16,6 @@
 #include <utility>
 
 #include "comm_impl.h"
-#include "transport/net/gpu_socket_fifo.h"
 #include "transport/shm/shm_fifo.h"
 #include "util/log.h"
 
@@ -86,11 +85,10 @@ Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t n
     const std::string name =
         transport::shm::segmentName(nonce ^ kNetRecvSalt, peer, c.rank, channel);
     BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor(g));
-    BRAID_ASSIGN_OR_RETURN(end, transport::net::openGpuSocketRecvEnd(
-                                    *g.runtime, name, slot, cursor, g.stream,
-                                    c.socketConnector(greeting(peer, c.rank, channel)), peer));
+    BRAID_ASSIGN_OR_RETURN(
+        end, c.awaitGpuNetworkFifo(peer, greeting(peer, c.rank, channel), name, slot, cursor));
     madeNetFifo(name);
-    BRAID_TRACE("gpu links: socket FIFO from rank %d on channel %d made", peer, channel);
+    BRAID_TRACE("gpu links: network FIFO from rank %d on channel %d made", peer, channel);
   }
   for (const auto& [channel, peer] : plan.send) {
     auto& end = g.sendLinks[{peer, channel, format.protocol}];
@@ -99,13 +97,10 @@ Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t n
         transport::shm::segmentName(nonce ^ kNetSendSalt, c.rank, peer, channel);
     BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor(g));
     BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * proxyCursor, takeCursor(g));
-    BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket,
-                           c.connectSocket(peer, greeting(c.rank, peer, channel)));
-    BRAID_ASSIGN_OR_RETURN(
-        end, transport::net::openGpuSocketSendEnd(*g.runtime, name, slot, cursor, proxyCursor,
-                                                  g.stream, std::move(socket), peer));
+    BRAID_ASSIGN_OR_RETURN(end, c.connectGpuNetworkFifo(peer, greeting(c.rank, peer, channel), name,
+                                                        slot, cursor, proxyCursor));
     madeNetFifo(name);
-    BRAID_TRACE("gpu links: socket FIFO to rank %d on channel %d connected", peer, channel);
+    BRAID_TRACE("gpu links: network FIFO to rank %d on channel %d connected", peer, channel);
   }
   for (const auto& [channel, peer] : plan.recv) {
     auto& end = g.recvLinks[{peer, channel, format.protocol}];

@@ -27,6 +27,7 @@
 #include "kernels/host_reduce.h"
 #include "topology/graph.h"
 #include "transport/connection.h"
+#include "transport/net/ib/ib_fifo_pump.h"
 #include "transport/net/socket_fifo.h"
 #include "transport/net/socket_rendezvous.h"
 #include "tune/select.h"
@@ -158,11 +159,13 @@ class Comm::Impl {
   std::unique_ptr<bootstrap::Bootstrap> bootstrap;
   std::vector<PeerInfo> peers;
   std::vector<int> ring;  ///< ring order of ranks
-  /// Ranks on other hosts (PeerInfo::hostId differs) are reached through the socket transport:
-  /// this rank's listener and every rank's listener address, both empty when all ranks share
-  /// one host (comm_network.cc). Declared before every FIFO end, which go first.
+  /// Ranks on other hosts (PeerInfo::hostId differs) are reached through the network: this
+  /// rank's listener and every rank's listener address, both empty when all ranks share one host
+  /// (comm_network.cc), and the verbs transport where every rank has a port (else the socket
+  /// transport carries the FIFOs). Declared before every FIFO end, which go first.
   std::unique_ptr<transport::net::SocketRendezvous> net;
   std::vector<sockaddr_storage> netAddresses;
+  std::unique_ptr<transport::ib::IbNetwork> ib;
   bool onOtherHost(int peer) const { return onOtherHostThan(peer, rank); }
   bool onOtherHostThan(int a, int b) const { return peers[a].hostId != peers[b].hostId; }
   /// Each rank's host, hosts numbered in the order of their first ranks (comm_network.cc).
@@ -176,17 +179,38 @@ class Comm::Impl {
   /// (comm_topology.cc).
   Status exchangeTopology(std::vector<int>* hostOf);
   bool spansHosts() const { return net != nullptr; }
-  /// Joins the socket transport: the listener, and the exchange of addresses.
+  /// Joins the network: the listener, the exchange of addresses, the choice of transport.
   Status connectNetwork();
+  /// Opens the verbs transport if every rank can; keeps sockets otherwise (comm_network.cc).
+  Status chooseNetTransport();
+  /// This rank's place among the ranks of its host.
+  int localRank() const;
   /// What waits for the connection that opens with `greeting` (on a proxy's thread), and the
   /// connection to `peer`'s listener that opens with it.
   transport::net::SocketConnector socketConnector(const transport::net::Greeting& greeting) const;
   Result<braid::net::Socket> connectSocket(int peer, const transport::net::Greeting& greeting);
-  /// A socket FIFO's ends: the receiving one waits for its connection on its own thread.
-  Result<std::unique_ptr<transport::RecvEnd>> awaitSocketFifo(
+  /// The same as a verbs proxy takes it: at once, if it has arrived.
+  transport::ib::IbRecvPump::SocketTaker socketTaker(
+      const transport::net::Greeting& greeting) const;
+  /// A striped socket FIFO's connections (config's BRAID_SOCKET_NTHREADS x NSOCKS_PERTHREAD).
+  transport::net::StripeLayout stripeLayout() const;
+  Result<std::vector<braid::net::Socket>> connectStripes(int peer,
+                                                         const transport::net::Greeting& greeting);
+  transport::net::StripeConnector stripeConnector(const transport::net::Greeting& greeting) const;
+  /// A network FIFO's ends, over verbs or sockets: the receiving one never waits for its
+  /// connection (its proxy does).
+  Result<std::unique_ptr<transport::RecvEnd>> awaitNetworkFifo(
       int peer, const transport::net::Greeting& greeting, size_t slotBytes);
-  Result<std::unique_ptr<transport::SendEnd>> connectSocketFifo(
+  Result<std::unique_ptr<transport::SendEnd>> connectNetworkFifo(
       int peer, const transport::net::Greeting& greeting, size_t slotBytes);
+  /// The same for a GPU communicator: a GPU FIFO in pinned host memory named `name`, with the
+  /// kernel's cursor and (sending) the one its receiving side needs.
+  Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> awaitGpuNetworkFifo(
+      int peer, const transport::net::Greeting& greeting, const std::string& name, size_t slot,
+      kernels::engine::FifoCursor* cursor);
+  Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> connectGpuNetworkFifo(
+      int peer, const transport::net::Greeting& greeting, const std::string& name, size_t slot,
+      kernels::engine::FifoCursor* cursor, kernels::engine::FifoCursor* proxyCursor);
 
   int nchannels = 1;
   size_t slotBytes = 0;  ///< Simple FIFO slots; LL ones are llSlotBytes()

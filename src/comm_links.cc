@@ -72,7 +72,7 @@ Status Comm::Impl::linkSchedule(const exec::Program& program, algo::Protocol pro
   for (const auto& [c, peer] : sendPairs) {
     auto& end = sendLinks[{peer, c, protocol}];
     if (end || !onOtherHost(peer)) continue;
-    BRAID_ASSIGN_OR_RETURN(end, connectSocketFifo(peer, greeting(rank, peer, c), slot));
+    BRAID_ASSIGN_OR_RETURN(end, connectNetworkFifo(peer, greeting(rank, peer, c), slot));
     BRAID_TRACE("links: socket FIFO to rank %d on channel %d connected", peer, c);
   }
   for (const auto& [c, peer] : sendPairs) {
@@ -106,7 +106,7 @@ Status Comm::Impl::linkSchedule(const exec::Program& program, algo::Protocol pro
   for (const auto& [c, peer] : recvPairs) {
     auto& end = recvLinks[{peer, c, protocol}];
     if (end) continue;
-    BRAID_ASSIGN_OR_RETURN(end, awaitSocketFifo(peer, greeting(peer, rank, c), slot));
+    BRAID_ASSIGN_OR_RETURN(end, awaitNetworkFifo(peer, greeting(peer, rank, c), slot));
   }
   out->assign(program.channels.size(), exec::ChannelConnections{});
   for (size_t c = 0; c < program.channels.size(); ++c) {

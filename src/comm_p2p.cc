@@ -30,7 +30,7 @@ class ShmP2pLinks final : public exec::P2pLinks {
   Result<transport::RecvEnd*> recvFrom(int peer) override {
     auto& end = c_.p2pRecv[peer];
     if (!end && c_.onOtherHost(peer)) {
-      BRAID_ASSIGN_OR_RETURN(end, c_.awaitSocketFifo(peer, greeting(peer, c_.rank), slotBytes()));
+      BRAID_ASSIGN_OR_RETURN(end, c_.awaitNetworkFifo(peer, greeting(peer, c_.rank), slotBytes()));
       BRAID_TRACE("p2p: socket FIFO from rank %d awaited", peer);
     }
     if (!end) {
@@ -43,7 +43,8 @@ class ShmP2pLinks final : public exec::P2pLinks {
   Result<transport::SendEnd*> trySendTo(int peer) override {
     auto& end = c_.p2pSend[peer];
     if (!end && c_.onOtherHost(peer)) {
-      BRAID_ASSIGN_OR_RETURN(end, c_.connectSocketFifo(peer, greeting(c_.rank, peer), slotBytes()));
+      BRAID_ASSIGN_OR_RETURN(end,
+                             c_.connectNetworkFifo(peer, greeting(c_.rank, peer), slotBytes()));
       BRAID_TRACE("p2p: socket FIFO to rank %d connected", peer);
     }
     if (!end) {

@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include <strings.h>
+
 #include <sstream>
 
 #include "util/env.h"
@@ -24,6 +26,21 @@ Config Config::fromEnvironment() {
   c.spinUs = env::getInt("SPIN_US", c.spinUs);
   c.hostComm = env::getInt("HOST_COMM", 0) != 0;
   c.hostIdOverride = env::get("HOSTID").value_or("");
+  c.net = env::get("NET").value_or("");
+  c.socketThreads = static_cast<int>(env::getInt("SOCKET_NTHREADS", c.socketThreads));
+  c.socketsPerThread = static_cast<int>(env::getInt("NSOCKS_PERTHREAD", c.socketsPerThread));
+  transport::ib::IbSettings& ib = c.ib;
+  ib.disable = env::getInt("IB_DISABLE", 0) != 0;
+  ib.hca = env::get("IB_HCA").value_or("");
+  ib.gidIndex = static_cast<int>(env::getInt("IB_GID_INDEX", ib.gidIndex));
+  ib.rocVersion = static_cast<int>(env::getInt("IB_ROCE_VERSION_NUM", ib.rocVersion));
+  ib.addrFamily = env::get("IB_ADDR_FAMILY").value_or("AF_INET");
+  ib.timeout = static_cast<int>(env::getInt("IB_TIMEOUT", ib.timeout));
+  ib.retryCount = static_cast<int>(env::getInt("IB_RETRY_CNT", ib.retryCount));
+  ib.qpsPerConnection = static_cast<int>(env::getInt("IB_QPS_PER_CONNECTION", ib.qpsPerConnection));
+  ib.serviceLevel = static_cast<int>(env::getInt("IB_SL", ib.serviceLevel));
+  ib.trafficClass = static_cast<int>(env::getInt("IB_TC", ib.trafficClass));
+  ib.emulate = static_cast<int>(env::getInt("IB_EMULATE", ib.emulate));
   for (auto* s : {&c.algo, &c.proto}) {
     for (auto& ch : *s) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
   }
@@ -39,6 +56,44 @@ Status Config::validate() const {
   if (buffSize < (64 << 10) || buffSize > (1LL << 30)) {
     return invalidArgument("BRAID_BUFFSIZE must be between 64K and 1G, got " +
                            std::to_string(buffSize));
+  }
+  if (!net.empty() && strcasecmp(net.c_str(), "IB") != 0 &&
+      strcasecmp(net.c_str(), "Socket") != 0) {
+    return invalidArgument("BRAID_NET must be IB or Socket, got '" + net + "'");
+  }
+  if (socketThreads < 1 || socketThreads > 16 || socketsPerThread < 1 || socketsPerThread > 16 ||
+      socketThreads * socketsPerThread > 64) {
+    return invalidArgument("BRAID_SOCKET_NTHREADS (" + std::to_string(socketThreads) +
+                           ") and BRAID_NSOCKS_PERTHREAD (" + std::to_string(socketsPerThread) +
+                           ") must each be 1..16, with at most 64 connections per FIFO");
+  }
+  if (ib.timeout < 1 || ib.timeout > 31) {
+    return invalidArgument("BRAID_IB_TIMEOUT must be between 1 and 31, got " +
+                           std::to_string(ib.timeout));
+  }
+  if (ib.retryCount < 0 || ib.retryCount > 7) {
+    return invalidArgument("BRAID_IB_RETRY_CNT must be between 0 and 7, got " +
+                           std::to_string(ib.retryCount));
+  }
+  if (ib.qpsPerConnection < 1 || ib.qpsPerConnection > 8) {
+    return invalidArgument("BRAID_IB_QPS_PER_CONNECTION must be between 1 and 8, got " +
+                           std::to_string(ib.qpsPerConnection));
+  }
+  if (ib.gidIndex < -1 || ib.gidIndex > 255) {
+    return invalidArgument("BRAID_IB_GID_INDEX must be -1 (choose) or 0..255, got " +
+                           std::to_string(ib.gidIndex));
+  }
+  if (ib.rocVersion != 1 && ib.rocVersion != 2) {
+    return invalidArgument("BRAID_IB_ROCE_VERSION_NUM must be 1 or 2, got " +
+                           std::to_string(ib.rocVersion));
+  }
+  if (ib.addrFamily != "AF_INET" && ib.addrFamily != "AF_INET6") {
+    return invalidArgument("BRAID_IB_ADDR_FAMILY must be AF_INET or AF_INET6, got '" +
+                           ib.addrFamily + "'");
+  }
+  if (ib.emulate < 0 || ib.emulate > 8) {
+    return invalidArgument("BRAID_IB_EMULATE must be between 0 and 8 devices, got " +
+                           std::to_string(ib.emulate));
   }
   // BRAID_ALGO and BRAID_PROTO are parsed by tune::parseAllowed, BRAID_P2P_LEVEL
   // and BRAID_TRANSPORTS by the topology (comm_topology.cc).
@@ -65,7 +120,12 @@ std::string Config::describe() const {
     << " topo_file=" << (topoFile.empty() ? "discover" : topoFile)
     << " p2p_level=" << (p2pLevel.empty() ? "default" : p2pLevel)
     << " spin_us=" << (spinUs < 0 ? "auto" : std::to_string(spinUs)) << " host_comm=" << hostComm
-    << " hostid=" << (hostIdOverride.empty() ? "auto" : hostIdOverride);
+    << " hostid=" << (hostIdOverride.empty() ? "auto" : hostIdOverride)
+    << " net=" << (net.empty() ? "auto" : net) << " ib_hca=" << (ib.hca.empty() ? "all" : ib.hca)
+    << " ib_gid_index=" << ib.gidIndex << " ib_timeout=" << ib.timeout
+    << " ib_retry_cnt=" << ib.retryCount << " ib_qps_per_connection=" << ib.qpsPerConnection
+    << " ib_emulate=" << ib.emulate << " socket_nthreads=" << socketThreads
+    << " nsocks_perthread=" << socketsPerThread;
   return o.str();
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "braid/status.h"
+#include "transport/net/ib/ib_settings.h"
 
 namespace braid {
 
@@ -33,6 +34,13 @@ struct Config {
   /// id; ranks with different ones talk over the network even on one machine (the multi-host
   /// tests' network namespaces, containers that share a boot id).
   std::string hostIdOverride;
+  /// BRAID_NET (NCCL_NET): the transport between hosts, "IB" or "Socket"; empty = IB wherever
+  /// every rank has an active verbs port, else Socket.
+  std::string net;
+  transport::ib::IbSettings ib;
+  int socketThreads = 1;     ///< BRAID_SOCKET_NTHREADS: threads per socket FIFO end (striping)
+  int socketsPerThread = 1;  ///< BRAID_NSOCKS_PERTHREAD: connections per such thread  ///<
+                             ///< BRAID_IB_* (transport/net/ib/ib_settings.h)
 
   /// Reads the environment (BRAID_X, then NCCL_X).
   static Config fromEnvironment();
@@ -42,6 +50,10 @@ struct Config {
   std::string describe() const;
   /// Whether BRAID_TRANSPORTS allows the transport called `name`.
   bool transportAllowed(const std::string& name) const;
+  /// Whether BRAID_TRANSPORTS allows the socket transport ("socket" or "net"), and verbs
+  /// ("ibverbs" or "net").
+  bool socketAllowed() const { return transportAllowed("socket") || transportAllowed("net"); }
+  bool verbsAllowed() const { return transportAllowed("ibverbs") || transportAllowed("net"); }
 };
 
 }  // namespace braid

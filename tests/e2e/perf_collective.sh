@@ -12,8 +12,9 @@
 # usage: perf_collective.sh BRAID_PERF COLLECTIVE NRANKS MINBYTES MAXBYTES FACTOR [flags...]
 # (sizes in plain bytes; -d, -o and -r are read from the flags, with braid-perf's defaults)
 # With E2E_HOSTS=K set, the NRANKS ranks are processes of K "hosts" of this machine (lib.sh's
-# run_on_hosts: BRAID_HOSTID), connected by braid's socket transport, and rank 0 must say so;
-# with E2E_USE_NETNS=1 too, each host is a network namespace of its own (lib.sh's netns_hosts).
+# run_on_hosts: BRAID_HOSTID), connected by braid's socket transport, or by its verbs transport
+# over the emulated HCA where BRAID_IB_EMULATE is set, and rank 0 must say which; with
+# E2E_USE_NETNS=1 too, each host is a network namespace of its own (lib.sh's netns_hosts).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -85,10 +86,13 @@ if [[ -n ${E2E_HOSTS:-} ]]; then
   run_on_hosts "$out" "$err" "$E2E_HOSTS" "$nranks" "$perf" "$coll" -b "$min" -e "$max" \
     -f "$factor" "$@"
   expect_success "$out" "$err"
-  listening="network: $E2E_HOSTS hosts; socket transport listening on"
+  listening="network: $E2E_HOSTS hosts; listening on"
   [[ -z ${BRAID_NETNS_IPV6:-} ]] || listening="$listening \[fd77::1\]"
-  grep -q "$listening" "$err" ||
-    fail "rank 0 did not report $E2E_HOSTS hosts on the socket transport ($listening)" "$err"
+  grep -q "$listening" "$err" || fail "rank 0 did not report $E2E_HOSTS hosts ($listening)" "$err"
+  transport="network: socket transport"
+  [[ ${BRAID_NET:-} != IB ]] || transport="network: verbs transport on"
+  [[ -z ${BRAID_IB_EMULATE:-} ]] || transport="network: verbs transport on emu_0:1"
+  grep -q "$transport" "$err" || fail "rank 0 did not report '$transport'" "$err"
 else
   run_perf "$out" "$err" "$perf" "$coll" -b "$min" -e "$max" -f "$factor" "$@"
   expect_success "$out" "$err"

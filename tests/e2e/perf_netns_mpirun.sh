@@ -25,7 +25,7 @@ braid_netns_exec 0 timeout --kill-after=5 "$E2E_RUN_LIMIT_S" mpirun -H 10.77.0.1
   "$perf" all_reduce -b 1024 -e 4194304 -f 16 -n 2 -w 1 -c 1 >"$E2E_TMP/out" 2>"$E2E_TMP/err" ||
   rc=$?
 [[ $rc -eq 0 ]] || fail "mpirun exited with $rc" "$E2E_TMP/out" "$E2E_TMP/err"
-grep -q "network: 2 hosts; socket transport listening on 10.77.0." "$E2E_TMP/err" ||
+grep -q "network: 2 hosts; listening on 10.77.0." "$E2E_TMP/err" ||
   fail "braid did not report 2 hosts on the socket transport" "$E2E_TMP/err"
 check_table "$E2E_TMP/out" 4 1024 4194304 16 "$(type_size float)"
 echo "PASS [$E2E_NAME]: mpirun -H across 2 hosts, 4 ranks"

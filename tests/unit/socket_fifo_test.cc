@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/network_fifo_checks.h"
 #include "transport/net/socket_fifo.h"
 #include "transport/net/socket_rendezvous.h"
 
@@ -19,19 +20,9 @@ namespace {
 
 constexpr size_t kSlotBytes = 4096;
 
-sockaddr_storage loopback() {
-  sockaddr_storage a{};
-  auto* in = reinterpret_cast<sockaddr_in*>(&a);
-  in->sin_family = AF_INET;
-  in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return a;
-}
+using braid::testing::within;
 
-WaitContext within(int64_t ms) {
-  WaitContext ctx;
-  ctx.deadline = Deadline::afterMs(ms);
-  return ctx;
-}
+sockaddr_storage loopback() { return braid::testing::loopbackAddress(); }
 
 Greeting greeting(int sender, int receiver, int channel) {
   Greeting g;
@@ -64,35 +55,12 @@ Pipe connectPipe(SocketRendezvous& rendezvous, int channel = 0) {
   return p;
 }
 
-/// Message i: (i * 37) % (slot + 1) bytes, byte j = i + j.
-size_t sizeOf(int i) { return static_cast<size_t>(i * 37) % (kSlotBytes + 1); }
-
 TEST(SocketFifoTest, MessagesOfEverySizeArriveWholeAndInOrder) {
   auto rendezvous = SocketRendezvous::create(loopback());
   ASSERT_TRUE(rendezvous.ok()) << rendezvous.status().message();
   Pipe p = connectPipe(*rendezvous.value());
-  constexpr int kMessages = 2000;  // many times the FIFO's slots: the receiver paces the sender
-  std::thread sender([&] {
-    for (int i = 0; i < kMessages; ++i) {
-      auto slot = p.send->waitSlot(within(10000));
-      ASSERT_TRUE(slot.ok()) << slot.status().message();
-      auto* bytes = static_cast<unsigned char*>(slot.value());
-      for (size_t j = 0; j < sizeOf(i); ++j) bytes[j] = static_cast<unsigned char>(i + j);
-      p.send->post(sizeOf(i));
-    }
-  });
-  for (int i = 0; i < kMessages; ++i) {
-    size_t n = 0;
-    auto slot = p.recv->waitSlot(within(10000), &n);
-    ASSERT_TRUE(slot.ok()) << "message " << i << ": " << slot.status().message();
-    ASSERT_EQ(n, sizeOf(i)) << "message " << i;
-    const auto* bytes = static_cast<const unsigned char*>(slot.value());
-    for (size_t j = 0; j < n; ++j) {
-      ASSERT_EQ(bytes[j], static_cast<unsigned char>(i + j)) << "message " << i << " byte " << j;
-    }
-    p.recv->release();
-  }
-  sender.join();
+  // Many times the FIFO's slots: the receiver paces the sender.
+  braid::testing::expectMessagesOfEverySizeInOrder(*p.send, *p.recv, kSlotBytes);
 }
 
 TEST(SocketFifoTest, ASlowReceiverHoldsTheSenderBack) {
@@ -101,27 +69,10 @@ TEST(SocketFifoTest, ASlowReceiverHoldsTheSenderBack) {
   Pipe p = connectPipe(*rendezvous.value());
   // With nobody receiving, the sender fills its FIFO, the socket and the receiver's FIFO, then
   // waits: never more slots than that, and no slot lost.
-  int sent = 0;
-  for (; sent < 100000; ++sent) {
-    auto slot = p.send->waitSlot(within(300));
-    if (!slot.ok()) break;
-    std::memcpy(slot.value(), &sent, sizeof(sent));
-    p.send->post(kSlotBytes);  // full slots, so the socket's buffers fill too
-  }
+  const int sent = braid::testing::fillUntilHeldBack(*p.send, kSlotBytes, 300);
   EXPECT_GT(sent, 2 * kFifoSlots);
   EXPECT_LT(sent, 100000);
-  for (int i = 0; i < sent; ++i) {
-    size_t n = 0;
-    auto slot = p.recv->waitSlot(within(5000), &n);
-    ASSERT_TRUE(slot.ok()) << "message " << i << " of " << sent;
-    ASSERT_EQ(n, kSlotBytes);
-    int value = -1;
-    std::memcpy(&value, slot.value(), sizeof(value));
-    ASSERT_EQ(value, i);
-    p.recv->release();
-  }
-  size_t n = 0;
-  EXPECT_EQ(p.recv->trySlot(&n), nullptr);
+  braid::testing::expectEverySlotHeldBack(*p.recv, kSlotBytes, sent);
 }
 
 TEST(SocketFifoTest, GreetingsPairFifosWithTheirConnectionsInAnyOrder) {
@@ -165,6 +116,80 @@ TEST(SocketFifoTest, EndsGoAwayIdleOrWhileTheirPeerIsGone) {
   }
   p.send.reset();  // and still goes away
 }
+
+/// A FIFO striped over threads x sockets per thread connections (socket_stripes.h).
+Pipe connectStriped(SocketRendezvous& rendezvous, StripeLayout layout, int channel = 0) {
+  Pipe p;
+  const int n = layout.sockets();
+  SocketRendezvous* r = &rendezvous;
+  const Greeting g = greeting(0, 1, channel);
+  auto recv = openStripedSocketRecvEnd(
+      [r, g, n](int index, const std::atomic<bool>& stop) {
+        return r->accept(g.stripeOf(index, n), Deadline::afterMs(5000), &stop);
+      },
+      kSlotBytes, 0, layout);
+  std::vector<braid::net::Socket> sockets;
+  // Connected in reverse: the receiver files each by its stripe number.
+  for (int i = n - 1; i >= 0; --i) {
+    auto out = rendezvous.connect(rendezvous.address(), g.stripeOf(i, n), Deadline::afterMs(5000));
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    sockets.insert(sockets.begin(), std::move(out).value());
+  }
+  auto send = openStripedSocketSendEnd(std::move(sockets), kSlotBytes, 1, layout);
+  EXPECT_TRUE(send.ok() && recv.ok());
+  p.send = std::move(send).value();
+  p.recv = std::move(recv).value();
+  return p;
+}
+
+class StripedSocketFifoTest : public ::testing::TestWithParam<std::pair<int, int>> {
+ protected:
+  StripeLayout layout() const {
+    StripeLayout l;
+    l.threads = GetParam().first;
+    l.socketsPerThread = GetParam().second;
+    return l;
+  }
+};
+
+TEST_P(StripedSocketFifoTest, MessagesOfEverySizeArriveWholeAndInOrder) {
+  auto rendezvous = SocketRendezvous::create(loopback());
+  ASSERT_TRUE(rendezvous.ok());
+  Pipe p = connectStriped(*rendezvous.value(), layout());
+  braid::testing::expectMessagesOfEverySizeInOrder(*p.send, *p.recv, kSlotBytes);
+}
+
+TEST_P(StripedSocketFifoTest, ASlowReceiverHoldsTheSenderBack) {
+  auto rendezvous = SocketRendezvous::create(loopback());
+  ASSERT_TRUE(rendezvous.ok());
+  Pipe p = connectStriped(*rendezvous.value(), layout());
+  const int sent = braid::testing::fillUntilHeldBack(*p.send, kSlotBytes, 300);
+  EXPECT_GT(sent, 2 * kFifoSlots);
+  EXPECT_LT(sent, 100000);
+  braid::testing::expectEverySlotHeldBack(*p.recv, kSlotBytes, sent);
+}
+
+TEST_P(StripedSocketFifoTest, EndsGoAwayIdleOrWhileTheirPeerIsGone) {
+  auto rendezvous = SocketRendezvous::create(loopback());
+  ASSERT_TRUE(rendezvous.ok());
+  { Pipe idle = connectStriped(*rendezvous.value(), layout(), 0); }
+  Pipe p = connectStriped(*rendezvous.value(), layout(), 1);
+  p.recv.reset();
+  for (int i = 0; i < 4; ++i) {
+    auto slot = p.send->waitSlot(within(1000));
+    ASSERT_TRUE(slot.ok());
+    p.send->post(16);
+  }
+  p.send.reset();
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, StripedSocketFifoTest,
+                         ::testing::Values(std::make_pair(1, 2), std::make_pair(2, 1),
+                                           std::make_pair(2, 3)),
+                         [](const auto& info) {
+                           return std::to_string(info.param.first) + "threads" +
+                                  std::to_string(info.param.second) + "socks";
+                         });
 
 }  // namespace
 }  // namespace braid::transport::net

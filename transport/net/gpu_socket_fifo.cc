@@ -6,7 +6,9 @@
 #include <utility>
 
 #include "kernels/engine/fifo.h"
+#include "transport/net/proxied_gpu_ends.h"
 #include "transport/net/proxy_thread.h"
+#include "transport/net/socket_stripes.h"
 
 namespace braid::transport::net {
 namespace {
@@ -14,43 +16,25 @@ namespace {
 namespace engine = kernels::engine;
 using braid::net::IoResult;
 using braid::net::Socket;
-using cuda_ipc::FifoPlacement;
 
 /// Polls until `ready()` or the proxy is told to stop (or, when `drainEnds`, to drain): a few
 /// yields, then pauses that grow to 50 us, short next to a slot's time on the wire.
 template <typename Ready>
 bool pollUntil(const ProxyThread& proxy, bool drainEnds, Ready ready) {
-  auto pause = std::chrono::microseconds(1);
-  for (int i = 0;; ++i) {
-    if (ready()) return true;
-    if (proxy.stopping() || (drainEnds && proxy.draining())) return ready();
-    if (i < 16) {
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::microseconds(50));
-    }
-  }
+  return pollWithPauses(ready, [&] { return proxy.stopping() || (drainEnds && proxy.draining()); });
 }
 
-class GpuSocketSendEnd final : public cuda_ipc::GpuSendEnd {
+class GpuSocketSendEnd final : public ProxiedGpuSendEnd {
  public:
   GpuSocketSendEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, engine::FifoCursor* cursor,
                    Socket socket, int peer)
-      : fifo_(std::move(fifo)), cursor_(cursor), proxy_(std::move(socket), peer) {
+      : ProxiedGpuSendEnd(std::move(fifo), cursor), proxy_(std::move(socket), peer) {
     const cuda_ipc::GpuEnd e = fifo_->end();
     ref_ = e.fifo;
     mine_ = engine::receiverCursor(ref_.counters);
     proxy_.start([this] { run(); });
   }
   ~GpuSocketSendEnd() override { proxy_.drainThenStop(); }
-
-  cuda_ipc::GpuEnd end() const override {
-    cuda_ipc::GpuEnd e = fifo_->end();
-    e.cursor = cursor_;  // the kernel sends with its own cursor
-    return e;
-  }
-  FifoPlacement placement() const override { return FifoPlacement::kPinnedHost; }
 
  private:
   // The kernel's posted slots, in order, onto the wire with their words; each released once sent.
@@ -77,25 +61,23 @@ class GpuSocketSendEnd final : public cuda_ipc::GpuSendEnd {
     proxy_.finished();
   }
 
-  std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo_;
-  engine::FifoCursor* cursor_;
   engine::FifoRef ref_{};
   engine::FifoCursor mine_{};
   ProxyThread proxy_;  // last: its thread uses the members above
 };
 
-class GpuSocketRecvEnd final : public cuda_ipc::GpuRecvEnd {
+class GpuSocketRecvEnd final : public ProxiedGpuRecvEnd {
  public:
   GpuSocketRecvEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, SocketConnector connect, int peer)
-      : fifo_(std::move(fifo)), connect_(std::move(connect)), proxy_(peer), peer_(peer) {
+      : ProxiedGpuRecvEnd(std::move(fifo)),
+        connect_(std::move(connect)),
+        proxy_(peer),
+        peer_(peer) {
     ref_ = fifo_->end().fifo;
     mine_ = engine::senderCursor(ref_.counters);
     proxy_.start([this] { run(); });
   }
   ~GpuSocketRecvEnd() override { proxy_.stop(); }
-
-  cuda_ipc::GpuEnd end() const override { return fifo_->end(); }
-  FifoPlacement placement() const override { return FifoPlacement::kPinnedHost; }
 
  private:
   // The connection, then slots off the wire into the FIFO as their sender would post them.
@@ -121,7 +103,6 @@ class GpuSocketRecvEnd final : public cuda_ipc::GpuRecvEnd {
     }
   }
 
-  std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo_;
   SocketConnector connect_;
   engine::FifoRef ref_{};
   engine::FifoCursor mine_{};
@@ -129,15 +110,54 @@ class GpuSocketRecvEnd final : public cuda_ipc::GpuRecvEnd {
   int peer_;
 };
 
+class GpuStripedSendEnd final : public ProxiedGpuSendEnd {
+ public:
+  GpuStripedSendEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, engine::FifoCursor* cursor,
+                    std::vector<Socket> sockets, int peer, StripeLayout layout)
+      : ProxiedGpuSendEnd(std::move(fifo), cursor),
+        pump_(fifo_->end().fifo, std::move(sockets), layout, peer) {}
+
+ private:
+  StripedSendPump pump_;  // drains and stops before the FIFO goes
+};
+
+class GpuStripedRecvEnd final : public ProxiedGpuRecvEnd {
+ public:
+  GpuStripedRecvEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, StripeConnector connect, int peer,
+                    StripeLayout layout)
+      : ProxiedGpuRecvEnd(std::move(fifo)),
+        pump_(fifo_->end().fifo, std::move(connect), layout, peer) {}
+
+ private:
+  StripedRecvPump pump_;
+};
+
 }  // namespace
+
+Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuStripedSocketSendEnd(
+    gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
+    engine::FifoCursor* proxyCursor, gpu::Stream stream, std::vector<Socket> connected, int peer,
+    StripeLayout layout) {
+  BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
+                         makePinnedFifo(runtime, name, slotBytes, proxyCursor, stream));
+  return std::unique_ptr<cuda_ipc::GpuSendEnd>(std::make_unique<GpuStripedSendEnd>(
+      std::move(fifo), cursor, std::move(connected), peer, layout));
+}
+
+Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuStripedSocketRecvEnd(
+    gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
+    gpu::Stream stream, StripeConnector connect, int peer, StripeLayout layout) {
+  BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
+                         makePinnedFifo(runtime, name, slotBytes, cursor, stream));
+  return std::unique_ptr<cuda_ipc::GpuRecvEnd>(
+      std::make_unique<GpuStripedRecvEnd>(std::move(fifo), std::move(connect), peer, layout));
+}
 
 Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuSocketSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
     engine::FifoCursor* proxyCursor, gpu::Stream stream, Socket connected, int peer) {
-  BRAID_ASSIGN_OR_RETURN(
-      std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
-      cuda_ipc::GpuRecvEnd::create(runtime, name, slotBytes, FifoPlacement::kPinnedHost,
-                                   proxyCursor, stream));
+  BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
+                         makePinnedFifo(runtime, name, slotBytes, proxyCursor, stream));
   return std::unique_ptr<cuda_ipc::GpuSendEnd>(
       std::make_unique<GpuSocketSendEnd>(std::move(fifo), cursor, std::move(connected), peer));
 }
@@ -146,8 +166,7 @@ Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuSocketRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
     gpu::Stream stream, SocketConnector connect, int peer) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
-                         cuda_ipc::GpuRecvEnd::create(runtime, name, slotBytes,
-                                                      FifoPlacement::kPinnedHost, cursor, stream));
+                         makePinnedFifo(runtime, name, slotBytes, cursor, stream));
   return std::unique_ptr<cuda_ipc::GpuRecvEnd>(
       std::make_unique<GpuSocketRecvEnd>(std::move(fifo), std::move(connect), peer));
 }

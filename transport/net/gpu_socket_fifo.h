@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "braid/status.h"
 #include "gpu/runtime.h"
@@ -41,5 +42,16 @@ Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuSocketSendEnd(
 Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuSocketRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, gpu::Stream stream, SocketConnector connect, int peer);
+
+/// The striped ends (socket_stripes.h), where BRAID_SOCKET_NTHREADS x BRAID_NSOCKS_PERTHREAD
+/// is above 1: `connected` holds the layout's connections in order.
+Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuStripedSocketSendEnd(
+    gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
+    kernels::engine::FifoCursor* cursor, kernels::engine::FifoCursor* proxyCursor,
+    gpu::Stream stream, std::vector<braid::net::Socket> connected, int peer, StripeLayout layout);
+Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuStripedSocketRecvEnd(
+    gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
+    kernels::engine::FifoCursor* cursor, gpu::Stream stream, StripeConnector connect, int peer,
+    StripeLayout layout);
 
 }  // namespace braid::transport::net

@@ -4,6 +4,7 @@
 // (gpu_socket_fifo.cc) run their pumps on it.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -27,6 +28,24 @@ inline constexpr int64_t kStopCheckMs = 50;
 // FIFO when the communicator is destroyed; its peer still needs them. Bounded, for a peer that
 // is gone and reads nothing.
 inline constexpr int64_t kDrainMs = 10000;
+
+/// Polls until `ready()`, or until `giveUp()` (then answers ready() once more): a few yields,
+/// then pauses that grow to 50 us, short next to a slot's time on the wire. For proxies that
+/// wait on memory nobody wakes them for: a kernel's FIFO, or one several threads share.
+template <typename Ready, typename GiveUp>
+bool pollWithPauses(Ready ready, GiveUp giveUp) {
+  auto pause = std::chrono::microseconds(1);
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    if (giveUp()) return ready();
+    if (i < 16) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(50));
+    }
+  }
+}
 
 /// What a proxy thread shares with the end that owns it.
 class ProxyThread {

@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "transport/net/proxied_ends.h"
 #include "transport/net/proxy_thread.h"
 #include "transport/shm/shm_fifo.h"
 #include "util/log.h"
@@ -20,37 +21,17 @@ namespace {
 using braid::net::IoResult;
 using braid::net::Socket;
 
-/// A FIFO private to this process: both ends here, the name unlinked at once.
-struct LocalFifo {
-  std::unique_ptr<RecvEnd> recv;
-  std::unique_ptr<SendEnd> send;
-};
+using LocalFifo = shm::PrivateFifo;
 
-Result<LocalFifo> makeLocalFifo(size_t slotBytes) {
-  static std::atomic<uint64_t> counter{0};
-  const std::string name =
-      "/braid-net-" + std::to_string(getpid()) + "-" + std::to_string(counter.fetch_add(1));
-  LocalFifo fifo;
-  BRAID_ASSIGN_OR_RETURN(fifo.recv, shm::createRecvEnd(name, slotBytes));
-  Result<std::unique_ptr<SendEnd>> send = shm::openSendEnd(name, slotBytes);
-  (void)shm::unlinkSegment(name);
-  if (!send.ok()) return send.status();
-  fifo.send = std::move(send).value();
-  return fifo;
-}
+Result<LocalFifo> makeLocalFifo(size_t slotBytes) { return shm::createPrivateFifo(slotBytes); }
 
-class SocketSendEnd final : public SendEnd {
+class SocketSendEnd final : public ProxiedSendEnd {
  public:
   SocketSendEnd(LocalFifo fifo, Socket socket, int peer)
-      : fifo_(std::move(fifo)), proxy_(std::move(socket), peer) {
+      : ProxiedSendEnd(std::move(fifo)), proxy_(std::move(socket), peer) {
     proxy_.start([this] { run(); });
   }
   ~SocketSendEnd() override { proxy_.drainThenStop(); }
-
-  size_t slotBytes() const override { return fifo_.send->slotBytes(); }
-  Result<void*> waitSlot(const WaitContext& ctx) override { return fifo_.send->waitSlot(ctx); }
-  void* trySlot() override { return fifo_.send->trySlot(); }
-  void post(size_t bytes) override { fifo_.send->post(bytes); }
 
  private:
   // Slots the executor posted, in order, onto the wire; each handed back once sent. Once the
@@ -78,24 +59,16 @@ class SocketSendEnd final : public SendEnd {
     proxy_.finished();
   }
 
-  LocalFifo fifo_;
-  ProxyThread proxy_;  // last: its thread uses fifo_ and stops before fifo_ goes
+  ProxyThread proxy_;  // its thread uses fifo_ and stops before fifo_ goes
 };
 
-class SocketRecvEnd final : public RecvEnd {
+class SocketRecvEnd final : public ProxiedRecvEnd {
  public:
   SocketRecvEnd(LocalFifo fifo, SocketConnector connect, int peer)
-      : fifo_(std::move(fifo)), connect_(std::move(connect)), proxy_(peer), peer_(peer) {
+      : ProxiedRecvEnd(std::move(fifo)), connect_(std::move(connect)), proxy_(peer), peer_(peer) {
     proxy_.start([this] { run(); });
   }
   ~SocketRecvEnd() override { proxy_.stop(); }
-
-  size_t slotBytes() const override { return fifo_.recv->slotBytes(); }
-  Result<const void*> waitSlot(const WaitContext& ctx, size_t* bytes) override {
-    return fifo_.recv->waitSlot(ctx, bytes);
-  }
-  const void* trySlot(size_t* bytes) override { return fifo_.recv->trySlot(bytes); }
-  void release() override { fifo_.recv->release(); }
 
  private:
   // The connection first (on this thread, so that nobody waits for it but the executor's
@@ -119,13 +92,45 @@ class SocketRecvEnd final : public RecvEnd {
     }
   }
 
-  LocalFifo fifo_;
   SocketConnector connect_;
   ProxyThread proxy_;
   int peer_;
 };
 
+class StripedSocketSendEnd final : public ProxiedSendEnd {
+ public:
+  StripedSocketSendEnd(LocalFifo fifo, std::vector<Socket> sockets, int peer, StripeLayout layout)
+      : ProxiedSendEnd(std::move(fifo)), pump_(fifo_.ref, std::move(sockets), layout, peer) {}
+
+ private:
+  StripedSendPump pump_;  // drains and stops before the FIFO goes
+};
+
+class StripedSocketRecvEnd final : public ProxiedRecvEnd {
+ public:
+  StripedSocketRecvEnd(LocalFifo fifo, StripeConnector connect, int peer, StripeLayout layout)
+      : ProxiedRecvEnd(std::move(fifo)), pump_(fifo_.ref, std::move(connect), layout, peer) {}
+
+ private:
+  StripedRecvPump pump_;
+};
+
 }  // namespace
+
+Result<std::unique_ptr<SendEnd>> openStripedSocketSendEnd(std::vector<Socket> connected,
+                                                          size_t slotBytes, int peer,
+                                                          StripeLayout layout) {
+  BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));
+  return std::unique_ptr<SendEnd>(
+      std::make_unique<StripedSocketSendEnd>(std::move(fifo), std::move(connected), peer, layout));
+}
+
+Result<std::unique_ptr<RecvEnd>> openStripedSocketRecvEnd(StripeConnector connect, size_t slotBytes,
+                                                          int peer, StripeLayout layout) {
+  BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));
+  return std::unique_ptr<RecvEnd>(
+      std::make_unique<StripedSocketRecvEnd>(std::move(fifo), std::move(connect), peer, layout));
+}
 
 Result<std::unique_ptr<SendEnd>> openSocketSendEnd(Socket connected, size_t slotBytes, int peer) {
   BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));

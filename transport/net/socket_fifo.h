@@ -17,16 +17,19 @@
 // Why a proxy thread per FIFO end and not one per process: each thread blocks in the one place
 // it can next make progress (its FIFO's futex or its socket), so a slot moves with one wake-up
 // and no polling, and a FIFO that is slow cannot hold up another's. A host rank has two per ring
-// channel. (NCCL's BRAID_SOCKET_NTHREADS / NSOCKS_PERTHREAD striping comes later.)
+// channel. With BRAID_SOCKET_NTHREADS / BRAID_NSOCKS_PERTHREAD above 1, a FIFO's slots are
+// striped over several connections and threads instead (socket_stripes.h).
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "braid/status.h"
 #include "transport/connection.h"
+#include "transport/net/socket_stripes.h"
 #include "util/socket.h"
 
 namespace braid::transport::net {
@@ -50,5 +53,13 @@ using SocketConnector = std::function<Result<braid::net::Socket>(const std::atom
 /// (a batch of sends and receives, which may wait for this rank's own sends first).
 Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(SocketConnector connect, size_t slotBytes,
                                                    int peer);
+
+/// The striped ends (socket_stripes.h): `connected` holds the layout's connections in order;
+/// `connect` waits for connection number i on the receiving proxy's thread i / per-thread.
+Result<std::unique_ptr<SendEnd>> openStripedSocketSendEnd(std::vector<braid::net::Socket> connected,
+                                                          size_t slotBytes, int peer,
+                                                          StripeLayout layout);
+Result<std::unique_ptr<RecvEnd>> openStripedSocketRecvEnd(StripeConnector connect, size_t slotBytes,
+                                                          int peer, StripeLayout layout);
 
 }  // namespace braid::transport::net

@@ -14,7 +14,7 @@ using braid::net::IoEnd;
 using braid::net::IoResult;
 using braid::net::Socket;
 
-static_assert(sizeof(Greeting) == 24, "Greeting travels as raw bytes");
+static_assert(sizeof(Greeting) == 32, "Greeting travels as raw bytes");
 
 // How long the accepting thread waits before it looks at its stop flag, and a receiver before it
 // looks at its own.
@@ -93,6 +93,15 @@ Result<Socket> SocketRendezvous::accept(const Greeting& greeting, const Deadline
     }
     arrived_.wait_for(lock, std::chrono::milliseconds(deadline.remainingMs(kCheckMs)));
   }
+}
+
+std::optional<Socket> SocketRendezvous::tryAccept(const Greeting& greeting) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = connections_.find(greeting);
+  if (found == connections_.end()) return std::nullopt;
+  Socket socket = std::move(found->second);
+  connections_.erase(found);
+  return socket;
 }
 
 }  // namespace braid::transport::net

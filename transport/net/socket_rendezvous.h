@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <tuple>
 
@@ -33,6 +34,8 @@ struct Greeting {
   int32_t receiver = -1;
   int32_t channel = -1;
   int32_t protocol = -1;
+  int32_t stripe = 0;   ///< which of a striped FIFO's connections (socket_stripes.h)
+  int32_t stripes = 1;  ///< how many the sender opens, so that a receiver can tell a mismatch
 
   static Greeting of(uint64_t magic, int sender, int receiver, int channel, int protocol) {
     Greeting g;
@@ -43,7 +46,14 @@ struct Greeting {
     g.protocol = protocol;
     return g;
   }
-  auto key() const { return std::tie(magic, sender, receiver, channel, protocol); }
+  /// The greeting of the same FIFO's connection number `index`.
+  Greeting stripeOf(int index, int count) const {
+    Greeting g = *this;
+    g.stripe = index;
+    g.stripes = count;
+    return g;
+  }
+  auto key() const { return std::tie(magic, sender, receiver, channel, protocol, stripe); }
   bool operator<(const Greeting& other) const { return key() < other.key(); }
   bool operator==(const Greeting& other) const { return key() == other.key(); }
 };
@@ -65,6 +75,9 @@ class SocketRendezvous {
   /// or when `stop` (if given) is set. Safe to call from several threads.
   Result<braid::net::Socket> accept(const Greeting& greeting, const Deadline& deadline,
                                     const std::atomic<bool>* stop = nullptr);
+  /// The connection that opened with `greeting` if it has arrived; never waits. For a proxy
+  /// that serves many connections from one thread (transport/net/ib).
+  std::optional<braid::net::Socket> tryAccept(const Greeting& greeting);
 
  private:
   explicit SocketRendezvous(braid::net::Socket listener, const sockaddr_storage& address);

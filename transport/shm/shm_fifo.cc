@@ -17,6 +17,8 @@
 // side wakes it after publishing (util/futex.h).
 #include "transport/shm/shm_fifo.h"
 
+#include <unistd.h>
+
 #include <cassert>
 #include <cinttypes>
 #include <cstdint>
@@ -80,6 +82,7 @@ class ShmRecvEnd final : public RecvEnd {
         cursor_(engine::receiverCursor(fifo_.counters)) {}
 
   size_t slotBytes() const override { return fifo_.slotBytes; }
+  const engine::FifoRef& ref() const { return fifo_; }
 
   Result<const void*> waitSlot(const WaitContext& ctx, size_t* bytes) override {
     if (!engine::recvData(fifo_, cursor_)) {
@@ -230,5 +233,19 @@ Result<std::unique_ptr<SendEnd>> tryOpenSendEnd(const std::string& name, size_t 
 }
 
 Status unlinkSegment(const std::string& name) { return ShmSegment::unlink(name); }
+
+Result<PrivateFifo> createPrivateFifo(size_t slotBytes) {
+  static std::atomic<uint64_t> counter{0};
+  const std::string name =
+      "/braid-net-" + std::to_string(getpid()) + "-" + std::to_string(counter.fetch_add(1));
+  PrivateFifo fifo;
+  BRAID_ASSIGN_OR_RETURN(fifo.recv, createRecvEnd(name, slotBytes));
+  Result<std::unique_ptr<SendEnd>> send = openSendEnd(name, slotBytes);
+  (void)unlinkSegment(name);
+  if (!send.ok()) return send.status();
+  fifo.send = std::move(send).value();
+  fifo.ref = static_cast<const ShmRecvEnd&>(*fifo.recv).ref();
+  return fifo;
+}
 
 }  // namespace braid::transport::shm

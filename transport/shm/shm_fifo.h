@@ -17,6 +17,7 @@
 #include <string>
 
 #include "braid/status.h"
+#include "kernels/engine/fifo.h"
 #include "transport/connection.h"
 
 namespace braid::transport::shm {
@@ -39,6 +40,16 @@ Result<std::unique_ptr<SendEnd>> openSendEnd(const std::string& name, size_t slo
 /// to it: returns nullptr (not an error) while the segment does not exist or
 /// is not set up yet, so the caller can retry without blocking.
 Result<std::unique_ptr<SendEnd>> tryOpenSendEnd(const std::string& name, size_t slotBytes);
+
+/// A FIFO private to this process, both ends here and its name unlinked at once: what a proxy
+/// puts between an executor and the network (transport/net). `ref` is the FIFO as the engine
+/// addresses it, for a proxy that drives one side itself instead of through an end.
+struct PrivateFifo {
+  std::unique_ptr<RecvEnd> recv;
+  std::unique_ptr<SendEnd> send;
+  kernels::engine::FifoRef ref{};
+};
+Result<PrivateFifo> createPrivateFifo(size_t slotBytes);
 
 /// Removes the name from /dev/shm; both ends keep working. Succeeds if the
 /// name is already gone.

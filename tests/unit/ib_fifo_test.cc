@@ -1,0 +1,200 @@
+// The verbs transport's FIFO (transport/net/ib) over the emulated HCA, within one process: two
+// IbNetworks stand for the two hosts, each with its proxy, their queue pairs connected through
+// the emulated HCA's TCP wire. Messages of every size arrive whole and in order over one queue
+// pair and striped over several on two devices; a receiver that does not read holds the sender
+// back at exactly the two FIFOs' slots; a receiver that never comes makes the sender fail at
+// its deadline, and ends go away cleanly. Also BRAID_IB_HCA's syntax and the choice of GID.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "support/network_fifo_checks.h"
+#include "transport/net/ib/hca_filter.h"
+#include "transport/net/ib/ib_device.h"
+#include "transport/net/ib/ib_fifo.h"
+#include "transport/net/ib/ib_network.h"
+#include "transport/net/socket_rendezvous.h"
+
+namespace braid::transport::ib {
+namespace {
+
+constexpr size_t kSlotBytes = 4096;
+
+TEST(HcaFilterTest, PrefixesPortsExactNamesAndExclusion) {
+  EXPECT_TRUE(HcaFilter("").allows("mlx5_0", 1));
+  HcaFilter prefix("mlx5");
+  EXPECT_TRUE(prefix.allows("mlx5_0", 1));
+  EXPECT_TRUE(prefix.allows("mlx5_12", 2));
+  EXPECT_FALSE(prefix.allows("bnxt_re0", 1));
+  HcaFilter ports("mlx5_0:1,mlx5_1");
+  EXPECT_TRUE(ports.allows("mlx5_0", 1));
+  EXPECT_FALSE(ports.allows("mlx5_0", 2));
+  EXPECT_TRUE(ports.allows("mlx5_1", 2));
+  EXPECT_FALSE(ports.allows("mlx5_2", 1));
+  HcaFilter exact("=mlx5_1");
+  EXPECT_TRUE(exact.allows("mlx5_1", 1));
+  EXPECT_FALSE(exact.allows("mlx5_10", 1));
+  HcaFilter exclude("^mlx5_1:1");
+  EXPECT_FALSE(exclude.allows("mlx5_1", 1));
+  EXPECT_TRUE(exclude.allows("mlx5_1", 2));
+  EXPECT_TRUE(exclude.allows("mlx5_0", 1));
+}
+
+GidEntry entry(const char* text, GidType type) {
+  GidEntry e{};
+  EXPECT_EQ(inet_pton(AF_INET6, text, e.gid.raw), 1) << text;
+  e.type = type;
+  return e;
+}
+
+TEST(ChooseGidTest, PrefersTheVersionAndFamilyAsked) {
+  const std::vector<GidEntry> table = {
+      entry("fe80::1", GidType::kRoceV1),
+      entry("fe80::1", GidType::kRoceV2),
+      entry("::", GidType::kRoceV2),
+      entry("fd00::5", GidType::kRoceV2),
+      entry("::ffff:10.0.0.5", GidType::kRoceV1),
+      entry("::ffff:10.0.0.5", GidType::kRoceV2),
+  };
+  EXPECT_EQ(chooseGid(table, 2, AF_INET), 5);
+  EXPECT_EQ(chooseGid(table, 2, AF_INET6), 3);
+  EXPECT_EQ(chooseGid(table, 1, AF_INET), 4);
+  // No entry of the family: the first of the version (not the zero GID).
+  EXPECT_EQ(chooseGid({table[0], table[1], table[2], table[3]}, 2, AF_INET), 1);
+  EXPECT_EQ(chooseGid({table[0]}, 2, AF_INET), -1);
+}
+
+using braid::testing::within;
+
+net::Greeting greeting(int channel) { return net::Greeting::of(0x5678, 0, 1, channel, 0); }
+
+/// Two "hosts" in one process: each its own verbs transport over the emulated HCA.
+class IbFifoTest : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    const int qps = GetParam();
+    // Two emulated devices, so that several queue pairs spread over both.
+    setenv("BRAID_IB_EMULATE", "2", 1);
+    IbSettings settings;
+    settings.emulate = 2;
+    settings.qpsPerConnection = qps;
+    std::string why;
+    auto a = IbNetwork::open(settings, 0, &why);
+    auto b = IbNetwork::open(settings, 1, &why);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_NE(a.value(), nullptr) << why;
+    senderHost_ = std::move(a).value();
+    receiverHost_ = std::move(b).value();
+    auto r = net::SocketRendezvous::create(braid::testing::loopbackAddress());
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    rendezvous_ = std::move(r).value();
+  }
+
+  std::unique_ptr<RecvEnd> openRecv(int channel, int64_t timeoutMs = 10000) {
+    net::SocketRendezvous* r = rendezvous_.get();
+    const net::Greeting g = greeting(channel);
+    auto end = openIbRecvEnd(
+        *receiverHost_, [r, g] { return r->tryAccept(g); }, kSlotBytes, 0, timeoutMs);
+    EXPECT_TRUE(end.ok()) << end.status().message();
+    return end.ok() ? std::move(end).value() : nullptr;
+  }
+  std::unique_ptr<SendEnd> openSend(int channel, int64_t timeoutMs = 10000) {
+    auto socket =
+        rendezvous_->connect(rendezvous_->address(), greeting(channel), Deadline::afterMs(5000));
+    EXPECT_TRUE(socket.ok()) << socket.status().message();
+    if (!socket.ok()) return nullptr;
+    auto end = openIbSendEnd(*senderHost_, std::move(socket).value(), kSlotBytes, 1, timeoutMs);
+    EXPECT_TRUE(end.ok()) << end.status().message();
+    return end.ok() ? std::move(end).value() : nullptr;
+  }
+
+  std::unique_ptr<IbNetwork> senderHost_;
+  std::unique_ptr<IbNetwork> receiverHost_;
+  std::unique_ptr<net::SocketRendezvous> rendezvous_;  // last: goes first
+};
+
+TEST_P(IbFifoTest, MessagesOfEverySizeArriveWholeAndInOrder) {
+  auto recv = openRecv(0);
+  auto send = openSend(0);
+  ASSERT_TRUE(recv && send);
+  braid::testing::expectMessagesOfEverySizeInOrder(*send, *recv, kSlotBytes);
+}
+
+TEST_P(IbFifoTest, AReceiverThatDoesNotReadHoldsTheSenderAtBothFifosSlots) {
+  auto recv = openRecv(0);
+  auto send = openSend(0);
+  ASSERT_TRUE(recv && send);
+  // The receiver's FIFO fills (its credits stop the sender's writes), then the sender's own:
+  // exactly 2 * kFifoSlots slots, none lost.
+  const int sent = braid::testing::fillUntilHeldBack(*send, kSlotBytes, 500);
+  EXPECT_EQ(sent, 2 * kFifoSlots);
+  braid::testing::expectEverySlotHeldBack(*recv, kSlotBytes, sent);
+}
+
+TEST_P(IbFifoTest, SeveralFifosBetweenTheSameHostsKeepTheirOwnBytes) {
+  std::unique_ptr<RecvEnd> recv[3];
+  std::unique_ptr<SendEnd> send[3];
+  for (int c : {2, 0, 1}) recv[c] = openRecv(c);
+  for (int c : {1, 2, 0}) send[c] = openSend(c);
+  for (int round = 0; round < 50; ++round) {
+    for (int c = 0; c < 3; ++c) {
+      auto slot = send[c]->waitSlot(within(5000));
+      ASSERT_TRUE(slot.ok());
+      const int value = c * 1000 + round;
+      std::memcpy(slot.value(), &value, sizeof(value));
+      send[c]->post(sizeof(value));
+    }
+    for (int c : {2, 1, 0}) {
+      size_t n = 0;
+      auto slot = recv[c]->waitSlot(within(5000), &n);
+      ASSERT_TRUE(slot.ok()) << slot.status().message();
+      int value = -1;
+      std::memcpy(&value, slot.value(), sizeof(value));
+      ASSERT_EQ(value, c * 1000 + round);
+      recv[c]->release();
+    }
+  }
+}
+
+TEST_P(IbFifoTest, ASenderWhoseReceiverNeverComesFailsAtItsDeadlineAndGoesAway) {
+  auto send = openSend(0, /*timeoutMs=*/300);
+  ASSERT_TRUE(send);
+  for (int i = 0; i < 2; ++i) {
+    auto slot = send->waitSlot(within(1000));
+    ASSERT_TRUE(slot.ok());
+    send->post(64);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  send.reset();  // the handshake failed at 300 ms: nothing to drain
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST_P(IbFifoTest, EndsGoAwayIdleOrWhileTheirPeerIsGone) {
+  {
+    auto recv = openRecv(0);
+    auto send = openSend(0);
+  }
+  auto recv = openRecv(1);
+  auto send = openSend(1);
+  ASSERT_TRUE(recv && send);
+  auto slot = send->waitSlot(within(1000));
+  ASSERT_TRUE(slot.ok());
+  send->post(16);
+  size_t n = 0;
+  ASSERT_TRUE(recv->waitSlot(within(5000), &n).ok());
+  recv->release();
+  recv.reset();  // the receiving side is gone, its memory deregistered
+  send.reset();  // and the sender still goes away
+}
+
+INSTANTIATE_TEST_SUITE_P(QueuePairs, IbFifoTest, ::testing::Values(1, 3),
+                         [](const auto& info) { return std::to_string(info.param) + "qps"; });
+
+}  // namespace
+}  // namespace braid::transport::ib

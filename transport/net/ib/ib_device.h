@@ -1,0 +1,64 @@
+// The HCA ports a communicator's verbs transport uses, opened once per communicator: each with
+// its context, protection domain and one completion queue that the proxy polls, and the address
+// (GID, LID) queue pairs on it go by.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "braid/status.h"
+#include "transport/net/ib/ib_settings.h"
+#include "transport/net/ib/verbs_api.h"
+
+namespace braid::transport::ib {
+
+/// Completions one port's CQ holds: every FIFO end's queue pairs post at most this many in all.
+inline constexpr int kCqEntries = 16384;
+
+class IbPort {
+ public:
+  IbPort(const VerbsApi& verbs, std::string name) : verbs_(verbs), name_(std::move(name)) {}
+  ~IbPort();
+  IbPort(const IbPort&) = delete;
+  IbPort& operator=(const IbPort&) = delete;
+
+  const VerbsApi& verbs() const { return verbs_; }
+  const std::string& name() const { return name_; }  ///< "mlx5_0:1"
+
+  ibv_context* context = nullptr;
+  ibv_pd* pd = nullptr;
+  ibv_cq* cq = nullptr;
+  uint8_t port = 1;
+  uint8_t linkLayer = IBV_LINK_LAYER_UNSPECIFIED;
+  ibv_mtu activeMtu = IBV_MTU_1024;
+  uint16_t lid = 0;
+  int gidIndex = 0;
+  ibv_gid gid{};
+  int maxQpWr = 0;
+
+ private:
+  const VerbsApi& verbs_;
+  std::string name_;
+};
+
+/// A GID table entry, for chooseGid.
+struct GidEntry {
+  ibv_gid gid;
+  GidType type;
+};
+
+/// The GID a RoCE port's queue pairs use when BRAID_IB_GID_INDEX does not say: the first entry
+/// of RoCE version `rocVersion` whose address is of `family` (AF_INET: IPv4-mapped; AF_INET6:
+/// any other that is not link-local), else the first of that version, else -1.
+int chooseGid(const std::vector<GidEntry>& table, int rocVersion, int family);
+
+/// The active ports BRAID_IB_HCA allows, opened. Empty (not an error) where there is no device;
+/// an error where opening one that exists fails.
+Result<std::vector<std::unique_ptr<IbPort>>> openPorts(const VerbsApi& verbs,
+                                                       const IbSettings& settings);
+
+/// "fe80::1" style text of a GID, for logs.
+std::string gidToString(const ibv_gid& gid);
+
+}  // namespace braid::transport::ib

@@ -1,0 +1,303 @@
+#include "transport/net/ib/ib_fifo_pump.h"
+
+#include <arpa/inet.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "transport/net/ib/wc_status.h"
+#include "transport/net/proxy_thread.h"
+#include "util/log.h"
+
+namespace braid::transport::ib {
+namespace {
+
+namespace engine = kernels::engine;
+using engine::kFifoSlots;
+
+// Credit writes a receiver may have outstanding; more releases meanwhile go in the next one.
+constexpr int kMaxCreditWrites = 4;
+constexpr int kSendDepth = static_cast<int>(kFifoSlots) + kMaxCreditWrites;
+constexpr int kRecvDepth = static_cast<int>(kFifoSlots);
+// A receiver's wr_id tags: its receives (with the queue pair's index) and its credit writes.
+constexpr uint32_t kRecvTag = 0x40000000u;
+constexpr uint32_t kCreditTag = 0x80000000u;
+constexpr uint32_t kCountBits = 0x0fffffffu;
+
+uint32_t encodeImmediate(uint32_t slot, uint32_t word) {
+  return (word & engine::kLastSlice) | ((slot % kFifoSlots) << 28) | (word & kCountBits);
+}
+
+size_t slotsBytes(const engine::FifoRef& fifo) { return kFifoSlots * fifo.stride; }
+
+}  // namespace
+
+IbPump::IbPump(IbNetwork& network, const engine::FifoRef& fifo, int peer, int64_t timeoutMs)
+    : network_(network),
+      fifo_(fifo),
+      peer_(peer),
+      connectBy_(timeoutMs > 0 ? Deadline::afterMs(timeoutMs) : Deadline::never()),
+      id_(network.proxy().newId()) {}
+
+IbPump::~IbPump() { detach(); }
+
+Status IbPump::setUp(int slotAccess, int creditAccess) {
+  if (fifo_.slotBytes > kMaxIbSlotBytes) {
+    return invalidArgument("verbs: FIFO slots of " + std::to_string(fifo_.slotBytes) +
+                           " bytes are over the " + std::to_string(kMaxIbSlotBytes) +
+                           " a verbs FIFO carries (lower BRAID_BUFFSIZE)");
+  }
+  const int qps = network_.settings().qpsPerConnection;
+  BRAID_ASSIGN_OR_RETURN(qps_, IbQueuePairs::create(network_, qps, kSendDepth, kRecvDepth, peer_));
+  void* page = std::aligned_alloc(4096, 4096);
+  if (page == nullptr) return systemError("verbs: no memory for a credit word");
+  std::memset(page, 0, 4096);
+  creditPage_ = {static_cast<uint32_t*>(page), std::free};
+  BRAID_TRY(qps_->registerMemory(&slotsRegion_, fifo_.slots, slotsBytes(fifo_), slotAccess));
+  BRAID_TRY(qps_->registerMemory(&creditRegion_, page, 4096, creditAccess));
+  return Status::success();
+}
+
+void IbPump::attach() {
+  network_.proxy().add(id_, this);
+  attached_ = true;
+}
+
+void IbPump::detach() {
+  if (!attached_) return;
+  network_.proxy().remove(id_);
+  attached_ = false;
+}
+
+void IbPump::fail(const std::string& why) {
+  if (state_.exchange(State::kFailed) == State::kFailed) return;
+  BRAID_WARN("verbs transport: %s", why.c_str());
+  socket_.close();
+}
+
+IbHello IbPump::ourHello() const {
+  // The sender's peer writes its credit word; the receiver's, its slots.
+  const bool sender = dynamic_cast<const IbSendPump*>(this) != nullptr;
+  const IbRegion& region = sender ? creditRegion_ : slotsRegion_;
+  const uint64_t addr = sender ? reinterpret_cast<uintptr_t>(creditPage_.get())
+                               : reinterpret_cast<uintptr_t>(fifo_.slots);
+  return qps_->hello(region, addr, fifo_.stride, fifo_.slotBytes);
+}
+
+bool IbPump::handshake(bool sendFirst) {
+  if (connectBy_.expired()) {
+    fail("rank " + std::to_string(peer_) +
+         " did not connect its verbs FIFO in time (BRAID_TIMEOUT_MS); is it running the same "
+         "collective?");
+    return false;
+  }
+  Result<bool> read = reader_.poll(socket_.fd());
+  if (!read.ok()) {
+    fail("connecting to rank " + std::to_string(peer_) + ": " + read.status().message());
+    return false;
+  }
+  if (!read.value()) return false;
+  remote_ = reader_.hello();
+  Status connected = qps_->connect(remote_, fifo_.slotBytes);
+  if (connected.ok() && !sendFirst) {
+    // The receiver's pairs are in RTR now, so the sender's first write finds them ready.
+    const IbHello hello = ourHello();
+    braid::net::IoResult io =
+        braid::net::sendAll(socket_, &hello, sizeof(hello), Deadline::afterMs(10000));
+    if (!io.ok()) connected = remoteError("sending the verbs hello: " + io.describe());
+  }
+  if (!connected.ok()) {
+    fail("connecting to rank " + std::to_string(peer_) + ": " + connected.message());
+    return false;
+  }
+  socket_.close();
+  state_.store(State::kRunning);
+  BRAID_TRACE("verbs transport: FIFO with rank %d connected", peer_);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Result<std::unique_ptr<IbSendPump>> IbSendPump::start(IbNetwork& network,
+                                                      const engine::FifoRef& fifo,
+                                                      braid::net::Socket connected, int peer,
+                                                      int64_t timeoutMs) {
+  std::unique_ptr<IbSendPump> pump(new IbSendPump(network, fifo, peer, timeoutMs));
+  BRAID_TRY(pump->setUp(IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+  pump->released_ = engine::receiverCursor(fifo.counters);
+  pump->next_ = pump->released_.mine;
+  pump->releasedCount_.store(pump->released_.mine);
+  pump->socket_ = std::move(connected);
+  const IbHello hello = pump->ourHello();
+  braid::net::IoResult io = braid::net::sendAll(
+      pump->socket_, &hello, sizeof(hello), Deadline::afterMs(timeoutMs > 0 ? timeoutMs : 60000));
+  if (!io.ok()) {
+    return remoteError("verbs transport: sending the hello to rank " + std::to_string(peer) + ": " +
+                       io.describe());
+  }
+  pump->attach();
+  return pump;
+}
+
+IbSendPump::~IbSendPump() {
+  const Deadline deadline = Deadline::afterMs(net::kDrainMs);
+  while (state_.load() != State::kFailed && !deadline.expired() &&
+         releasedCount_.load() != engine::loadAcquire(&fifo_.counters->tail)) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  detach();
+}
+
+bool IbSendPump::progress() {
+  if (state_.load() == State::kAwaitHello) return handshake(/*sendFirst=*/true);
+  if (state_.load() != State::kRunning) return false;
+  const uint32_t tail = engine::loadAcquire(&fifo_.counters->tail);
+  // The receiver's released count, written by its NIC into our credit page.
+  const uint32_t credit = __atomic_load_n(creditPage_.get(), __ATOMIC_ACQUIRE);
+  bool moved = false;
+  while (next_ != tail && next_ - credit < kFifoSlots) {
+    const uint32_t word = engine::loadRelaxed(&fifo_.counters->bytes[next_ % kFifoSlots]);
+    const uint32_t bytes = word & ~engine::kLastSlice;
+    const int q = static_cast<int>(next_ % static_cast<uint32_t>(qps_->size()));
+    const IbPort& port = qps_->port(q);
+    ibv_sge sge{};
+    sge.addr = reinterpret_cast<uintptr_t>(engine::slotAt(fifo_, next_));
+    sge.length = bytes;
+    sge.lkey = slotsRegion_.lkey(port);
+    ibv_send_wr wr{};
+    wr.wr_id = IbProxy::wrId(id_, next_);
+    wr.sg_list = &sge;
+    wr.num_sge = bytes > 0 ? 1 : 0;
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.imm_data = htonl(encodeImmediate(next_, word));
+    wr.wr.rdma.remote_addr = remote_.addr + (next_ % kFifoSlots) * remote_.stride;
+    wr.wr.rdma.rkey = remote_.qp[q].rkey;
+    ibv_send_wr* bad = nullptr;
+    if (int rc = port.verbs().postSend(qps_->qp(q), &wr, &bad); rc != 0) {
+      fail("posting a write to rank " + std::to_string(peer_) + ": " + std::strerror(rc));
+      return false;
+    }
+    ++next_;
+    moved = true;
+  }
+  return moved;
+}
+
+void IbSendPump::completed(const ibv_wc& wc, uint32_t tag) {
+  if (state_.load() == State::kFailed) return;
+  if (wc.status != IBV_WC_SUCCESS) {
+    fail("a write to rank " + std::to_string(peer_) + " failed: " + wcStatusName(wc.status) +
+         " (vendor error " + std::to_string(wc.vendor_err) + ")");
+    return;
+  }
+  written_.mark(tag);
+  if (written_.release(fifo_, released_)) releasedCount_.store(released_.mine);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+Result<std::unique_ptr<IbRecvPump>> IbRecvPump::start(IbNetwork& network,
+                                                      const engine::FifoRef& fifo, SocketTaker take,
+                                                      int peer, int64_t timeoutMs) {
+  std::unique_ptr<IbRecvPump> pump(new IbRecvPump(network, fifo, peer, timeoutMs));
+  BRAID_TRY(pump->setUp(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, IBV_ACCESS_LOCAL_WRITE));
+  pump->posted_ = engine::senderCursor(fifo.counters);
+  pump->creditSent_ = engine::loadAcquire(&fifo.counters->head);
+  for (int q = 0; q < pump->qps_->size(); ++q) {
+    for (uint32_t i = 0; i < kFifoSlots; ++i) BRAID_TRY(pump->postReceive(q));
+  }
+  pump->take_ = std::move(take);
+  pump->state_.store(State::kAwaitSocket);
+  pump->attach();
+  return pump;
+}
+
+Status IbRecvPump::postReceive(int qp) {
+  ibv_recv_wr wr{};
+  wr.wr_id = IbProxy::wrId(id_, kRecvTag | static_cast<uint32_t>(qp));
+  ibv_recv_wr* bad = nullptr;
+  if (int rc = qps_->port(qp).verbs().postRecv(qps_->qp(qp), &wr, &bad); rc != 0) {
+    return systemError("verbs: posting a receive for rank " + std::to_string(peer_) + ": " +
+                       std::strerror(rc));
+  }
+  return Status::success();
+}
+
+bool IbRecvPump::progress() {
+  if (state_.load() == State::kAwaitSocket) {
+    std::optional<braid::net::Socket> socket = take_();
+    if (!socket) {
+      if (connectBy_.expired()) handshake(false);  // says that the sender never came
+      return false;
+    }
+    socket_ = std::move(*socket);
+    state_.store(State::kAwaitHello);
+  }
+  if (state_.load() == State::kAwaitHello) return handshake(/*sendFirst=*/false);
+  if (state_.load() != State::kRunning) return false;
+  // Hand the sender the slots our executor released.
+  const uint32_t head = engine::loadAcquire(&fifo_.counters->head);
+  if (head == creditSent_ || creditsInFlight_ >= kMaxCreditWrites) return false;
+  uint32_t* credit = creditPage_.get();
+  // A write still in flight may read this newer count: it only ever grows, so that is a credit
+  // the sender may take early, never a wrong one.
+  __atomic_store_n(credit, head, __ATOMIC_RELEASE);
+  const IbPort& port = qps_->port(0);
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uintptr_t>(credit);
+  sge.length = sizeof(uint32_t);
+  sge.lkey = creditRegion_.lkey(port);
+  ibv_send_wr wr{};
+  wr.wr_id = IbProxy::wrId(id_, kCreditTag);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = remote_.addr;
+  wr.wr.rdma.rkey = remote_.qp[0].rkey;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = port.verbs().postSend(qps_->qp(0), &wr, &bad); rc != 0) {
+    fail("posting a credit to rank " + std::to_string(peer_) + ": " + std::strerror(rc));
+    return false;
+  }
+  creditSent_ = head;
+  ++creditsInFlight_;
+  return true;
+}
+
+void IbRecvPump::completed(const ibv_wc& wc, uint32_t tag) {
+  if (state_.load() == State::kFailed) return;
+  if (wc.status != IBV_WC_SUCCESS) {
+    fail(std::string(tag == kCreditTag ? "a credit to" : "a receive from") + " rank " +
+         std::to_string(peer_) + " failed: " + wcStatusName(wc.status) + " (vendor error " +
+         std::to_string(wc.vendor_err) + ")");
+    return;
+  }
+  if (tag == kCreditTag) {
+    --creditsInFlight_;
+    return;
+  }
+  const uint32_t imm = ntohl(wc.imm_data);
+  const uint32_t slot = (imm >> 28) & (kFifoSlots - 1);
+  const uint32_t word = (imm & engine::kLastSlice) | (imm & kCountBits);
+  const uint32_t bytes = imm & kCountBits;
+  if ((wc.wc_flags & IBV_WC_WITH_IMM) == 0 || bytes > fifo_.slotBytes || wc.byte_len != bytes ||
+      landed_.marked(slot)) {
+    fail("rank " + std::to_string(peer_) + " wrote slot " + std::to_string(slot) + " with " +
+         std::to_string(wc.byte_len) + " bytes out of turn or over the " +
+         std::to_string(fifo_.slotBytes) + " a slot holds");
+    return;
+  }
+  const int q = static_cast<int>(tag & ~kRecvTag);
+  if (Status reposted = postReceive(q); !reposted.ok()) {
+    fail(reposted.message());
+    return;
+  }
+  landed_.mark(slot, word);  // slot = its counter mod kFifoSlots, all SlotsInOrder needs
+  landed_.publish(fifo_, posted_);
+}
+
+}  // namespace braid::transport::ib

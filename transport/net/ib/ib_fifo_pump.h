@@ -1,0 +1,125 @@
+// The two halves of a FIFO over verbs: each an IbEndpoint the proxy drives, each over a FIFO
+// (engine::FifoRef) in this process's memory that the executor, or a kernel, uses exactly as it
+// uses a FIFO to a rank on its own host.
+//
+//   sender:    executor -> local FIFO -> [IbSendPump] RDMA write with immediate of slot k
+//                                         into the receiver's local FIFO, slot k % kFifoSlots
+//   receiver:  [IbRecvPump] its completion -> publishes slot k -> executor
+//              executor releases slot k -> [IbRecvPump] RDMA write of its released count
+//                                          into the sender's credit word
+//
+// The immediate carries the slot's posted word (byte count, last-slice flag) and its index, so
+// with several queue pairs the receiver publishes slots in order whatever order they land in.
+// Back-pressure: the sender writes slot k only once the credit word says slot k - kFifoSlots
+// was released, and hands slot k back to its executor once the write completed; the executors
+// wait on their local FIFOs only, with their own deadlines. The bytes move once, from the
+// sender's slot into the receiver's: no copy in either proxy.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "braid/status.h"
+#include "kernels/engine/fifo.h"
+#include "transport/net/ib/ib_queue_pairs.h"
+#include "transport/net/slots_in_order.h"
+#include "util/socket.h"
+
+namespace braid::transport::ib {
+
+/// The largest slot a verbs FIFO carries: the immediate has 28 bits for the byte count.
+inline constexpr size_t kMaxIbSlotBytes = (size_t{1} << 28) - 1;
+
+/// What the halves share: the handshake, the failure, the registration with the proxy.
+class IbPump : public IbEndpoint {
+ public:
+  ~IbPump() override;
+  bool failed() const { return state_.load() == State::kFailed; }
+
+ protected:
+  enum class State { kAwaitSocket, kAwaitHello, kRunning, kFailed };
+  IbPump(IbNetwork& network, const kernels::engine::FifoRef& fifo, int peer, int64_t timeoutMs);
+  /// Queue pairs, the credit page, and the FIFO's slots registered with `slotAccess`.
+  Status setUp(int slotAccess, int creditAccess);
+  /// Starts being driven by the proxy.
+  void attach();
+  /// Stops being driven (idempotent). Each subclass's destructor must call it first: the
+  /// proxy calls progress() until it returns.
+  void detach();
+  /// Moves to kFailed and says why, once.
+  void fail(const std::string& why);
+  /// The handshake's steps; false while waiting. `sendFirst`: the sender sends its hello at
+  /// once, the receiver once it has read the sender's and is ready for writes.
+  bool handshake(bool sendFirst);
+  IbHello ourHello() const;
+
+  IbNetwork& network_;
+  kernels::engine::FifoRef fifo_;
+  int peer_;
+  Deadline connectBy_;
+  std::atomic<State> state_{State::kAwaitHello};
+  braid::net::Socket socket_;
+  HelloReader reader_;
+  IbHello remote_{};
+  std::unique_ptr<uint32_t, void (*)(void*)> creditPage_{nullptr, nullptr};
+  IbRegion slotsRegion_;
+  IbRegion creditRegion_;
+  std::unique_ptr<IbQueuePairs> qps_;  // after the regions: destroyed before they deregister
+  uint32_t id_;                        // in the wr_ids of everything this end posts
+  bool attached_ = false;
+};
+
+class IbSendPump final : public IbPump {
+ public:
+  /// The sending half for `fifo` (whose posted slots it takes, as its receiver), to `peer`,
+  /// whose receiving half is at the other end of `connected`.
+  static Result<std::unique_ptr<IbSendPump>> start(IbNetwork& network,
+                                                   const kernels::engine::FifoRef& fifo,
+                                                   braid::net::Socket connected, int peer,
+                                                   int64_t timeoutMs);
+  /// Sends what the executor posted first (bounded by kDrainMs): a host collective completes
+  /// on a rank before its last slots have left.
+  ~IbSendPump() override;
+
+  bool progress() override;
+  void completed(const ibv_wc& wc, uint32_t tag) override;
+
+ private:
+  using IbPump::IbPump;
+
+  uint32_t next_ = 0;                       // the next slot to write
+  kernels::engine::FifoCursor released_{};  // as the local FIFO's receiver
+  std::atomic<uint32_t> releasedCount_{0};  // released_.mine, for the destructor
+  net::SlotsInOrder written_;               // completed writes, released in order
+};
+
+class IbRecvPump final : public IbPump {
+ public:
+  /// The sender's connection, once the rendezvous has it (never blocks).
+  using SocketTaker = std::function<std::optional<braid::net::Socket>()>;
+  /// The receiving half for `fifo` (which it posts into, as its sender), from `peer`.
+  static Result<std::unique_ptr<IbRecvPump>> start(IbNetwork& network,
+                                                   const kernels::engine::FifoRef& fifo,
+                                                   SocketTaker take, int peer, int64_t timeoutMs);
+  /// Detaches here, not in ~IbPump: by then this part is gone, and the proxy would call it.
+  ~IbRecvPump() override { detach(); }
+
+  bool progress() override;
+  void completed(const ibv_wc& wc, uint32_t tag) override;
+
+ private:
+  using IbPump::IbPump;
+  Status postReceive(int qp);
+
+  SocketTaker take_;
+  kernels::engine::FifoCursor posted_{};  // as the local FIFO's sender
+  net::SlotsInOrder landed_;              // arrived slots, published in order
+  uint32_t creditSent_ = 0;
+  int creditsInFlight_ = 0;
+};
+
+}  // namespace braid::transport::ib

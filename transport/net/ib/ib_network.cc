@@ -1,0 +1,54 @@
+#include "transport/net/ib/ib_network.h"
+
+#include <utility>
+
+#include "transport/net/ib/verbs_emulated.h"
+#include "transport/net/ib/verbs_library.h"
+
+namespace braid::transport::ib {
+
+IbNetwork::IbNetwork(const VerbsApi* verbs, IbSettings settings,
+                     std::vector<std::unique_ptr<IbPort>> ports, int first)
+    : verbs_(verbs), settings_(std::move(settings)), ports_(std::move(ports)), first_(first) {
+  std::vector<IbPort*> raw;
+  for (auto& port : ports_) raw.push_back(port.get());
+  proxy_ = std::make_unique<IbProxy>(std::move(raw));
+}
+
+IbNetwork::~IbNetwork() { proxy_.reset(); }
+
+Result<std::unique_ptr<IbNetwork>> IbNetwork::open(const IbSettings& settings, int localRank,
+                                                   std::string* why) {
+  if (settings.disable) {
+    *why = "BRAID_IB_DISABLE is set";
+    return std::unique_ptr<IbNetwork>();
+  }
+  const VerbsApi* verbs = nullptr;
+  if (settings.emulate > 0) {
+    verbs = &emulatedVerbs();
+  } else {
+    Result<const VerbsApi*> library = libraryVerbs();
+    if (!library.ok()) {
+      *why = library.status().message();
+      return std::unique_ptr<IbNetwork>();
+    }
+    verbs = library.value();
+  }
+  BRAID_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<IbPort>> ports, openPorts(*verbs, settings));
+  if (ports.empty()) {
+    *why = settings.hca.empty() ? "no active InfiniBand or RoCE port"
+                                : "no active port matches BRAID_IB_HCA=" + settings.hca;
+    return std::unique_ptr<IbNetwork>();
+  }
+  const int first = localRank % static_cast<int>(ports.size());
+  return std::unique_ptr<IbNetwork>(new IbNetwork(verbs, settings, std::move(ports), first));
+}
+
+std::string IbNetwork::describe() const {
+  std::string text;
+  for (const auto& port : ports_) text += (text.empty() ? "" : ", ") + port->name();
+  if (settings_.emulate > 0) text += " (emulated)";
+  return text;
+}
+
+}  // namespace braid::transport::ib

@@ -1,0 +1,46 @@
+// A communicator's verbs transport: the verbs it calls (the library's, or the emulated HCA's),
+// the ports it opened, and its proxy thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "braid/status.h"
+#include "transport/net/ib/ib_device.h"
+#include "transport/net/ib/ib_proxy.h"
+#include "transport/net/ib/ib_settings.h"
+
+namespace braid::transport::ib {
+
+class IbNetwork {
+ public:
+  /// Opens the ports `settings` allow. nullptr (not an error) where verbs cannot be used here:
+  /// no libibverbs, no device, no active port; `*why` then says which, for the log.
+  static Result<std::unique_ptr<IbNetwork>> open(const IbSettings& settings, int localRank,
+                                                 std::string* why);
+  ~IbNetwork();
+
+  const VerbsApi& verbs() const { return *verbs_; }
+  const IbSettings& settings() const { return settings_; }
+  IbProxy& proxy() { return *proxy_; }
+  /// The port of a FIFO end's `index`th queue pair: spread over the ports, the first one chosen
+  /// by this rank's place on its host, so the ranks of a host start on different NICs.
+  IbPort& portFor(int index) const {
+    return *ports_[(static_cast<size_t>(first_) + static_cast<size_t>(index)) % ports_.size()];
+  }
+  /// "emu_0:1, emu_1:1 (emulated)", for the log.
+  std::string describe() const;
+
+ private:
+  IbNetwork(const VerbsApi* verbs, IbSettings settings, std::vector<std::unique_ptr<IbPort>> ports,
+            int first);
+
+  const VerbsApi* verbs_;
+  IbSettings settings_;
+  std::vector<std::unique_ptr<IbPort>> ports_;
+  int first_;
+  std::unique_ptr<IbProxy> proxy_;  // after ports_, so it stops before they close
+};
+
+}  // namespace braid::transport::ib

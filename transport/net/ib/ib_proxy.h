@@ -1,0 +1,72 @@
+// The verbs transport's proxy: one thread per communicator that drives every FIFO end the
+// communicator has over verbs.
+//
+// Why one thread per communicator, where the socket transport has one per FIFO end: a socket
+// proxy blocks in the one place it can next progress (its FIFO's futex, its socket), so a thread
+// each costs nothing while idle. A verbs proxy has two things to watch per end (the local FIFO's
+// counters and the completion queue) and nothing to block on for both, so it polls; one thread
+// polling every end and one completion queue per port is one poller, not one per end. It polls
+// the CQs, hands each completion to the end that posted it (its wr_id names the end), lets every
+// end post what it can, and pauses only when nothing moved: a few yields, then sleeps that grow
+// to kMaxPauseUs, and to kIdlePauseUs after a long idle spell.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "transport/net/ib/ib_device.h"
+
+namespace braid::transport::ib {
+
+inline constexpr int kMaxPauseUs = 50;
+inline constexpr int kIdlePauseUs = 1000;
+inline constexpr int64_t kIdleAfterMs = 200;
+
+/// Something the proxy drives: one FIFO end.
+class IbEndpoint {
+ public:
+  virtual ~IbEndpoint() = default;
+  /// On the proxy thread: moves what can move now (never blocks); true if anything did.
+  virtual bool progress() = 0;
+  /// On the proxy thread: a completion of a work request this end posted, with the low 32 bits
+  /// of the wr_id it gave (IbProxy::wrId).
+  virtual void completed(const ibv_wc& wc, uint32_t tag) = 0;
+};
+
+class IbProxy {
+ public:
+  explicit IbProxy(std::vector<IbPort*> ports);
+  ~IbProxy();
+  IbProxy(const IbProxy&) = delete;
+  IbProxy& operator=(const IbProxy&) = delete;
+
+  /// An id for an endpoint, for its wr_ids: taken before it posts anything (receives), and
+  /// before the proxy drives it.
+  uint32_t newId() { return nextId_.fetch_add(1); }
+  /// Starts driving `endpoint` under `id`.
+  void add(uint32_t id, IbEndpoint* endpoint);
+  /// Stops driving it: once this returns the thread no longer touches it, and completions still
+  /// to come for it are dropped.
+  void remove(uint32_t id);
+  static uint64_t wrId(uint32_t endpoint, uint32_t tag) {
+    return (static_cast<uint64_t>(endpoint) << 32) | tag;
+  }
+
+ private:
+  void run();
+  bool pollCompletions();
+
+  std::vector<IbPort*> ports_;
+  std::vector<bool> failed_;  // a port whose CQ failed, no longer polled
+  std::mutex mutex_;          // held for a whole pass, so remove() waits for the pass to end
+  std::map<uint32_t, IbEndpoint*> endpoints_;
+  std::atomic<uint32_t> nextId_{1};
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace braid::transport::ib

@@ -1,0 +1,185 @@
+#include "transport/net/ib/ib_queue_pairs.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <string>
+
+namespace braid::transport::ib {
+namespace {
+
+std::string errnoText(int rc) { return std::strerror(rc != 0 ? rc : errno); }
+
+}  // namespace
+
+IbRegion::~IbRegion() {
+  for (auto& [port, mr] : mrs_) port->verbs().deregMr(mr);
+}
+
+Status IbRegion::add(IbPort& port, void* addr, size_t bytes, int access) {
+  if (mrs_.count(&port) != 0) return Status::success();
+  ibv_mr* mr = port.verbs().regMr(port.pd, addr, bytes, access);
+  if (mr == nullptr) {
+    return systemError("verbs: registering " + std::to_string(bytes) + " bytes with " +
+                       port.name() + ": " + std::strerror(errno));
+  }
+  mrs_[&port] = mr;
+  return Status::success();
+}
+
+Result<std::unique_ptr<IbQueuePairs>> IbQueuePairs::create(IbNetwork& network, int count,
+                                                           int sendDepth, int recvDepth, int peer) {
+  std::unique_ptr<IbQueuePairs> pairs(new IbQueuePairs(network, peer));
+  static thread_local std::mt19937 random(std::random_device{}());
+  for (int i = 0; i < count; ++i) {
+    IbPort& port = network.portFor(i);
+    ibv_qp_init_attr init{};
+    init.send_cq = port.cq;
+    init.recv_cq = port.cq;
+    init.qp_type = IBV_QPT_RC;
+    init.cap.max_send_wr = static_cast<uint32_t>(sendDepth);
+    init.cap.max_recv_wr = static_cast<uint32_t>(recvDepth);
+    init.cap.max_send_sge = 1;
+    init.cap.max_recv_sge = 1;
+    ibv_qp* qp = port.verbs().createQp(port.pd, &init);
+    if (qp == nullptr) {
+      return systemError("verbs: a queue pair on " + port.name() + " for rank " +
+                         std::to_string(peer) + ": " + std::strerror(errno));
+    }
+    pairs->qps_.push_back(qp);
+    pairs->psns_.push_back(random() & 0xffffff);
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_INIT;
+    attr.pkey_index = 0;
+    attr.port_num = port.port;
+    attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+    if (int rc = port.verbs().modifyQp(
+            qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+        rc != 0) {
+      return systemError("verbs: queue pair to INIT on " + port.name() + ": " + errnoText(rc));
+    }
+  }
+  return pairs;
+}
+
+IbQueuePairs::~IbQueuePairs() {
+  for (size_t i = 0; i < qps_.size(); ++i) port(static_cast<int>(i)).verbs().destroyQp(qps_[i]);
+}
+
+Status IbQueuePairs::registerMemory(IbRegion* region, void* addr, size_t bytes, int access) const {
+  for (int i = 0; i < size(); ++i) BRAID_TRY(region->add(port(i), addr, bytes, access));
+  return Status::success();
+}
+
+IbHello IbQueuePairs::hello(const IbRegion& region, uint64_t addr, uint64_t stride,
+                            uint32_t slotBytes) const {
+  IbHello h{};
+  h.magic = kHelloMagic;
+  h.qps = static_cast<uint32_t>(size());
+  h.slotBytes = slotBytes;
+  h.addr = addr;
+  h.stride = stride;
+  for (int i = 0; i < size(); ++i) {
+    const IbPort& p = port(i);
+    IbQpAddress& a = h.qp[i];
+    a.qpn = qps_[i]->qp_num;
+    a.psn = psns_[i];
+    std::memcpy(a.gid, p.gid.raw, sizeof(a.gid));
+    a.lid = p.lid;
+    a.mtu = static_cast<uint8_t>(p.activeMtu);
+    a.linkLayer = p.linkLayer;
+    a.rkey = region.rkey(p);
+  }
+  return h;
+}
+
+Status IbQueuePairs::connect(const IbHello& remote, uint32_t slotBytes) {
+  const std::string who = "rank " + std::to_string(peer_);
+  if (remote.magic != kHelloMagic) {
+    return remoteError("verbs: " + who + " did not answer as a braid verbs FIFO");
+  }
+  if (remote.qps != static_cast<uint32_t>(size())) {
+    return invalidUsage("verbs: " + who + " has " + std::to_string(remote.qps) +
+                        " queue pairs per connection, this rank " + std::to_string(size()) +
+                        " (BRAID_IB_QPS_PER_CONNECTION must agree)");
+  }
+  if (remote.slotBytes != slotBytes) {
+    return invalidUsage("verbs: " + who + " has FIFO slots of " + std::to_string(remote.slotBytes) +
+                        " bytes, this rank " + std::to_string(slotBytes) +
+                        " (BRAID_BUFFSIZE must agree)");
+  }
+  const IbSettings& settings = network_.settings();
+  for (int i = 0; i < size(); ++i) {
+    IbPort& p = port(i);
+    const IbQpAddress& r = remote.qp[i];
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_RTR;
+    attr.path_mtu = std::min(p.activeMtu, static_cast<ibv_mtu>(r.mtu));
+    attr.dest_qp_num = r.qpn;
+    attr.rq_psn = r.psn;
+    attr.max_dest_rd_atomic = 1;
+    attr.min_rnr_timer = 12;
+    attr.ah_attr.dlid = r.lid;
+    attr.ah_attr.sl = static_cast<uint8_t>(settings.serviceLevel);
+    attr.ah_attr.port_num = p.port;
+    // RoCE always routes by GID; InfiniBand by LID, unless a GID index was asked for (routers).
+    if (p.linkLayer != IBV_LINK_LAYER_INFINIBAND || settings.gidIndex >= 0) {
+      attr.ah_attr.is_global = 1;
+      std::memcpy(attr.ah_attr.grh.dgid.raw, r.gid, sizeof(r.gid));
+      attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(p.gidIndex);
+      attr.ah_attr.grh.hop_limit = 255;
+      attr.ah_attr.grh.traffic_class = static_cast<uint8_t>(settings.trafficClass);
+    }
+    if (int rc = p.verbs().modifyQp(qps_[i], &attr,
+                                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                                        IBV_QP_MIN_RNR_TIMER);
+        rc != 0) {
+      return systemError("verbs: queue pair to RTR on " + p.name() + " for " + who + ": " +
+                         errnoText(rc));
+    }
+    attr = ibv_qp_attr{};
+    attr.qp_state = IBV_QPS_RTS;
+    attr.timeout = static_cast<uint8_t>(settings.timeout);
+    attr.retry_cnt = static_cast<uint8_t>(settings.retryCount);
+    attr.rnr_retry = 7;  // the receiver always has its receives posted; 7 = retry for ever
+    attr.sq_psn = psns_[i];
+    attr.max_rd_atomic = 1;
+    if (int rc = p.verbs().modifyQp(qps_[i], &attr,
+                                    IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                        IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+        rc != 0) {
+      return systemError("verbs: queue pair to RTS on " + p.name() + " for " + who + ": " +
+                         errnoText(rc));
+    }
+  }
+  return Status::success();
+}
+
+int IbQueuePairs::indexOf(uint32_t qpn) const {
+  for (int i = 0; i < size(); ++i) {
+    if (qps_[i]->qp_num == qpn) return i;
+  }
+  return -1;
+}
+
+Result<bool> HelloReader::poll(int fd) {
+  while (got_ < sizeof(hello_)) {
+    const ssize_t n =
+        recv(fd, reinterpret_cast<char*>(&hello_) + got_, sizeof(hello_) - got_, MSG_DONTWAIT);
+    if (n > 0) {
+      got_ += static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0) return remoteError("the peer closed the connection before its verbs hello");
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+    if (errno == EINTR) continue;
+    return systemError(std::string("reading the peer's verbs hello: ") + std::strerror(errno));
+  }
+  return true;
+}
+
+}  // namespace braid::transport::ib

@@ -1,0 +1,102 @@
+// One FIFO end's queue pairs and registered memory, and the hello the two ends of a FIFO trade
+// to connect them.
+//
+// A FIFO over verbs has one to kMaxQps RC queue pairs (BRAID_IB_QPS_PER_CONNECTION) on each
+// side, pair j connected to the peer's pair j, each on the port IbNetwork::portFor(j) of its
+// side. The sender writes slot k's bytes with RDMA write with immediate on pair k % n; the
+// receiver writes its count of released slots back (a plain RDMA write) on pair 0.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "braid/status.h"
+#include "transport/net/ib/ib_network.h"
+#include "util/deadline.h"
+
+namespace braid::transport::ib {
+
+inline constexpr int kMaxQps = 8;
+
+/// What a peer needs to reach one queue pair, and the rkey of the memory it may write on it.
+struct IbQpAddress {
+  uint32_t qpn;
+  uint32_t psn;
+  uint8_t gid[16];
+  uint16_t lid;
+  uint8_t mtu;  ///< enum ibv_mtu of the port
+  uint8_t linkLayer;
+  uint32_t rkey;
+};
+
+/// What each end of a FIFO sends the other once, on the socket the rendezvous paired them with.
+struct IbHello {
+  uint64_t magic;
+  uint32_t qps;
+  uint32_t slotBytes;
+  uint64_t addr;    ///< receiver: its first slot; sender: its credit word
+  uint64_t stride;  ///< receiver: bytes between slots
+  IbQpAddress qp[kMaxQps];
+};
+inline constexpr uint64_t kHelloMagic = 0x6272616964696231ull;  // "braidib1"
+
+/// Memory registered with every port a set of queue pairs uses.
+class IbRegion {
+ public:
+  IbRegion() = default;
+  ~IbRegion();
+  IbRegion(const IbRegion&) = delete;
+  IbRegion& operator=(const IbRegion&) = delete;
+
+  Status add(IbPort& port, void* addr, size_t bytes, int access);
+  uint32_t lkey(const IbPort& port) const { return mrs_.at(&port)->lkey; }
+  uint32_t rkey(const IbPort& port) const { return mrs_.at(&port)->rkey; }
+
+ private:
+  std::map<const IbPort*, ibv_mr*> mrs_;
+};
+
+class IbQueuePairs {
+ public:
+  /// `count` RC queue pairs in INIT, with room for `sendDepth` / `recvDepth` outstanding
+  /// requests each; `peer` names the other rank in errors.
+  static Result<std::unique_ptr<IbQueuePairs>> create(IbNetwork& network, int count, int sendDepth,
+                                                      int recvDepth, int peer);
+  ~IbQueuePairs();
+
+  int size() const { return static_cast<int>(qps_.size()); }
+  ibv_qp* qp(int i) const { return qps_[i]; }
+  IbPort& port(int i) const { return network_.portFor(i); }
+  /// Registers [addr, addr + bytes) with each pair's port.
+  Status registerMemory(IbRegion* region, void* addr, size_t bytes, int access) const;
+  /// This side's hello; `region`'s rkeys go with each pair.
+  IbHello hello(const IbRegion& region, uint64_t addr, uint64_t stride, uint32_t slotBytes) const;
+  /// Checks the peer's hello against ours and takes every pair to RTS.
+  Status connect(const IbHello& remote, uint32_t slotBytes);
+  /// The index of the pair numbered `qpn` here, or -1.
+  int indexOf(uint32_t qpn) const;
+
+ private:
+  IbQueuePairs(IbNetwork& network, int peer) : network_(network), peer_(peer) {}
+
+  IbNetwork& network_;
+  int peer_;
+  std::vector<ibv_qp*> qps_;
+  std::vector<uint32_t> psns_;
+};
+
+/// Reads a hello from `fd` without blocking, across calls: true once all of it has arrived; an
+/// error when the connection ended first.
+class HelloReader {
+ public:
+  Result<bool> poll(int fd);
+  const IbHello& hello() const { return hello_; }
+
+ private:
+  IbHello hello_{};
+  size_t got_ = 0;
+};
+
+}  // namespace braid::transport::ib

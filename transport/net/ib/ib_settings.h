@@ -1,0 +1,23 @@
+// What the environment says about the verbs transport, as NCCL names it (BRAID_ first, then
+// NCCL_): read by Config, used by ib_device.cc and ib_connection.cc.
+#pragma once
+
+#include <string>
+
+namespace braid::transport::ib {
+
+struct IbSettings {
+  bool disable = false;      ///< IB_DISABLE: never use verbs
+  std::string hca;           ///< IB_HCA: which devices and ports (hca_filter.h)
+  int gidIndex = -1;         ///< IB_GID_INDEX: -1 = choose (ib_device.cc)
+  int rocVersion = 2;        ///< IB_ROCE_VERSION_NUM: the RoCE version chosen GIDs have
+  std::string addrFamily;    ///< IB_ADDR_FAMILY: AF_INET (default) or AF_INET6, for RoCE GIDs
+  int timeout = 20;          ///< IB_TIMEOUT: local ACK timeout, 4.096 us * 2^timeout
+  int retryCount = 7;        ///< IB_RETRY_CNT
+  int qpsPerConnection = 1;  ///< IB_QPS_PER_CONNECTION: QPs per FIFO, spread over the NICs
+  int serviceLevel = 0;      ///< IB_SL
+  int trafficClass = 0;      ///< IB_TC
+  int emulate = 0;           ///< IB_EMULATE: devices of the emulated HCA (verbs_emulated.h)
+};
+
+}  // namespace braid::transport::ib

@@ -1,0 +1,13 @@
+// The VerbsApi of rdma-core's libibverbs.so.1, loaded with dlopen on first use.
+#pragma once
+
+#include "braid/status.h"
+#include "transport/net/ib/verbs_api.h"
+
+namespace braid::transport::ib {
+
+/// The real library's table; an error saying why where libibverbs.so.1 is missing or too old.
+/// Loaded once per process and never unloaded (providers keep threads and state in it).
+Result<const VerbsApi*> libraryVerbs();
+
+}  // namespace braid::transport::ib

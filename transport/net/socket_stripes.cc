@@ -1,0 +1,179 @@
+#include "transport/net/socket_stripes.h"
+
+#include <chrono>
+#include <utility>
+
+#include "transport/net/proxy_thread.h"
+#include "util/log.h"
+
+namespace braid::transport::net {
+namespace {
+
+namespace engine = kernels::engine;
+using braid::net::IoResult;
+using braid::net::Socket;
+using engine::kFifoSlots;
+
+}  // namespace
+
+StripedPump::StripedPump(const engine::FifoRef& fifo, StripeLayout layout, int peer)
+    : fifo_(fifo), layout_(layout), peer_(peer) {}
+
+StripedPump::~StripedPump() { stop(); }
+
+void StripedPump::startThreads(const std::function<void(int)>& body) {
+  for (int t = 0; t < layout_.threads; ++t) threads_.emplace_back([body, t] { body(t); });
+}
+
+void StripedPump::stop() {
+  {
+    std::lock_guard<std::mutex> lock(socketsMutex_);
+    stopping_.store(true);
+    for (const Socket& s : sockets_) {
+      if (s.valid()) s.shutdown();
+    }
+  }
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+uint64_t StripedPump::slotOf(int thread, uint64_t k) const {
+  const uint64_t perThread = static_cast<uint64_t>(layout_.socketsPerThread);
+  const uint64_t round = k / perThread;
+  const uint64_t within = k % perThread;
+  return round * static_cast<uint64_t>(layout_.sockets()) +
+         static_cast<uint64_t>(thread) * perThread + within;
+}
+
+bool StripedPump::pollUntil(bool drainEnds, const std::function<bool()>& ready) const {
+  return pollWithPauses(ready, [&] { return stopping_.load() || (drainEnds && draining_.load()); });
+}
+
+void StripedPump::lost(const char* what, int index, const IoResult& io) const {
+  if (!stopping_.load()) {
+    BRAID_WARN("socket transport: %s rank %d on connection %d: %s", what, peer_, index,
+               io.describe().c_str());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+StripedSendPump::StripedSendPump(const engine::FifoRef& fifo, std::vector<Socket> sockets,
+                                 StripeLayout layout, int peer)
+    : StripedPump(fifo, layout, peer) {
+  sockets_ = std::move(sockets);
+  released_ = engine::receiverCursor(fifo.counters);
+  base_ = released_.mine;
+  releasedCount_.store(released_.mine);
+  running_.store(layout.threads);
+  startThreads([this](int t) { run(t); });
+}
+
+StripedSendPump::~StripedSendPump() {
+  draining_.store(true);
+  const Deadline deadline = Deadline::afterMs(kDrainMs);
+  while (running_.load() > 0 && !deadline.expired() &&
+         releasedCount_.load() != engine::loadAcquire(&fifo_.counters->tail)) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  stop();
+}
+
+void StripedSendPump::run(int thread) {
+  for (uint64_t k = 0; !stopping_.load(); ++k) {
+    const uint64_t n = slotOf(thread, k);
+    const uint32_t slot = base_ + static_cast<uint32_t>(n);
+    const int index = static_cast<int>(n % static_cast<uint64_t>(layout_.sockets()));
+    // Posted: the executor's tail is past it (counters wrap at 2^32; slots in flight are few).
+    auto posted = [&] {
+      return engine::loadAcquire(&fifo_.counters->tail) - base_ > static_cast<uint32_t>(n);
+    };
+    if (!pollUntil(/*drainEnds=*/true, posted)) break;
+    const uint32_t word = engine::loadRelaxed(&fifo_.counters->bytes[slot % kFifoSlots]);
+    const uint64_t header = word;
+    const size_t bytes = word & ~engine::kLastSlice;
+    const Socket& socket = sockets_[static_cast<size_t>(index)];
+    IoResult io = braid::net::sendAll(socket, &header, sizeof(header), Deadline::never(),
+                                      /*more=*/bytes > 0);
+    if (io.ok())
+      io = braid::net::sendAll(socket, engine::slotAt(fifo_, slot), bytes, Deadline::never());
+    if (!io.ok()) {
+      lost("sending to", index, io);
+      break;
+    }
+    sent(slot);
+  }
+  running_.fetch_sub(1);
+}
+
+void StripedSendPump::sent(uint32_t slot) {
+  std::lock_guard<std::mutex> lock(orderMutex_);
+  sent_.mark(slot);
+  if (sent_.release(fifo_, released_)) releasedCount_.store(released_.mine);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+StripedRecvPump::StripedRecvPump(const engine::FifoRef& fifo, StripeConnector connect,
+                                 StripeLayout layout, int peer)
+    : StripedPump(fifo, layout, peer), connect_(std::move(connect)) {
+  sockets_.resize(static_cast<size_t>(layout.sockets()));
+  posted_ = engine::senderCursor(fifo.counters);
+  base_ = posted_.mine;
+  startThreads([this](int t) { run(t); });
+}
+
+void StripedRecvPump::run(int thread) {
+  // This thread's connections first, on this thread: nobody but the executor's receives waits
+  // for them, with their own deadline.
+  const int S = layout_.socketsPerThread;
+  for (int j = 0; j < S; ++j) {
+    const int index = thread * S + j;
+    Result<Socket> connected = connect_(index, stopping_);
+    if (!connected.ok()) {
+      if (!stopping_.load())
+        BRAID_WARN("socket transport: %s", connected.status().message().c_str());
+      return;
+    }
+    std::lock_guard<std::mutex> lock(socketsMutex_);
+    if (stopping_.load()) return;
+    sockets_[static_cast<size_t>(index)] = std::move(connected).value();
+  }
+  for (uint64_t k = 0; !stopping_.load(); ++k) {
+    const uint64_t n = slotOf(thread, k);
+    const uint32_t slot = base_ + static_cast<uint32_t>(n);
+    const int index = static_cast<int>(n % static_cast<uint64_t>(layout_.sockets()));
+    const Socket& socket = sockets_[static_cast<size_t>(index)];
+    uint64_t header = 0;
+    IoResult io = braid::net::recvAll(socket, &header, sizeof(header), Deadline::never());
+    if (!io.ok()) {
+      lost("receiving from", index, io);
+      return;
+    }
+    const uint64_t bytes = header & ~static_cast<uint64_t>(engine::kLastSlice);
+    if (header > UINT32_MAX || bytes > fifo_.slotBytes) {
+      BRAID_WARN("socket transport: rank %d sent a slot of %llu bytes, over the %u a slot holds",
+                 peer_, static_cast<unsigned long long>(bytes), fifo_.slotBytes);
+      return;
+    }
+    // Room: the executor has released the slot this one reuses.
+    auto room = [&] { return slot - engine::loadAcquire(&fifo_.counters->head) < kFifoSlots; };
+    if (!pollUntil(/*drainEnds=*/false, room)) return;
+    io = braid::net::recvAll(socket, engine::slotAt(fifo_, slot), bytes, Deadline::never());
+    if (!io.ok()) {
+      lost("receiving from", index, io);
+      return;
+    }
+    landed(slot, static_cast<uint32_t>(header));
+  }
+}
+
+void StripedRecvPump::landed(uint32_t slot, uint32_t word) {
+  std::lock_guard<std::mutex> lock(orderMutex_);
+  landed_.mark(slot, word);
+  landed_.publish(fifo_, posted_);
+}
+
+}  // namespace braid::transport::net
