@@ -5,9 +5,11 @@ BRAID_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BRAID_BUILD="${BRAID_BUILD:-$BRAID_ROOT/build}"
 
 # Packages for building, testing and benchmarking against OpenMPI; hwloc for
-# topology discovery (its lstopo writes the XML braid-topo --load reads).
+# topology discovery (its lstopo writes the XML braid-topo --load reads); rdma-core's verbs
+# headers for the verbs transport (the library is dlopen'ed).
 BRAID_PACKAGES=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev
-                libopenmpi-dev openmpi-bin clang-format libhwloc-dev hwloc iproute2)
+                libopenmpi-dev openmpi-bin clang-format libhwloc-dev hwloc iproute2
+                libibverbs-dev)
 
 # PyTorch 1.13 for braid_torch (python/) and its tests: Debian's, for /usr/bin/python3. Without
 # their recommendations (a desktop's worth of GTK and Qt), which the backend does not need.
