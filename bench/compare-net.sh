@@ -5,7 +5,8 @@
 #   - the wire limit: iperf3's TCP throughput from host 0 to host 1 (Debian's iperf3), one way
 #     and both ways at once (--bidir, the mean of the two directions: an all_reduce sends and
 #     receives at once, and on this VM the two directions share the cores that move packets);
-#   - braid: braid-perf all_reduce over braid's socket transport;
+#   - braid: braid-perf all_reduce over braid's socket transport, one connection per FIFO and
+#     striped over 2 threads x 2 connections (BRAID_SOCKET_NTHREADS, BRAID_NSOCKS_PERTHREAD);
 #   - OpenMPI: bench/peers/mpi_allreduce_perf.c under mpirun with the TCP BTL on the veth, the
 #     daemon of host 1 started in its namespace by an rsh agent;
 #   - Gloo: torch.distributed's backend "gloo" (Debian's python3-torch), beside braid_torch in
@@ -47,12 +48,13 @@ print(sum(w["bits_per_second"] for w in ways) / len(ways) / 8e9)'
   wait
 }
 
-# run_sizes NAME SIZE ITERS WARMUP: one braid-perf and one MPI run at SIZE, outputs in $tmp.
+# braid_run / mpi_run NAME SIZE ITERS WARMUP [VAR=VALUE...]: one run at SIZE, outputs in $tmp.
 braid_run() {
   local name=$1 size=$2 iters=$3 warmup=$4 port
+  shift 4
   port=$(python3 "$BRAID_ROOT/tests/support/free_port.py")
   for rank in 0 1; do
-    braid_netns_exec "$rank" env RANK=$rank WORLD_SIZE=2 MASTER_ADDR=10.77.0.1 MASTER_PORT=$port \
+    braid_netns_exec "$rank" env "$@" RANK=$rank WORLD_SIZE=2 MASTER_ADDR=10.77.0.1 MASTER_PORT=$port \
       BRAID_SOCKET_IFNAME=bveth "$BRAID_BUILD/bin/braid-perf" all_reduce -b "$size" -e "$size" \
       -n "$iters" -w "$warmup" -c 0 >"$tmp/$name.$rank" 2>&1 &
   done
@@ -67,13 +69,15 @@ mpi_run() {
 }
 
 declare -A ITERS=([8]=1000 [67108864]=10) WARMUP=([8]=100 [67108864]=2)
-declare -A BRAID_US MPI_US BRAID_BUS MPI_BUS
+declare -A BRAID_US MPI_US BRAID_BUS MPI_BUS STRIPED_US STRIPED_BUS
+STRIPES=(BRAID_SOCKET_NTHREADS=2 BRAID_NSOCKS_PERTHREAD=2)
 wires=() bidirs=()
 for ((r = 0; r < REPEAT; r++)); do
   wires+=("$(wire_gbs)")
   bidirs+=("$(wire_gbs --bidir)")
   for size in 8 67108864; do
     braid_run "braid.$size.$r" "$size" "${ITERS[$size]}" "${WARMUP[$size]}"
+    braid_run "striped.$size.$r" "$size" "${ITERS[$size]}" "${WARMUP[$size]}" "${STRIPES[@]}"
     mpi_run "mpi.$size.$r" "$size" "${ITERS[$size]}" "${WARMUP[$size]}"
   done
 done
@@ -81,6 +85,8 @@ WIRE=$(printf '%s\n' "${wires[@]}" | median)
 BIDIR=$(printf '%s\n' "${bidirs[@]}" | median)
 for size in 8 67108864; do
   BRAID_US[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/braid.$size.$r.0" "$size" 6; done | median)
+  STRIPED_US[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/striped.$size.$r.0" "$size" 6; done | median)
+  STRIPED_BUS[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/striped.$size.$r.0" "$size" 8; done | median)
   MPI_US[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/mpi.$size.$r" "$size" 6; done | median)
   BRAID_BUS[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/braid.$size.$r.0" "$size" 8; done | median)
   MPI_BUS[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/mpi.$size.$r" "$size" 8; done | median)
@@ -105,8 +111,9 @@ echo "one way, $(printf %.2f "$BIDIR") GB/s per direction both ways at once."
 echo
 echo "| library | 8 B (us) | 64 MiB (us) | 64 MiB busbw (GB/s) | busbw / wire one way | busbw / wire both ways |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
-for lib in braid mpi; do
+for lib in braid striped mpi; do
   if [[ $lib == braid ]]; then t8=${BRAID_US[8]} t64=${BRAID_US[67108864]} bus=${BRAID_BUS[67108864]} name="braid-perf (socket transport)"
+  elif [[ $lib == striped ]]; then t8=${STRIPED_US[8]} t64=${STRIPED_US[67108864]} bus=${STRIPED_BUS[67108864]} name="braid-perf (sockets, 2 threads x 2 connections)"
   else t8=${MPI_US[8]} t64=${MPI_US[67108864]} bus=${MPI_BUS[67108864]} name="OpenMPI (TCP BTL)"; fi
   echo "| $name | $t8 | $t64 | $bus | $(python3 -c "print(f'{$bus / $WIRE:.2f}')") | $(python3 -c "print(f'{$bus / $BIDIR:.2f}')") |"
 done
@@ -116,5 +123,6 @@ for lib in gloo braid_torch; do
   echo "| $name | $t8 | $t64 | $bus | $(python3 -c "print(f'{$bus / $WIRE:.2f}')") | $(python3 -c "print(f'{$bus / $BIDIR:.2f}')") |"
 done
 echo
-echo "braid vs the better of OpenMPI and Gloo at 64 MiB: $(python3 -c "print(f'{min(${MPI_US[67108864]}, $GLOO64) / ${BRAID_US[67108864]}:.2f}x')");"
+echo "braid vs the better of OpenMPI and Gloo at 64 MiB: $(python3 -c "print(f'{min(${MPI_US[67108864]}, $GLOO64) / ${BRAID_US[67108864]}:.2f}x')")"
+echo "(striped: $(python3 -c "print(f'{min(${MPI_US[67108864]}, $GLOO64) / ${STRIPED_US[67108864]}:.2f}x')"));"
 echo "8 B, braid vs OpenMPI: $(python3 -c "print(f'{${MPI_US[8]} / ${BRAID_US[8]}:.2f}x')") (above 1: braid faster)."

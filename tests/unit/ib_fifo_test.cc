@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -19,6 +20,7 @@
 #include "transport/net/ib/ib_device.h"
 #include "transport/net/ib/ib_fifo.h"
 #include "transport/net/ib/ib_network.h"
+#include "transport/net/ib/near_cpus.h"
 #include "transport/net/socket_rendezvous.h"
 
 namespace braid::transport::ib {
@@ -44,6 +46,30 @@ TEST(HcaFilterTest, PrefixesPortsExactNamesAndExclusion) {
   EXPECT_FALSE(exclude.allows("mlx5_1", 1));
   EXPECT_TRUE(exclude.allows("mlx5_1", 2));
   EXPECT_TRUE(exclude.allows("mlx5_0", 1));
+}
+
+/// A sysfs tree with one HCA on NUMA node `node` (-1: none) whose CPUs are `cpulist`.
+std::string fakeSysfs(const std::string& node, const std::string& cpulist) {
+  char pattern[] = "/tmp/braid-sysfs-XXXXXX";
+  const std::string root = mkdtemp(pattern);
+  const std::string device = root + "/class/infiniband/mlx5_0/device";
+  const std::string nodeDir = root + "/devices/system/node/node1";
+  EXPECT_EQ(system(("mkdir -p " + device + " " + nodeDir).c_str()), 0);
+  std::ofstream(device + "/numa_node") << node << "\n";
+  std::ofstream(nodeDir + "/cpulist") << cpulist << "\n";
+  return root;
+}
+
+TEST(NearCpusTest, TheNodesCpusThatTheProcessMayUse) {
+  const std::string root = fakeSysfs("1", "4-7,12");
+  EXPECT_EQ(cpusNearDevice(root, "mlx5_0", {0, 1, 4, 5, 6, 7, 12, 13}),
+            (std::vector<int>{4, 5, 6, 7, 12}));
+  EXPECT_EQ(cpusNearDevice(root, "mlx5_0", {5, 12}), (std::vector<int>{5, 12}));
+  EXPECT_TRUE(cpusNearDevice(root, "mlx5_0", {0, 1}).empty());  // none allowed: stay put
+  EXPECT_TRUE(cpusNearDevice(root, "mlx5_9", {4}).empty());     // no such device
+  const std::string none = fakeSysfs("-1", "0-3");
+  EXPECT_TRUE(cpusNearDevice(none, "mlx5_0", {0, 1, 2, 3}).empty());  // no NUMA node
+  EXPECT_EQ(system(("rm -rf " + root + " " + none).c_str()), 0);
 }
 
 GidEntry entry(const char* text, GidType type) {

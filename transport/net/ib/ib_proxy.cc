@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "topology/cpu_affinity.h"
+#include "transport/net/ib/near_cpus.h"
 #include "util/deadline.h"
 #include "util/log.h"
 
@@ -57,6 +59,14 @@ bool IbProxy::pollCompletions() {
 }
 
 void IbProxy::run() {
+  if (!ports_.empty()) {
+    const std::string device = ports_[0]->name().substr(0, ports_[0]->name().find(':'));
+    const std::vector<int> near = cpusNearDevice("/sys", device, topology::allowedCpus());
+    if (!near.empty()) {
+      BRAID_INFO("verbs: proxy bound to the %zu CPUs of %s's NUMA node%s", near.size(),
+                 device.c_str(), bindThisThread(near) ? "" : " (refused by the system)");
+    }
+  }
   auto pause = std::chrono::microseconds(1);
   int idlePasses = 0;
   Deadline idleSince = Deadline::afterMs(kIdleAfterMs);

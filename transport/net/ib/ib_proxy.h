@@ -8,7 +8,8 @@
 // polling every end and one completion queue per port is one poller, not one per end. It polls
 // the CQs, hands each completion to the end that posted it (its wr_id names the end), lets every
 // end post what it can, and pauses only when nothing moved: a few yields, then sleeps that grow
-// to kMaxPauseUs, and to kIdlePauseUs after a long idle spell.
+// to kMaxPauseUs, and to kIdlePauseUs after a long idle spell. It runs on the CPUs near the
+// communicator's first port (near_cpus.h).
 #pragma once
 
 #include <atomic>
