@@ -17,10 +17,6 @@
 namespace braid {
 namespace {
 
-bool reduces(Collective c) {
-  return c == Collective::kAllReduce || c == Collective::kReduceScatter || c == Collective::kReduce;
-}
-
 Status checkBuffers(const void* input, const void* output, size_t count) {
   if (count == 0) return Status::success();
   if (input == nullptr) return invalidArgument("send buffer is NULL with count > 0");
@@ -249,6 +245,7 @@ Status Comm::Impl::runCollective(const CollCall& call) {
       call.collective == Collective::kBroadcast || call.collective == Collective::kReduce;
   if (rooted) BRAID_TRY(checkRank(call.root, nranks, "root"));
   BRAID_TRY(checkUsable());
+  if (config.checkCalls) BRAID_TRY(checkCallAgrees(call));
   if (gpu) {
     const bool empty = call.blockCounts == nullptr
                            ? call.count == 0

@@ -15,10 +15,6 @@ namespace {
 
 namespace engine = kernels::engine;
 
-bool reduces(Collective c) {
-  return c == Collective::kAllReduce || c == Collective::kReduceScatter || c == Collective::kReduce;
-}
-
 // A GPU communicator takes memory its device can address: device memory,
 // managed memory, or pinned host memory; not pageable host memory.
 Status checkDeviceBuffer(gpu::Runtime& rt, const void* buffer, const char* name) {

@@ -323,6 +323,9 @@ class Comm::Impl {
     return Status::success();
   }
   Status runCollective(const CollCall& call);
+  /// BRAID_CHECK_CALLS: whether every rank makes this same call (comm_check_calls.cc).
+  Status checkCallAgrees(const CollCall& call);
+  uint64_t checkedCalls = 0;  ///< the sequence number of the next checked call
   /// The algorithm and protocol of `call` (tune/select.h, or the ring for
   /// what only the ring runs), from `choices` when a recent call asked the same.
   Result<tune::Choice> choose(const CollCall& call);

@@ -27,6 +27,7 @@ Config Config::fromEnvironment() {
   c.hostComm = env::getInt("HOST_COMM", 0) != 0;
   c.hostIdOverride = env::get("HOSTID").value_or("");
   c.net = env::get("NET").value_or("");
+  c.checkCalls = env::getInt("CHECK_CALLS", 0) != 0;
   c.socketThreads = static_cast<int>(env::getInt("SOCKET_NTHREADS", c.socketThreads));
   c.socketsPerThread = static_cast<int>(env::getInt("NSOCKS_PERTHREAD", c.socketsPerThread));
   transport::ib::IbSettings& ib = c.ib;
@@ -125,7 +126,7 @@ std::string Config::describe() const {
     << " ib_gid_index=" << ib.gidIndex << " ib_timeout=" << ib.timeout
     << " ib_retry_cnt=" << ib.retryCount << " ib_qps_per_connection=" << ib.qpsPerConnection
     << " ib_emulate=" << ib.emulate << " socket_nthreads=" << socketThreads
-    << " nsocks_perthread=" << socketsPerThread;
+    << " nsocks_perthread=" << socketsPerThread << " check_calls=" << checkCalls;
   return o.str();
 }
 

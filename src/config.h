@@ -38,6 +38,8 @@ struct Config {
   /// every rank has an active verbs port, else Socket.
   std::string net;
   transport::ib::IbSettings ib;
+  /// BRAID_CHECK_CALLS: ranks compare each collective call before moving data (comm_check_calls.cc)
+  bool checkCalls = false;
   int socketThreads = 1;     ///< BRAID_SOCKET_NTHREADS: threads per socket FIFO end (striping)
   int socketsPerThread = 1;  ///< BRAID_NSOCKS_PERTHREAD: connections per such thread  ///<
                              ///< BRAID_IB_* (transport/net/ib/ib_settings.h)

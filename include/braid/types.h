@@ -90,6 +90,10 @@ enum class Collective : int {
   kBroadcast,
   kReduce,
 };
+/// Whether the collective combines values with an operator (and so has one).
+inline bool reduces(Collective c) {
+  return c == Collective::kAllReduce || c == Collective::kReduceScatter || c == Collective::kReduce;
+}
 inline const char* collectiveName(Collective c) {
   switch (c) {
     case Collective::kAllReduce:
