@@ -77,13 +77,16 @@ void IbPump::fail(const std::string& why) {
   socket_.close();
 }
 
-IbHello IbPump::ourHello() const {
-  // The sender's peer writes its credit word; the receiver's, its slots.
-  const bool sender = dynamic_cast<const IbSendPump*>(this) != nullptr;
-  const IbRegion& region = sender ? creditRegion_ : slotsRegion_;
-  const uint64_t addr = sender ? reinterpret_cast<uintptr_t>(creditPage_.get())
-                               : reinterpret_cast<uintptr_t>(fifo_.slots);
-  return qps_->hello(region, addr, fifo_.stride, fifo_.slotBytes);
+IbHello IbSendPump::ourHello() const {
+  // The receiver writes our credit word.
+  return qps_->hello(creditRegion_, reinterpret_cast<uintptr_t>(creditPage_.get()), fifo_.stride,
+                     fifo_.slotBytes);
+}
+
+IbHello IbRecvPump::ourHello() const {
+  // The sender writes our slots.
+  return qps_->hello(slotsRegion_, reinterpret_cast<uintptr_t>(fifo_.slots), fifo_.stride,
+                     fifo_.slotBytes);
 }
 
 bool IbPump::handshake(bool sendFirst) {

@@ -55,7 +55,8 @@ class IbPump : public IbEndpoint {
   /// The handshake's steps; false while waiting. `sendFirst`: the sender sends its hello at
   /// once, the receiver once it has read the sender's and is ready for writes.
   bool handshake(bool sendFirst);
-  IbHello ourHello() const;
+  /// What this side offers the other: the memory the peer writes, and our queue pairs.
+  virtual IbHello ourHello() const = 0;
 
   IbNetwork& network_;
   kernels::engine::FifoRef fifo_;
@@ -90,6 +91,7 @@ class IbSendPump final : public IbPump {
 
  private:
   using IbPump::IbPump;
+  IbHello ourHello() const override;
 
   uint32_t next_ = 0;                       // the next slot to write
   kernels::engine::FifoCursor released_{};  // as the local FIFO's receiver
@@ -113,6 +115,7 @@ class IbRecvPump final : public IbPump {
 
  private:
   using IbPump::IbPump;
+  IbHello ourHello() const override;
   Status postReceive(int qp);
 
   SocketTaker take_;
