@@ -4,19 +4,59 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace braid::topology {
 
 namespace {
 
+// `text` with &, <, >, " and ' written as entities: safe inside an attribute
+// value quoted either way. Tabs and line ends too: a reader turns them into
+// spaces where they stand as themselves in a value (XML's normalisation).
+std::string xmlEscape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      case '\t':
+        out += "&#9;";
+        break;
+      case '\n':
+        out += "&#10;";
+        break;
+      case '\r':
+        out += "&#13;";
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+  return out;
+}
+
 // Bandwidths and speeds to a thousandth (of a GB/s, of a Gbit/s), trailing
 // zeros dropped: 31.508 rather than 31.50769230769231, for the people who
-// read these files; far finer than any bandwidth is known.
+// read these files; far finer than any bandwidth is known. Any finite value
+// fits, 1e300 included (its 301 digits once overflowed a fixed buffer).
 std::string formatNumber(double value) {
-  char text[64];
-  snprintf(text, sizeof(text), "%.3f", value);
-  std::string out = text;
+  std::string out(static_cast<size_t>(snprintf(nullptr, 0, "%.3f", value)), '\0');
+  snprintf(out.data(), out.size() + 1, "%.3f", value);
   out.erase(out.find_last_not_of('0') + 1);
   if (out.back() == '.') out.pop_back();
   return out;
@@ -46,8 +86,8 @@ class Writer {
 
   std::string write() {
     labelHosts();
-    assignRefs();
     buildTree();
+    assignRefs();
     out_ += "<?xml version=\"1.0\"?>\n";
     out_ +=
         "<!-- braid topology: bandwidths in GB/s per direction, NIC speeds in Gbit/s; a\n"
@@ -88,15 +128,35 @@ class Writer {
   }
 
   // A node is referred to by its name where that is unique in its scope
-  // (its host, or the top level for networks), else by an id made up here.
+  // (its host, or the top level for networks), else by an id made up here:
+  // its place in the file, which is its index once the file is read back, so
+  // that writing what was read gives the same file.
   void assignRefs() {
+    std::vector<int> place(n_, -1);
+    int next = 0;
+    std::vector<int> stack;
+    for (int host = 0; host < g_.hostCount(); ++host) {
+      for (int root : rootOrder_) {
+        if (g_.node(root).host != host) continue;
+        stack.assign(1, root);
+        while (!stack.empty()) {
+          const int node = stack.back();
+          stack.pop_back();
+          place[node] = next++;
+          stack.insert(stack.end(), children_[node].rbegin(), children_[node].rend());
+        }
+      }
+    }
+    for (int node = 0; node < n_; ++node) {
+      if (place[node] < 0) place[node] = next++;
+    }
     std::map<std::pair<int, std::string>, int> count;
     auto scope = [&](int node) { return inNoHost(node) ? -1 : g_.node(node).host; };
     for (int node = 0; node < n_; ++node) ++count[{scope(node), g_.node(node).name}];
     for (int node = 0; node < n_; ++node) {
       const std::string& name = g_.node(node).name;
       const bool unique = !name.empty() && count[{scope(node), name}] == 1 && name[0] != '#';
-      ref_.push_back(unique ? name : "#" + std::to_string(node));
+      ref_.push_back(unique ? name : "#" + std::to_string(place[node]));
     }
   }
 
@@ -188,36 +248,40 @@ class Writer {
 };
 
 struct PendingLink {
-  const XmlElement* element = nullptr;
+  pugi::xml_node element;
   int host = -1;  ///< the host whose names it uses; -1 at the top level
 };
 
 class Reader {
  public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
+  explicit Reader(const XmlDocument& document) : document_(document) {}
 
-  Result<Graph> read(const XmlElement& root) {
-    if (root.name != "braid-topology") {
-      return error(root, "the root element is <" + root.name + ">, braid's is <braid-topology>");
+  Result<Graph> read() {
+    const pugi::xml_node root = document_.root();
+    if (std::string(root.name()) != "braid-topology") {
+      return error(root, std::string("the root element is <") + root.name() +
+                             ">, braid's is <braid-topology>");
     }
     BRAID_TRY(checkAttributes(root, {"version"}));
-    const std::string version = root.attributeOr("version", "1");
+    const std::string version = attributeOr(root, "version", "1");
     if (version != "1") return error(root, "version " + version + " (this braid reads version 1)");
-    for (const XmlElement& child : root.children) {
-      if (child.name == "host") {
+    for (const pugi::xml_node child : root.children()) {
+      if (!isElement(child)) continue;
+      const std::string name = child.name();
+      if (name == "host") {
         BRAID_TRY(readHost(child));
-      } else if (child.name == "net") {
+      } else if (name == "net") {
         BRAID_TRY(checkAttributes(child, {"name", "id"}));
         Node net;
         net.type = NodeType::kNet;
         net.host = -1;
-        net.name = child.attributeOr("name", "");
+        net.name = attributeOr(child, "name", "");
         auto added = addNode(child, std::move(net), -1, -1, 0);
         if (!added.ok()) return added.status();
-      } else if (child.name == "link") {
-        links_.push_back(PendingLink{&child, -1});
+      } else if (name == "link") {
+        links_.push_back(PendingLink{child, -1});
       } else {
-        return error(child, "unexpected <" + child.name + "> in <braid-topology>");
+        return error(child, "unexpected <" + name + "> in <braid-topology>");
       }
     }
     for (const PendingLink& link : links_) BRAID_TRY(readLink(link));
@@ -225,22 +289,24 @@ class Reader {
   }
 
  private:
-  Status error(const XmlElement& element, const std::string& message) const {
-    return invalidArgument(source_ + ":" + std::to_string(element.line) + ": " + message);
+  Status error(const pugi::xml_node& element, const std::string& message) const {
+    return document_.error(element, message);
   }
 
-  Status checkAttributes(const XmlElement& element, const std::set<std::string>& allowed) const {
-    for (const auto& attribute : element.attributes) {
-      if (allowed.count(attribute.first) == 0) {
-        return error(element, "<" + element.name + "> has no attribute '" + attribute.first + "'");
+  Status checkAttributes(const pugi::xml_node& element,
+                         const std::set<std::string>& allowed) const {
+    for (const pugi::xml_attribute attribute : element.attributes()) {
+      if (allowed.count(attribute.name()) == 0) {
+        return error(element, std::string("<") + element.name() + "> has no attribute '" +
+                                  attribute.name() + "'");
       }
     }
     return Status::success();
   }
 
-  Result<int> intAttribute(const XmlElement& element, const char* key, int fallback) const {
-    const std::string* text = element.attribute(key);
-    if (text == nullptr) return fallback;
+  Result<int> intAttribute(const pugi::xml_node& element, const char* key, int fallback) const {
+    const std::optional<std::string> text = attributeValue(element, key);
+    if (!text) return fallback;
     char* end = nullptr;
     const long value = strtol(text->c_str(), &end, 10);
     if (text->empty() || *end != '\0' || value < 0 || value > 1000000000) {
@@ -249,9 +315,9 @@ class Reader {
     return static_cast<int>(value);
   }
 
-  Result<double> numberAttribute(const XmlElement& element, const char* key) const {
-    const std::string* text = element.attribute(key);
-    if (text == nullptr) return error(element, "<" + element.name + "> needs " + key + "=");
+  Result<double> numberAttribute(const pugi::xml_node& element, const char* key) const {
+    const std::optional<std::string> text = attributeValue(element, key);
+    if (!text) return error(element, std::string("<") + element.name() + "> needs " + key + "=");
     char* end = nullptr;
     const double value = strtod(text->c_str(), &end);
     if (text->empty() || *end != '\0' || !std::isfinite(value) || value < 0) {
@@ -260,19 +326,20 @@ class Reader {
     return value;
   }
 
-  Status readHost(const XmlElement& element) {
+  Status readHost(const pugi::xml_node& element) {
     BRAID_TRY(checkAttributes(element, {"name"}));
     const int host = static_cast<int>(hostRefs_.size());
     hostRefs_.emplace_back();
-    const std::string name = element.attributeOr("name", "host" + std::to_string(host));
+    const std::string name = attributeOr(element, "name", "host" + std::to_string(host));
     if (name.empty() || name.find('/') != std::string::npos || hostByName_.count(name) > 0) {
       return error(element, "host name '" + name + "' is empty, holds '/' or is taken");
     }
     hostByName_[name] = host;
     graph_.setHostName(host, name);
-    for (const XmlElement& child : element.children) {
-      if (child.name == "link") {
-        links_.push_back(PendingLink{&child, host});
+    for (const pugi::xml_node child : element.children()) {
+      if (!isElement(child)) continue;
+      if (std::string(child.name()) == "link") {
+        links_.push_back(PendingLink{child, host});
       } else {
         BRAID_TRY(readNode(child, host, -1));
       }
@@ -280,53 +347,56 @@ class Reader {
     return Status::success();
   }
 
-  Result<NodeType> nodeType(const XmlElement& element) const {
+  Result<NodeType> nodeType(const pugi::xml_node& element) const {
+    const std::string name = element.name();
     for (NodeType type : {NodeType::kCpu, NodeType::kPciSwitch, NodeType::kGpu, NodeType::kNic,
                           NodeType::kNvSwitch}) {
-      if (element.name == elementName(type)) return type;
+      if (name == elementName(type)) return type;
     }
-    return error(element, "unexpected <" + element.name + "> in a host");
+    return error(element, "unexpected <" + name + "> in a host");
   }
 
-  Status readNode(const XmlElement& element, int host, int parent) {
+  Status readNode(const pugi::xml_node& element, int host, int parent) {
     BRAID_ASSIGN_OR_RETURN(const NodeType type, nodeType(element));
     BRAID_TRY(checkAttributes(element, {"name", "id", "busid", "numa", "cpus", "vendor", "cuda",
                                         "sm", "speed", "linklayer", "port", "rdma", "bw"}));
     Node node;
     node.type = type;
     node.host = host;
-    node.name = element.attributeOr("name", "");
-    node.busId = element.attributeOr("busid", "");
+    node.name = attributeOr(element, "name", "");
+    node.busId = attributeOr(element, "busid", "");
     BRAID_ASSIGN_OR_RETURN(node.numaId, intAttribute(element, "numa", -1));
-    node.cpuSet = element.attributeOr("cpus", "");
-    node.cpuVendor = element.attributeOr("vendor", "");
+    node.cpuSet = attributeOr(element, "cpus", "");
+    node.cpuVendor = attributeOr(element, "vendor", "");
     BRAID_ASSIGN_OR_RETURN(node.cudaDevice, intAttribute(element, "cuda", -1));
     BRAID_ASSIGN_OR_RETURN(node.smVersion, intAttribute(element, "sm", 0));
-    if (element.attribute("speed") != nullptr) {
+    if (element.attribute("speed")) {
       BRAID_ASSIGN_OR_RETURN(node.speedGbps, numberAttribute(element, "speed"));
     }
-    node.linkLayer = element.attributeOr("linklayer", "");
+    node.linkLayer = attributeOr(element, "linklayer", "");
     BRAID_ASSIGN_OR_RETURN(node.port, intAttribute(element, "port", 0));
-    const std::string rdma = element.attributeOr("rdma", "0");
+    const std::string rdma = attributeOr(element, "rdma", "0");
     if (rdma != "0" && rdma != "1") return error(element, "rdma='" + rdma + "' (0 or 1)");
     node.rdma = rdma == "1";
     double bandwidth = 0;
     if (parent >= 0) {
       BRAID_ASSIGN_OR_RETURN(bandwidth, numberAttribute(element, "bw"));
-    } else if (element.attribute("bw") != nullptr) {
+    } else if (element.attribute("bw")) {
       return error(element, "bw= belongs on elements nested in a <cpu> or <pci>");
     }
     BRAID_ASSIGN_OR_RETURN(const int index,
                            addNode(element, std::move(node), host, parent, bandwidth));
-    for (const XmlElement& child : element.children) BRAID_TRY(readNode(child, host, index));
+    for (const pugi::xml_node child : element.children()) {
+      if (isElement(child)) BRAID_TRY(readNode(child, host, index));
+    }
     return Status::success();
   }
 
-  Result<int> addNode(const XmlElement& element, Node node, int host, int parent, double bw) {
+  Result<int> addNode(const pugi::xml_node& element, Node node, int host, int parent, double bw) {
     std::map<std::string, int>& refs = host >= 0 ? hostRefs_[host] : netRefs_;
-    const std::string* id = element.attribute("id");
-    const std::string ref = id != nullptr ? "#" + *id : node.name;
-    if (ref.empty()) return error(element, "<" + element.name + "> needs a name");
+    const std::optional<std::string> id = attributeValue(element, "id");
+    const std::string ref = id ? "#" + *id : node.name;
+    if (ref.empty()) return error(element, std::string("<") + element.name() + "> needs a name");
     if (refs.count(ref) > 0) return error(element, "'" + ref + "' names two nodes");
     const int index = graph_.addNode(std::move(node));
     refs[ref] = index;
@@ -336,7 +406,7 @@ class Reader {
 
   // A node reference inside host `host`, or at the top level (-1):
   // "host/name", or the name of a network.
-  Result<int> resolve(const XmlElement& element, const std::string& ref, int host) const {
+  Result<int> resolve(const pugi::xml_node& element, const std::string& ref, int host) const {
     std::string local = ref;
     int scope = host;
     if (host < 0) {
@@ -356,12 +426,12 @@ class Reader {
   }
 
   Status readLink(const PendingLink& pending) {
-    const XmlElement& element = *pending.element;
+    const pugi::xml_node& element = pending.element;
     BRAID_TRY(checkAttributes(element, {"a", "b", "type", "bw"}));
-    const std::string* a = element.attribute("a");
-    const std::string* b = element.attribute("b");
-    const std::string* type = element.attribute("type");
-    if (a == nullptr || b == nullptr || type == nullptr) {
+    const std::optional<std::string> a = attributeValue(element, "a");
+    const std::optional<std::string> b = attributeValue(element, "b");
+    const std::optional<std::string> type = attributeValue(element, "type");
+    if (!a || !b || !type) {
       return error(element, "<link> needs a=, b=, type= and bw=");
     }
     BRAID_ASSIGN_OR_RETURN(const int from, resolve(element, *a, pending.host));
@@ -374,7 +444,7 @@ class Reader {
     return Status::success();
   }
 
-  std::string source_;
+  const XmlDocument& document_;
   Graph graph_;
   std::vector<std::map<std::string, int>> hostRefs_;
   std::map<std::string, int> netRefs_;
@@ -386,8 +456,6 @@ class Reader {
 
 std::string writeBraidXml(const Graph& graph) { return Writer(graph).write(); }
 
-Result<Graph> graphFromBraidXml(const XmlElement& root, const std::string& sourceName) {
-  return Reader(sourceName).read(root);
-}
+Result<Graph> graphFromBraidXml(const XmlDocument& document) { return Reader(document).read(); }
 
 }  // namespace braid::topology

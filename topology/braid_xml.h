@@ -29,15 +29,15 @@
 #include <string>
 
 #include "topology/graph.h"
-#include "topology/xml_reader.h"
+#include "topology/xml_document.h"
 
 namespace braid::topology {
 
 /// The graph in braid's format, a whole document.
 std::string writeBraidXml(const Graph& graph);
 
-/// The graph a <braid-topology> element describes. `sourceName` (a file
-/// name) starts every error message.
-Result<Graph> graphFromBraidXml(const XmlElement& root, const std::string& sourceName);
+/// The graph the root element of `document`, a <braid-topology>, describes.
+/// Errors name the document's source and line.
+Result<Graph> graphFromBraidXml(const XmlDocument& document);
 
 }  // namespace braid::topology

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
+#include <unordered_map>
 
 #include "topology/hwloc_graph.h"
 #include "topology/nvlink_graph.h"
@@ -54,15 +56,16 @@ struct PciDevice {
 
 class NcclXmlReader {
  public:
-  explicit NcclXmlReader(std::string source) : source_(std::move(source)) {}
+  explicit NcclXmlReader(const XmlDocument& document) : document_(document) {}
 
-  Result<Graph> read(const XmlElement& system) {
-    if (system.name != "system") {
-      return error(system, "the root element is <" + system.name + ">, NCCL's is <system>");
+  Result<Graph> read() {
+    const pugi::xml_node system = document_.root();
+    if (std::string(system.name()) != "system") {
+      return error(system,
+                   std::string("the root element is <") + system.name() + ">, NCCL's is <system>");
     }
     std::vector<int> cpus;
-    for (const XmlElement& child : system.children) {
-      if (child.name != "cpu") continue;
+    for (const pugi::xml_node child : system.children("cpu")) {
       BRAID_ASSIGN_OR_RETURN(const int cpu, readCpu(child, static_cast<int>(cpus.size())));
       cpus.push_back(cpu);
     }
@@ -86,31 +89,32 @@ class NcclXmlReader {
     std::string target;  ///< normalised bus id
     int count = 1;
     unsigned targetClass = 0;
-    int line = 0;
   };
 
-  Status error(const XmlElement& element, const std::string& message) const {
-    return invalidArgument(source_ + ":" + std::to_string(element.line) + ": " + message);
+  Status error(const pugi::xml_node& element, const std::string& message) const {
+    return document_.error(element, message);
   }
 
-  Result<int> readCpu(const XmlElement& element, int ordinal) {
+  Result<int> readCpu(const pugi::xml_node& element, int ordinal) {
     Node cpu;
     cpu.type = NodeType::kCpu;
-    if (const std::string* numa = element.attribute("numaid")) {
+    if (const auto numa = attributeValue(element, "numaid")) {
       if (!parseInt(*numa, &cpu.numaId)) return error(element, "numaid='" + *numa + "'");
     }
     cpu.name = "cpu" + std::to_string(cpu.numaId >= 0 ? cpu.numaId : ordinal);
-    cpu.cpuVendor = element.attributeOr("vendor", "");
-    if (const std::string* affinity = element.attribute("affinity")) {
+    cpu.cpuVendor = attributeOr(element, "vendor", "");
+    if (const auto affinity = attributeValue(element, "affinity")) {
       auto list = cpuMaskToList(*affinity);
       if (!list.ok()) return error(element, list.status().message());
       cpu.cpuSet = list.value();
     }
     const int index = graph_.addNode(std::move(cpu));
-    for (const XmlElement& child : element.children) {
-      if (child.name == "pci") {
+    for (const pugi::xml_node child : element.children()) {
+      if (!isElement(child)) continue;
+      const std::string name = child.name();
+      if (name == "pci") {
         BRAID_TRY(readPci(child, index, kUnknownPciGBs));
-      } else if (child.name == "nic") {
+      } else if (name == "nic") {
         // A NIC NCCL could not place on PCI hangs off its CPU directly.
         BRAID_TRY(readNic(child, PciDevice{}, index, 0));
       }
@@ -118,25 +122,25 @@ class NcclXmlReader {
     return index;
   }
 
-  Result<PciDevice> classify(const XmlElement& element) {
+  Result<PciDevice> classify(const pugi::xml_node& element) {
     PciDevice device;
-    const std::string* busId = element.attribute("busid");
-    if (busId == nullptr) return error(element, "<pci> without busid");
+    const auto busId = attributeValue(element, "busid");
+    if (!busId) return error(element, "<pci> without busid");
     auto normal = normalizePciBusId(*busId);
     if (!normal.ok()) return error(element, normal.status().message());
     device.busId = normal.value();
     unsigned code = 0;
-    if (const std::string* cls = element.attribute("class")) {
+    if (const auto cls = attributeValue(element, "class")) {
       if (!parseHexNumber(*cls, &code)) return error(element, "class='" + *cls + "' is not hex");
     }
     device.classCode = code > 0xFFFF ? code >> 8 : code;  // "0x060400" or "0x0604"
-    if (const std::string* vendor = element.attribute("vendor")) {
+    if (const auto vendor = attributeValue(element, "vendor")) {
       if (!parseHexNumber(*vendor, &device.vendor)) {
         return error(element, "vendor='" + *vendor + "' is not hex");
       }
     }
-    const bool hasGpu = !element.childrenNamed("gpu").empty();
-    const bool hasNic = !element.childrenNamed("nic").empty();
+    const bool hasGpu = static_cast<bool>(element.child("gpu"));
+    const bool hasNic = static_cast<bool>(element.child("nic"));
     device.isGpu = hasGpu ||
                    (device.vendor == kVendorNvidia &&
                     (device.classCode == kClassVga || device.classCode == kClass3d)) ||
@@ -148,40 +152,50 @@ class NcclXmlReader {
   }
 
   // Whether anything braid models (a GPU or NIC) lies at or below `element`.
-  bool leadsToDevices(const XmlElement& element) {
-    if (element.name == "nic" || element.name == "gpu") return true;
-    if (element.name != "pci") return false;
-    auto device = classify(element);
-    if (!device.ok()) return true;  // keep it, so that read() reports the error
-    if (device.value().isGpu || device.value().isNic) return true;
-    if (!device.value().isBridge) return false;
-    return std::any_of(element.children.begin(), element.children.end(),
-                       [&](const XmlElement& child) { return leadsToDevices(child); });
+  // readPci asks at every level of a PCIe tree, so the answers are kept: a
+  // file of deep bridges would otherwise take the square of its size.
+  bool leadsToDevices(const pugi::xml_node& element) {
+    const std::string name = element.name();
+    if (name == "nic" || name == "gpu") return true;
+    if (name != "pci") return false;
+    const auto known = leadsToDevices_.find(element.internal_object());
+    if (known != leadsToDevices_.end()) return known->second;
+    bool leads = true;  // a <pci> that does not classify is kept, so that read() reports it
+    if (auto device = classify(element); device.ok()) {
+      leads = device.value().isGpu || device.value().isNic ||
+              (device.value().isBridge &&
+               std::any_of(element.begin(), element.end(),
+                           [&](const pugi::xml_node& child) { return leadsToDevices(child); }));
+    }
+    leadsToDevices_[element.internal_object()] = leads;
+    return leads;
   }
 
-  double linkBandwidth(const XmlElement& element, double parentGBs) {
+  double linkBandwidth(const pugi::xml_node& element, double parentGBs) {
     double gts = 0;
     int width = 0;
-    if (parseGigaTransfers(element.attributeOr("link_speed", ""), &gts) &&
-        parseInt(element.attributeOr("link_width", ""), &width) && width > 0 && width <= 32) {
+    if (parseGigaTransfers(attributeOr(element, "link_speed", ""), &gts) &&
+        parseInt(attributeOr(element, "link_width", ""), &width) && width > 0 && width <= 32) {
       return pciBandwidthGBs(gts, width);
     }
     return parentGBs;  // unknown: as fast as the link above it
   }
 
-  Status readPci(const XmlElement& element, int parent, double parentGBs) {
+  Status readPci(const pugi::xml_node& element, int parent, double parentGBs) {
     if (!leadsToDevices(element)) return Status::success();
     BRAID_ASSIGN_OR_RETURN(const PciDevice device, classify(element));
     const double bandwidth = linkBandwidth(element, parentGBs);
     const int host = graph_.node(parent).host;
-    if (graph_.findByBusId(host, device.busId) >= 0) {
+    // A set, not graph_.findByBusId: a file of many devices would take the square of its size.
+    if (!busIds_.insert(device.busId).second) {
       return error(element, "bus id " + device.busId + " appears twice");
     }
     if (device.isGpu) return readGpu(element, device, parent, bandwidth);
     if (device.isNic) {
-      const std::vector<const XmlElement*> nics = element.childrenNamed("nic");
-      if (nics.empty()) return readNic(element, device, parent, bandwidth);
-      for (const XmlElement* nic : nics) BRAID_TRY(readNic(*nic, device, parent, bandwidth));
+      if (!element.child("nic")) return readNic(element, device, parent, bandwidth);
+      for (const pugi::xml_node nic : element.children("nic")) {
+        BRAID_TRY(readNic(nic, device, parent, bandwidth));
+      }
       return Status::success();
     }
     Node bridge;
@@ -191,26 +205,24 @@ class NcclXmlReader {
     bridge.name = "pci" + device.busId;
     const int index = graph_.addNode(std::move(bridge));
     graph_.connect(parent, index, LinkType::kPci, bandwidth);
-    for (const XmlElement& child : element.children) {
-      if (child.name == "pci") BRAID_TRY(readPci(child, index, bandwidth));
+    for (const pugi::xml_node child : element.children("pci")) {
+      BRAID_TRY(readPci(child, index, bandwidth));
     }
     return Status::success();
   }
 
-  Status readGpu(const XmlElement& element, const PciDevice& device, int parent, double bw) {
+  Status readGpu(const pugi::xml_node& element, const PciDevice& device, int parent, double bw) {
     Node gpu;
     gpu.type = NodeType::kGpu;
     gpu.host = graph_.node(parent).host;
     gpu.busId = device.busId;
-    const std::vector<const XmlElement*> details = element.childrenNamed("gpu");
-    if (!details.empty()) {
-      const XmlElement& info = *details.front();
-      if (const std::string* dev = info.attribute("dev")) {
+    if (const pugi::xml_node info = element.child("gpu")) {
+      if (const auto dev = attributeValue(info, "dev")) {
         if (!parseInt(*dev, &gpu.cudaDevice) || gpu.cudaDevice < 0) {
           return error(info, "dev='" + *dev + "'");
         }
       }
-      if (const std::string* sm = info.attribute("sm")) {
+      if (const auto sm = attributeValue(info, "sm")) {
         if (!parseInt(*sm, &gpu.smVersion) || gpu.smVersion < 0) {
           return error(info, "sm='" + *sm + "'");
         }
@@ -218,29 +230,28 @@ class NcclXmlReader {
     }
     const int index = graph_.addNode(std::move(gpu));
     graph_.connect(parent, index, LinkType::kPci, bw);
-    for (const XmlElement* info : details) {
-      for (const XmlElement* nvlink : info->childrenNamed("nvlink")) {
-        BRAID_TRY(recordNvlink(*nvlink, index));
+    for (const pugi::xml_node info : element.children("gpu")) {
+      for (const pugi::xml_node nvlink : info.children("nvlink")) {
+        BRAID_TRY(recordNvlink(nvlink, index));
       }
     }
     return Status::success();
   }
 
-  Status recordNvlink(const XmlElement& element, int gpu) {
+  Status recordNvlink(const pugi::xml_node& element, int gpu) {
     NvlinkRequest request;
     request.gpu = gpu;
-    request.line = element.line;
-    const std::string* target = element.attribute("target");
-    if (target == nullptr) return error(element, "<nvlink> without target");
+    const auto target = attributeValue(element, "target");
+    if (!target) return error(element, "<nvlink> without target");
     auto busId = normalizePciBusId(*target);
     if (!busId.ok()) return error(element, busId.status().message());
     request.target = busId.value();
-    if (const std::string* count = element.attribute("count")) {
+    if (const auto count = attributeValue(element, "count")) {
       if (!parseInt(*count, &request.count) || request.count < 1 || request.count > 64) {
         return error(element, "count='" + *count + "'");
       }
     }
-    if (const std::string* tclass = element.attribute("tclass")) {
+    if (const auto tclass = attributeValue(element, "tclass")) {
       unsigned code = 0;
       if (!parseHexNumber(*tclass, &code)) return error(element, "tclass='" + *tclass + "'");
       request.targetClass = code > 0xFFFF ? code >> 8 : code;
@@ -251,9 +262,10 @@ class NcclXmlReader {
 
   // One NIC node per port (<net>), or one for the whole device when the file
   // names no ports.
-  Status readNic(const XmlElement& element, const PciDevice& device, int parent, double bw) {
+  Status readNic(const pugi::xml_node& element, const PciDevice& device, int parent, double bw) {
     const bool infiniBand = device.classCode == kClassInfiniband;
-    auto makeNic = [&](const XmlElement* net) -> Result<Node> {
+    // `net` is empty for a NIC whose ports the file does not name.
+    auto makeNic = [&](const pugi::xml_node& net) -> Result<Node> {
       Node nic;
       nic.type = NodeType::kNic;
       nic.host = graph_.node(parent).host;
@@ -261,27 +273,31 @@ class NcclXmlReader {
       nic.rdma = infiniBand || device.vendor == kVendorMellanox;
       if (device.classCode == kClassInfiniband) nic.linkLayer = "InfiniBand";
       if (device.classCode == kClassEthernet) nic.linkLayer = "Ethernet";
-      if (net != nullptr) {
-        nic.name = net->attributeOr("name", "");
+      if (net) {
+        nic.name = attributeOr(net, "name", "");
         int speedMbps = 0;
-        if (const std::string* speed = net->attribute("speed")) {
-          if (!parseInt(*speed, &speedMbps) || speedMbps < 0)
-            return error(*net, "speed='" + *speed + "'");
+        if (const auto speed = attributeValue(net, "speed")) {
+          if (!parseInt(*speed, &speedMbps) || speedMbps < 0) {
+            return error(net, "speed='" + *speed + "'");
+          }
         }
         nic.speedGbps = speedMbps / 1000.0;
-        if (const std::string* port = net->attribute("port")) {
-          if (!parseInt(*port, &nic.port) || nic.port < 0)
-            return error(*net, "port='" + *port + "'");
+        if (const auto port = attributeValue(net, "port")) {
+          if (!parseInt(*port, &nic.port) || nic.port < 0) {
+            return error(net, "port='" + *port + "'");
+          }
         }
       }
       if (nic.name.empty()) nic.name = "nic" + std::to_string(nicCount_);
       ++nicCount_;
       return nic;
     };
-    std::vector<const XmlElement*> nets =
-        element.name == "nic" ? element.childrenNamed("net") : std::vector<const XmlElement*>{};
-    if (nets.empty()) nets.push_back(nullptr);
-    for (const XmlElement* net : nets) {
+    std::vector<pugi::xml_node> nets;
+    if (std::string(element.name()) == "nic") {
+      for (const pugi::xml_node net : element.children("net")) nets.push_back(net);
+    }
+    if (nets.empty()) nets.emplace_back();
+    for (const pugi::xml_node& net : nets) {
       BRAID_ASSIGN_OR_RETURN(Node nic, makeNic(net));
       // A NIC off its CPU (no PCI link known) is as fast as its port.
       const double linkGBs =
@@ -319,13 +335,17 @@ class NcclXmlReader {
   Status connectNvlinks() {
     std::map<std::pair<int, int>, int> gpuPairs;
     std::map<int, int> toSwitch;
+    std::map<std::string, int> byBusId;  // the first node of each bus id, as findByBusId finds
+    for (int node = 0; node < graph_.size(); ++node) {
+      if (!graph_.node(node).busId.empty()) byBusId.emplace(graph_.node(node).busId, node);
+    }
     for (const NvlinkRequest& request : nvlinks_) {
-      const int host = graph_.node(request.gpu).host;
       if (request.targetClass == kClassOtherBridge) {
         toSwitch[request.gpu] += request.count;
         continue;
       }
-      const int peer = graph_.findByBusId(host, request.target);
+      const auto found = byBusId.find(request.target);
+      const int peer = found == byBusId.end() ? -1 : found->second;
       if (peer < 0 || graph_.node(peer).type != NodeType::kGpu || peer == request.gpu) {
         // NVLinks to CPUs (POWER9) or to GPUs the file does not list: not modelled.
         continue;
@@ -368,16 +388,18 @@ class NcclXmlReader {
     }
   }
 
-  std::string source_;
+  const XmlDocument& document_;
   Graph graph_;
   std::vector<NvlinkRequest> nvlinks_;
+  std::set<std::string> busIds_;  ///< of the <pci> devices read so far (one host)
+  std::unordered_map<const void*, bool> leadsToDevices_;
   int nicCount_ = 0;
 };
 
 }  // namespace
 
-Result<Graph> graphFromNcclXml(const XmlElement& system, const std::string& sourceName) {
-  return NcclXmlReader(sourceName).read(system);
+Result<Graph> graphFromNcclXml(const XmlDocument& document) {
+  return NcclXmlReader(document).read();
 }
 
 Result<std::string> cpuMaskToList(const std::string& mask) {

@@ -26,13 +26,13 @@
 #include <string>
 
 #include "topology/graph.h"
-#include "topology/xml_reader.h"
+#include "topology/xml_document.h"
 
 namespace braid::topology {
 
-/// The graph of the host a <system> element describes, as host 0.
-/// `sourceName` (a file name) starts every error message.
-Result<Graph> graphFromNcclXml(const XmlElement& system, const std::string& sourceName);
+/// The graph of the host the root element of `document`, a <system>,
+/// describes, as host 0. Errors name the document's source and line.
+Result<Graph> graphFromNcclXml(const XmlDocument& document);
 
 /// A CPU mask as NCCL and Linux write it (32-bit hex words separated by
 /// commas, most significant first, "0x" prefixes allowed) as a list of

@@ -3,29 +3,33 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <set>
-#include <sstream>
 
 #include "topology/braid_xml.h"
 #include "topology/discover.h"
+#include "topology/hwloc_xml_guard.h"
 #include "topology/nccl_xml.h"
-#include "topology/xml_reader.h"
+#include "topology/xml_document.h"
 
 namespace braid::topology {
 
 Result<Graph> parseTopology(const std::string& text, const std::string& sourceName) {
-  BRAID_ASSIGN_OR_RETURN(const XmlElement root, parseXml(text, sourceName));
-  if (root.name == "braid-topology") return graphFromBraidXml(root, sourceName);
-  if (root.name == "system") return graphFromNcclXml(root, sourceName);
-  if (root.name == "topology") {
+  BRAID_ASSIGN_OR_RETURN(const std::unique_ptr<XmlDocument> document,
+                         XmlDocument::parse(text, sourceName));
+  const pugi::xml_node root = document->root();
+  const std::string name = root.name();
+  if (name == "braid-topology") return graphFromBraidXml(*document);
+  if (name == "system") return graphFromNcclXml(*document);
+  if (name == "topology") {
+    BRAID_TRY(checkHwlocXml(*document));
     auto graph = parseHwlocXml(text);
     if (!graph.ok()) return graph.status().withContext(sourceName);
     return graph;
   }
-  return invalidArgument(sourceName + ":" + std::to_string(root.line) + ": root element <" +
-                         root.name +
-                         "> is none of <braid-topology> (braid), <system> (NCCL) or "
-                         "<topology> (hwloc)");
+  return document->error(root, "root element <" + name +
+                                   "> is none of <braid-topology> (braid), <system> (NCCL) or "
+                                   "<topology> (hwloc)");
 }
 
 Result<Graph> loadTopologyFile(const std::string& path) {
@@ -33,10 +37,21 @@ Result<Graph> loadTopologyFile(const std::string& path) {
   if (!file) {
     return invalidArgument("cannot open topology file " + path + ": " + strerror(errno));
   }
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) return systemError("cannot read topology file " + path);
-  return parseTopology(text.str(), path);
+  // At most one byte past the limit, so that /dev/zero or a file that grows
+  // is refused rather than read until memory runs out.
+  std::string text;
+  char buffer[1 << 16];
+  while (text.size() <= kMaxXmlBytes && file.read(buffer, sizeof(buffer)).gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(file.gcount()));
+  }
+  if (file.bad()) {
+    return systemError("cannot read topology file " + path + ": " + strerror(errno));
+  }
+  if (text.size() > kMaxXmlBytes) {
+    return invalidArgument("topology file " + path + " is larger than the " +
+                           std::to_string(kMaxXmlBytes >> 20) + " MiB a topology file may hold");
+  }
+  return parseTopology(text, path);
 }
 
 Status writeTopologyFile(const Graph& graph, const std::string& path) {

@@ -3,6 +3,9 @@
 // are refused with their line.
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+
 #include "topology/nccl_xml.h"
 #include "unit/topology_fixtures.h"
 
@@ -14,6 +17,13 @@ using testing::kDgx;
 using testing::kPcie4;
 using testing::loadFixture;
 using testing::nodeNamed;
+
+// A document in NCCL's format, through the parser braid loads files with.
+Result<Graph> ncclGraph(const std::string& text, const std::string& source) {
+  BRAID_ASSIGN_OR_RETURN(const std::unique_ptr<XmlDocument> document,
+                         XmlDocument::parse(text, source));
+  return graphFromNcclXml(*document);
+}
 
 TEST(TopologyNcclXml, DgxLikeHostHasItsDevices) {
   const Graph graph = loadFixture(kDgx);
@@ -92,15 +102,14 @@ TEST(TopologyNcclXml, NvlinkBridgeCountsOncePerPair) {
 }
 
 TEST(TopologyNcclXml, NicWithoutPortsAndNicOffTheCpu) {
-  auto root = parseXml(
+  auto graph = ncclGraph(
       "<system version='1'>\n"
       "  <cpu numaid='0' affinity='0000000f' vendor='AuthenticAMD'>\n"
       "    <pci busid='0001:00:00.0' class='0x020700' link_speed='16 GT/s' link_width='16'/>\n"
       "    <nic><net name='eth0' speed='25000' port='0'/></nic>\n"
       "  </cpu>\n"
-      "</system>\n");
-  ASSERT_TRUE(root.ok());
-  auto graph = graphFromNcclXml(root.value(), "t.xml");
+      "</system>\n",
+      "t.xml");
   ASSERT_TRUE(graph.ok()) << graph.status().message();
   const std::vector<int> nics = graph.value().nodesOfType(NodeType::kNic);
   ASSERT_EQ(nics.size(), 2u);
@@ -127,9 +136,7 @@ struct BadNccl {
 class TopologyNcclXmlErrors : public ::testing::TestWithParam<BadNccl> {};
 
 TEST_P(TopologyNcclXmlErrors, AreInvalidArgumentsWithTheLine) {
-  auto root = parseXml(GetParam().text);
-  ASSERT_TRUE(root.ok()) << root.status().message();
-  auto graph = graphFromNcclXml(root.value(), "bad.xml");
+  auto graph = ncclGraph(GetParam().text, "bad.xml");
   ASSERT_FALSE(graph.ok());
   EXPECT_EQ(graph.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(graph.status().message().find(GetParam().says), std::string::npos)

@@ -1,0 +1,255 @@
+// Topology files braid did not write: what XML allows reads as it should, and
+// malformed, truncated, oversized and hostile files are refused with the file,
+// the line and what is wrong, in bounded time and memory.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "topology/braid_xml.h"
+#include "topology/nccl_xml.h"
+#include "topology/topology_file.h"
+#include "topology/xml_document.h"
+#include "unit/topology_fixtures.h"
+
+namespace braid::topology {
+namespace {
+
+using testing::nodeNamed;
+
+TEST(TopologyFileXml, ReadsWhatXmlAllows) {
+  // A byte order mark, the declaration, a DOCTYPE with an internal subset,
+  // comments holding markup, CDATA, entities and character references, both
+  // quotes, white space inside a value, and Windows line ends.
+  auto graph = parseTopology(
+      "\xEF\xBB\xBF<?xml version=\"1.0\" encoding=\"UTF-8\"?>\r\n"
+      "<!DOCTYPE braid-topology [ <!ELEMENT t ANY> <!ATTLIST t a CDATA \"]>\"> ]>\r\n"
+      "<!-- a comment > with <markup/> -->\r\n"
+      "<braid-topology version='1'>\r\n"
+      "  <host name=\"a&lt;b&gt;&amp;&quot;&apos;&#9;&#10;&#13;\">\r\n"
+      "    <cpu name='c&#65;&#x42;&#x20AC;' vendor='Genuine\tIntel'><![CDATA[ <raw> ]]>\r\n"
+      "      <gpu name=\"g\" bw='24'/> text between elements\r\n"
+      "    </cpu>\r\n"
+      "  </host>\r\n"
+      "</braid-topology>\r\n"
+      "<!-- trailing comment -->\r\n",
+      "ok.xml");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  EXPECT_EQ(graph.value().hostName(0), "a<b>&\"'\t\n\r");
+  const int cpu = nodeNamed(graph.value(), "cAB\xE2\x82\xAC");
+  EXPECT_EQ(graph.value().node(cpu).cpuVendor, "Genuine Intel");
+  ASSERT_NE(graph.value().findLink(cpu, nodeNamed(graph.value(), "g")), nullptr);
+
+  // What braid writes, it reads back, whatever the names hold (tabs and line ends were once
+  // written as themselves, and read back as spaces).
+  const std::string written = writeBraidXml(graph.value());
+  auto again = parseTopology(written, "written.xml");
+  ASSERT_TRUE(again.ok()) << again.status().message() << "\n" << written;
+  EXPECT_EQ(again.value().hostName(0), "a<b>&\"'\t\n\r");
+  EXPECT_EQ(writeBraidXml(again.value()), written);
+}
+
+TEST(TopologyFileXml, LinesCountedAcrossWindowsLineEnds) {
+  auto graph = parseTopology(
+      "<braid-topology>\r\n<host>\r\n\r\n<cpu name='c' colour='red'/>\r\n"
+      "</host></braid-topology>",
+      "crlf.xml");
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.status().message().rfind("crlf.xml:4: ", 0), 0u) << graph.status().message();
+}
+
+struct BadXml {
+  std::string text;
+  int line;
+  const char* says;
+};
+
+class TopologyFileMalformed : public ::testing::TestWithParam<BadXml> {};
+
+TEST_P(TopologyFileMalformed, NameTheLineAndTheProblem) {
+  const BadXml& bad = GetParam();
+  auto graph = parseTopology(bad.text, "f.xml");
+  ASSERT_FALSE(graph.ok()) << bad.text;
+  EXPECT_EQ(graph.status().code(), ErrorCode::kInvalidArgument);
+  const std::string& message = graph.status().message();
+  EXPECT_EQ(message.rfind("f.xml:" + std::to_string(bad.line) + ": ", 0), 0u) << message;
+  EXPECT_NE(message.find(bad.says), std::string::npos) << message;
+}
+
+std::string nested(int depth) {
+  std::string text;
+  for (int i = 0; i < depth; ++i) text += "<a>";
+  for (int i = 0; i < depth; ++i) text += "</a>";
+  return text;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Xml, TopologyFileMalformed,
+    ::testing::Values(
+        BadXml{"", 1, "no root element"}, BadXml{"<!-- only a comment -->\n", 2, "no root element"},
+        BadXml{"<a>\n<b>\n</a>", 3, "end tag </a> does not match <b> opened on line 2"},
+        BadXml{"<a>\n<b></b>\n<c/>\n</x>", 4, "end tag </x> does not match <a> opened on line 1"},
+        BadXml{"<a x='</b>'>\n</b>", 2, "end tag </b> does not match <a> opened on line 1"},
+        BadXml{"<a>\n<b>\n", 3, "end of input inside <b> opened on line 2"},
+        BadXml{"<t><h><c n='1'/></h>", 1, "end of input inside <t> opened on line 1"},
+        BadXml{"<ab>\n</a>", 2, "end tag </a> does not match <ab> opened on line 1"},
+        BadXml{"<a>\n</ab>", 2, "end tag </ab> does not match <a> opened on line 1"},
+        BadXml{"<a>\n<b><!-- </b> -->\n", 3, "end of input inside <b> opened on line 2"},
+        BadXml{"<a></a>\n</b>", 2, "end tag </b> without a start tag"},
+        BadXml{"<a>\n\n</>", 3, "end tag without a name"},
+        BadXml{"<a x=1/>", 1, "malformed attribute in <a>"},
+        BadXml{"<a x='1' x='2'/>", 1, "attribute 'x' given twice in <a>"},
+        BadXml{"<a x='1'y='2'/>", 1, "malformed attribute"},
+        BadXml{"<a x='1", 1, "malformed attribute"},
+        BadXml{"<a/>\n<b/>", 2, "content after the root element </a>: <b>"},
+        BadXml{"<a>\n<!-- never closed </a>", 2, "comment never closed"},
+        BadXml{"<a><![CDATA[ x </a>", 1, "CDATA section never closed"},
+        BadXml{"<1a/>", 1, "'<' that starts no element name"},
+        BadXml{"<a>\n<!ELEMENT x></a>", 2, "'<' that starts no element name"},
+        BadXml{std::string("<a>\n\0</a>", 9), 2, "a NUL byte"},
+        BadXml{nested(600), 1, "elements nested deeper than 512"},
+        BadXml{"<system>\n<cpu>\n</system>", 3, "does not match <cpu> opened on line 2"}));
+
+TEST(TopologyFileXml, DepthUpToTheLimitReads) {
+  auto document = XmlDocument::parse(nested(kMaxXmlDepth), "deep.xml");
+  EXPECT_TRUE(document.ok()) << document.status().message();
+}
+
+TEST(TopologyFileXml, RefusesTooManyElements) {
+  std::string text = "<system>";
+  for (size_t i = 0; i < kMaxXmlElements; ++i) text += "<a/>";
+  text += "</system>";
+  auto graph = parseTopology(text, "many.xml");
+  ASSERT_FALSE(graph.ok());
+  EXPECT_NE(graph.status().message().find("more than 250000 elements"), std::string::npos)
+      << graph.status().message();
+}
+
+TEST(TopologyFileXml, RefusesOversizedTextAndFiles) {
+  const std::string text(kMaxXmlBytes + 1, ' ');
+  auto graph = parseTopology(text, "big.xml");
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.status().message(),
+            "big.xml: 16777217 bytes, more than the 16 MiB a topology file may hold");
+
+  // A file past the limit is not read to its end, nor is one without an end.
+  const std::string path = ::testing::TempDir() + "braid_topology_hostile_big.xml";
+  { std::ofstream(path) << "<system>"; }
+  ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(kMaxXmlBytes) * 4), 0);
+  for (const std::string& file : {path, std::string("/dev/zero")}) {
+    graph = loadTopologyFile(file);
+    ASSERT_FALSE(graph.ok()) << file;
+    EXPECT_EQ(graph.status().code(), ErrorCode::kInvalidArgument) << file;
+    EXPECT_NE(graph.status().message().find("larger than the 16 MiB"), std::string::npos)
+        << graph.status().message();
+  }
+  std::remove(path.c_str());
+}
+
+TEST(TopologyFileXml, RefusesADirectory) {
+  auto graph = loadTopologyFile(::testing::TempDir());
+  ASSERT_FALSE(graph.ok());
+  EXPECT_NE(graph.status().message().find(::testing::TempDir()), std::string::npos);
+}
+
+// Found by topology_file_fuzz: braid's writer printed numbers into a 64-byte buffer, so a
+// bandwidth of 64 digits or more was written cut short, as a number 10^k smaller.
+TEST(TopologyFileXml, HugeBandwidthsAreWrittenWhole) {
+  auto graph = parseTopology(
+      "<braid-topology><host><cpu name='a'/><cpu name='b'/>"
+      "<link a='a' b='b' type='SYS' bw='8.5e70'/></host></braid-topology>",
+      "huge.xml");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  auto again = parseTopology(writeBraidXml(graph.value()), "written.xml");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  const Link* link =
+      again.value().findLink(nodeNamed(again.value(), "a"), nodeNamed(again.value(), "b"));
+  ASSERT_NE(link, nullptr);
+  EXPECT_DOUBLE_EQ(link->bandwidthGBs, 8.5e70);
+}
+
+// Found by braid_xml_fuzz: nodes whose names repeat are written with ids, which were their
+// indices in the graph. Read back, a node's index is its place in the file, so where the two
+// differed (a CPU after an NVSwitch: the writer puts CPUs first) the next write changed the ids.
+TEST(TopologyFileXml, WritingWhatWasReadGivesTheSameIds) {
+  auto graph = parseTopology(
+      "<braid-topology><host name='h'>"
+      "<cpu id='7' name='c'><gpu id='8' name='g' bw='24'/></cpu>"
+      "<nvswitch name='n'/>"
+      "<cpu name='c'><gpu name='g' bw='24'/></cpu>"
+      "</host></braid-topology>",
+      "ids.xml");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  const std::string written = writeBraidXml(graph.value());
+  EXPECT_NE(written.find("id="), std::string::npos) << written;
+  auto again = parseTopology(written, "written.xml");
+  ASSERT_TRUE(again.ok()) << again.status().message() << "\n" << written;
+  EXPECT_EQ(writeBraidXml(again.value()), written);
+}
+
+// Found by topology_file_fuzz: hwloc 2.9 dereferences a missing bitmap (a crash of the process
+// that loaded braid) when an <object> has a cpuset or nodeset without its complete_ twin.
+TEST(TopologyFileXml, HwlocFilesHwlocCannotTakeAreRefused) {
+  std::ifstream file(testing::fixturePath(testing::kBuildMachineHwloc));
+  std::stringstream whole;
+  whole << file.rdbuf();
+  const std::string lstopo = whole.str();
+  for (const char* attribute : {" complete_nodeset=\"", " complete_cpuset=\""}) {
+    const size_t numa = lstopo.find("type=\"NUMANode\"");
+    ASSERT_NE(numa, std::string::npos);
+    std::string text = lstopo;
+    const size_t at = text.find(attribute, numa);
+    ASSERT_NE(at, std::string::npos) << attribute;
+    text.erase(at, text.find('"', at + strlen(attribute)) + 1 - at);
+    auto graph = parseTopology(text, "lstopo.xml");
+    ASSERT_FALSE(graph.ok()) << attribute;
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+    EXPECT_EQ(graph.status().message().rfind("lstopo.xml:" + std::to_string(line) + ": ", 0), 0u)
+        << graph.status().message();
+    EXPECT_NE(graph.status().message().find("<object type=\"NUMANode\"> has"), std::string::npos)
+        << graph.status().message();
+  }
+}
+
+// NCCL's format: a chain of bridges 400 deep, each with 40 bridges that lead
+// nowhere beside it, above 20000 devices. Each level asks whether devices lie
+// below it, and each device's bus id must be new: both were once the square
+// of the file's size (minutes for a file of a few MB).
+TEST(TopologyFileXml, DeepAndWideNcclTreeReadsInLinearTime) {
+  int next = 0;
+  auto pci = [&](const char* cls) {
+    char text[96];
+    snprintf(text, sizeof(text), "<pci busid='%04x:%02x:%02x.0' class='%s'", next >> 13,
+             (next >> 5) & 0xff, next & 0x1f, cls);
+    ++next;
+    return std::string(text);
+  };
+  constexpr int kDepth = 400;
+  constexpr int kDeadEnds = 40;
+  constexpr int kDevices = 20000;
+  std::string text = "<system version='1'><cpu numaid='0'>";
+  for (int i = 0; i < kDepth; ++i) {
+    for (int j = 0; j < kDeadEnds; ++j) text += pci("0x060400") + "/>";
+    text += pci("0x060400") + ">";
+  }
+  for (int i = 0; i < kDevices; ++i) text += pci("0x020000") + "/>";
+  for (int i = 0; i < kDepth; ++i) text += "</pci>";
+  text += "</cpu></system>";
+  const auto start = std::chrono::steady_clock::now();
+  auto graph = parseTopology(text, "wide.xml");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  EXPECT_EQ(graph.value().nodesOfType(NodeType::kNic).size(), static_cast<size_t>(kDevices));
+  EXPECT_EQ(graph.value().nodesOfType(NodeType::kPciSwitch).size(), static_cast<size_t>(kDepth));
+  EXPECT_LT(seconds, 20.0) << "quadratic again?";
+}
+
+}  // namespace
+}  // namespace braid::topology
