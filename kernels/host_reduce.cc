@@ -7,6 +7,10 @@
 // supports is decided once per process.
 #include "kernels/host_reduce.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -28,7 +32,10 @@ CpuFeatures detectCpu() {
   CpuFeatures cpu;
 #if defined(__x86_64__)
   cpu.avx2 = __builtin_cpu_supports("avx2");
-  cpu.f16c = cpu.avx2 && __builtin_cpu_supports("f16c");
+  // F16C from CPUID leaf 1 (ECX bit 29) rather than __builtin_cpu_supports("f16c"), which
+  // clang before 16 does not know (the fuzz build, scripts/fuzz, uses Debian's clang 14).
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  cpu.f16c = cpu.avx2 && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
 #endif
   return cpu;
 }

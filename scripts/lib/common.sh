@@ -6,10 +6,13 @@ BRAID_BUILD="${BRAID_BUILD:-$BRAID_ROOT/build}"
 
 # Packages for building, testing and benchmarking against OpenMPI; hwloc for
 # topology discovery (its lstopo writes the XML braid-topo --load reads); rdma-core's verbs
-# headers for the verbs transport (the library is dlopen'ed).
+# headers for the verbs transport (the library is dlopen'ed); pugixml for reading topology files.
 BRAID_PACKAGES=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev
                 libopenmpi-dev openmpi-bin clang-format libhwloc-dev hwloc iproute2
-                libibverbs-dev)
+                libibverbs-dev libpugixml-dev)
+
+# clang and its libFuzzer (compiler-rt) for the fuzz targets (scripts/fuzz, tests/fuzz).
+BRAID_FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 
 # PyTorch 1.13 for braid_torch (python/) and its tests: Debian's, for /usr/bin/python3. Without
 # their recommendations (a desktop's worth of GTK and Qt), which the backend does not need.
@@ -37,6 +40,7 @@ braid_apt_install() {
 
 braid_install_deps() {
   braid_apt_install -- "${BRAID_PACKAGES[@]}"
+  braid_apt_install --no-install-recommends -- "${BRAID_FUZZ_PACKAGES[@]}"
   braid_apt_install --no-install-recommends -- "${BRAID_TORCH_PACKAGES[@]}"
 }
 

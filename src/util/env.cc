@@ -1,5 +1,7 @@
 #include "util/env.h"
 
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -21,8 +23,10 @@ std::optional<std::string> get(const char* name) {
 std::optional<int64_t> parseSize(const std::string& text) {
   if (text.empty()) return std::nullopt;
   char* end = nullptr;
+  errno = 0;
   long long v = strtoll(text.c_str(), &end, 0);
-  if (end == text.c_str()) return std::nullopt;
+  // Past int64 strtoll answers its largest value, which is not what was written.
+  if (end == text.c_str() || errno == ERANGE) return std::nullopt;
   int64_t scale = 1;
   switch (*end) {
     case '\0':
@@ -47,6 +51,7 @@ std::optional<int64_t> parseSize(const std::string& text) {
   }
   if (*end == 'B' || *end == 'b') ++end;
   if (*end != '\0') return std::nullopt;
+  if (v > INT64_MAX / scale || v < INT64_MIN / scale) return std::nullopt;  // "9000000000G"
   return static_cast<int64_t>(v) * scale;
 }
 

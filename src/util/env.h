@@ -17,7 +17,9 @@ std::optional<std::string> get(const char* name);
 /// (an unparsable value is reported with a warning).
 int64_t getInt(const char* name, int64_t fallback);
 
-/// Parses sizes with an optional K/M/G suffix (powers of 1024): "4M" -> 4194304.
+/// Parses sizes with an optional K/M/G suffix (powers of 1024): "4M" -> 4194304. Decimal,
+/// 0x hex or 0 octal, as strtoll reads them; nullopt for anything else, and for a number
+/// int64 cannot hold.
 std::optional<int64_t> parseSize(const std::string& text);
 
 /// A variable read as-is, no prefix logic (RANK, MASTER_ADDR, ...).
