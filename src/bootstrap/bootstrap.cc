@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cinttypes>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "bootstrap/root.h"
@@ -37,11 +38,17 @@ struct Joining {
   int64_t timeoutMs;
   Deadline deadline;
   sockaddr_storage root;
+  UniqueIdContents id;  ///< whose secret every connection proves
 
   int successor() const { return (rank + 1) % nranks; }
   int predecessor() const { return (rank - 1 + nranks) % nranks; }
   Status timedOut(const std::string& what) const {
+    if (deadline.cancelled()) return cancelled(what);
     return remoteError("bootstrap: timed out after " + std::to_string(timeoutMs) + " ms " + what);
+  }
+  Status cancelled(const std::string& what) const {
+    return remoteError("bootstrap: rank " + std::to_string(rank) + " stopped " + what +
+                       ": the communicator's creation was aborted");
   }
 };
 
@@ -54,6 +61,9 @@ Status ioFailure(const net::IoResult& io, int peer, int64_t timeoutMs) {
                          " ms waiting for rank " + std::to_string(peer));
     case net::IoEnd::kPeerClosed:
       return remoteError("rank " + std::to_string(peer) + " closed the bootstrap connection");
+    case net::IoEnd::kCancelled:
+      return remoteError("bootstrap: stopped waiting for rank " + std::to_string(peer) +
+                         ": the communicator was aborted, or a peer was lost");
     default:
       return systemError("bootstrap: connection to rank " + std::to_string(peer) + ": " +
                          io.describe());
@@ -91,12 +101,15 @@ Result<sockaddr_storage> joinThroughRoot(const Joining& j, const sockaddr_storag
   hello.timeoutMs = j.timeoutMs;
   hello.remainingMs = j.deadline.isNever() ? 0 : std::max<int64_t>(1, j.deadline.remainingMs());
   hello.listenAddr = listenAddr;
-  net::IoResult io = net::sendAll(root, &hello, sizeof(hello), j.deadline);
+  net::IoResult io = net::sendProvenGreeting(root, proofOf(j.id, kProveRootHello), &hello,
+                                             sizeof(hello), j.deadline);
   Deadline answerBy = j.deadline.isNever()
                           ? j.deadline
-                          : Deadline::afterMs(j.deadline.remainingMs() + kRootAnswerGraceMs);
+                          : Deadline::afterMs(j.deadline.remainingMs() + kRootAnswerGraceMs)
+                                .cancelledBy(j.deadline.cancelFlag());
   wire::ReplyHeader header{};
   if (io.ok()) io = net::recvAll(root, &header, sizeof(header), answerBy);
+  if (io.end == net::IoEnd::kCancelled) return j.cancelled("waiting for the root's answer");
   if (io.end == net::IoEnd::kTimedOut) {
     return j.timedOut("waiting for all " + std::to_string(j.nranks) +
                       " ranks to join (the root at " + rootText + " did not answer)");
@@ -105,22 +118,25 @@ Result<sockaddr_storage> joinThroughRoot(const Joining& j, const sockaddr_storag
     return remoteError("bootstrap: lost the connection to the root at " + rootText + ": " +
                        io.describe());
   }
-  if (header.kind == static_cast<uint32_t>(wire::ReplyKind::kError) &&
-      header.length <= wire::kMaxErrorBytes) {
+  const wire::ReplyRead read = wire::classifyReply(header);
+  if (read == wire::ReplyRead::kError) {
     std::string message(header.length, '\0');
     io = net::recvAll(root, message.data(), message.size(), answerBy);
     if (!io.ok()) message = "(the root's message was cut off: " + io.describe() + ")";
-    return remoteError("bootstrap: " + message);
+    return remoteError("bootstrap: " + wire::printableText(message));
   }
   sockaddr_storage successor{};
-  if (header.kind != static_cast<uint32_t>(wire::ReplyKind::kPeerAddress) ||
-      header.length != sizeof(successor)) {
+  if (read != wire::ReplyRead::kAddress) {
     return remoteError("bootstrap: malformed answer from the root at " + rootText);
   }
   io = net::recvAll(root, &successor, sizeof(successor), answerBy);
   if (!io.ok()) {
     return remoteError("bootstrap: lost the connection to the root at " + rootText + ": " +
                        io.describe());
+  }
+  if (j.nranks > 1 && !wire::isRankAddress(successor)) {
+    return remoteError("bootstrap: the root at " + rootText + " named no usable address for rank " +
+                       std::to_string(j.successor()));
   }
   return successor;
 }
@@ -135,22 +151,29 @@ Result<net::Socket> connectSuccessor(const Joining& j, const sockaddr_storage& a
     }
     return connected.status().withContext("bootstrap: rank " + std::to_string(peer));
   }
-  wire::RingHandshake handshake{j.magic, j.rank, 0};
-  net::IoResult io = net::sendAll(connected.value(), &handshake, sizeof(handshake), j.deadline);
-  if (!io.ok()) return ioFailure(io, peer, j.timeoutMs);
   return std::move(connected).value();
+}
+
+/// Answers the successor's challenge with this rank's handshake.
+Status greetSuccessor(const Joining& j, const net::Socket& next) {
+  wire::RingHandshake handshake{j.magic, j.rank, 0};
+  net::IoResult io = net::sendProvenGreeting(next, proofOf(j.id, kProveBootstrapRing), &handshake,
+                                             sizeof(handshake), j.deadline);
+  if (!io.ok()) return ioFailure(io, j.successor(), j.timeoutMs);
+  return Status::success();
 }
 
 /// Accepts until the predecessor shows up with the right handshake; anything
 /// else that connects is dropped with a warning.
 Result<net::Socket> acceptPredecessor(const Joining& j, const net::Socket& listener) {
   int peer = j.predecessor();
-  net::GreetingAcceptor acceptor(listener, sizeof(wire::RingHandshake));
+  net::GreetingAcceptor acceptor(listener, sizeof(wire::RingHandshake),
+                                 proofOf(j.id, kProveBootstrapRing));
   while (true) {
     net::Socket connection;
     std::vector<char> greeting;
     net::IoResult io = acceptor.next(j.deadline, &connection, &greeting);
-    if (io.end == net::IoEnd::kTimedOut) {
+    if (io.end == net::IoEnd::kTimedOut || io.end == net::IoEnd::kCancelled) {
       return j.timedOut("waiting for rank " + std::to_string(peer));
     }
     if (!io.ok()) {
@@ -170,7 +193,9 @@ class SocketBootstrap final : public Bootstrap {
  public:
   SocketBootstrap(const Joining& j, net::Socket next, net::Socket prev,
                   const sockaddr_storage& localAddress)
-      : localAddress_(localAddress),
+      : cancel_(j.deadline.cancelFlag()),
+        id_(j.id),
+        localAddress_(localAddress),
         rank_(j.rank),
         nranks_(j.nranks),
         magic_(j.magic),
@@ -181,6 +206,9 @@ class SocketBootstrap final : public Bootstrap {
   int rank() const override { return rank_; }
   int nranks() const override { return nranks_; }
   uint64_t magic() const override { return magic_; }
+  net::Proof proof(uint32_t purpose) const override {
+    return proofOf(id_, static_cast<ProofPurpose>(purpose));
+  }
   sockaddr_storage localAddress() const override { return localAddress_; }
   Status allGather(void* data, size_t bytesPerRank) override;
   Status barrier() override;
@@ -190,6 +218,9 @@ class SocketBootstrap final : public Bootstrap {
   /// The status to return once the ring is no longer usable.
   Status unusable() const;
 
+  /// The communicator's stop flag: a rank waiting in allGather gives up when it rises.
+  const std::atomic<bool>* const cancel_;
+  const UniqueIdContents id_;
   const sockaddr_storage localAddress_;
   const int rank_;
   const int nranks_;
@@ -215,7 +246,7 @@ Status SocketBootstrap::unusable() const {
 Status SocketBootstrap::allGather(void* data, size_t bytesPerRank) {
   BRAID_TRY(unusable());
   if (nranks_ == 1 || bytesPerRank == 0) return Status::success();
-  Deadline deadline = Deadline::afterMs(timeoutMs_);
+  Deadline deadline = Deadline::afterMs(timeoutMs_).cancelledBy(cancel_);
   char* slots = static_cast<char*>(data);
   for (int step = 0; step < nranks_ - 1; ++step) {
     int sendSlot = (rank_ - step + nranks_) % nranks_;
@@ -245,21 +276,27 @@ void SocketBootstrap::abort() {
 }  // namespace
 
 Result<std::unique_ptr<Bootstrap>> Bootstrap::create(const UniqueId& id, int rank, int nranks,
-                                                     int64_t timeoutMs) {
+                                                     int64_t timeoutMs,
+                                                     const std::atomic<bool>* cancel) {
   if (nranks < 1 || rank < 0 || rank >= nranks) {
     return invalidArgument("bootstrap: rank " + std::to_string(rank) + " of " +
                            std::to_string(nranks) + " is out of range");
   }
   BRAID_ASSIGN_OR_RETURN(UniqueIdContents contents, unpackUniqueId(id));
-  Joining j{
-      rank, nranks, contents.magic, timeoutMs, Deadline::afterMs(timeoutMs), rootAddress(contents)};
+  Joining j{rank,
+            nranks,
+            contents.magic,
+            timeoutMs,
+            Deadline::afterMs(timeoutMs).cancelledBy(cancel),
+            rootAddress(contents),
+            contents};
 
   if ((contents.flags & kRootStartedByRank0) != 0 && rank == 0) {
     Result<net::Socket> listener = net::listenOn(j.root, /*reuseAddr=*/true);
     if (!listener.ok()) {
       return listener.status().withContext("bootstrap: rank 0 cannot start the root");
     }
-    BRAID_TRY(startRoot(std::move(listener).value(), contents.magic, timeoutMs));
+    BRAID_TRY(startRoot(std::move(listener).value(), contents, timeoutMs));
   }
 
   // One rank has no ring; it still meets the root, whose thread ends then.
@@ -277,7 +314,15 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::create(const UniqueId& id, int ran
     // Connect first: the kernel completes it before the successor accepts, so
     // every rank connecting before accepting cannot deadlock.
     BRAID_ASSIGN_OR_RETURN(next, connectSuccessor(j, successorAddr));
-    BRAID_ASSIGN_OR_RETURN(prev, acceptPredecessor(j, listener));
+    // The successor sends its challenge only once it accepts, which it does after its own
+    // connect: answer it on a thread of its own while this one accepts the predecessor.
+    Status greeted;
+    std::thread greeter([&] { greeted = greetSuccessor(j, next); });
+    Result<net::Socket> accepted = acceptPredecessor(j, listener);
+    if (!accepted.ok()) next.shutdown();  // the greeter gives up at once
+    greeter.join();
+    BRAID_TRY(greeted);
+    BRAID_ASSIGN_OR_RETURN(prev, std::move(accepted));
   }
   BRAID_INFO("bootstrap: rank %d of %d joined (magic 0x%016" PRIx64 ")", rank, nranks,
              contents.magic);

@@ -11,6 +11,7 @@
 
 #include <sys/socket.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -18,21 +19,27 @@
 
 #include "bootstrap/unique_id.h"
 #include "braid/status.h"
+#include "util/socket.h"
 
 namespace braid::bootstrap {
 
 class Bootstrap {
  public:
   /// Joins the communicator named by `id` as `rank` of `nranks`. Blocks until
-  /// all ranks have joined or `timeoutMs` passed (<= 0: no deadline).
+  /// all ranks have joined or `timeoutMs` passed (<= 0: no deadline). Every wait, then and in
+  /// allGather later, also ends once `*cancel` is true (the communicator's stop flag).
   static Result<std::unique_ptr<Bootstrap>> create(const UniqueId& id, int rank, int nranks,
-                                                   int64_t timeoutMs);
+                                                   int64_t timeoutMs,
+                                                   const std::atomic<bool>* cancel = nullptr);
   virtual ~Bootstrap() = default;
 
   virtual int rank() const = 0;
   virtual int nranks() const = 0;
   /// The magic of the unique id, shared by all ranks (used to name shm segments).
   virtual uint64_t magic() const = 0;
+  /// What a connection of this communicator proves for `purpose` (a ProofPurpose of
+  /// bootstrap/unique_id.h): the unique id's secret.
+  virtual net::Proof proof(uint32_t purpose) const = 0;
   /// The address this rank's bootstrap listens on (its port aside): the interface other hosts
   /// reach this one through (BRAID_SOCKET_IFNAME), which the socket transport listens on too.
   virtual sockaddr_storage localAddress() const = 0;

@@ -40,9 +40,10 @@ void sendError(const net::Socket& socket, std::string message) {
 
 class Root {
  public:
-  Root(net::Socket listener, uint64_t magic, int64_t timeoutMs)
+  Root(net::Socket listener, uint64_t magic, const net::Proof& proof, int64_t timeoutMs)
       : listener_(std::move(listener)),
         magic_(magic),
+        proof_(proof),
         deadline_(Deadline::afterMs(timeoutMs)),
         firingTimeoutMs_(timeoutMs) {}
 
@@ -58,6 +59,7 @@ class Root {
 
   net::Socket listener_;
   uint64_t magic_;
+  net::Proof proof_;  ///< what a rank's Hello must prove
   Deadline deadline_;
   int64_t firingTimeoutMs_;  ///< the timeout deadline_ stands for, for the message
   int nranks_ = -1;          ///< set by the first admitted Hello
@@ -70,7 +72,7 @@ void Root::run() {
   Result<sockaddr_storage> bound = net::boundAddress(listener_);
   std::string where = bound.ok() ? net::addressToString(bound.value()) : "<unknown>";
   BRAID_INFO("bootstrap root: listening on %s, magic 0x%016" PRIx64, where.c_str(), magic_);
-  net::GreetingAcceptor acceptor(listener_, sizeof(wire::Hello));
+  net::GreetingAcceptor acceptor(listener_, sizeof(wire::Hello), proof_);
   while (nranks_ < 0 || arrived_ < nranks_) {
     net::Socket connection;
     std::vector<char> greeting;
@@ -98,28 +100,9 @@ void Root::run() {
 }
 
 std::string Root::validate(const wire::Hello& hello) const {
-  char text[160];
-  if (hello.magic != magic_) {
-    snprintf(text, sizeof(text),
-             "wrong magic 0x%016" PRIx64 " (this root serves 0x%016" PRIx64
-             "); is the unique id from another communicator?",
-             hello.magic, magic_);
-    return text;
-  }
-  if (hello.nranks < 1 || hello.rank < 0 || hello.rank >= hello.nranks) {
-    snprintf(text, sizeof(text), "rank %d of %d is out of range", hello.rank, hello.nranks);
-    return text;
-  }
-  if (nranks_ >= 0 && hello.nranks != nranks_) {
-    snprintf(text, sizeof(text), "rank %d says nranks is %d but the ranks before it said %d",
-             hello.rank, hello.nranks, nranks_);
-    return text;
-  }
-  if (nranks_ >= 0 && ranks_[hello.rank].valid()) {
-    snprintf(text, sizeof(text), "rank %d has already joined", hello.rank);
-    return text;
-  }
-  return "";
+  const bool joined =
+      nranks_ >= 0 && hello.rank >= 0 && hello.rank < nranks_ && ranks_[hello.rank].valid();
+  return checkHello(hello, magic_, nranks_, joined);
 }
 
 void Root::admit(net::Socket connection, const wire::Hello& hello) {
@@ -188,8 +171,76 @@ void Root::failAll() {
 
 }  // namespace
 
-Status startRoot(net::Socket listener, uint64_t magic, int64_t timeoutMs) {
-  auto root = std::make_unique<Root>(std::move(listener), magic, timeoutMs);
+namespace wire {
+
+ReplyRead classifyReply(const ReplyHeader& header) {
+  if (header.kind == static_cast<uint32_t>(ReplyKind::kError) && header.length <= kMaxErrorBytes) {
+    return ReplyRead::kError;
+  }
+  if (header.kind == static_cast<uint32_t>(ReplyKind::kPeerAddress) &&
+      header.length == sizeof(sockaddr_storage)) {
+    return ReplyRead::kAddress;
+  }
+  return ReplyRead::kMalformed;
+}
+
+bool isRankAddress(const sockaddr_storage& address) {
+  if (address.ss_family == AF_INET) {
+    return reinterpret_cast<const sockaddr_in&>(address).sin_port != 0;
+  }
+  if (address.ss_family == AF_INET6) {
+    return reinterpret_cast<const sockaddr_in6&>(address).sin6_port != 0;
+  }
+  return false;
+}
+
+std::string printableText(const std::string& text) {
+  std::string out = text;
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = '?';
+  }
+  return out;
+}
+
+}  // namespace wire
+
+std::string checkHello(const wire::Hello& hello, uint64_t magic, int nranks, bool alreadyJoined) {
+  char text[160];
+  if (hello.magic != magic) {
+    snprintf(text, sizeof(text),
+             "wrong magic 0x%016" PRIx64 " (this root serves 0x%016" PRIx64
+             "); is the unique id from another communicator?",
+             hello.magic, magic);
+    return text;
+  }
+  if (hello.nranks < 1 || hello.nranks > kMaxRanks || hello.rank < 0 ||
+      hello.rank >= hello.nranks) {
+    snprintf(text, sizeof(text), "rank %d of %d is out of range (at most %d ranks)", hello.rank,
+             hello.nranks, kMaxRanks);
+    return text;
+  }
+  if (nranks >= 0 && hello.nranks != nranks) {
+    snprintf(text, sizeof(text), "rank %d says nranks is %d but the ranks before it said %d",
+             hello.rank, hello.nranks, nranks);
+    return text;
+  }
+  if (alreadyJoined) {
+    snprintf(text, sizeof(text), "rank %d has already joined", hello.rank);
+    return text;
+  }
+  const sa_family_t family = hello.listenAddr.ss_family;
+  if (family != AF_INET && family != AF_INET6 && !(family == AF_UNSPEC && hello.nranks == 1)) {
+    snprintf(text, sizeof(text), "rank %d sent a listen address of family %d", hello.rank,
+             static_cast<int>(family));
+    return text;
+  }
+  return "";
+}
+
+Status startRoot(net::Socket listener, const UniqueIdContents& id, int64_t timeoutMs) {
+  auto root = std::make_unique<Root>(std::move(listener), id.magic, proofOf(id, kProveRootHello),
+                                     timeoutMs);
   // std::thread reports failure only by throwing; turn it into a value here.
   try {
     std::thread([root = std::move(root)]() { root->run(); }).detach();

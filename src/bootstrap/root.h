@@ -15,7 +15,9 @@
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <string>
 
+#include "bootstrap/unique_id.h"
 #include "braid/status.h"
 #include "util/socket.h"
 
@@ -45,6 +47,15 @@ struct ReplyHeader {
 };
 inline constexpr uint32_t kMaxErrorBytes = 4096;
 
+/// What a rank reads after a reply's header: the successor's address, an error's text of
+/// `length` bytes, or nothing (the header is malformed: the rank gives up).
+enum class ReplyRead { kAddress, kError, kMalformed };
+ReplyRead classifyReply(const ReplyHeader& header);
+/// Whether an address a rank got from the root is one it can connect to: IPv4 or IPv6, a port.
+bool isRankAddress(const sockaddr_storage& address);
+/// An error text from the wire as a person may read it in a log: control bytes become '?'.
+std::string printableText(const std::string& text);
+
 /// Rank -> ring successor, the first bytes on the connection, so that a
 /// stray connection (another communicator, a port scanner) is rejected.
 struct RingHandshake {
@@ -55,8 +66,16 @@ struct RingHandshake {
 
 }  // namespace wire
 
-/// Serves one communicator on `listener` from a detached thread. The thread
-/// ends once every rank has been answered or `timeoutMs` (> 0) passed.
-Status startRoot(net::Socket listener, uint64_t magic, int64_t timeoutMs);
+/// Serves the communicator of `id` on `listener` from a detached thread: only connections that
+/// prove its secret are heard. The thread ends once every rank has been answered or `timeoutMs`
+/// (> 0) passed.
+Status startRoot(net::Socket listener, const UniqueIdContents& id, int64_t timeoutMs);
+
+/// Why the root turns `hello` away ("" when it is admitted), given what it has seen so far:
+/// `nranks` (-1 before the first rank) and whether the rank joined already. Also the fuzz
+/// target's entry point (tests/fuzz).
+std::string checkHello(const wire::Hello& hello, uint64_t magic, int nranks, bool alreadyJoined);
+/// At most this many ranks: a Hello asking for more is refused, never allocated for.
+inline constexpr int kMaxRanks = 1 << 20;
 
 }  // namespace braid::bootstrap

@@ -6,6 +6,7 @@
 // every process can compute the id without talking to the others.
 #include "bootstrap/unique_id.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstring>
 #include <random>
@@ -13,11 +14,20 @@
 #include "bootstrap/root.h"
 #include "util/env.h"
 #include "util/hash.h"
+#include "util/hmac.h"
 #include "util/log.h"
 #include "util/socket.h"
 
 namespace braid::bootstrap {
 namespace {
+
+void randomSecret(uint8_t* secret, size_t bytes) {
+  std::random_device device;  // /dev/urandom on Linux
+  for (size_t i = 0; i < bytes; i += sizeof(uint32_t)) {
+    const uint32_t word = device();
+    memcpy(secret + i, &word, std::min(sizeof(word), bytes - i));
+  }
+}
 
 uint64_t randomMagic() {
   std::random_device device;  // /dev/urandom on Linux
@@ -81,11 +91,12 @@ Result<UniqueId> createUniqueId(int64_t timeoutMs) {
   contents.marker = kUniqueIdMarker;
   contents.flags = 0;
   contents.magic = randomMagic();
+  randomSecret(contents.secret, sizeof(contents.secret));
   sockaddr_storage local = net::pickLocalAddress(env::get("SOCKET_IFNAME"));
   BRAID_ASSIGN_OR_RETURN(net::Socket listener, net::listenOn(local, /*reuseAddr=*/false));
   BRAID_ASSIGN_OR_RETURN(sockaddr_storage bound, net::boundAddress(listener));
   setRootAddress(&contents, bound);
-  BRAID_TRY(startRoot(std::move(listener), contents.magic, timeoutMs));
+  BRAID_TRY(startRoot(std::move(listener), contents, timeoutMs));
   UniqueId id = packUniqueId(contents);
   BRAID_INFO("unique id %s", describeUniqueId(id).c_str());
   return id;
@@ -101,7 +112,26 @@ Result<UniqueId> uniqueIdForAddress(const std::string& hostPort) {
   contents.magic = stableHash("braid:" + net::addressToString(root));
   if (contents.magic == 0) contents.magic = 1;
   setRootAddress(&contents, root);
+  // Every process must compute the same secret without talking to the others: from a secret
+  // the job's launcher gave every rank, else from the address, which anyone may know.
+  const std::optional<std::string> shared = env::get("BOOTSTRAP_SECRET");
+  const std::string seed = "braid-secret:" + (shared ? *shared : net::addressToString(root));
+  const crypto::Digest d = crypto::sha256(seed.data(), seed.size());
+  memcpy(contents.secret, d.data(), sizeof(contents.secret));
+  if (!shared) {
+    BRAID_INFO(
+        "bootstrap: the id for %s is derived from its address: set BRAID_BOOTSTRAP_SECRET "
+        "(the same on every rank) so that only the job's ranks can join",
+        hostPort.c_str());
+  }
   return packUniqueId(contents);
+}
+
+net::Proof proofOf(const UniqueIdContents& contents, ProofPurpose purpose) {
+  net::Proof proof;
+  memcpy(proof.secret.data(), contents.secret, proof.secret.size());
+  proof.purpose = purpose;
+  return proof;
 }
 
 std::string describeUniqueId(const UniqueId& id) {

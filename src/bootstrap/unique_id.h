@@ -10,6 +10,7 @@
 
 #include "braid/comm.h"
 #include "braid/status.h"
+#include "util/socket.h"
 
 namespace braid::bootstrap {
 
@@ -32,6 +33,11 @@ struct UniqueIdContents {
   uint32_t flags;    ///< kRootStartedByRank0, ...
   uint64_t magic;    ///< random per id; all ranks of one comm share it
   RootAddress root;  ///< where the root listens (IPv4 or IPv6)
+  /// What every connection of the communicator proves it knows (util/socket.h's Proof): random
+  /// for an id from ncclGetUniqueId, so only the processes it was handed to can join; for an
+  /// id of a fixed address, derived from BRAID_BOOTSTRAP_SECRET where every rank sets it the
+  /// same, else from the address (which then authenticates nothing: see docs/reliability.md).
+  uint8_t secret[16];
 };
 static_assert(sizeof(UniqueIdContents) <= kUniqueIdBytes, "unique id contents must fit");
 
@@ -59,6 +65,16 @@ Result<UniqueId> createUniqueId(int64_t timeoutMs);
 /// with a magic derived from the address so every process computes the same
 /// id; rank 0 starts the root there. Used for BRAID_COMM_ID and launchers.
 Result<UniqueId> uniqueIdForAddress(const std::string& hostPort);
+
+/// What a connection of this communicator opening for `purpose` proves (util/socket.h).
+enum ProofPurpose : uint32_t {
+  kProveRootHello = 1,  ///< a rank's Hello to the root
+  kProveBootstrapRing = 2,
+  kProveWatchRing = 3,  ///< watch/peer_watch.h
+  kProveWatchLetter = 4,
+  kProveSocketFifo = 5,  ///< transport/net/socket_rendezvous.h
+};
+net::Proof proofOf(const UniqueIdContents& contents, ProofPurpose purpose);
 
 /// Human-readable "1.2.3.4:5678 magic=0x..." for logs.
 std::string describeUniqueId(const UniqueId& id);

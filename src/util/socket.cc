@@ -14,9 +14,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <random>
 #include <system_error>
 #include <thread>
 
+#include "util/hmac.h"
+#include "util/host_port.h"
+#include "util/ifname_filter.h"
 #include "util/log.h"
 
 namespace braid::net {
@@ -25,9 +29,7 @@ namespace {
 std::string errnoText(int err) { return std::generic_category().message(err); }
 
 /// poll()'s timeout argument for a deadline: -1 when there is none.
-int pollTimeoutMs(const Deadline& deadline) {
-  return deadline.isNever() ? -1 : static_cast<int>(deadline.remainingMs());
-}
+int pollTimeoutMs(const Deadline& deadline) { return deadline.pollMs(); }
 
 void setNoDelay(int fd) {
   int one = 1;
@@ -101,7 +103,7 @@ IoResult runTransfers(Transfer* transfers, int count, const Deadline& deadline) 
     }
     if (rc == 0 && deadline.expired()) {
       // Blame the receive side when both are stuck: a ring waits on its predecessor.
-      result.end = IoEnd::kTimedOut;
+      result.end = deadline.cancelled() ? IoEnd::kCancelled : IoEnd::kTimedOut;
       result.onSend = true;
       for (int i = 0; i < nfds; ++i) {
         if (!waiting[i]->sending) result.onSend = false;
@@ -139,50 +141,13 @@ int tryConnect(const Socket& socket, const sockaddr_storage& addr, const Deadlin
     int rc = ::poll(&pfd, 1, pollTimeoutMs(deadline));
     if (rc > 0) break;
     if (rc < 0 && errno != EINTR) return errno;
-    if (rc == 0 && deadline.expired()) return ETIMEDOUT;
+    if (rc == 0 && deadline.expired()) return deadline.cancelled() ? ECANCELED : ETIMEDOUT;
   }
   int err = 0;
   socklen_t len = sizeof(err);
   if (getsockopt(socket.fd(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) return errno;
   return err;
 }
-
-/// NCCL_SOCKET_IFNAME: "eth,ib" (prefixes), "^docker" (exclude), "=eth0" (exact).
-class InterfaceFilter {
- public:
-  explicit InterfaceFilter(std::string spec) {
-    if (!spec.empty() && spec[0] == '^') {
-      exclude_ = true;
-      spec.erase(0, 1);
-    }
-    if (!spec.empty() && spec[0] == '=') {
-      exact_ = true;
-      spec.erase(0, 1);
-    }
-    size_t start = 0;
-    while (start <= spec.size()) {
-      size_t comma = spec.find(',', start);
-      if (comma == std::string::npos) comma = spec.size();
-      if (comma > start) names_.push_back(spec.substr(start, comma - start));
-      start = comma + 1;
-    }
-  }
-  bool exclude() const { return exclude_; }
-  bool matches(const char* ifname) const {
-    bool listed = false;
-    for (const auto& name : names_) {
-      if (exact_ ? name == ifname : strncmp(ifname, name.c_str(), name.size()) == 0) {
-        listed = true;
-      }
-    }
-    return listed != exclude_;
-  }
-
- private:
-  bool exclude_ = false;
-  bool exact_ = false;
-  std::vector<std::string> names_;
-};
 
 bool isLinkLocalV6(const sockaddr* sa) {
   const auto* a6 = reinterpret_cast<const sockaddr_in6*>(sa);
@@ -213,16 +178,6 @@ sockaddr_storage loopbackV4() {
   a4->sin_family = AF_INET;
   a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   return addr;
-}
-
-Result<uint16_t> parsePort(const std::string& text, const std::string& whole) {
-  if (text.empty() || text.size() > 5 ||
-      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return invalidArgument("bad port in '" + whole + "': expected host:port");
-  }
-  int port = std::stoi(text);
-  if (port < 1 || port > 65535) return invalidArgument("port out of range in '" + whole + "'");
-  return static_cast<uint16_t>(port);
 }
 
 }  // namespace
@@ -256,6 +211,8 @@ std::string IoResult::describe() const {
       return "done";
     case IoEnd::kTimedOut:
       return "timed out";
+    case IoEnd::kCancelled:
+      return "cancelled (the communicator was aborted, or a peer was lost)";
     case IoEnd::kPeerClosed:
       return "peer closed the connection";
     case IoEnd::kFailed:
@@ -297,24 +254,9 @@ bool isLoopback(const sockaddr_storage& addr) {
 }
 
 Result<sockaddr_storage> resolveHostPort(const std::string& hostPort) {
-  std::string host;
-  std::string port;
-  if (!hostPort.empty() && hostPort[0] == '[') {
-    size_t close = hostPort.find(']');
-    if (close == std::string::npos || close + 1 >= hostPort.size() || hostPort[close + 1] != ':') {
-      return invalidArgument("bad address '" + hostPort + "': expected [ipv6]:port");
-    }
-    host = hostPort.substr(1, close - 1);
-    port = hostPort.substr(close + 2);
-  } else {
-    size_t colon = hostPort.rfind(':');
-    if (colon == std::string::npos || colon == 0) {
-      return invalidArgument("bad address '" + hostPort + "': expected host:port");
-    }
-    host = hostPort.substr(0, colon);
-    port = hostPort.substr(colon + 1);
-  }
-  BRAID_ASSIGN_OR_RETURN(uint16_t portNumber, parsePort(port, hostPort));
+  BRAID_ASSIGN_OR_RETURN(const HostPort parts, splitHostPort(hostPort));
+  const std::string& host = parts.host;
+  const uint16_t portNumber = parts.port;
 
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -404,6 +346,10 @@ Result<Socket> connectWithRetry(const sockaddr_storage& addr, const Deadline& de
       setNoDelay(socket.fd());
       return socket;
     }
+    if (deadline.cancelled()) {
+      return remoteError("gave up connecting to " + addressToString(addr) +
+                         ": cancelled (the communicator was aborted, or a peer was lost)");
+    }
     if (!isRetryableConnectError(err)) {
       return systemError("cannot connect to " + addressToString(addr) + ": " + errnoText(err));
     }
@@ -420,6 +366,17 @@ Result<Socket> connectWithRetry(const sockaddr_storage& addr, const Deadline& de
     std::this_thread::sleep_for(std::chrono::milliseconds(sleepMs));
     backoffMs = std::min(backoffMs * 2, 100);
   }
+}
+
+Result<Socket> connectOnce(const sockaddr_storage& addr, const Deadline& deadline) {
+  Socket socket(::socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!socket.valid()) return systemError("socket(): " + errnoText(errno));
+  const int err = tryConnect(socket, addr, deadline);
+  if (err != 0) {
+    return remoteError("cannot connect to " + addressToString(addr) + ": " + errnoText(err));
+  }
+  setNoDelay(socket.fd());
+  return socket;
 }
 
 IoResult sendAll(const Socket& socket, const void* data, size_t bytes, const Deadline& deadline,
@@ -441,12 +398,59 @@ IoResult exchange(const Socket& to, const void* sendData, size_t sendBytes, cons
   return runTransfers(t, 2, deadline);
 }
 
+Challenge newChallenge() {
+  static thread_local std::random_device device;  // getrandom(2) on Linux
+  Challenge c;
+  for (size_t i = 0; i < c.size(); i += sizeof(uint32_t)) {
+    const uint32_t word = device();
+    memcpy(c.data() + i, &word, sizeof(word));
+  }
+  return c;
+}
+
+ProofTag proofTag(const Proof& proof, const Challenge& challenge, const void* greeting,
+                  size_t bytes) {
+  uint8_t head[4 + kChallengeBytes];
+  memcpy(head, &proof.purpose, 4);
+  memcpy(head + 4, challenge.data(), kChallengeBytes);
+  const crypto::Digest d = crypto::hmacSha256(proof.secret.data(), proof.secret.size(), head,
+                                              sizeof(head), greeting, bytes);
+  ProofTag tag;
+  memcpy(tag.data(), d.data(), tag.size());
+  return tag;
+}
+
+IoResult sendProvenGreeting(const Socket& socket, const Proof& proof, const void* greeting,
+                            size_t bytes, const Deadline& deadline) {
+  Challenge challenge;
+  IoResult io = recvAll(socket, challenge.data(), challenge.size(), deadline);
+  if (!io.ok()) return io;
+  std::vector<char> message(bytes + kProofTagBytes);
+  memcpy(message.data(), greeting, bytes);
+  const ProofTag tag = proofTag(proof, challenge, greeting, bytes);
+  memcpy(message.data() + bytes, tag.data(), tag.size());
+  return sendAll(socket, message.data(), message.size(), deadline);
+}
+
 bool GreetingAcceptor::acceptPending() {
   while (true) {
     int fd = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) {
       setNoDelay(fd);
-      pending_.push_back(Pending{Socket(fd), std::vector<char>(greetingBytes_), 0});
+      Pending p{Socket(fd),
+                std::vector<char>(greetingBytes_ + (proof_ ? kProofTagBytes : 0)),
+                0,
+                {},
+                std::chrono::steady_clock::now()};
+      if (proof_) {
+        p.challenge = newChallenge();
+        // A new connection's send buffer is empty: the challenge goes at once, or not at all.
+        const ssize_t sent =
+            ::send(fd, p.challenge.data(), p.challenge.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (sent != static_cast<ssize_t>(p.challenge.size())) continue;  // closes it
+      }
+      if (pending_.size() >= kMaxPending) pending_.erase(pending_.begin());
+      pending_.push_back(std::move(p));
       continue;
     }
     switch (errno) {
@@ -471,29 +475,47 @@ bool GreetingAcceptor::acceptPending() {
 }
 
 bool GreetingAcceptor::readPending(Pending& pending) {
+  const size_t want = pending.buffer.size();
   Transfer t{pending.socket.fd(), nullptr, pending.buffer.data() + pending.received,
-             greetingBytes_ - pending.received, false};
+             want - pending.received, false};
   IoResult ignored;
   bool alive = pump(t, &ignored);
-  pending.received = greetingBytes_ - t.left;
+  pending.received = want - t.left;
   return !alive || t.left == 0;
+}
+
+bool GreetingAcceptor::proven(const Pending& pending) const {
+  const ProofTag expected =
+      proofTag(*proof_, pending.challenge, pending.buffer.data(), greetingBytes_);
+  return crypto::equalInConstantTime(expected.data(), pending.buffer.data() + greetingBytes_,
+                                     kProofTagBytes);
 }
 
 IoResult GreetingAcceptor::next(const Deadline& deadline, Socket* connection,
                                 std::vector<char>* greeting) {
   IoResult result;
   while (true) {
+    // Connections that have not finished their greeting in time hold nothing any longer.
+    const auto now = std::chrono::steady_clock::now();
+    pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                  [&](const Pending& p) {
+                                    return now - p.since >
+                                           std::chrono::milliseconds(kPendingTimeoutMs);
+                                  }),
+                   pending_.end());
     std::vector<pollfd> fds;
     fds.push_back({listener_.fd(), POLLIN, 0});
     for (const auto& p : pending_) fds.push_back({p.socket.fd(), POLLIN, 0});
-    int rc = ::poll(fds.data(), fds.size(), pollTimeoutMs(deadline));
+    int timeoutMs = pollTimeoutMs(deadline);
+    if (!pending_.empty() && (timeoutMs < 0 || timeoutMs > 1000)) timeoutMs = 1000;
+    int rc = ::poll(fds.data(), fds.size(), timeoutMs);
     if (rc < 0 && errno != EINTR) {
       result.end = IoEnd::kFailed;
       result.sysErrno = errno;
       return result;
     }
     if (rc == 0 && deadline.expired()) {
-      result.end = IoEnd::kTimedOut;
+      result.end = deadline.cancelled() ? IoEnd::kCancelled : IoEnd::kTimedOut;
       return result;
     }
     if (rc <= 0) continue;
@@ -502,12 +524,19 @@ IoResult GreetingAcceptor::next(const Deadline& deadline, Socket* connection,
       if (fds[i + 1].revents == 0 || !readPending(pending_[i])) continue;
       Pending done = std::move(pending_[i]);
       pending_.erase(pending_.begin() + static_cast<ptrdiff_t>(i));
-      if (done.received == greetingBytes_) {
-        *connection = std::move(done.socket);
-        *greeting = std::move(done.buffer);
-        return result;
+      if (done.received != done.buffer.size()) {
+        BRAID_TRACE("a connection closed before sending its greeting");
+        continue;
       }
-      BRAID_TRACE("bootstrap: a connection closed before sending its greeting");
+      if (proof_ && !proven(done)) {
+        ++refused_;
+        BRAID_INFO("dropped a connection whose greeting does not prove the communicator's secret");
+        continue;
+      }
+      done.buffer.resize(greetingBytes_);
+      *connection = std::move(done.socket);
+      *greeting = std::move(done.buffer);
+      return result;
     }
     if (fds[0].revents != 0 && !acceptPending()) {
       result.end = IoEnd::kFailed;

@@ -20,8 +20,9 @@ static_assert(sizeof(Greeting) == 32, "Greeting travels as raw bytes");
 // looks at its own.
 constexpr int64_t kCheckMs = 50;
 
-SocketRendezvous::SocketRendezvous(Socket listener, const sockaddr_storage& address)
-    : listener_(std::move(listener)), address_(address) {
+SocketRendezvous::SocketRendezvous(Socket listener, const sockaddr_storage& address,
+                                   const braid::net::Proof& proof)
+    : listener_(std::move(listener)), address_(address), proof_(proof) {
   acceptor_ = std::thread([this] { acceptLoop(); });
 }
 
@@ -31,14 +32,16 @@ SocketRendezvous::~SocketRendezvous() {
   acceptor_.join();
 }
 
-Result<std::unique_ptr<SocketRendezvous>> SocketRendezvous::create(const sockaddr_storage& local) {
+Result<std::unique_ptr<SocketRendezvous>> SocketRendezvous::create(const sockaddr_storage& local,
+                                                                   const braid::net::Proof& proof) {
   BRAID_ASSIGN_OR_RETURN(Socket listener, braid::net::listenOn(local, /*reuseAddr=*/false));
   BRAID_ASSIGN_OR_RETURN(sockaddr_storage address, braid::net::boundAddress(listener));
-  return std::unique_ptr<SocketRendezvous>(new SocketRendezvous(std::move(listener), address));
+  return std::unique_ptr<SocketRendezvous>(
+      new SocketRendezvous(std::move(listener), address, proof));
 }
 
 void SocketRendezvous::acceptLoop() {
-  braid::net::GreetingAcceptor acceptor(listener_, sizeof(Greeting));
+  braid::net::GreetingAcceptor acceptor(listener_, sizeof(Greeting), proof_);
   while (!stopping_.load()) {
     Socket connection;
     std::vector<char> bytes;
@@ -68,7 +71,8 @@ Result<Socket> SocketRendezvous::connect(const sockaddr_storage& to, const Greet
     return connected.status().withContext("socket transport: connecting to rank " +
                                           std::to_string(greeting.receiver) + " at " + where);
   }
-  IoResult io = braid::net::sendAll(connected.value(), &greeting, sizeof(greeting), deadline);
+  IoResult io = braid::net::sendProvenGreeting(connected.value(), proof_, &greeting,
+                                               sizeof(greeting), deadline);
   if (!io.ok()) {
     return remoteError("socket transport: greeting rank " + std::to_string(greeting.receiver) +
                        " at " + where + ": " + io.describe());

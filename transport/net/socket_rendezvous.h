@@ -60,8 +60,11 @@ struct Greeting {
 
 class SocketRendezvous {
  public:
-  /// Listens on `local` (its port is ignored: the kernel picks one) and starts accepting.
-  static Result<std::unique_ptr<SocketRendezvous>> create(const sockaddr_storage& local);
+  /// Listens on `local` (its port is ignored: the kernel picks one) and starts accepting. Every
+  /// connection must prove `proof` (the communicator's secret, util/socket.h); one that does not,
+  /// a port scanner's, is dropped and never filed.
+  static Result<std::unique_ptr<SocketRendezvous>> create(const sockaddr_storage& local,
+                                                          const braid::net::Proof& proof = {});
   /// Stops accepting; connections nobody took are closed.
   ~SocketRendezvous();
 
@@ -80,11 +83,13 @@ class SocketRendezvous {
   std::optional<braid::net::Socket> tryAccept(const Greeting& greeting);
 
  private:
-  explicit SocketRendezvous(braid::net::Socket listener, const sockaddr_storage& address);
+  SocketRendezvous(braid::net::Socket listener, const sockaddr_storage& address,
+                   const braid::net::Proof& proof);
   void acceptLoop();
 
   braid::net::Socket listener_;
   sockaddr_storage address_;
+  const braid::net::Proof proof_;
   std::mutex mutex_;
   std::condition_variable arrived_;
   std::map<Greeting, braid::net::Socket> connections_;  // accepted, not taken yet
