@@ -62,7 +62,7 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
 string(CONCAT CPACK_PACKAGE_DESCRIPTION
   "braid provides NCCL's collectives behind a C API that is ABI compatible with NCCL 2.28, as "
   "libnccl.so.2, with its headers, pkg-config and CMake files and the braid-perf, "
-  "braid-schedule, braid-topo and braid-sim tools.")
+  "braid-schedule, braid-topo, braid-sim and braid-doctor tools.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION libs)

@@ -18,7 +18,7 @@ include(GNUInstallDirs)
 # BRAID_BUILD_BENCH). braid-calibrate and the micro benchmarks are for developing braid and stay
 # in the build tree.
 set(BRAID_INSTALLED_TOOLS)
-foreach(tool braid-perf braid-schedule braid-topo braid-sim)
+foreach(tool braid-perf braid-schedule braid-topo braid-sim braid-doctor)
   if(TARGET ${tool})
     list(APPEND BRAID_INSTALLED_TOOLS ${tool})
   endif()

@@ -140,6 +140,9 @@ run_tools() {
       braid-sim)
         run "$out" "$bindir/$tool" --coll all_reduce --algo ring --nranks 8
         grep -q '^OK: symbolic check of 8 ranks' "$out" || fail "$tool: no OK" "$out" ;;
+      braid-doctor)
+        run "$out" "$bindir/$tool" --help
+        grep -q '^usage: braid-doctor' "$out" || fail "$tool printed no usage" "$out" ;;
       *) fail "no check for tool $tool" ;;
     esac
   done
