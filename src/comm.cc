@@ -9,6 +9,7 @@
 #include "algo/ring.h"
 #include "bootstrap/unique_id.h"
 #include "comm_impl.h"
+#include "flight/dump_on_signal.h"
 #include "kernels/engine/sync.h"
 #include "kernels/host_reduce.h"
 #include "topology/host_id.h"
@@ -69,6 +70,9 @@ Result<UniqueId> Comm::newUniqueId() {
 
 Comm::Comm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Comm::~Comm() {
+  if (impl_ && impl_->flight) flight::forget(impl_->flight.get());
+  // Said first, so that the neighbours take this rank's going for a departure, not a death.
+  if (impl_ && impl_->watch) impl_->watch->leave();
   if (impl_ && impl_->trace) {
     Status s = impl_->trace->write();
     if (s.ok()) {
@@ -133,12 +137,16 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
   }
   impl->rank = rank;
   impl->nranks = nranks;
+  if (options.stop) impl->stop = options.stop;
   BRAID_ASSIGN_OR_RETURN(impl->cudaDevice, chooseDevice(options, impl->config));
   if (rank == 0) BRAID_INFO("%s", impl->config.describe().c_str());
   BRAID_INFO("init: rank %d of %d, id %s", rank, nranks, bootstrap::describeUniqueId(id).c_str());
 
-  BRAID_ASSIGN_OR_RETURN(impl->bootstrap,
-                         bootstrap::Bootstrap::create(id, rank, nranks, impl->config.timeoutMs));
+  BRAID_ASSIGN_OR_RETURN(
+      impl->bootstrap,
+      bootstrap::Bootstrap::create(id, rank, nranks, impl->config.timeoutMs, impl->stop.get()));
+  BRAID_TRY(impl->startWatch().withContext("watching the peers"));
+  BRAID_TRY(impl->startFlightRecorder());
   BRAID_TRY(impl->loadTopology().withContext("topology"));
   BRAID_TRY(exchangePeerInfo(*impl));
   BRAID_TRY(impl->planTopology().withContext("topology"));
@@ -149,36 +157,61 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
 transport::WaitContext Comm::Impl::waitContext() const {
   transport::WaitContext w;
   w.deadline = Deadline::afterMs(config.timeoutMs);
-  w.abort = &aborted;
+  w.abort = stop.get();
   w.spinNs = spinNs;
   return w;
 }
 
 Status Comm::finalize() {
   Impl& c = *impl_;
+  ActiveCall active(c.activeCalls);
   log::ScopedLogRank logRank(c.rank);
   if (c.finalized) return invalidUsage("communicator was already finalized");
+  if (c.revoked.load()) return invalidUsage("communicator was revoked: it cannot be finalized");
   c.finalized = true;
   if (c.aborted.load()) return Status::success();
   // Host calls completed before they returned; a GPU communicator's
   // kernels must finish first. Then the peers must be done with this
   // rank's FIFOs too.
+  Status s = Status::success();
   if (c.gpu) {
-    BRAID_TRY(c.flushGpu().withContext("finalize"));
-    BRAID_TRY(c.waitForGpu().withContext("finalize"));
-    BRAID_TRY(c.gpuFault().withContext("finalize"));
+    s = c.flushGpu();
+    if (s.ok()) s = c.waitForGpu();
+    if (s.ok()) s = c.gpuFault();
   }
-  return c.bootstrap->barrier().withContext("finalize");
+  if (s.ok()) s = c.bootstrap->barrier();
+  return c.explainFailure(s).withContext("finalize");
 }
 
 Status Comm::asyncError() const {
+  if (std::optional<watch::Loss> loss = impl_->watch ? impl_->watch->firstLoss() : std::nullopt) {
+    return impl_->lossStatus(*loss);
+  }
   if (impl_->broken) return *impl_->broken;
-  if (impl_->gpu) return impl_->gpuFault();
-  return Status::success();
+  if (!impl_->gpu) return Status::success();
+  const Status fault = impl_->gpuFault();
+  // A kernel that gave up is heard of here first: its story is worth a dump, once.
+  if (!fault.ok() && !impl_->faultDumped.exchange(true)) impl_->noteFailure(fault, "a kernel");
+  return fault;
+}
+
+Status Comm::revoke() {
+  Impl& c = *impl_;
+  log::ScopedLogRank logRank(c.rank);
+  if (c.finalized) return invalidUsage("communicator was finalized: it cannot be revoked");
+  if (c.aborted.load()) return invalidUsage("communicator was aborted");
+  if (c.revoked.exchange(true)) return invalidUsage("communicator was revoked already");
+  BRAID_INFO("revoke: stopping what runs on the communicator");
+  return c.quiesce(/*keepStopped=*/false, /*ownCalls=*/0).withContext("revoke");
 }
 
 void Comm::abort() {
   impl_->aborted.store(true);
+  impl_->stop->store(true);
+  {
+    std::lock_guard<std::mutex> lock(impl_->childrenMutex);
+    for (const auto& child : impl_->childStops) child->store(true);
+  }
   // Kernels waiting for a peer poll this word and give up.
   if (impl_->gpu) kernels::engine::storePublish(impl_->gpu->abortWord, 1);
   if (impl_->bootstrap) impl_->bootstrap->abort();

@@ -245,14 +245,23 @@ Status Comm::Impl::runCollective(const CollCall& call) {
       call.collective == Collective::kBroadcast || call.collective == Collective::kReduce;
   if (rooted) BRAID_TRY(checkRank(call.root, nranks, "root"));
   BRAID_TRY(checkUsable());
-  if (config.checkCalls) BRAID_TRY(checkCallAgrees(call));
+  const std::string what = describeCall(call);
+  flightSeq = flight->begin(what, "", {});
+  const Status s = runCollectiveRecorded(call);
+  flight->end(flightSeq, s);
+  if (!s.ok()) noteFailure(s, what);
+  return s;
+}
+
+Status Comm::Impl::runCollectiveRecorded(const CollCall& call) {
+  if (config.checkCalls) BRAID_TRY(explainFailure(checkCallAgrees(call)));
   if (gpu) {
     const bool empty = call.blockCounts == nullptr
                            ? call.count == 0
                            : std::all_of(call.blockCounts, call.blockCounts + nranks,
                                          [](size_t c) { return c == 0; });
     if (empty) return Status::success();
-    return runCollectiveOnGpu(call);
+    return explainFailure(runCollectiveOnGpu(call));
   }
   kernels::HostOp op;
   if (reduces(call.collective)) {
@@ -272,6 +281,7 @@ Status Comm::Impl::runCollective(const CollCall& call) {
   const bool deterministicRing = deterministic && choice.algorithm == algo::Algorithm::kRing &&
                                  call.collective == Collective::kAllReduce && nranks > 1;
   if (choice.algorithm == algo::Algorithm::kOneShot) {
+    planFlight(choice, nullptr);
     if (config.dumpSchedule) {
       fprintf(stderr,
               "[rank %d] %s of %zu x %s: one-shot %s, no schedule (every rank reads every "
@@ -282,9 +292,11 @@ Status Comm::Impl::runCollective(const CollCall& call) {
     s = oneShot->allReduce(call.input, call.output, call.count, elemBytes, op, choice.protocol,
                            waitContext());
   } else if (deterministicRing) {
+    planFlight(choice, nullptr);
     s = deterministicRingAllReduce(call, op, choice.protocol);
   } else {
     BRAID_ASSIGN_OR_RETURN(const CachedSchedule* cached, scheduleFor(call, choice));
+    planFlight(choice, &cached->program);
     void* output = call.output;
     // A tree reduce keeps partial results in the output of inner nodes; a
     // non-root's own output must stay untouched, so it gets scratch.
@@ -293,11 +305,12 @@ Status Comm::Impl::runCollective(const CollCall& call) {
       scratch.resize(std::max(scratch.size(), call.count * elemBytes));
       output = scratch.data();
     }
-    exec::HostCall hostCall{call.input, output, elemBytes, op, trace.get()};
+    exec::HostCall hostCall{call.input, output, elemBytes, op, trace.get(), flight->hostWaits()};
     s = exec::runOnHost(cached->program, hostCall, cached->connections, waitContext());
   }
   if (trace) traceCall(*trace, call, choice, nchannels, traceStart);
   if (!s.ok()) {
+    s = explainFailure(s);
     broken = s;
     BRAID_WARN("%s (%s, %s) failed: %s", collectiveName(call.collective),
                algo::algorithmName(choice.algorithm), algo::protocolName(choice.protocol),

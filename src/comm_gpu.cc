@@ -7,6 +7,7 @@
 // where the first block that gives up says why. asyncError() reads the
 // record without waiting for any kernel, as ncclCommGetAsyncError does.
 #include <cinttypes>
+#include <cstring>
 #include <string>
 
 #include "comm_impl.h"
@@ -53,6 +54,7 @@ GpuState::~GpuState() {
   if (scratch != nullptr) (void)runtime->deviceFree(scratch);
   if (cursors != nullptr) (void)runtime->deviceFree(cursors);
   if (fault != nullptr) (void)runtime->hostFree(fault);
+  if (waits != nullptr) (void)runtime->hostFree(waits);
   if (abortWord != nullptr) (void)runtime->hostFree(abortWord);
   if (lastLaunch != nullptr) (void)runtime->eventDestroy(lastLaunch);
   if (stream != nullptr) (void)runtime->streamDestroy(stream);
@@ -68,8 +70,15 @@ Status Comm::Impl::createGpu(int device) {
   BRAID_ASSIGN_OR_RETURN(g->lastLaunch, rt.eventCreate());
   BRAID_ASSIGN_OR_RETURN(void* word, rt.hostAlloc(sizeof(uint32_t)));
   g->abortWord = static_cast<uint32_t*>(word);
+  // From here the watcher raises the word itself; a loss heard of before has raised the flag.
+  gpuAbortWord.store(g->abortWord);
+  if (stop->load()) engine::storePublish(g->abortWord, 1);
   BRAID_ASSIGN_OR_RETURN(void* record, rt.hostAlloc(sizeof(engine::FaultRecord)));
   g->fault = static_cast<engine::FaultRecord*>(record);
+  BRAID_ASSIGN_OR_RETURN(void* waits,
+                         rt.hostAlloc(engine::kMaxWaitRecords * sizeof(engine::WaitRecord)));
+  memset(waits, 0, engine::kMaxWaitRecords * sizeof(engine::WaitRecord));
+  g->waits = static_cast<engine::WaitRecord*>(waits);
   g->cursorCapacity = kCursorCapacity;
   BRAID_ASSIGN_OR_RETURN(void* cursors,
                          rt.deviceAlloc(kCursorCapacity * sizeof(engine::FifoCursor)));
@@ -80,6 +89,7 @@ Status Comm::Impl::createGpu(int device) {
   BRAID_INFO("gpu: rank %d on device %d (%s, %s) with %s; engine of %u threads per channel", rank,
              device, info.name.c_str(), info.pciBusId.c_str(), rt.describe().c_str(),
              kernels::engineThreadsPerBlock());
+  if (flight) flight->attachGpuWaits(g->waits);
   gpu = std::move(g);
   return Status::success();
 }

@@ -70,9 +70,11 @@ Status Comm::Impl::runCollectiveOnGpu(const CollCall& call) {
     ec.nchannels = 1;
     ec.output = call.output;
     ec.sliceElems = call.count;
+    planFlight(choice, nullptr);
     return enqueueGpu({ec}, {{-1, 0}}, call.stream);
   }
   BRAID_ASSIGN_OR_RETURN(const CachedSchedule* cached, scheduleFor(call, choice));
+  planFlight(choice, &cached->program);
   void* output = call.output;
   // As on the host: a tree reduce's inner nodes keep partial results in
   // their output, which a non-root must not see.

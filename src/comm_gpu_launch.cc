@@ -58,6 +58,7 @@ Status Comm::Impl::enqueueGpu(const std::vector<engine::EngineCall>& calls,
   for (size_t i = 0; i < calls.size(); ++i) {
     p.calls.push_back(calls[i]);
     p.lanes.push_back(lanes[i]);
+    p.flightSeqs.push_back(flightSeq);
     if (!calls[i].copyOnly) {
       p.typed = true;
       p.type = calls[i].type;
@@ -89,6 +90,12 @@ Status Comm::Impl::flushGpu() {
       call.firstBlock = it->second;
     }
     args.calls[i] = call;
+  }
+  args.launchSeq = ++gpu->launches;
+  args.waits = gpu->waits;
+  for (size_t i = 0; i < p.calls.size(); ++i) {
+    flight->enqueued(p.flightSeqs[i], args.launchSeq, static_cast<uint32_t>(i),
+                     args.calls[i].firstBlock);
   }
   args.ncalls = static_cast<uint32_t>(p.calls.size());
   args.rank = rank;

@@ -17,6 +17,7 @@
 
 #include "comm_impl.h"
 #include "transport/shm/shm_fifo.h"
+#include "util/futex.h"
 #include "util/log.h"
 
 namespace braid {
@@ -127,7 +128,7 @@ Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t n
       BRAID_ASSIGN_OR_RETURN(end,
                              GpuSendEnd::tryOpen(*g.runtime, name, slot, cursor, format.protocol));
       if (end) break;
-      if (c.aborted.load()) return invalidUsage("communicator was aborted");
+      if (c.stop->load()) return futex::abortedError(peer);
       if (wait.deadline.expired()) {
         return remoteError("rank " + std::to_string(peer) + " did not make its GPU FIFO for " +
                            (channel == kP2pChannel ? std::string("point-to-point")

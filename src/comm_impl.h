@@ -23,6 +23,7 @@
 #include "exec/one_shot.h"
 #include "exec/p2p_executor.h"
 #include "exec/program.h"
+#include "flight/flight_recorder.h"
 #include "gpu_state.h"
 #include "kernels/host_reduce.h"
 #include "topology/graph.h"
@@ -32,6 +33,7 @@
 #include "transport/net/socket_rendezvous.h"
 #include "tune/select.h"
 #include "util/trace.h"
+#include "watch/peer_watch.h"
 
 namespace braid {
 
@@ -215,7 +217,24 @@ class Comm::Impl {
   int nchannels = 1;
   size_t slotBytes = 0;  ///< Simple FIFO slots; LL ones are llSlotBytes()
   uint32_t spinNs = 0;
+  /// ncclCommAbort was called (the stop flag below is raised with it).
   std::atomic<bool> aborted{false};
+  /// What every wait of this communicator watches (WaitContext::abort, the deadlines of the
+  /// bootstrap and of creation): raised by abort(), revoke(), a caller abandoning a creation
+  /// (CommOptions::stop), and the watcher when a peer is lost. Shared so that the handle of a
+  /// creation still running can raise it.
+  std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
+  /// ncclCommRevoke was called: only destroy, split and shrink are left.
+  std::atomic<bool> revoked{false};
+  /// The GPU's abort word once the GPU state exists, for the watcher's thread (which must not
+  /// touch `gpu` itself while creation may still be making it).
+  std::atomic<uint32_t*> gpuAbortWord{nullptr};
+  /// Creates a child communicator (split, shrink) where this one runs; abort() stops its
+  /// creation too.
+  Result<std::unique_ptr<Comm>> createChild(const UniqueId& id, int childRanks, int childRank);
+  /// Children being created by split() or shrink(): abort() stops their creation too.
+  std::mutex childrenMutex;
+  std::vector<std::shared_ptr<std::atomic<bool>>> childStops;
   /// Calls now running on this communicator; abort() waits for them to
   /// leave before the caller may free the communicator.
   std::atomic<int> activeCalls{0};
@@ -314,18 +333,30 @@ class Comm::Impl {
     const size_t* blockOffsets = nullptr;
     void* stream = nullptr;  ///< GPU communicators: the cudaStream_t to enqueue on
   };
-  /// Refuses work on a finalized, aborted or broken communicator.
+  /// Refuses work on a finalized, aborted, revoked or broken communicator, or one that lost a
+  /// peer (its calls could only wait for the dead).
   Status checkUsable() const {
+    if (std::optional<watch::Loss> loss = watch ? watch->firstLoss() : std::nullopt) {
+      return lossStatus(*loss);
+    }
     if (finalized) return invalidUsage("communicator was finalized");
     if (aborted.load()) return invalidUsage("communicator was aborted");
+    if (revoked) {
+      return invalidUsage(
+          "communicator was revoked: only ncclCommDestroy, ncclCommSplit and ncclCommShrink are "
+          "left");
+    }
     if (broken) return broken->withContext("communicator unusable after an earlier error");
     if (gpu) BRAID_TRY(gpuFault().withContext("communicator unusable after a kernel gave up"));
     return Status::success();
   }
   Status runCollective(const CollCall& call);
+  /// runCollective's work once the call is checked and recorded.
+  Status runCollectiveRecorded(const CollCall& call);
   /// BRAID_CHECK_CALLS: whether every rank makes this same call (comm_check_calls.cc).
   Status checkCallAgrees(const CollCall& call);
   uint64_t checkedCalls = 0;  ///< the sequence number of the next checked call
+  uint64_t shrinks = 0;       ///< shrink() calls so far: the key of the next one's letter
   /// The algorithm and protocol of `call` (tune/select.h, or the ring for
   /// what only the ring runs), from `choices` when a recent call asked the same.
   Result<tune::Choice> choose(const CollCall& call);
@@ -373,6 +404,40 @@ class Comm::Impl {
   Status gpuFault() const;
   /// Waits for every launch of this communicator to finish.
   Status waitForGpu();
+
+  // The flight recorder (comm_flight.cc).
+  std::unique_ptr<flight::FlightRecorder> flight;
+  uint64_t flightSeq = 0;  ///< the record of the call now running on this communicator
+  /// A GPU fault was dumped already (asyncError dumps the first it sees).
+  mutable std::atomic<bool> faultDumped{false};
+  Status startFlightRecorder();
+  /// "AllReduce of 1024 x float sum", "Broadcast of 16 x int8, root 2".
+  std::string describeCall(const CollCall& call) const;
+  /// What runs the call now recorded: its choice and, for schedules, its channels' programs.
+  void planFlight(const tune::Choice& choice, const exec::Program* program);
+  /// A call (`what`) failed: its story to the log on a timeout, and to the dump directory.
+  void noteFailure(const Status& s, const std::string& what) const;
+  /// Every loss, worded as lossStatus does.
+  std::vector<std::string> lossWords() const;
+
+  // Peers lost (comm_peer_loss.cc).
+  /// Starts the watcher, after the bootstrap and before anything that waits for peers.
+  Status startWatch();
+  /// What a lost peer does to this communicator: every wait ends (on the watcher's thread).
+  void onPeerLost(const watch::Loss& loss);
+  /// ncclRemoteError naming the lost rank, its process and how it was found.
+  Status lossStatus(const watch::Loss& loss) const;
+  /// The error a failed call returns: when a lost peer is behind it, the loss first, then what
+  /// the call saw (waiting a moment for the word of a loss when the call saw a remote error).
+  Status explainFailure(const Status& s) const;
+  /// Stops what runs (calls in other threads, kernels) and waits until it has (revoke, shrink
+  /// with NCCL_SHRINK_ABORT): until `ownCalls` calls are left, the caller's own. The stop flag
+  /// stays raised when `keepStopped` or a peer is lost.
+  Status quiesce(bool keepStopped, int ownCalls);
+
+  /// The watcher of the ring of ranks (watch/peer_watch.h); null with one rank. Declared last:
+  /// its thread calls onPeerLost, so it goes first.
+  std::unique_ptr<watch::PeerWatch> watch;
 };
 
 }  // namespace braid

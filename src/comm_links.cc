@@ -26,6 +26,7 @@
 #include "transport/net/socket_fifo.h"
 #include "transport/shm/shm_fifo.h"
 #include "transport/shm/shm_ll_fifo.h"
+#include "util/futex.h"
 #include "util/log.h"
 
 namespace braid {
@@ -86,7 +87,7 @@ Status Comm::Impl::linkSchedule(const exec::Program& program, algo::Protocol pro
         BRAID_ASSIGN_OR_RETURN(end, transport::shm::tryOpenSendEnd(name, slot));
       }
       if (end) break;
-      if (aborted.load()) return invalidUsage("communicator was aborted");
+      if (stop->load()) return futex::abortedError(peer);
       if (wait.deadline.expired()) {
         return remoteError("rank " + std::to_string(peer) + " did not make its " +
                            algo::protocolName(protocol) + " FIFO for channel " + std::to_string(c) +

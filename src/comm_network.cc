@@ -71,6 +71,7 @@ Status Comm::Impl::chooseNetTransport() {
     why = "BRAID_TRANSPORTS=" + config.transports + " excludes ibverbs";
   } else {
     BRAID_ASSIGN_OR_RETURN(ib, transport::ib::IbNetwork::open(config.ib, localRank(), &why));
+    if (ib) ib->stopDrainsWhen(stop.get());
   }
   // Both ends of a FIFO must run the same transport: verbs only if every rank has it.
   std::vector<int32_t> usable(nranks, 0);
@@ -104,7 +105,9 @@ Status Comm::Impl::connectNetwork() {
     return invalidUsage("ranks run on several hosts but BRAID_TRANSPORTS=" + config.transports +
                         " excludes socket and ibverbs, the transports between hosts");
   }
-  BRAID_ASSIGN_OR_RETURN(net, transport::net::SocketRendezvous::create(bootstrap->localAddress()));
+  BRAID_ASSIGN_OR_RETURN(
+      net, transport::net::SocketRendezvous::create(bootstrap->localAddress(),
+                                                    bootstrap->proof(bootstrap::kProveSocketFifo)));
   netAddresses.assign(nranks, sockaddr_storage{});
   netAddresses[rank] = net->address();
   BRAID_TRY(bootstrap->allGather(netAddresses.data(), sizeof(sockaddr_storage))
@@ -129,14 +132,17 @@ transport::net::SocketConnector Comm::Impl::socketConnector(
     const transport::net::Greeting& greeting) const {
   transport::net::SocketRendezvous* rendezvous = net.get();
   const int64_t timeoutMs = config.timeoutMs;
-  return [rendezvous, greeting, timeoutMs](const std::atomic<bool>& stop) {
-    return rendezvous->accept(greeting, Deadline::afterMs(timeoutMs), &stop);
+  std::shared_ptr<std::atomic<bool>> commStop = stop;
+  return [rendezvous, greeting, timeoutMs, commStop](const std::atomic<bool>& stop) {
+    return rendezvous->accept(greeting, Deadline::afterMs(timeoutMs).cancelledBy(commStop.get()),
+                              &stop);
   };
 }
 
 Result<braid::net::Socket> Comm::Impl::connectSocket(int peer,
                                                      const transport::net::Greeting& greeting) {
-  return net->connect(netAddresses[peer], greeting, Deadline::afterMs(config.timeoutMs));
+  return net->connect(netAddresses[peer], greeting,
+                      Deadline::afterMs(config.timeoutMs).cancelledBy(stop.get()));
 }
 
 transport::ib::IbRecvPump::SocketTaker Comm::Impl::socketTaker(
@@ -168,12 +174,14 @@ transport::net::StripeConnector Comm::Impl::stripeConnector(
   transport::net::SocketRendezvous* rendezvous = net.get();
   const int64_t timeoutMs = config.timeoutMs;
   const int n = stripeLayout().sockets();
-  return [rendezvous, greeting, timeoutMs, n](
+  std::shared_ptr<std::atomic<bool>> commStop = stop;
+  return [rendezvous, greeting, timeoutMs, n, commStop](
              int index, const std::atomic<bool>& stop) -> Result<braid::net::Socket> {
     // Filed by its stripe number only: a sender striped otherwise never arrives here, so the
     // receiver times out saying so.
     Result<braid::net::Socket> socket =
-        rendezvous->accept(greeting.stripeOf(index, n), Deadline::afterMs(timeoutMs), &stop);
+        rendezvous->accept(greeting.stripeOf(index, n),
+                           Deadline::afterMs(timeoutMs).cancelledBy(commStop.get()), &stop);
     if (!socket.ok()) {
       return socket.status().withContext(
           "connection " + std::to_string(index) + " of " + std::to_string(n) +

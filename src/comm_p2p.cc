@@ -89,7 +89,25 @@ Status Comm::sendRecv(const std::vector<P2pOp>& ops, void* stream) {
   log::ScopedLogRank logRank(c.rank);
   for (const auto& op : ops) BRAID_TRY(checkOp(op, c.nranks));
   BRAID_TRY(c.checkUsable());
-  if (c.gpu) return c.sendRecvOnGpu(ops, stream);
+  std::string what = "send/recv:";
+  for (size_t i = 0; i < ops.size() && i < 8; ++i) {
+    what += std::string(ops[i].kind == P2pOp::Kind::kSend ? " send to " : " receive from ") +
+            "rank " + std::to_string(ops[i].peer) + " (" +
+            std::to_string(ops[i].count * dataTypeSize(ops[i].type)) + " B)";
+  }
+  if (ops.size() > 8) what += " and " + std::to_string(ops.size() - 8) + " more";
+  // A host batch notes its waits in the recorder's first channel (exec/p2p_executor.h).
+  c.flightSeq = c.flight->begin(what, "point-to-point",
+                                c.gpu ? std::vector<uint32_t>{} : std::vector<uint32_t>{1});
+  const Status s = sendRecvRecorded(ops, stream);
+  c.flight->end(c.flightSeq, s);
+  if (!s.ok()) c.noteFailure(s, "send/recv");
+  return s;
+}
+
+Status Comm::sendRecvRecorded(const std::vector<P2pOp>& ops, void* stream) {
+  Impl& c = *impl_;
+  if (c.gpu) return c.explainFailure(c.sendRecvOnGpu(ops, stream));
   std::vector<exec::P2pTask> tasks;
   tasks.reserve(ops.size());
   for (const auto& op : ops) {
@@ -103,6 +121,7 @@ Status Comm::sendRecv(const std::vector<P2pOp>& ops, void* stream) {
   }
   Status s = c.runP2pTasks(tasks);
   if (!s.ok()) {
+    s = c.explainFailure(s);
     c.broken = s;
     BRAID_WARN("send/recv failed: %s", s.message().c_str());
   }
@@ -115,7 +134,7 @@ Status Comm::Impl::runP2pTasks(const std::vector<exec::P2pTask>& tasks) {
     p2pSend.resize(nranks);
   }
   ShmP2pLinks links(*this);
-  return exec::runP2p(rank, tasks, links, waitContext());
+  return exec::runP2p(rank, tasks, links, waitContext(), flight->hostWaits());
 }
 
 // Gather, scatter and all-to-all are batches of sends and receives: every

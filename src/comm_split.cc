@@ -39,6 +39,7 @@ std::vector<int> groupOf(const std::vector<SplitEntry>& entries, int32_t color) 
 
 Result<std::unique_ptr<Comm>> Comm::split(int color, int key) {
   Impl& c = *impl_;
+  ActiveCall active(c.activeCalls);
   log::ScopedLogRank logRank(c.rank);
   if (c.finalized) return invalidUsage("communicator was finalized: it cannot be split");
   if (c.aborted.load()) return invalidUsage("communicator was aborted: it cannot be split");
@@ -62,10 +63,23 @@ Result<std::unique_ptr<Comm>> Comm::split(int color, int key) {
       static_cast<int>(std::find(group.begin(), group.end(), c.rank) - group.begin());
   BRAID_INFO("split: color %d key %d: rank %d of %zu (parent's leader %d)", color, key, newRank,
              group.size(), group.front());
+  return c.createChild(ids[group.front()], static_cast<int>(group.size()), newRank);
+}
+
+Result<std::unique_ptr<Comm>> Comm::Impl::createChild(const UniqueId& id, int childRanks,
+                                                      int childRank) {
   CommOptions options;
-  options.hostMemory = c.cudaDevice < 0;
-  options.device = c.cudaDevice;
-  return create(ids[group.front()], static_cast<int>(group.size()), newRank, options);
+  options.hostMemory = cudaDevice < 0;
+  options.device = cudaDevice;
+  options.stop = std::make_shared<std::atomic<bool>>(false);
+  {
+    std::lock_guard<std::mutex> lock(childrenMutex);
+    childStops.push_back(options.stop);
+  }
+  Result<std::unique_ptr<Comm>> child = Comm::create(id, childRanks, childRank, options);
+  std::lock_guard<std::mutex> lock(childrenMutex);
+  childStops.erase(std::find(childStops.begin(), childStops.end(), options.stop));
+  return child;
 }
 
 }  // namespace braid

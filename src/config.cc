@@ -2,16 +2,31 @@
 
 #include <strings.h>
 
+#include <algorithm>
+#include <climits>
 #include <sstream>
 
 #include "util/env.h"
 
 namespace braid {
 
+namespace {
+
+constexpr int64_t kMaxTimeoutMs = 365LL * 24 * 3600 * 1000;
+constexpr int64_t kMaxSpinUs = 60LL * 1000 * 1000;
+
+// An int knob: a value past int's range becomes the nearest end of it, which validate()
+// refuses, instead of wrapping round into one it accepts (21474836482 was read as 2).
+int getIntKnob(const char* name, int fallback) {
+  return static_cast<int>(std::clamp<int64_t>(env::getInt(name, fallback), INT_MIN, INT_MAX));
+}
+
+}  // namespace
+
 Config Config::fromEnvironment() {
   Config c;
   c.timeoutMs = env::getInt("TIMEOUT_MS", c.timeoutMs);
-  c.nchannels = static_cast<int>(env::getInt("NCHANNELS", c.nchannels));
+  c.nchannels = getIntKnob("NCHANNELS", c.nchannels);
   c.nchannelsSet = env::get("NCHANNELS").has_value();
   c.buffSize = env::getInt("BUFFSIZE", c.buffSize);
   c.algo = env::get("ALGO").value_or("");
@@ -28,20 +43,23 @@ Config Config::fromEnvironment() {
   c.hostIdOverride = env::get("HOSTID").value_or("");
   c.net = env::get("NET").value_or("");
   c.checkCalls = env::getInt("CHECK_CALLS", 0) != 0;
-  c.socketThreads = static_cast<int>(env::getInt("SOCKET_NTHREADS", c.socketThreads));
-  c.socketsPerThread = static_cast<int>(env::getInt("NSOCKS_PERTHREAD", c.socketsPerThread));
+  c.heartbeatTimeoutMs = env::getInt("HEARTBEAT_TIMEOUT_MS", c.heartbeatTimeoutMs);
+  c.flightRecorderDir = env::get("FLIGHT_RECORDER").value_or("");
+  c.flightRecorderEntries = env::getInt("FLIGHT_RECORDER_ENTRIES", c.flightRecorderEntries);
+  c.socketThreads = getIntKnob("SOCKET_NTHREADS", c.socketThreads);
+  c.socketsPerThread = getIntKnob("NSOCKS_PERTHREAD", c.socketsPerThread);
   transport::ib::IbSettings& ib = c.ib;
   ib.disable = env::getInt("IB_DISABLE", 0) != 0;
   ib.hca = env::get("IB_HCA").value_or("");
-  ib.gidIndex = static_cast<int>(env::getInt("IB_GID_INDEX", ib.gidIndex));
-  ib.rocVersion = static_cast<int>(env::getInt("IB_ROCE_VERSION_NUM", ib.rocVersion));
+  ib.gidIndex = getIntKnob("IB_GID_INDEX", ib.gidIndex);
+  ib.rocVersion = getIntKnob("IB_ROCE_VERSION_NUM", ib.rocVersion);
   ib.addrFamily = env::get("IB_ADDR_FAMILY").value_or("AF_INET");
-  ib.timeout = static_cast<int>(env::getInt("IB_TIMEOUT", ib.timeout));
-  ib.retryCount = static_cast<int>(env::getInt("IB_RETRY_CNT", ib.retryCount));
-  ib.qpsPerConnection = static_cast<int>(env::getInt("IB_QPS_PER_CONNECTION", ib.qpsPerConnection));
-  ib.serviceLevel = static_cast<int>(env::getInt("IB_SL", ib.serviceLevel));
-  ib.trafficClass = static_cast<int>(env::getInt("IB_TC", ib.trafficClass));
-  ib.emulate = static_cast<int>(env::getInt("IB_EMULATE", ib.emulate));
+  ib.timeout = getIntKnob("IB_TIMEOUT", ib.timeout);
+  ib.retryCount = getIntKnob("IB_RETRY_CNT", ib.retryCount);
+  ib.qpsPerConnection = getIntKnob("IB_QPS_PER_CONNECTION", ib.qpsPerConnection);
+  ib.serviceLevel = getIntKnob("IB_SL", ib.serviceLevel);
+  ib.trafficClass = getIntKnob("IB_TC", ib.trafficClass);
+  ib.emulate = getIntKnob("IB_EMULATE", ib.emulate);
   for (auto* s : {&c.algo, &c.proto}) {
     for (auto& ch : *s) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
   }
@@ -50,6 +68,26 @@ Config Config::fromEnvironment() {
 
 Status Config::validate() const {
   if (timeoutMs < 0) return invalidArgument("BRAID_TIMEOUT_MS must be >= 0");
+  // Deadlines become nanoseconds (Deadline, the GPU kernels' timeoutNs), and so does the spin:
+  // a year, and a minute of spinning, are far past any use and far from overflowing int64.
+  if (timeoutMs > kMaxTimeoutMs || heartbeatTimeoutMs > kMaxTimeoutMs) {
+    return invalidArgument("BRAID_TIMEOUT_MS and BRAID_HEARTBEAT_TIMEOUT_MS must be at most " +
+                           std::to_string(kMaxTimeoutMs) + " (a year), got " +
+                           std::to_string(timeoutMs) + " and " +
+                           std::to_string(heartbeatTimeoutMs));
+  }
+  if (spinUs > kMaxSpinUs) {
+    return invalidArgument("BRAID_SPIN_US must be at most " + std::to_string(kMaxSpinUs) +
+                           " (a minute), got " + std::to_string(spinUs));
+  }
+  if (flightRecorderEntries < 1 || flightRecorderEntries > 4096) {
+    return invalidArgument("BRAID_FLIGHT_RECORDER_ENTRIES must be between 1 and 4096, got " +
+                           std::to_string(flightRecorderEntries));
+  }
+  if (heartbeatTimeoutMs < 0 || (heartbeatTimeoutMs > 0 && heartbeatTimeoutMs < 100)) {
+    return invalidArgument("BRAID_HEARTBEAT_TIMEOUT_MS must be 0 (off) or at least 100, got " +
+                           std::to_string(heartbeatTimeoutMs));
+  }
   if (nchannels < 1 || nchannels > 64) {
     return invalidArgument("BRAID_NCHANNELS must be between 1 and 64, got " +
                            std::to_string(nchannels));
@@ -96,6 +134,15 @@ Status Config::validate() const {
     return invalidArgument("BRAID_IB_EMULATE must be between 0 and 8 devices, got " +
                            std::to_string(ib.emulate));
   }
+  // ib_queue_pairs.cc writes these into the address vector's 4-bit and 8-bit fields.
+  if (ib.serviceLevel < 0 || ib.serviceLevel > 15) {
+    return invalidArgument("BRAID_IB_SL must be between 0 and 15, got " +
+                           std::to_string(ib.serviceLevel));
+  }
+  if (ib.trafficClass < 0 || ib.trafficClass > 255) {
+    return invalidArgument("BRAID_IB_TC must be between 0 and 255, got " +
+                           std::to_string(ib.trafficClass));
+  }
   // BRAID_ALGO and BRAID_PROTO are parsed by tune::parseAllowed, BRAID_P2P_LEVEL
   // and BRAID_TRANSPORTS by the topology (comm_topology.cc).
   return Status::success();
@@ -126,7 +173,10 @@ std::string Config::describe() const {
     << " ib_gid_index=" << ib.gidIndex << " ib_timeout=" << ib.timeout
     << " ib_retry_cnt=" << ib.retryCount << " ib_qps_per_connection=" << ib.qpsPerConnection
     << " ib_emulate=" << ib.emulate << " socket_nthreads=" << socketThreads
-    << " nsocks_perthread=" << socketsPerThread << " check_calls=" << checkCalls;
+    << " nsocks_perthread=" << socketsPerThread << " check_calls=" << checkCalls
+    << " heartbeat_timeout_ms=" << heartbeatTimeoutMs
+    << " flight_recorder=" << (flightRecorderDir.empty() ? "log" : flightRecorderDir)
+    << " flight_recorder_entries=" << flightRecorderEntries;
   return o.str();
 }
 

@@ -40,6 +40,13 @@ struct Config {
   transport::ib::IbSettings ib;
   /// BRAID_CHECK_CALLS: ranks compare each collective call before moving data (comm_check_calls.cc)
   bool checkCalls = false;
+  /// BRAID_HEARTBEAT_TIMEOUT_MS: a ring neighbour silent this long is lost (watch/peer_watch.h);
+  /// 0 = only a closed connection tells. A dead process is seen at once either way.
+  int64_t heartbeatTimeoutMs = 20000;
+  /// BRAID_FLIGHT_RECORDER: a directory where each rank writes its flight recorder on an error,
+  /// a lost peer and SIGUSR1 (src/flight); empty = no files (a timeout still goes to the log).
+  std::string flightRecorderDir;
+  int64_t flightRecorderEntries = 32;  ///< BRAID_FLIGHT_RECORDER_ENTRIES: calls kept
   int socketThreads = 1;     ///< BRAID_SOCKET_NTHREADS: threads per socket FIFO end (striping)
   int socketsPerThread = 1;  ///< BRAID_NSOCKS_PERTHREAD: connections per such thread  ///<
                              ///< BRAID_IB_* (transport/net/ib/ib_settings.h)

@@ -55,6 +55,8 @@ struct PendingLaunch {
   bool typed = false;  ///< a call reduces: type and op say with what
   uint8_t type = 0;
   uint8_t op = 0;
+  /// For each call: its flight recorder record (Comm::Impl::flightSeq when it was enqueued).
+  std::vector<uint64_t> flightSeqs;
 };
 
 struct GpuState {
@@ -65,6 +67,9 @@ struct GpuState {
   uint32_t* abortWord = nullptr;
   /// Where a kernel that gives up says why (pinned, mapped).
   kernels::engine::FaultRecord* fault = nullptr;
+  /// What each block waits for, for the flight recorder (kMaxWaitRecords; pinned, mapped).
+  kernels::engine::WaitRecord* waits = nullptr;
+  uint64_t launches = 0;  ///< launches so far: the next one's EngineArgs::launchSeq - 1
   /// Every FIFO end's cursor, handed out in order (device memory, zeroed).
   kernels::engine::FifoCursor* cursors = nullptr;
   size_t cursorsUsed = 0;

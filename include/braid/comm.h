@@ -4,6 +4,7 @@
 // together. The NCCL C API (nccl.h) is a thin shim over this class.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <utility>
@@ -30,6 +31,10 @@ struct CommOptions {
   /// as NCCL takes it. Without a usable device the communicator runs on
   /// host memory.
   int device = -1;
+  /// Raised by another thread to abandon the creation (ncclCommAbort on a communicator whose
+  /// non-blocking creation still runs): every wait of it ends within milliseconds and create()
+  /// fails. It stays the communicator's stop flag afterwards. Null: the communicator makes its own.
+  std::shared_ptr<std::atomic<bool>> stop;
 };
 
 /// One send or receive of a point-to-point batch (Comm::sendRecv).
@@ -193,6 +198,14 @@ class Comm {
 
   /// Waits for every rank to reach finalize; afterwards only destruction is allowed.
   Status finalize();
+  /// Stops every operation in flight (calls blocked in other threads, kernels) and returns once
+  /// they have; afterwards only destruction, split() and shrink() are allowed (ncclCommRevoke).
+  Status revoke();
+  /// A new communicator of this one's ranks but those in `exclude`, which must not call it;
+  /// every other rank must, with the same list. Ranks keep their order and are numbered anew.
+  /// Works when excluded ranks are dead: the survivors meet through their watchers, not the
+  /// bootstrap ring. `abortFirst` (NCCL_SHRINK_ABORT) first stops what still runs here.
+  Result<std::unique_ptr<Comm>> shrink(const std::vector<int>& exclude, bool abortFirst);
   /// Makes blocked and later operations of this rank fail at once, and
   /// returns once no call is running on this communicator (so it can be
   /// destroyed, as ncclCommAbort does, even from another thread).
@@ -201,6 +214,8 @@ class Comm {
   class Impl;
 
  private:
+  /// sendRecv's work once the batch is checked and recorded.
+  Status sendRecvRecorded(const std::vector<P2pOp>& ops, void* stream);
   explicit Comm(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -54,9 +54,18 @@ struct Acquired {
 template <typename Team, typename Loops>
 class DeviceEnv {
  public:
+  /// `call` is the call's index in the launch and `block` the block running it: where the
+  /// channel's waits are noted for the flight recorder (EngineArgs::waits).
   BRAID_HOST_DEVICE DeviceEnv(const Team& team, const Loops& loops, const DeviceChannel& channel,
-                              const EngineArgs& args, FifoProtocol protocol)
-      : team_(team), loops_(loops), ch_(channel), args_(args), ll_(protocol == FifoProtocol::kLl) {}
+                              const EngineArgs& args, FifoProtocol protocol, uint32_t call,
+                              uint32_t block)
+      : team_(team),
+        loops_(loops),
+        ch_(channel),
+        args_(args),
+        ll_(protocol == FifoProtocol::kLl),
+        call_(call),
+        wait_(args.waits != nullptr && block < kMaxWaitRecords ? args.waits + block : nullptr) {}
 
   BRAID_HOST_DEVICE const Team& team() const { return team_; }
 
@@ -135,13 +144,14 @@ class DeviceEnv {
         const uint32_t flag = FlagSpace(p.flagBits).flag(c.mine);
         const uint64_t* head = llSlotCells(p.fifo.slots, p.fifo.stride, c.mine);
         uint64_t cell = 0;
-        a.fault = waitFor([&] { return flagOf(cell = loadRelaxed(head)) == flag; }, p.peer);
+        a.fault = waitFor([&] { return flagOf(cell = loadRelaxed(head)) == flag; }, p.peer,
+                          WaitKind::kRecv, ins);
         if (failed(a.fault)) return a;
         a.fault = checkSlice(dataOf(cell), bytes, last, true, p.peer);
         if (failed(a.fault)) return a;
         a.recvSeq = c.mine;
       } else {
-        a.fault = waitFor([&] { return recvData(p.fifo, c); }, p.peer);
+        a.fault = waitFor([&] { return recvData(p.fifo, c); }, p.peer, WaitKind::kRecv, ins);
         if (failed(a.fault)) return a;
         a.fault = checkSlice(postedWord(p.fifo, c), bytes, last, true, p.peer);
         if (failed(a.fault)) return a;
@@ -152,7 +162,7 @@ class DeviceEnv {
       if (ins.sendPort >= ch_.nsend) return {noPort, nullptr, nullptr, 0, 0};
       const DevicePort& p = ch_.send[ins.sendPort];
       FifoCursor& c = sendCur_[ins.sendPort];
-      a.fault = waitFor([&] { return sendRoom(p.fifo, c); }, p.peer);
+      a.fault = waitFor([&] { return sendRoom(p.fifo, c); }, p.peer, WaitKind::kSend, ins);
       if (failed(a.fault)) return a;
       a.send = slotAt(p.fifo, c.mine);
       a.sendSeq = c.mine;
@@ -191,9 +201,22 @@ class DeviceEnv {
     if (stepReceives(ins.op)) releaseSlot(ch_.recv[ins.recvPort].fifo, recvCur_[ins.recvPort]);
   }
 
+  /// Waits for `ready`, noting the wait for the flight recorder when it does not hold at once.
   template <typename Ready>
-  BRAID_HOST_DEVICE Fault waitFor(Ready ready, int peer) const {
-    return waitUntil(args_, ready, peer);
+  BRAID_HOST_DEVICE Fault waitFor(Ready ready, int peer, WaitKind kind,
+                                  const Instruction& ins) const {
+    if (ready()) return noFault();
+    if (wait_ != nullptr) {
+      storeRelaxed(reinterpret_cast<uint32_t*>(&wait_->peer), static_cast<uint32_t>(peer));
+      storeRelaxed(&wait_->call, call_);
+      storeRelaxed(&wait_->instr, static_cast<uint32_t>(&ins - ch_.instrs));
+      storeRelaxed(&wait_->sinceNs, clockNs());
+      storeRelaxed(&wait_->launch, args_.launchSeq);
+      storeRelaxed(&wait_->kind, static_cast<uint32_t>(kind));
+    }
+    const Fault f = waitUntil(args_, ready, peer);
+    if (wait_ != nullptr) storeRelaxed(&wait_->kind, static_cast<uint32_t>(WaitKind::kNone));
+    return f;
   }
 
   const Team& team_;
@@ -201,6 +224,8 @@ class DeviceEnv {
   const DeviceChannel& ch_;
   const EngineArgs& args_;
   const bool ll_;
+  const uint32_t call_;
+  WaitRecord* const wait_;
   FifoCursor recvCur_[kMaxPorts] = {};
   FifoCursor sendCur_[kMaxPorts] = {};
   uint32_t recvSeq_ = 0;  ///< LL: the message being received, on every thread

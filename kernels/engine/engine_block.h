@@ -31,8 +31,11 @@ namespace braid::kernels::engine {
 
 template <typename Team, typename Loops>
 BRAID_HOST_DEVICE Fault runChannel(const Team& team, const Loops& loops, const EngineArgs& args,
-                                   const EngineCall& call, const DeviceChannel& channel) {
-  DeviceEnv<Team, Loops> env(team, loops, channel, args, static_cast<FifoProtocol>(call.protocol));
+                                   uint32_t callIndex, uint32_t block) {
+  const EngineCall& call = args.calls[callIndex];
+  const DeviceChannel& channel = call.channels[block - call.firstBlock];
+  DeviceEnv<Team, Loops> env(team, loops, channel, args, static_cast<FifoProtocol>(call.protocol),
+                             callIndex, block);
   Fault f = env.begin();
   if (!failed(f)) {
     f = runInstructions(env, channel.instrs, channel.ninstrs, call.sliceElems, call.elemBytes,
@@ -52,8 +55,7 @@ BRAID_HOST_DEVICE void runEngineBlock(const Team& team, const EngineArgs& args, 
     if (block < call.firstBlock || block - call.firstBlock >= call.nchannels) continue;
     Fault f = noFault();
     if (call.copyOnly != 0) {
-      f = runChannel(team, CopyLoops<Team>{team, call.elemBytes}, args, call,
-                     call.channels[block - call.firstBlock]);
+      f = runChannel(team, CopyLoops<Team>{team, call.elemBytes}, args, c, block);
     } else if (call.type != args.type || call.op != args.op || call.elemBytes != sizeof(T)) {
       f = {FaultCode::kBadCall, -1, call.type, args.type};
     } else {
@@ -62,14 +64,17 @@ BRAID_HOST_DEVICE void runEngineBlock(const Team& team, const EngineArgs& args, 
       if (call.oneShot != nullptr) {
         f = runOneShot(team, Loops{team, opArgs}, args, call);
       } else {
-        f = runChannel(team, Loops{team, opArgs}, args, call,
-                       call.channels[block - call.firstBlock]);
+        f = runChannel(team, Loops{team, opArgs}, args, c, block);
       }
     }
     if (failed(f)) {
       if (team.leader()) recordFault(args.fault, f, block, c);
-      return;
+      break;
     }
+  }
+  // For the flight recorder: this block is past the launch (done or given up).
+  if (team.leader() && args.waits != nullptr && block < kMaxWaitRecords) {
+    storeRelaxed(&args.waits[block].done, args.launchSeq);
   }
 }
 

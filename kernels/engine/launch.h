@@ -107,6 +107,23 @@ struct FaultRecord {
   uint64_t expected;
 };
 
+/// What one channel (host executor) or one block (kernel) waits for, for the flight recorder
+/// (src/flight): written by the thread that waits, only when a wait did not succeed at once, and
+/// cleared when it ends, so the fast path pays nothing. Read by the host without ordering: a
+/// snapshot for a person, never for control.
+enum class WaitKind : uint32_t { kNone = 0, kRecv = 1, kSend = 2 };
+struct WaitRecord {
+  uint32_t kind;     ///< WaitKind
+  int32_t peer;      ///< the rank waited for
+  uint32_t call;     ///< the call's index in its launch (kernels; 0 on the host)
+  uint32_t instr;    ///< the instruction's index in its channel
+  uint64_t sinceNs;  ///< clockNs() when the wait began
+  uint64_t launch;   ///< kernels: EngineArgs::launchSeq of the launch that waits
+  uint64_t done;     ///< kernels: the last launch this block finished
+};
+/// WaitRecords a GPU communicator keeps, one per block: blocks beyond it record nothing.
+inline constexpr uint32_t kMaxWaitRecords = 256;
+
 struct EngineArgs {
   EngineCall calls[kMaxLaunchCalls];
   uint32_t ncalls;
@@ -119,6 +136,8 @@ struct EngineArgs {
   const uint32_t* abortFlag;  ///< nonzero: give up at once
   FaultRecord* fault;
   uint64_t timeoutNs;  ///< longest wait for one slot; 0 = none
+  WaitRecord* waits;   ///< kMaxWaitRecords, by block (pinned, mapped); null: none kept
+  uint64_t launchSeq;  ///< this launch's number on its communicator, from 1
 };
 
 static_assert(sizeof(EngineArgs) <= 4096, "a kernel parameter is at most 4 KiB");

@@ -13,6 +13,10 @@ thread_local std::string tlsLastError;
 
 const std::string& lastError() { return tlsLastError; }
 
+void remember(const Status& status) {
+  if (!status.ok()) tlsLastError = status.message();
+}
+
 ncclResult_t report(const Status& status) {
   if (status.ok()) return ncclSuccess;
   tlsLastError = status.message();

@@ -32,6 +32,8 @@ struct ncclComm {
   // initResult how. finishInit() joins it (any call on the handle does).
   std::thread creator;
   std::atomic<bool> initDone{true};
+  /// Raised by ncclCommAbort while the creation runs: it gives up within milliseconds.
+  std::shared_ptr<std::atomic<bool>> initStop = std::make_shared<std::atomic<bool>>(false);
   braid::Status initResult;
   std::mutex initMutex;
   /// Waits for a non-blocking creation; returns how it ended.
@@ -50,6 +52,9 @@ namespace braid::api {
 /// Records `status` as this thread's last error (ncclGetLastError), logs it
 /// at WARN and returns its ncclResult_t.
 ncclResult_t report(const Status& status);
+
+/// Records `status` as this thread's last error without logging it (an error polled for).
+void remember(const Status& status);
 
 /// This thread's last error message ("" when none).
 const std::string& lastError();

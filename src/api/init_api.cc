@@ -76,6 +76,7 @@ Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int ran
   }
   ncclComm* h = handle.release();
   h->initDone.store(false);
+  options.stop = h->initStop;
   h->creator = std::thread([h, nranks, commId, rank, options] {
     auto made = makeComm(nranks, commId, rank, options);
     if (made.ok()) {
@@ -243,6 +244,53 @@ BRAID_NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key,
   });
 }
 
+// Revoking stops what runs on this rank's communicator and waits for it; it does not wait for
+// other ranks, which revoke their own (as NCCL's, the call is local).
+BRAID_NCCL_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags) {
+  auto c = commFrom(comm);
+  if (!c.ok()) return report(c.status());
+  if (revokeFlags != NCCL_REVOKE_DEFAULT) {
+    return report(braid::invalidArgument("revokeFlags must be NCCL_REVOKE_DEFAULT (0), got " +
+                                         std::to_string(revokeFlags)));
+  }
+  return report(c.value()->revoke());
+}
+
+// Every rank not excluded takes part, with the same list; the excluded ones may be dead. Like a
+// split, a shrink in a group runs at ncclGroupEnd, and a non-blocking config's completes before
+// it returns.
+BRAID_NCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksList,
+               int excludeRanksCount, ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
+  auto c = commFrom(comm);
+  if (!c.ok()) return report(c.status());
+  if (newcomm == nullptr) return report(braid::invalidArgument("newcomm is NULL"));
+  *newcomm = nullptr;
+  if (excludeRanksCount <= 0) {
+    return report(braid::invalidArgument("excludeRanksCount must be positive, got " +
+                                         std::to_string(excludeRanksCount)));
+  }
+  if (excludeRanksList == nullptr) {
+    return report(braid::invalidArgument("excludeRanksList is NULL"));
+  }
+  if (shrinkFlags != NCCL_SHRINK_DEFAULT && shrinkFlags != NCCL_SHRINK_ABORT) {
+    return report(braid::invalidArgument(
+        "shrinkFlags must be NCCL_SHRINK_DEFAULT or NCCL_SHRINK_ABORT, got " +
+        std::to_string(shrinkFlags)));
+  }
+  Status checked = checkConfig(config);
+  if (!checked.ok()) return report(checked);
+  std::vector<int> exclude(excludeRanksList, excludeRanksList + excludeRanksCount);
+  braid::Comm* parent = c.value();
+  const bool abortFirst = shrinkFlags == NCCL_SHRINK_ABORT;
+  return braid::api::runOrDefer(parent, [parent, exclude, abortFirst, newcomm] {
+    BRAID_ASSIGN_OR_RETURN(std::unique_ptr<Comm> made, parent->shrink(exclude, abortFirst));
+    auto handle = std::make_unique<ncclComm>();
+    handle->comm = std::move(made);
+    *newcomm = handle.release();
+    return Status::success();
+  });
+}
+
 // Finalizing waits for every rank, so one thread finalizing several ranks
 // does it in a group: the finalizes then run together at ncclGroupEnd.
 BRAID_NCCL_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
@@ -268,6 +316,8 @@ BRAID_NCCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
 BRAID_NCCL_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
   if (comm == nullptr) return ncclSuccess;
   if (comm->magic != ncclComm::kMagic) return report(commFrom(comm).status());
+  // A creation still running (blocking = 0) gives up at once rather than be waited for.
+  comm->initStop->store(true);
   (void)comm->finishInit();
   if (comm->comm) comm->comm->abort();
   comm->magic = 0;
@@ -315,7 +365,11 @@ BRAID_NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_
   auto c = commFrom(comm);
   if (!c.ok()) return report(c.status());
   if (asyncError == nullptr) return report(braid::invalidArgument("asyncError is NULL"));
-  *asyncError = static_cast<ncclResult_t>(c.value()->asyncError().code());
+  const Status error = c.value()->asyncError();
+  // The error's words go where ncclGetLastError finds them, as NCCL's do: a watchdog that polls
+  // this call learns why (a lost peer, a kernel that gave up) without another call.
+  if (!error.ok()) braid::api::remember(error);
+  *asyncError = static_cast<ncclResult_t>(error.code());
   return ncclSuccess;
 }
 

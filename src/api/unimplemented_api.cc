@@ -5,18 +5,6 @@
 
 using braid::api::notImplemented;
 
-BRAID_NCCL_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags) {
-  (void)comm, (void)revokeFlags;
-  return notImplemented("ncclCommRevoke", "fault tolerance is planned");
-}
-
-BRAID_NCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksList,
-               int excludeRanksCount, ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
-  (void)comm, (void)excludeRanksList, (void)excludeRanksCount, (void)newcomm, (void)config,
-      (void)shrinkFlags;
-  return notImplemented("ncclCommShrink", "communicator shrinking is planned");
-}
-
 BRAID_NCCL_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff, size_t size,
                ncclWindow_t* win, int winFlags) {
   (void)comm, (void)buff, (void)size, (void)win, (void)winFlags;

@@ -52,11 +52,12 @@ struct HostLoops {
 class HostEnv {
  public:
   HostEnv(const HostCall& call, const ChannelProgram& program, const ChannelConnections& conns,
-          const transport::WaitContext& wait)
+          const transport::WaitContext& wait, engine::WaitRecord* record)
       : call_(call),
         program_(program),
         conns_(conns),
         wait_(wait),
+        record_(record),
         loops_{call.reduce, call.elemBytes} {}
 
   engine::SoloTeam team() const { return {}; }
@@ -70,11 +71,17 @@ class HostEnv {
       transport::WaitContext wait = wait_;
       wait.peer = peer;
       size_t got = 0;
-      Result<const void*> slot = conns_.recv[ins.recvPort]->waitSlot(wait, &got);
-      if (!slot.ok()) return envError(slot.status(), peer);
+      const void* ready = conns_.recv[ins.recvPort]->trySlot(&got);
+      if (ready == nullptr) {
+        note(engine::WaitKind::kRecv, peer, ins);
+        Result<const void*> slot = conns_.recv[ins.recvPort]->waitSlot(wait, &got);
+        clearNote();
+        if (!slot.ok()) return envError(slot.status(), peer);
+        ready = slot.value();
+      }
       const Fault f = engine::checkSlice(static_cast<uint32_t>(got), s.bytes, last, false, peer);
       if (engine::failed(f)) return f;
-      s.recv = static_cast<const char*>(slot.value());
+      s.recv = static_cast<const char*>(ready);
     }
     if (engine::stepSends(ins.op)) {
       if (ins.sendPort >= conns_.send.size() || conns_.send[ins.sendPort] == nullptr) {
@@ -83,9 +90,15 @@ class HostEnv {
       const int peer = program_.sendPeers[ins.sendPort];
       transport::WaitContext wait = wait_;
       wait.peer = peer;
-      Result<void*> slot = conns_.send[ins.sendPort]->waitSlot(wait);
-      if (!slot.ok()) return envError(slot.status(), peer);
-      s.send = static_cast<char*>(slot.value());
+      void* room = conns_.send[ins.sendPort]->trySlot();
+      if (room == nullptr) {
+        note(engine::WaitKind::kSend, peer, ins);
+        Result<void*> slot = conns_.send[ins.sendPort]->waitSlot(wait);
+        clearNote();
+        if (!slot.ok()) return envError(slot.status(), peer);
+        room = slot.value();
+      }
+      s.send = static_cast<char*>(room);
     }
     return engine::noFault();
   }
@@ -105,6 +118,20 @@ class HostEnv {
   const Status& error() const { return error_; }
 
  private:
+  // A wait that did not succeed at once, for the flight recorder (only the slow path pays).
+  void note(engine::WaitKind kind, int peer, const Instruction& ins) {
+    if (record_ == nullptr) return;
+    engine::storeRelaxed(reinterpret_cast<uint32_t*>(&record_->peer), static_cast<uint32_t>(peer));
+    engine::storeRelaxed(&record_->instr, static_cast<uint32_t>(&ins - program_.instrs.data()));
+    engine::storeRelaxed(&record_->sinceNs, engine::clockNs());
+    engine::storeRelaxed(&record_->kind, static_cast<uint32_t>(kind));
+  }
+  void clearNote() {
+    if (record_ != nullptr) {
+      engine::storeRelaxed(&record_->kind, static_cast<uint32_t>(engine::WaitKind::kNone));
+    }
+  }
+
   Fault envError(Status status, int peer) {
     error_ = std::move(status);
     return {FaultCode::kEnvError, peer, 0, 0};
@@ -114,6 +141,7 @@ class HostEnv {
   const ChannelProgram& program_;
   const ChannelConnections& conns_;
   const transport::WaitContext& wait_;
+  engine::WaitRecord* record_;
   HostLoops loops_;
   Status error_;
 };
@@ -183,7 +211,7 @@ Status runOnHost(const Program& program, const HostCall& call,
   auto* output = static_cast<char*>(call.output);
   for (size_t c = 0; c < program.channels.size(); ++c) {
     const ChannelProgram& ch = program.channels[c];
-    HostEnv env(call, ch, connections[c], wait);
+    HostEnv env(call, ch, connections[c], wait, call.waits != nullptr ? call.waits + c : nullptr);
     if (call.trace == nullptr) {
       const Fault f = engine::runInstructions(env, ch.instrs.data(), ch.instrs.size(),
                                               program.sliceElems, call.elemBytes, input, output);

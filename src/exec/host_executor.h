@@ -7,6 +7,7 @@
 
 #include "braid/status.h"
 #include "exec/program.h"
+#include "kernels/engine/launch.h"
 #include "kernels/host_reduce.h"
 #include "transport/connection.h"
 #include "util/trace.h"
@@ -26,6 +27,9 @@ struct HostCall {
   size_t elemBytes = 0;
   kernels::HostOp reduce;            ///< needed when the program reduces or finishes
   trace::Recorder* trace = nullptr;  ///< BRAID_TRACE: an event per step when set
+  /// One per channel: where a wait that does not succeed at once is noted for the flight
+  /// recorder (src/flight); null: nowhere.
+  kernels::engine::WaitRecord* waits = nullptr;
 };
 
 /// Runs every instruction of every channel of `program`. Channels run one

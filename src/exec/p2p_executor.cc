@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "kernels/engine/sync.h"
 #include "kernels/host_reduce.h"
 
 namespace braid::exec {
@@ -125,13 +126,20 @@ std::string pendingPeers(const std::vector<TaskState>& states) {
 // one futex).
 class Backoff {
  public:
-  explicit Backoff(const transport::WaitContext& wait) : wait_(wait) {}
-  void reset() { idle_ = false; }
+  Backoff(const transport::WaitContext& wait, kernels::engine::WaitRecord* record)
+      : wait_(wait), record_(record) {}
+  void reset() {
+    if (idle_ && record_ != nullptr) {
+      kernels::engine::storeRelaxed(&record_->kind, 0u);
+    }
+    idle_ = false;
+  }
   Status pause(const std::vector<TaskState>& states) {
     auto now = std::chrono::steady_clock::now();
     if (!idle_) {
       idle_ = true;
       idleSince_ = now;
+      note(states);
     }
     if (wait_.abort && wait_.abort->load(std::memory_order_relaxed)) {
       return remoteError("aborted during send/recv (" + pendingPeers(states) + ")");
@@ -152,7 +160,25 @@ class Backoff {
   }
 
  private:
+  // The first unfinished transfer is what the batch waits for, as far as a person can tell.
+  void note(const std::vector<TaskState>& states) {
+    if (record_ == nullptr) return;
+    for (const TaskState& st : states) {
+      if (st.finished) continue;
+      namespace engine = kernels::engine;
+      engine::storeRelaxed(reinterpret_cast<uint32_t*>(&record_->peer),
+                           static_cast<uint32_t>(st.task->peer));
+      engine::storeRelaxed(&record_->instr, 0u);
+      engine::storeRelaxed(&record_->sinceNs, engine::clockNs());
+      engine::storeRelaxed(
+          &record_->kind,
+          static_cast<uint32_t>(st.task->send ? engine::WaitKind::kSend : engine::WaitKind::kRecv));
+      return;
+    }
+  }
+
   const transport::WaitContext& wait_;
+  kernels::engine::WaitRecord* record_;
   bool idle_ = false;
   std::chrono::steady_clock::time_point idleSince_{};
 };
@@ -160,7 +186,7 @@ class Backoff {
 }  // namespace
 
 Status runP2p(int rank, const std::vector<P2pTask>& tasks, P2pLinks& links,
-              const transport::WaitContext& wait) {
+              const transport::WaitContext& wait, kernels::engine::WaitRecord* waitRecord) {
   BRAID_TRY(runSelf(rank, tasks));
   std::vector<TaskState> states;
   for (const auto& t : tasks) {
@@ -170,7 +196,7 @@ Status runP2p(int rank, const std::vector<P2pTask>& tasks, P2pLinks& links,
   for (const auto& st : states) {
     if (!st.task->send) BRAID_TRY(links.recvFrom(st.task->peer).status());
   }
-  Backoff backoff(wait);
+  Backoff backoff(wait, waitRecord);
   size_t remaining = states.size();
   while (remaining > 0) {
     bool moved = false;

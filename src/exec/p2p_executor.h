@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "braid/status.h"
+#include "kernels/engine/launch.h"
 #include "transport/connection.h"
 
 namespace braid::exec {
@@ -38,8 +39,10 @@ class P2pLinks {
 
 /// Runs every task of the batch to completion. Sends and receives with this
 /// rank itself are matched in order and copied. A receive whose size differs
-/// from what the peer sends fails with kInvalidUsage naming both sizes.
+/// from what the peer sends fails with kInvalidUsage naming both sizes. When nothing can move,
+/// the first unfinished transfer's peer is noted in `waitRecord` (the flight recorder's).
 Status runP2p(int rank, const std::vector<P2pTask>& tasks, P2pLinks& links,
-              const transport::WaitContext& wait);
+              const transport::WaitContext& wait,
+              kernels::engine::WaitRecord* waitRecord = nullptr);
 
 }  // namespace braid::exec

@@ -59,6 +59,9 @@ Status timedOutError(int64_t elapsedMs, int peer) {
                      peerName(peer));
 }
 
-Status abortedError(int peer) { return remoteError("aborted while waiting for " + peerName(peer)); }
+Status abortedError(int peer) {
+  return remoteError("stopped waiting for " + peerName(peer) +
+                     ": the communicator was aborted or revoked, or lost a peer");
+}
 
 }  // namespace braid::futex

@@ -46,9 +46,6 @@ std::vector<Unimplemented> unimplementedEntryPoints(Scratch& x) {
   Scratch* p = &x;
   // clang-format off
   return {
-      {"ncclCommShrink", [=](ncclComm_t c) {
-         return ncclCommShrink(c, nullptr, 0, &p->newComm, nullptr, NCCL_SHRINK_DEFAULT); }},
-      {"ncclCommRevoke", [](ncclComm_t c) { return ncclCommRevoke(c, NCCL_REVOKE_DEFAULT); }},
       {"ncclCommWindowRegister", [=](ncclComm_t c) {
          return ncclCommWindowRegister(c, r, bytes, &p->window, NCCL_WIN_DEFAULT); }},
       {"ncclCommWindowDeregister",

@@ -145,7 +145,7 @@ Result<std::unique_ptr<IbSendPump>> IbSendPump::start(IbNetwork& network,
 }
 
 IbSendPump::~IbSendPump() {
-  const Deadline deadline = Deadline::afterMs(net::kDrainMs);
+  const Deadline deadline = Deadline::afterMs(net::kDrainMs).cancelledBy(network_.drainCancel());
   while (state_.load() != State::kFailed && !deadline.expired() &&
          releasedCount_.load() != engine::loadAcquire(&fifo_.counters->tail)) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));

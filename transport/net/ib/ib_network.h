@@ -2,6 +2,7 @@
 // the ports it opened, and its proxy thread.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,11 @@ class IbNetwork {
   }
   /// "emu_0:1, emu_1:1 (emulated)", for the log.
   std::string describe() const;
+  /// A send end going away keeps writing what was posted (kDrainMs), unless `*flag` is up: the
+  /// communicator's stop flag, raised when a peer is lost or the communicator aborted, where
+  /// the peer may never acknowledge (a dead rank's QP answers nothing until the retries run out).
+  void stopDrainsWhen(const std::atomic<bool>* flag) { drainCancel_ = flag; }
+  const std::atomic<bool>* drainCancel() const { return drainCancel_; }
 
  private:
   IbNetwork(const VerbsApi* verbs, IbSettings settings, std::vector<std::unique_ptr<IbPort>> ports,
@@ -40,6 +46,7 @@ class IbNetwork {
   IbSettings settings_;
   std::vector<std::unique_ptr<IbPort>> ports_;
   int first_;
+  const std::atomic<bool>* drainCancel_ = nullptr;
   std::unique_ptr<IbProxy> proxy_;  // after ports_, so it stops before they close
 };
 
