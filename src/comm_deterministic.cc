@@ -46,7 +46,19 @@ Status Comm::Impl::deterministicRingAllReduce(const CollCall& call, const kernel
   const auto* input = static_cast<const unsigned char*>(call.input);
   auto* output = static_cast<unsigned char*>(call.output);
 
-  // 1. Every peer's contribution to this rank's block, raw.
+  // 1. Every peer's contribution to this rank's block. A pre (premulsum) is the sender's: its
+  // scalar is the sending rank's, so the blocks leave loaded and the owner folds them as they
+  // come; only its own block is loaded below.
+  std::vector<unsigned char> loaded;
+  if (op.load != nullptr) {
+    loaded.resize(call.count * elem);
+    for (int peer = 0; peer < nranks; ++peer) {
+      if (peer == rank || counts[peer] == 0) continue;
+      op.load(op.args, loaded.data() + offsets[peer] * elem, input + offsets[peer] * elem,
+              counts[peer]);
+    }
+  }
+  const unsigned char* sent = op.load != nullptr ? loaded.data() : input;
   scratch.resize(std::max(scratch.size(), n * mine * elem));
   std::vector<exec::P2pTask> tasks;
   for (int peer = 0; peer < nranks; ++peer) {
@@ -54,7 +66,7 @@ Status Comm::Impl::deterministicRingAllReduce(const CollCall& call, const kernel
     exec::P2pTask send;
     send.send = true;
     send.peer = peer;
-    send.sendBuffer = input + offsets[peer] * elem;
+    send.sendBuffer = sent + offsets[peer] * elem;
     send.bytes = counts[peer] * elem;
     tasks.push_back(send);
     exec::P2pTask recv;
@@ -66,7 +78,8 @@ Status Comm::Impl::deterministicRingAllReduce(const CollCall& call, const kernel
   BRAID_TRY(runP2pTasks(tasks));
 
   // 2. The canonical fold, a chunk at a time: operands are read where they
-  // are unless the operator has a pre (premulsum), which loads them first.
+  // are, except this rank's own when the operator has a pre, which loads it
+  // first (the peers' came loaded).
   const size_t chunkElems = std::max<size_t>(1, kFoldChunkBytes / elem);
   exec::InOrderFold fold(nranks, chunkElems * elem);
   for (size_t at = 0; at < mine; at += chunkElems) {
@@ -75,7 +88,7 @@ Status Comm::Impl::deterministicRingAllReduce(const CollCall& call, const kernel
     for (int r = 0; r < nranks; ++r) {
       const unsigned char* from =
           r == rank ? input + (offsets[rank] + at) * elem : scratch.data() + (r * mine + at) * elem;
-      if (op.load != nullptr) {
+      if (op.load != nullptr && r == rank) {
         char* loaded = fold.takeScratch();
         op.load(op.args, loaded, from, len);
         fold.setScratchOperand(r, loaded);
