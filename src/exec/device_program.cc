@@ -58,14 +58,16 @@ Result<DeviceProgram> DeviceProgram::upload(gpu::Runtime& runtime, const Program
   const auto base = reinterpret_cast<uintptr_t>(out.memory_);
   std::vector<unsigned char> image(bytes);
   auto* channels = reinterpret_cast<engine::DeviceChannel*>(image.data());
+  // A channel may have no instructions or no ports, and an empty vector's data() may be null,
+  // which memcpy must not be given even for 0 bytes.
+  auto copyInto = [&image](size_t at, const void* from, size_t bytes) {
+    if (bytes > 0) memcpy(image.data() + at, from, bytes);
+  };
   for (size_t c = 0; c < nch; ++c) {
     const ChannelProgram& ch = program.channels[c];
-    memcpy(image.data() + instrAt[c], ch.instrs.data(),
-           ch.instrs.size() * sizeof(engine::Instruction));
-    memcpy(image.data() + recvAt[c], ports[c].recv.data(),
-           ports[c].recv.size() * sizeof(engine::DevicePort));
-    memcpy(image.data() + sendAt[c], ports[c].send.data(),
-           ports[c].send.size() * sizeof(engine::DevicePort));
+    copyInto(instrAt[c], ch.instrs.data(), ch.instrs.size() * sizeof(engine::Instruction));
+    copyInto(recvAt[c], ports[c].recv.data(), ports[c].recv.size() * sizeof(engine::DevicePort));
+    copyInto(sendAt[c], ports[c].send.data(), ports[c].send.size() * sizeof(engine::DevicePort));
     engine::DeviceChannel& d = channels[c];
     d.instrs = reinterpret_cast<const engine::Instruction*>(base + instrAt[c]);
     d.ninstrs = ch.instrs.size();

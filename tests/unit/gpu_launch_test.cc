@@ -124,8 +124,11 @@ class GpuLaunches : public ::testing::Test {
       streams_.push_back(runtime_.streamCreate().value());
       a_.push_back(runtime_.deviceAlloc(kCount * sizeof(float)).value());
       b_.push_back(runtime_.deviceAlloc(kCount * sizeof(float)).value());
-      ASSERT_TRUE(runtime_.fill(a_[r], 0, kCount * sizeof(float), streams_[r]).ok());
-      ASSERT_TRUE(runtime_.fill(b_[r], 0, kCount * sizeof(float), streams_[r]).ok());
+      c_.push_back(runtime_.deviceAlloc(kCount * sizeof(float)).value());
+      d_.push_back(runtime_.deviceAlloc(kCount * sizeof(float)).value());
+      for (void* buffer : {a_[r], b_[r], c_[r], d_[r]}) {
+        ASSERT_TRUE(runtime_.fill(buffer, 0, kCount * sizeof(float), streams_[r]).ok());
+      }
     }
   }
 
@@ -137,6 +140,8 @@ class GpuLaunches : public ::testing::Test {
       if (r < streams_.size()) (void)runtime_.streamDestroy(streams_[r]);
       if (r < a_.size()) (void)runtime_.deviceFree(a_[r]);
       if (r < b_.size()) (void)runtime_.deviceFree(b_[r]);
+      if (r < c_.size()) (void)runtime_.deviceFree(c_[r]);
+      if (r < d_.size()) (void)runtime_.deviceFree(d_[r]);
     }
   }
 
@@ -165,7 +170,10 @@ class GpuLaunches : public ::testing::Test {
   gpu::ScopedRuntime installed_{runtime_};
   std::vector<std::unique_ptr<Comm>> comms_;
   std::vector<gpu::Stream> streams_;
-  std::vector<void*> a_, b_;
+  /// The calls fused into one launch run at once, a block each (NCCL does not order the calls
+  /// of a group either), so within one launch no buffer is written by one call and touched by
+  /// another: ThreadSanitizer saw such a race when a send read the buffer an all-reduce wrote.
+  std::vector<void*> a_, b_, c_, d_;
 };
 
 TEST_F(GpuLaunches, EachCallOutsideAGroupIsALaunch) {
@@ -193,7 +201,7 @@ TEST_F(GpuLaunches, AGroupOfCallsOnOneStreamIsOneLaunch) {
                     ->allReduce(b_[r], b_[r], kCount, DataType::kFloat32, RedOp::kSum, streams_[r])
                     .ok());
     // Calls that only move data join any launch.
-    EXPECT_TRUE(comms_[r]->broadcast(b_[r], a_[r], kCount, DataType::kInt32, 0, streams_[r]).ok());
+    EXPECT_TRUE(comms_[r]->broadcast(c_[r], d_[r], kCount, DataType::kInt32, 0, streams_[r]).ok());
     EXPECT_TRUE(comms_[r]->endFusedLaunch().ok());
   });
   for (const auto& launches : byDevice()) {
@@ -227,8 +235,8 @@ TEST_F(GpuLaunches, ABatchOfSendsAndReceivesIsOneLaunchAfterTheCollectivesBlocks
                     ->allReduce(a_[r], a_[r], kCount, DataType::kFloat32, RedOp::kSum, streams_[r])
                     .ok());
     std::vector<P2pOp> ops(2);
-    ops[0] = {P2pOp::Kind::kSend, peer, a_[r], kCount, DataType::kFloat32};
-    ops[1] = {P2pOp::Kind::kRecv, peer, b_[r], kCount, DataType::kFloat32};
+    ops[0] = {P2pOp::Kind::kSend, peer, c_[r], kCount, DataType::kFloat32};
+    ops[1] = {P2pOp::Kind::kRecv, peer, d_[r], kCount, DataType::kFloat32};
     EXPECT_TRUE(comms_[r]->sendRecv(ops, streams_[r]).ok());
     EXPECT_TRUE(comms_[r]->endFusedLaunch().ok());
   });
