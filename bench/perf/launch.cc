@@ -21,7 +21,9 @@ bool parseNonNegative(const char* text, int* out) {
 }
 
 // mpirun and srun give no rendezvous port; every process of one job (step) sees the same job
-// id, so a port derived from it agrees across ranks.
+// id, so a port derived from it agrees across ranks. It is kept below Linux's default ephemeral
+// range (32768-60999), where any outgoing connection of the machine may already hold it: a
+// derived 37736 was once taken that way and rank 0 could not start the root.
 int portFromJobId() {
   std::string slurm = envOr("SLURM_JOB_ID", "");
   if (!slurm.empty()) slurm += std::string(".") + envOr("SLURM_STEP_ID", "0");
@@ -29,7 +31,7 @@ int portFromJobId() {
                           envOr("PMIX_NAMESPACE", slurm.empty() ? "braid" : slurm.c_str()));
   uint32_t h = 2166136261u;
   for (const char* p = job; *p; ++p) h = (h ^ static_cast<unsigned char>(*p)) * 16777619u;
-  return 20000 + static_cast<int>(h % 20000);
+  return 20000 + static_cast<int>(h % (32768 - 20000));
 }
 
 /// The IPv4 address in mpirun's own contact URI ("jobid;tcp://10.0.0.1:port;tcp6://..."), which
