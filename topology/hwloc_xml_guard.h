@@ -7,6 +7,8 @@
 //   - an <object> with cpuset= and no complete_cpuset=, or nodeset= and no
 //     complete_nodeset= (lstopo always writes both): hwloc_topology_load
 //     dereferences the missing bitmap.
+//   - a bitmap attribute whose text hwloc's own parser refuses
+//     (complete_cpuset="0x%0000003"): hwloc keeps NULL for it and crashes the same way.
 #pragma once
 
 #include "braid/status.h"

@@ -217,6 +217,28 @@ TEST(TopologyFileXml, HwlocFilesHwlocCannotTakeAreRefused) {
   }
 }
 
+// Found by topology_file_fuzz: a bitmap attribute whose text hwloc's own parser refuses is kept
+// as a NULL bitmap, which hwloc 2.9 dereferences in the same way.
+TEST(TopologyFileXml, HwlocBitmapsHwlocCannotParseAreRefused) {
+  std::ifstream file(testing::fixturePath(testing::kBuildMachineHwloc));
+  std::stringstream whole;
+  whole << file.rdbuf();
+  const std::string lstopo = whole.str();
+  for (const char* attribute : {"complete_cpuset=\"", "nodeset=\"", "allowed_cpuset=\""}) {
+    const size_t at = lstopo.find(attribute);
+    ASSERT_NE(at, std::string::npos) << attribute;
+    std::string text = lstopo;
+    text.insert(at + strlen(attribute) + 2, "%");  // 0x%00000003
+    auto graph = parseTopology(text, "lstopo.xml");
+    ASSERT_FALSE(graph.ok()) << attribute;
+    EXPECT_EQ(graph.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(graph.status().message().find("which is not a bitmap"), std::string::npos)
+        << graph.status().message();
+  }
+  // The file as lstopo wrote it still reads.
+  EXPECT_TRUE(parseTopology(lstopo, "lstopo.xml").ok());
+}
+
 // NCCL's format: a chain of bridges 400 deep, each with 40 bridges that lead
 // nowhere beside it, above 20000 devices. Each level asks whether devices lie
 // below it, and each device's bus id must be new: both were once the square
