@@ -94,14 +94,14 @@ class Writer {
         "     nested element's bw is its PCIe link to its parent. -->\n";
     out_ += "<braid-topology version=\"1\">\n";
     for (int host = 0; host < g_.hostCount(); ++host) writeHost(host);
-    for (int node = 0; node < n_; ++node) {
+    for (int node : byPlace_) {
       if (inNoHost(node)) out_ += "  " + startTag(node) + "/>\n";
     }
-    for (int a = 0; a < n_; ++a) {
+    for (int a : byPlace_) {
       for (const Link& link : g_.node(a).links) {
         const bool topLevel =
             inNoHost(a) || inNoHost(link.to) || g_.node(a).host != g_.node(link.to).host;
-        if (link.to > a && topLevel) writeLink("  ", a, link, /*qualified=*/true);
+        if (place_[link.to] > place_[a] && topLevel) writeLink("  ", a, link, /*qualified=*/true);
       }
     }
     out_ += "</braid-topology>\n";
@@ -130,9 +130,12 @@ class Writer {
   // A node is referred to by its name where that is unique in its scope
   // (its host, or the top level for networks), else by an id made up here:
   // its place in the file, which is its index once the file is read back, so
-  // that writing what was read gives the same file.
+  // that writing what was read gives the same file. Links are written in the
+  // order of their ends' places for the same reason: read back, a node's links
+  // are in file order, and a graph's indices are not its places.
   void assignRefs() {
-    std::vector<int> place(n_, -1);
+    std::vector<int>& place = place_;
+    place.assign(n_, -1);
     int next = 0;
     std::vector<int> stack;
     for (int host = 0; host < g_.hostCount(); ++host) {
@@ -150,6 +153,8 @@ class Writer {
     for (int node = 0; node < n_; ++node) {
       if (place[node] < 0) place[node] = next++;
     }
+    byPlace_.assign(n_, -1);
+    for (int node = 0; node < n_; ++node) byPlace_[place[node]] = node;
     std::map<std::pair<int, std::string>, int> count;
     auto scope = [&](int node) { return inNoHost(node) ? -1 : g_.node(node).host; };
     for (int node = 0; node < n_; ++node) ++count[{scope(node), g_.node(node).name}];
@@ -190,10 +195,17 @@ class Writer {
     if (!node.linkLayer.empty()) tag += attribute("linklayer", node.linkLayer);
     if (node.port > 0) tag += attribute("port", std::to_string(node.port));
     if (node.rdma) tag += attribute("rdma", "1");
-    if (parent_[index] >= 0) {
-      tag += attribute("bw", formatNumber(g_.findLink(parent_[index], index)->bandwidthGBs));
-    }
+    if (parent_[index] >= 0) tag += attribute("bw", formatNumber(pciLink(index).bandwidthGBs));
     return tag;
+  }
+
+  // The PCI link from a nested node's parent, which its nesting stands for
+  // (the pair may have links of other types too, written as <link>s).
+  const Link& pciLink(int child) const {
+    for (const Link& link : g_.node(parent_[child]).links) {
+      if (link.to == child && link.type == LinkType::kPci) return link;
+    }
+    std::abort();  // pciTree nests a node only along a PCI link
   }
 
   void writeNode(int index, const std::string& indent) {
@@ -224,12 +236,12 @@ class Writer {
     for (int root : rootOrder_) {
       if (g_.node(root).host == host) writeNode(root, "    ");
     }
-    for (int a = 0; a < n_; ++a) {
+    for (int a : byPlace_) {
       if (inNoHost(a) || g_.node(a).host != host) continue;
       for (const Link& link : g_.node(a).links) {
         const int b = link.to;
         const bool treeEdge = link.type == LinkType::kPci && (parent_[b] == a || parent_[a] == b);
-        if (b > a && !inNoHost(b) && g_.node(b).host == host && !treeEdge) {
+        if (place_[b] > place_[a] && !inNoHost(b) && g_.node(b).host == host && !treeEdge) {
           writeLink("    ", a, link, /*qualified=*/false);
         }
       }
@@ -242,6 +254,8 @@ class Writer {
   std::string out_;
   std::vector<std::string> hostLabel_;
   std::vector<std::string> ref_;  ///< a name, or "#<id>"
+  std::vector<int> place_;        ///< a node's place in the file
+  std::vector<int> byPlace_;      ///< the nodes in file order
   std::vector<int> parent_;
   std::vector<std::vector<int>> children_;
   std::vector<int> rootOrder_;

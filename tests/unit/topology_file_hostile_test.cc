@@ -193,6 +193,52 @@ TEST(TopologyFileXml, WritingWhatWasReadGivesTheSameIds) {
   EXPECT_EQ(writeBraidXml(again.value()), written);
 }
 
+// Found by topology_file_fuzz (seed 14): links were written in the order of the graph's
+// indices, which are not the nodes' places in the file. A CPU nested under a PCI switch is
+// written as a root of its own, after the GPU that came later in the file it was read from,
+// so the two NVLinks swapped places on the next write.
+TEST(TopologyFileXml, WritingWhatWasReadGivesTheSameLinkOrder) {
+  auto graph = parseTopology(
+      "<braid-topology><host name='h'>"
+      "<cpu name='c'><pci name='sw' bw='31.5'><cpu name='x' bw='31.5'/></pci>"
+      "<gpu name='g' bw='15.75'/></cpu>"
+      "<nvswitch name='n'/>"
+      "<link a='x' b='n' type='NVL' bw='300'/><link a='g' b='n' type='NVL' bw='200'/>"
+      "</host></braid-topology>",
+      "order.xml");
+  ASSERT_TRUE(graph.ok()) << graph.status().message();
+  const std::string written = writeBraidXml(graph.value());
+  auto again = parseTopology(written, "written.xml");
+  ASSERT_TRUE(again.ok()) << again.status().message() << "\n" << written;
+  EXPECT_EQ(writeBraidXml(again.value()), written);
+}
+
+// A pair nested one in the other may have an NVLink besides the PCI link the nesting stands
+// for; the nesting's bw is the PCI link's, whichever of the two was made first.
+TEST(TopologyFileXml, NestingKeepsThePciBandwidthBesideAnotherLink) {
+  Graph graph;
+  Node cpu;
+  cpu.type = NodeType::kCpu;
+  cpu.name = "c";
+  Node gpu;
+  gpu.type = NodeType::kGpu;
+  gpu.name = "g";
+  const int c = graph.addNode(cpu);
+  const int g = graph.addNode(gpu);
+  graph.connect(c, g, LinkType::kNvLink, 300);
+  graph.connect(c, g, LinkType::kPci, 24);
+  auto again = parseTopology(writeBraidXml(graph), "written.xml");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  int pci = 0;
+  int nvl = 0;
+  for (const Link& link : again.value().node(nodeNamed(again.value(), "c")).links) {
+    if (link.type == LinkType::kPci) pci += link.bandwidthGBs == 24;
+    if (link.type == LinkType::kNvLink) nvl += link.bandwidthGBs == 300;
+  }
+  EXPECT_EQ(pci, 1);
+  EXPECT_EQ(nvl, 1);
+}
+
 // Found by topology_file_fuzz: hwloc 2.9 dereferences a missing bitmap (a crash of the process
 // that loaded braid) when an <object> has a cpuset or nodeset without its complete_ twin.
 TEST(TopologyFileXml, HwlocFilesHwlocCannotTakeAreRefused) {
