@@ -15,6 +15,7 @@
 #include "soak/comms.h"
 #include "soak/runner.h"
 #include "soak/tally.h"
+#include "support/start_gate.h"
 
 namespace braid::soak {
 namespace {
@@ -88,6 +89,11 @@ int runForked(const Options& o) {
   printHeader(o, o.procs);
   std::vector<pid_t> pids;
   std::vector<int> fds;
+  testing::StartGate gate;  // no fork while the id's root thread works (start_gate.h)
+  if (!gate.ok()) {
+    perror("braid-soak: pipe");
+    return 1;
+  }
   for (int rank = 0; rank < o.procs; ++rank) {
     int p[2];
     if (pipe(p) != 0) {
@@ -101,6 +107,7 @@ int runForked(const Options& o) {
       return 1;
     }
     if (pid == 0) {
+      gate.pass();
       close(p[0]);
       for (int fd : fds) close(fd);
       Tally tally;
@@ -119,6 +126,7 @@ int runForked(const Options& o) {
     pids.push_back(pid);
     fds.push_back(p[0]);
   }
+  gate.open();
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::seconds(static_cast<int64_t>(o.seconds) + kGraceSeconds);
   std::vector<std::string> texts(o.procs);

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "nccl.h"
+#include "support/multiprocess.h"
 
 namespace braid::testing {
 
@@ -84,10 +85,13 @@ inline std::string runHangScenario(const HangScenario& s, const std::string& dir
   if (memory == MAP_FAILED) return "";
   auto* shared = new (memory) Shared{};
   std::vector<pid_t> pids;
+  StartGate gate;  // multiprocess.h: no fork while the id's root thread works
+  EXPECT_TRUE(gate.ok());
   for (int rank = 0; rank < s.nranks; ++rank) {
     fflush(nullptr);
     const pid_t pid = fork();
     if (pid == 0) {
+      gate.pass();
       setenv("BRAID_FLIGHT_RECORDER", dir.c_str(), 1);
       if (s.beforeInit) s.beforeInit(rank);
       ncclComm_t comm = nullptr;
@@ -112,6 +116,7 @@ inline std::string runHangScenario(const HangScenario& s, const std::string& dir
     }
     pids.push_back(pid);
   }
+  gate.open();
   // The callers are in their extra call a moment after they said so: give them time to wait.
   const auto by = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (shared->inside.load() < s.nranks && std::chrono::steady_clock::now() < by) {

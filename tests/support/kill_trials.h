@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "nccl.h"
+#include "support/multiprocess.h"
 
 namespace braid::testing {
 
@@ -116,11 +117,14 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
   auto* reports = static_cast<RankReport*>(memory);
   memset(memory, 0, sizeof(RankReport) * n);
   std::vector<pid_t> pids;
+  StartGate gate;  // multiprocess.h: no fork while the id's root thread works
+  ASSERT_TRUE(gate.ok());
   for (int rank = 0; rank < n; ++rank) {
     fflush(nullptr);
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
+      gate.pass();
       RankReport& me = reports[rank];
       if (setup.beforeInit) setup.beforeInit(rank);
       ncclComm_t comm = nullptr;
@@ -148,6 +152,7 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
     }
     pids.push_back(pid);
   }
+  gate.open();
   // Everyone in the loop, then a random moment, then the kill.
   const auto readyBy = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   bool ready = false;

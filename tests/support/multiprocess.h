@@ -5,10 +5,11 @@
 // status into a failure of its own naming the rank. A child that does not
 // finish within the timeout is killed, so a hang becomes a failure.
 //
-// The children start their bodies together, once all are forked. The parent may already run
-// a thread (the root of a unique id it made), and that thread is at work only once ranks join:
-// forking while it allocates would hand the child a held allocator lock, which glibc resets in
-// the child but the ASan runtime of GCC 12 does not (the child then hangs; scripts/sanitize).
+// The children start their bodies together, once all are forked (StartGate). The parent may
+// already run a thread (the root of a unique id it made), and that thread is at work only once
+// ranks join: forking while it allocates would hand the child a held allocator lock, which
+// glibc resets in the child but the ASan runtime of GCC 12 does not (the child then hangs;
+// scripts/sanitize). Tests that fork ranks of their own use StartGate the same way.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -22,36 +23,27 @@
 #include <thread>
 #include <vector>
 
+#include "support/start_gate.h"
+
 namespace braid::testing {
 
 inline void runProcesses(int nranks, const std::function<void(int rank)>& body,
                          int timeoutSeconds = 120) {
-  // The start gate: each child reads until end of file, which comes once the parent has closed
-  // the write end after the last fork.
-  int gate[2];
-  ASSERT_EQ(pipe(gate), 0) << "pipe failed";
+  StartGate gate;
+  ASSERT_TRUE(gate.ok()) << "pipe failed";
   std::vector<pid_t> pids;
   for (int rank = 0; rank < nranks; ++rank) {
     fflush(nullptr);
     pid_t pid = fork();
-    if (pid < 0) {  // release the children forked so far
-      close(gate[0]);
-      close(gate[1]);
-    }
-    ASSERT_GE(pid, 0) << "fork failed";
+    ASSERT_GE(pid, 0) << "fork failed";  // the gate opens as it goes out of scope
     if (pid == 0) {
-      close(gate[1]);
-      char byte;
-      while (read(gate[0], &byte, 1) < 0 && errno == EINTR) {
-      }
-      close(gate[0]);
+      gate.pass();
       body(rank);
       _exit(::testing::Test::HasFailure() ? 1 : 0);
     }
     pids.push_back(pid);
   }
-  close(gate[0]);
-  close(gate[1]);
+  gate.open();
   auto start = std::chrono::steady_clock::now();
   std::vector<bool> done(pids.size(), false);
   size_t remaining = pids.size();
