@@ -76,6 +76,17 @@ typedef struct CUstream_st* cudaStream_t;
 #define BRAID_NCCL_DEPRECATED(message)
 #endif
 
+/** The enums below hold whatever int a caller passes: C allows any int in an enum object, C++
+ *  only the values of the enum's range (0..15 for ncclDataType_t), so a C++ library given 99
+ *  by a C caller would read it with undefined behaviour before it could refuse it. Under C++
+ *  the enums' type is int, which every value a C caller can pass fits; their size and the way
+ *  they are passed do not change. */
+#ifdef __cplusplus
+#define BRAID_NCCL_ENUM_BASE : int
+#else
+#define BRAID_NCCL_ENUM_BASE
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -103,7 +114,7 @@ typedef struct {
 /* ---- Results --------------------------------------------------------------------------------- */
 
 /** Outcome of every API call. */
-typedef enum {
+typedef enum BRAID_NCCL_ENUM_BASE {
   ncclSuccess = 0,            /**< The call did what it was asked. */
   ncclUnhandledCudaError = 1, /**< A CUDA call failed. */
   ncclSystemError = 2,        /**< A system call failed (memory, sockets, files, ...). */
@@ -225,11 +236,11 @@ typedef struct ncclSimInfo_v22200 {
 
 /** Helper that exists only so that sizeof can be applied to an enum of the same kind as
  *  ncclRedOp_t before ncclRedOp_t is complete; ncclMaxRedOp uses it. */
-typedef enum { ncclNumOps_dummy = 5 } ncclRedOp_dummy_t;
+typedef enum BRAID_NCCL_ENUM_BASE { ncclNumOps_dummy = 5 } ncclRedOp_dummy_t;
 
 /** Reduction operator. Values from ncclNumOps up are handles returned by
  *  ncclRedOpCreatePreMulSum and are valid only on the communicator that created them. */
-typedef enum {
+typedef enum BRAID_NCCL_ENUM_BASE {
   ncclSum = 0,    /**< Sum. */
   ncclProd = 1,   /**< Product. */
   ncclMax = 2,    /**< Maximum. */
@@ -242,7 +253,7 @@ typedef enum {
 } ncclRedOp_t;
 
 /** Element type of a buffer. Several names share a value for compatibility with old code. */
-typedef enum {
+typedef enum BRAID_NCCL_ENUM_BASE {
   ncclInt8 = 0,        /**< Signed 8-bit integer. */
   ncclChar = 0,        /**< Alias of ncclInt8. */
   ncclUint8 = 1,       /**< Unsigned 8-bit integer. */
@@ -264,7 +275,7 @@ typedef enum {
 } ncclDataType_t;
 
 /** Where the scalar given to ncclRedOpCreatePreMulSum lives, and so when it is read. */
-typedef enum {
+typedef enum BRAID_NCCL_ENUM_BASE {
   /** In device-accessible memory; read by each collective while it runs, so the value may be
    *  changed between collectives without creating a new operator. */
   ncclScalarDevice = 0,

@@ -29,6 +29,10 @@ BRAID_NCCL_API(ncclResult_t, ncclRedOpDestroy, ncclRedOp_t op, ncclComm_t comm) 
   auto c = braid::api::commFrom(comm);
   if (!c.ok()) return report(c.status().withContext("ncclRedOpDestroy"));
   int value = static_cast<int>(op);
+  if (value < 0) {
+    return report(
+        braid::invalidArgument("ncclRedOpDestroy: unknown reduction op " + std::to_string(value)));
+  }
   if (value < ncclNumOps) {
     return report(braid::invalidArgument("ncclRedOpDestroy: op " + std::to_string(value) +
                                          " is a built-in operator"));

@@ -254,6 +254,11 @@ TEST_F(CollectiveBadInput, DestroyedPreMulSumOpIsRefused) {
       {"destroyed twice",
        [=] { return ncclRedOpDestroy(op, c); },
        {"ncclRedOpDestroy", "op " + n, "not a live"}},
+      // A C caller may pass any int; below 0 is no handle, not a built-in operator.
+      {"negative",
+       [=] { return ncclRedOpDestroy(static_cast<ncclRedOp_t>(-1), c); },
+       {"ncclRedOpDestroy", "unknown reduction op -1"}},
+      {"built-in", [=] { return ncclRedOpDestroy(ncclSum, c); }, {"ncclRedOpDestroy", "built-in"}},
   });
 }
 
