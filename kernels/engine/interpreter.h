@@ -70,6 +70,14 @@ BRAID_HOST_DEVICE Fault checkSlice(uint32_t posted, size_t bytes, bool last, boo
   return {FaultCode::kSliceMismatch, peer, got, expect};
 }
 
+/// `base` moved on by `bytes`, or null for a null base: a buffer a call does not have (the
+/// output of a rank that only sends, say) is null, and moving null on is undefined behaviour
+/// in C++ even where nothing reads the result.
+template <typename T>
+BRAID_HOST_DEVICE T* byteOffset(T* base, size_t bytes) {
+  return base == nullptr ? nullptr : base + bytes;
+}
+
 /// Runs `n` instructions over the call's buffers. Returns at the first fault.
 template <typename Env>
 BRAID_HOST_DEVICE Fault runInstructions(Env& env, const Instruction* instrs, size_t n,
@@ -78,18 +86,18 @@ BRAID_HOST_DEVICE Fault runInstructions(Env& env, const Instruction* instrs, siz
   for (size_t i = 0; i < n; ++i) {
     const Instruction& ins = instrs[i];
     if (ins.count == 0) continue;  // both ends of the message skip it alike
-    char* out = output + ins.outOffset * elemBytes;
+    char* out = byteOffset(output, ins.outOffset * elemBytes);
     if (ins.kind == InstrKind::kFinish) {
       env.finish(out, ins.count);
       continue;
     }
-    const char* in = ins.fromOutput ? out : input + ins.inOffset * elemBytes;
+    const char* in = ins.fromOutput ? out : byteOffset(input, ins.inOffset * elemBytes);
     for (size_t done = 0; done < ins.count; done += sliceElems) {
       SliceIo s{};
       s.count = ins.count - done < sliceElems ? ins.count - done : sliceElems;
       s.bytes = s.count * elemBytes;
-      s.in = in + done * elemBytes;
-      s.out = out + done * elemBytes;
+      s.in = byteOffset(in, done * elemBytes);
+      s.out = byteOffset(out, done * elemBytes);
       const bool last = done + s.count == ins.count;
       const Fault f = env.acquire(ins, s, last);
       if (failed(f)) return f;
