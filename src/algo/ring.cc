@@ -34,11 +34,12 @@ void emitRound(std::vector<Step>& steps, const std::vector<int>& order, int pos,
                size_t roundElems) {
   const int n = static_cast<int>(order.size());
   const size_t chunk = (roundElems + n - 1) / n;
-  const auto [prev, next] = ringNeighboursAt(order, pos);
+  const RingNeighbours peers = ringNeighboursAt(order, pos);
   auto add = [&](StepOp op, int chunkIndex) {
     size_t begin = std::min(roundElems, static_cast<size_t>(chunkIndex) * chunk);
     size_t end = std::min(roundElems, begin + chunk);
-    steps.push_back(ringStep(op, prev, next, chunkIndex, base + begin, base + begin, end - begin));
+    steps.push_back(
+        ringStep(op, peers.prev, peers.next, chunkIndex, base + begin, base + begin, end - begin));
   };
   add(StepOp::kSend, pos);
   for (int j = 1; j <= n - 2; ++j) add(StepOp::kRecvReduceSend, ringMod(pos - j, n));
