@@ -11,8 +11,15 @@ BRAID_PACKAGES=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark
                 libopenmpi-dev openmpi-bin clang-format libhwloc-dev hwloc iproute2
                 libibverbs-dev libpugixml-dev)
 
-# clang and its libFuzzer (compiler-rt) for the fuzz targets (scripts/fuzz, tests/fuzz).
-BRAID_FUZZ_PACKAGES=(clang libclang-rt-14-dev)
+# clang 19 and its compiler-rt (libFuzzer and the sanitizers' runtimes) for the fuzz targets
+# (scripts/fuzz, tests/fuzz) and the sanitizer builds (scripts/sanitize). 19 rather than
+# Debian's default 14: its ASan locks its allocator across fork(), which the forking tests need
+# (docs/reliability.md, "Sanitizers").
+# llvm-19 for its llvm-symbolizer, which turns a report's addresses into file:line.
+BRAID_CLANG_PACKAGES=(clang-19 libclang-rt-19-dev llvm-19)
+BRAID_SYMBOLIZER=/usr/lib/llvm-19/bin/llvm-symbolizer
+BRAID_CC=clang-19
+BRAID_CXX=clang++-19
 
 # PyTorch 1.13 for braid_torch (python/) and its tests: Debian's, for /usr/bin/python3. Without
 # their recommendations (a desktop's worth of GTK and Qt), which the backend does not need.
@@ -40,7 +47,7 @@ braid_apt_install() {
 
 braid_install_deps() {
   braid_apt_install -- "${BRAID_PACKAGES[@]}"
-  braid_apt_install --no-install-recommends -- "${BRAID_FUZZ_PACKAGES[@]}"
+  braid_apt_install --no-install-recommends -- "${BRAID_CLANG_PACKAGES[@]}"
   braid_apt_install --no-install-recommends -- "${BRAID_TORCH_PACKAGES[@]}"
 }
 
