@@ -28,15 +28,12 @@ BRAID_NCCL_API(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t* op, void* sc
 BRAID_NCCL_API(ncclResult_t, ncclRedOpDestroy, ncclRedOp_t op, ncclComm_t comm) {
   auto c = braid::api::commFrom(comm);
   if (!c.ok()) return report(c.status().withContext("ncclRedOpDestroy"));
+  auto parsed = braid::api::redOpFrom(op);  // refuses what is no operator (-1, say)
+  if (!parsed.ok()) return report(parsed.status().withContext("ncclRedOpDestroy"));
   int value = static_cast<int>(op);
-  if (value < 0) {
-    return report(
-        braid::invalidArgument("ncclRedOpDestroy: unknown reduction op " + std::to_string(value)));
-  }
   if (value < ncclNumOps) {
     return report(braid::invalidArgument("ncclRedOpDestroy: op " + std::to_string(value) +
                                          " is a built-in operator"));
   }
-  return report(
-      c.value()->destroyOp(braid::api::userOpFrom(value)).withContext("ncclRedOpDestroy"));
+  return report(c.value()->destroyOp(parsed.value()).withContext("ncclRedOpDestroy"));
 }
