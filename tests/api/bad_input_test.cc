@@ -477,11 +477,9 @@ TEST_F(BadInputOneRank, AllReduceRejectsUnknownDatatype) {
   std::vector<double> recv(4, 0.0);
   for (int type : {99, -1, static_cast<int>(ncclNumTypes)}) {
     SCOPED_TRACE("datatype " + std::to_string(type));
-    // Made at the call, as a C caller passes any int: a C++ object of enum type holding a value
-    // outside the enum's range would be undefined behaviour in the test itself (UBSan says so).
-    EXPECT_TRUE(failsWith(
-        [&] { return allReduce(send.data(), recv.data(), 4, static_cast<ncclDataType_t>(type)); },
-        ncclInvalidArgument, {"datatype", std::to_string(type)}, comm_));
+    auto bad = static_cast<ncclDataType_t>(type);
+    EXPECT_TRUE(failsWith([&] { return allReduce(send.data(), recv.data(), 4, bad); },
+                          ncclInvalidArgument, {"datatype", std::to_string(type)}, comm_));
   }
   EXPECT_EQ(recv, std::vector<double>(4, 0.0));
 }
@@ -492,11 +490,9 @@ TEST_F(BadInputOneRank, AllReduceRejectsUnknownOp) {
   // ncclNumOps is the first handle ncclRedOpCreatePreMulSum would give out; none was made here.
   for (int op : {42, -1, static_cast<int>(ncclNumOps), static_cast<int>(ncclMaxRedOp)}) {
     SCOPED_TRACE("op " + std::to_string(op));
-    EXPECT_TRUE(failsWith(
-        [&] {
-          return allReduce(send.data(), recv.data(), 4, ncclFloat32, static_cast<ncclRedOp_t>(op));
-        },
-        ncclInvalidArgument, {"op", std::to_string(op)}, comm_));
+    auto bad = static_cast<ncclRedOp_t>(op);
+    EXPECT_TRUE(failsWith([&] { return allReduce(send.data(), recv.data(), 4, ncclFloat32, bad); },
+                          ncclInvalidArgument, {"op", std::to_string(op)}, comm_));
   }
   EXPECT_EQ(recv, std::vector<float>(4, 0.0f));
 }

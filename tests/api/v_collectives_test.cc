@@ -449,19 +449,17 @@ TEST_F(VCollectivesBadInput, UnknownDatatypeAndOperatorAreNamed) {
   std::vector<int32_t> buf(16);
   const size_t counts[] = {4};
   const size_t displs[] = {0};
-  // 42 is made at each call, as a C caller passes it: a C++ object of ncclDataType_t holding
-  // it (outside the enum's range) would be undefined behaviour in the test itself.
-  const int badType = 42;
+  const auto badType = static_cast<ncclDataType_t>(42);
   EXPECT_TRUE(failsWith(
       [&] {
-        return braidAllGatherV(buf.data(), 4, buf.data() + 8, counts, displs,
-                               static_cast<ncclDataType_t>(badType), comm_, nullptr);
+        return braidAllGatherV(buf.data(), 4, buf.data() + 8, counts, displs, badType, comm_,
+                               nullptr);
       },
       ncclInvalidArgument, {"unknown datatype 42"}));
   EXPECT_TRUE(failsWith(
       [&] {
-        return braidAlltoAllV(buf.data(), counts, displs, buf.data() + 8, counts, displs,
-                              static_cast<ncclDataType_t>(badType), comm_, nullptr);
+        return braidAlltoAllV(buf.data(), counts, displs, buf.data() + 8, counts, displs, badType,
+                              comm_, nullptr);
       },
       ncclInvalidArgument, {"unknown datatype 42"}));
   EXPECT_TRUE(failsWith(

@@ -5,11 +5,8 @@
 // status into a failure of its own naming the rank. A child that does not
 // finish within the timeout is killed, so a hang becomes a failure.
 //
-// The children start their bodies together, once all are forked (StartGate). The parent may
-// already run a thread (the root of a unique id it made), and that thread is at work only once
-// ranks join: forking while it allocates would hand the child a held allocator lock, which
-// glibc resets in the child but the ASan runtime of GCC 12 does not (the child then hangs;
-// scripts/sanitize). Tests that fork ranks of their own use StartGate the same way.
+// The children start their bodies together, once all are forked (start_gate.h says why);
+// tests that fork ranks of their own use StartGate the same way.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -17,7 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <functional>
 #include <thread>

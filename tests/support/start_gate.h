@@ -2,9 +2,11 @@
 //
 // A parent that forks ranks may already run a thread: the root of the unique id it made,
 // which is at work once ranks join it. Forking while that thread allocates hands the child a
-// held allocator lock, which glibc resets in the child but the ASan runtime of GCC 12 does not
-// (the child then hangs; scripts/sanitize). So the children wait at the gate until the parent
-// has forked the last of them, and the root thread is idle through every fork.
+// held allocator lock, which glibc resets in the child but the ASan runtime of GCC 12 and
+// clang 14 does not (the child then hangs). So the children wait at the gate until the parent
+// has forked the last of them, and no rank has yet set the root to work during a fork. That
+// narrows the window without closing it (the root thread also allocates as it starts and
+// ends); scripts/sanitize uses clang 19, whose runtime takes its locks across fork().
 #pragma once
 
 #include <unistd.h>
