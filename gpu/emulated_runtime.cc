@@ -23,6 +23,7 @@
 #include "gpu/emulated_memory.h"
 #include "gpu/emulated_stream.h"
 #include "gpu/runtime.h"
+#include "util/dma_copy.h"
 
 namespace braid::gpu {
 namespace {
@@ -91,15 +92,17 @@ class EmulatedRuntime final : public Runtime {
   Status copy(void* dst, const void* src, size_t bytes, Stream stream) override {
     if (bytes == 0) return Status::success();
     BRAID_ASSIGN_OR_RETURN(EmulatedStream * s, streamOf(stream));
+    // The copy engine's accesses are dmaCopy's: a copy may read words peers keep storing (the
+    // one-shot's acks) or write a flag a kernel polls, as on a real GPU.
     if (memory_.pointerInfo(dst).kind == MemoryKind::kHost) {
-      s->enqueue([=] { memcpy(dst, src, bytes); });
+      s->enqueue([=] { dmaCopy(dst, src, bytes); });
       s->synchronize();
     } else if (memory_.pointerInfo(src).kind == MemoryKind::kHost) {
       auto staged = std::make_shared<std::vector<unsigned char>>(
           static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(src) + bytes);
-      s->enqueue([=] { memcpy(dst, staged->data(), bytes); });
+      s->enqueue([=] { dmaCopy(dst, staged->data(), bytes); });
     } else {
-      s->enqueue([=] { memcpy(dst, src, bytes); });
+      s->enqueue([=] { dmaCopy(dst, src, bytes); });
     }
     return Status::success();
   }

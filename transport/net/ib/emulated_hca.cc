@@ -11,6 +11,7 @@
 #include "transport/net/ib/emulated_hca_wire.h"
 #include "transport/net/ib/emulated_qp.h"
 #include "transport/net/ib/emulated_responder.h"
+#include "util/dma_copy.h"
 #include "util/log.h"
 
 namespace braid::transport::ib::emulated {
@@ -220,7 +221,8 @@ const char* Hca::writeRemote(const ProtectionDomain* pd, uint32_t rkey, uint64_t
   std::shared_lock<std::shared_mutex> lock(mrMu_);
   const char* violation = checkRemoteWriteLocked(pd, rkey, addr, length);
   if (violation == nullptr && length > 0) {
-    memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(addr)), data, length);
+    // dmaCopy: the memory's owner may poll a word of it (a credit, a flag) as the bytes land.
+    dmaCopy(reinterpret_cast<void*>(static_cast<uintptr_t>(addr)), data, length);
   }
   return violation;
 }
@@ -238,7 +240,8 @@ const char* Hca::readLocal(const ProtectionDomain* pd, const ibv_sge* sges, size
     if (!inside(sge.addr, sge.length, mr->addr, mr->length)) {
       return "an SGE lies outside its memory region";
     }
-    memcpy(out, reinterpret_cast<const void*>(static_cast<uintptr_t>(sge.addr)), sge.length);
+    // dmaCopy: the memory's owner may still update a word of it (a credit) as the NIC reads.
+    dmaCopy(out, reinterpret_cast<const void*>(static_cast<uintptr_t>(sge.addr)), sge.length);
     out += sge.length;
   }
   return nullptr;
