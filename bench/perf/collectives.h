@@ -85,7 +85,8 @@ struct CollectiveSpec {
   /// prints N/A in the in-place #wrong column of the others.
   bool checkInPlace;
   /// Whether there is an in-place form to run at all: braidAlltoAllV refuses
-  /// overlapping buffers, so its in-place cells read N/A throughout.
+  /// overlapping buffers, and alltoall and sendrecv in place race (their sends
+  /// read what their receives write), so their in-place cells read N/A.
   bool runsInPlace;
   Geometry (*geometry)(size_t count, size_t elemSize, int nranks);
   /// Rank `rank`'s part of the row's geometry.

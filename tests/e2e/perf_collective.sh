@@ -4,10 +4,10 @@
 # only) and root (-r, rooted collectives only), "all" and -r -1 expanding as nccl-tests expands
 # them, in nccl-tests' order (types, then operators, then roots). Each section has one row per size
 # of the sweep with the size, count, type, redop and root columns nccl-tests prints, and #wrong 0 in
-# both columns: N/A in place for alltoall and sendrecv, which nccl-tests does not check in place.
-# braid's variable-count collectives (all_gatherv, reduce_scatterv, alltoallv) print the rows of
-# their uniform twins (size: the total; count: the mean block); alltoallv has no in-place form, so
-# its in-place cells all read N/A.
+# both columns: N/A in place for alltoall and sendrecv, which braid-perf does not run in place
+# (their sends would read what their receives write). braid's variable-count collectives
+# (all_gatherv, reduce_scatterv, alltoallv) print the rows of their uniform twins (size: the total;
+# count: the mean block); alltoallv has no in-place form either, so its in-place cells read N/A.
 #
 # usage: perf_collective.sh BRAID_PERF COLLECTIVE NRANKS MINBYTES MAXBYTES FACTOR [flags...]
 # (sizes in plain bytes; -d, -o and -r are read from the flags, with braid-perf's defaults)
