@@ -9,6 +9,13 @@
 //     dereferences the missing bitmap.
 //   - a bitmap attribute whose text hwloc's own parser refuses
 //     (complete_cpuset="0x%0000003"): hwloc keeps NULL for it and crashes the same way.
+//   - a cpuset= outside its complete_cpuset= (or a nodeset= outside its
+//     complete_nodeset=): on a root <object> with no children, cpuset="0x3"
+//     complete_cpuset="0x4" nodeset="0x1" complete_nodeset="0x1" makes
+//     hwloc_topology_load dereference NULL. hwloc documents that a complete set
+//     holds its set, and its XML import says it does not check.
+// parseTopology then gives hwloc the text pugixml read (XmlDocument::canonicalText),
+// not the file, so that what was checked is what hwloc reads.
 #pragma once
 
 #include "braid/status.h"

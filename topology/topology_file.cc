@@ -23,7 +23,7 @@ Result<Graph> parseTopology(const std::string& text, const std::string& sourceNa
   if (name == "system") return graphFromNcclXml(*document);
   if (name == "topology") {
     BRAID_TRY(checkHwlocXml(*document));
-    auto graph = parseHwlocXml(text);
+    auto graph = parseHwlocXml(document->canonicalText());
     if (!graph.ok()) return graph.status().withContext(sourceName);
     return graph;
   }

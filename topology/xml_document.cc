@@ -199,6 +199,17 @@ Status XmlDocument::parseError(std::string_view text, const pugi::xml_parse_resu
   }
 }
 
+std::string XmlDocument::canonicalText() const {
+  struct StringWriter : pugi::xml_writer {
+    void write(const void* data, size_t size) override {
+      text.append(static_cast<const char*>(data), size);
+    }
+    std::string text;
+  } writer;
+  document_.save(writer, "", pugi::format_raw, pugi::encoding_utf8);
+  return writer.text;
+}
+
 // Iterative, as the tree may be as deep as the input allows.
 Status XmlDocument::checkStructure() const {
   const pugi::xml_node document = document_;

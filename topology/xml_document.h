@@ -54,6 +54,12 @@ class XmlDocument {
   int lineOf(const pugi::xml_node& node) const;
   /// kInvalidArgument "<source>:<line of node>: <message>".
   Status error(const pugi::xml_node& node, const std::string& message) const;
+  /// The document as pugixml read it, written out again: UTF-8 under a declaration that names
+  /// no encoding, without DOCTYPE, comments or processing instructions. Another parser given a
+  /// file braid has checked reads this, not the file: two parsers read a hostile file two ways
+  /// (an encoding= pugixml ignores, a DOCTYPE), and checks made on pugixml's tree hold only
+  /// for what pugixml read.
+  std::string canonicalText() const;
 
  private:
   XmlDocument(std::string_view text, std::string sourceName);

@@ -8,8 +8,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "topology/braid_xml.h"
@@ -242,10 +240,7 @@ TEST(TopologyFileXml, NestingKeepsThePciBandwidthBesideAnotherLink) {
 // Found by topology_file_fuzz: hwloc 2.9 dereferences a missing bitmap (a crash of the process
 // that loaded braid) when an <object> has a cpuset or nodeset without its complete_ twin.
 TEST(TopologyFileXml, HwlocFilesHwlocCannotTakeAreRefused) {
-  std::ifstream file(testing::fixturePath(testing::kBuildMachineHwloc));
-  std::stringstream whole;
-  whole << file.rdbuf();
-  const std::string lstopo = whole.str();
+  const std::string lstopo = testing::readFixtureText(testing::kBuildMachineHwloc);
   for (const char* attribute : {" complete_nodeset=\"", " complete_cpuset=\""}) {
     const size_t numa = lstopo.find("type=\"NUMANode\"");
     ASSERT_NE(numa, std::string::npos);
@@ -266,10 +261,7 @@ TEST(TopologyFileXml, HwlocFilesHwlocCannotTakeAreRefused) {
 // Found by topology_file_fuzz: a bitmap attribute whose text hwloc's own parser refuses is kept
 // as a NULL bitmap, which hwloc 2.9 dereferences in the same way.
 TEST(TopologyFileXml, HwlocBitmapsHwlocCannotParseAreRefused) {
-  std::ifstream file(testing::fixturePath(testing::kBuildMachineHwloc));
-  std::stringstream whole;
-  whole << file.rdbuf();
-  const std::string lstopo = whole.str();
+  const std::string lstopo = testing::readFixtureText(testing::kBuildMachineHwloc);
   for (const char* attribute : {"complete_cpuset=\"", "nodeset=\"", "allowed_cpuset=\""}) {
     const size_t at = lstopo.find(attribute);
     ASSERT_NE(at, std::string::npos) << attribute;
@@ -283,6 +275,66 @@ TEST(TopologyFileXml, HwlocBitmapsHwlocCannotParseAreRefused) {
   }
   // The file as lstopo wrote it still reads.
   EXPECT_TRUE(parseTopology(lstopo, "lstopo.xml").ok());
+}
+
+// Found by topology_file_fuzz: a cpuset outside its complete_cpuset (here on a root with no
+// children) makes hwloc 2.9 dereference NULL. Refused, naming the set and the line.
+TEST(TopologyFileXml, HwlocSetsOutsideTheirCompleteSetsAreRefused) {
+  const std::string root =
+      "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n"
+      "<object type=\"Machine\" cpuset=\"0x3\" complete_cpuset=\"0x4\" nodeset=\"0x1\" "
+      "complete_nodeset=\"0x1\"/>\n</topology>\n";
+  auto graph = parseTopology(root, "root.xml");
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.status().message(),
+            "root.xml:3: <object type=\"Machine\"> has cpuset=\"0x3\" outside its "
+            "complete_cpuset=\"0x4\"");
+
+  const std::string lstopo = testing::readFixtureText(testing::kBuildMachineHwloc);
+  for (const char* attribute : {" complete_cpuset=\"", " complete_nodeset=\""}) {
+    const size_t package = lstopo.find("type=\"Package\"");
+    ASSERT_NE(package, std::string::npos);
+    std::string text = lstopo;
+    const size_t at = text.find(attribute, package) + strlen(attribute);
+    text.replace(at, text.find('"', at) - at, "0x0");
+    graph = parseTopology(text, "lstopo.xml");
+    ASSERT_FALSE(graph.ok()) << attribute;
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + at, '\n'));
+    EXPECT_EQ(graph.status().message().rfind(
+                  "lstopo.xml:" + std::to_string(line) + ": <object type=\"Package\"> has ", 0),
+              0u)
+        << graph.status().message();
+    EXPECT_NE(graph.status().message().find(std::string("outside its") + attribute + "0x0\""),
+              std::string::npos)
+        << graph.status().message();
+  }
+}
+
+// hwloc reads the text pugixml read, not the file. Found by topology_file_fuzz: an
+// encoding="UTF-4" that pugixml reads past made hwloc's libxml2 refuse the file and leak its
+// error; hwloc and the guard must also never read one file two ways. The declaration, the
+// DOCTYPE and comments do not change the topology read.
+TEST(TopologyFileXml, HwlocReadsTheTextTheGuardChecked) {
+  const std::string lstopo = testing::readFixtureText(testing::kBuildMachineHwloc);
+  auto plain = parseTopology(lstopo, "lstopo.xml");
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  const std::string expected = writeBraidXml(plain.value());
+
+  std::string text = lstopo;
+  const size_t encoding = text.find("encoding=\"UTF-8\"");
+  ASSERT_NE(encoding, std::string::npos);
+  text.replace(encoding, strlen("encoding=\"UTF-8\""), "encoding=\"UTF-4\"");
+  text.insert(text.find("<topology"), "<!-- written by hand --><?braid pi?>");
+  auto odd = parseTopology(text, "odd.xml");
+  ASSERT_TRUE(odd.ok()) << odd.status().message();
+  EXPECT_EQ(writeBraidXml(odd.value()), expected);
+
+  auto document = XmlDocument::parse(text, "odd.xml");
+  ASSERT_TRUE(document.ok());
+  const std::string canonical = document.value()->canonicalText();
+  EXPECT_EQ(canonical.rfind("<?xml version=\"1.0\"?><topology", 0), 0u) << canonical.substr(0, 80);
+  EXPECT_EQ(canonical.find("UTF-4"), std::string::npos);
+  EXPECT_EQ(canonical.find("written by hand"), std::string::npos);
 }
 
 // NCCL's format: a chain of bridges 400 deep, each with 40 bridges that lead

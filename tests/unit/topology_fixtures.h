@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "topology/graph.h"
@@ -17,6 +19,14 @@ namespace braid::topology::testing {
 inline std::string fixturePath(const std::string& name) {
   const std::string here = __FILE__;
   return here.substr(0, here.rfind("/unit/")) + "/data/topologies/" + name;
+}
+
+/// The text of fixture `name` ("" when it cannot be read: the test's own checks then fail).
+inline std::string readFixtureText(const std::string& name) {
+  std::ifstream file(fixturePath(name), std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
 }
 
 /// The graph of fixture `name`; fails the test (and returns an empty graph)
