@@ -14,6 +14,10 @@
 //     complete_cpuset="0x4" nodeset="0x1" complete_nodeset="0x1" makes
 //     hwloc_topology_load dereference NULL. hwloc documents that a complete set
 //     holds its set, and its XML import says it does not check.
+//   - a bitmap that starts with a comma (cpuset=",x00000001"): hwloc_bitmap_sscanf
+//     counts fields from the second character and aborts on assert(count > 0).
+//     Every bitmap attribute (of <object>, <cpukind>, <memattr_value>) must now
+//     have the form hwloc writes before hwloc's parser sees it.
 // parseTopology then gives hwloc the text pugixml read (XmlDocument::canonicalText),
 // not the file, so that what was checked is what hwloc reads.
 #pragma once
@@ -23,7 +27,7 @@
 
 namespace braid::topology {
 
-/// kInvalidArgument naming the line of the first <object> of `document`
+/// kInvalidArgument naming the line of the first element of `document`
 /// (hwloc's <topology>) that hwloc could not take.
 Status checkHwlocXml(const XmlDocument& document);
 

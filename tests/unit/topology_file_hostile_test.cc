@@ -277,6 +277,44 @@ TEST(TopologyFileXml, HwlocBitmapsHwlocCannotParseAreRefused) {
   EXPECT_TRUE(parseTopology(lstopo, "lstopo.xml").ok());
 }
 
+// Found by CI's topology_file_fuzz: hwloc 2.9's bitmap parser aborts on an assertion for a bitmap
+// that starts with a comma, so a bitmap must have the form hwloc writes before hwloc parses it,
+// on whichever element hwloc reads bitmaps from.
+TEST(TopologyFileXml, BitmapsNotInHwlocsFormAreRefusedBeforeHwlocParsesThem) {
+  const std::string lstopo = testing::readFixtureText(testing::kBuildMachineHwloc);
+  for (const char* bad : {",x00000001", ",0x1", "0x", "", "0x123456789", "0x1,,0x2", "0x1,", " 0x1",
+                          "+1", "0xf...f0x1", "0xg"}) {
+    std::string text = lstopo;
+    const size_t at = text.find(" cpuset=\"") + strlen(" cpuset=\"");
+    text.replace(at, text.find('"', at) - at, bad);
+    auto graph = parseTopology(text, "lstopo.xml");
+    ASSERT_FALSE(graph.ok()) << bad;
+    EXPECT_NE(
+        graph.status().message().find(std::string("cpuset=\"") + bad + "\", which is not a bitmap"),
+        std::string::npos)
+        << graph.status().message();
+  }
+  for (const char* element : {"<cpukind cpuset=\",x1\"/>",
+                              "<memattr name=\"Bandwidth\" flags=\"5\"><memattr_value "
+                              "target_obj_gp_index=\"2\" target_obj_type=\"NUMANode\" "
+                              "value=\"1\" initiator_cpuset=\",x1\"/></memattr>"}) {
+    std::string text = lstopo;
+    text.insert(text.rfind("</topology>"), element);
+    auto graph = parseTopology(text, "lstopo.xml");
+    ASSERT_FALSE(graph.ok()) << element;
+    EXPECT_NE(graph.status().message().find("=\",x1\", which is not a bitmap"), std::string::npos)
+        << graph.status().message();
+  }
+  // The forms hwloc writes read: every bit, every bit above a field, fields without 0x.
+  for (const char* good : {"0xf...f", "0xf...f,0x00000003", "0x00000000,0x00000003", "3"}) {
+    std::string text = lstopo;
+    const size_t at = text.find(" allowed_cpuset=\"") + strlen(" allowed_cpuset=\"");
+    text.replace(at, text.find('"', at) - at, good);
+    auto graph = parseTopology(text, "lstopo.xml");
+    EXPECT_TRUE(graph.ok()) << good << ": " << graph.status().message();
+  }
+}
+
 // Found by topology_file_fuzz: a cpuset outside its complete_cpuset (here on a root with no
 // children) makes hwloc 2.9 dereference NULL. Refused, naming the set and the line.
 TEST(TopologyFileXml, HwlocSetsOutsideTheirCompleteSetsAreRefused) {
