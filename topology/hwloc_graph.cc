@@ -3,7 +3,9 @@
 #include <hwloc.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "topology/pci_bus_id.h"
@@ -26,9 +28,23 @@ std::string bitmapList(hwloc_const_bitmap_t bitmap) {
   return owned.get();
 }
 
+/// The value hwloc stored in an enum field of an object's attributes. hwloc's XML import copies
+/// a file's number into such a field unchecked (bridge_type="5-1", osdev_type="9"), and loading
+/// a value outside the enum's range through the enum type is undefined behaviour in C++ (found
+/// by topology_file_fuzz under UBSan); its bytes read as an int are not.
+template <typename Enum>
+int storedValue(const Enum& field) {
+  static_assert(std::is_enum_v<Enum> && sizeof(Enum) == sizeof(int));
+  int value = 0;
+  memcpy(&value, &field, sizeof(value));
+  return value;
+}
+
+int osDeviceType(hwloc_obj_t obj) { return storedValue(obj->attr->osdev.type); }
+
 bool isNetworkOsDevice(hwloc_obj_t obj) {
-  return obj->type == HWLOC_OBJ_OS_DEVICE && (obj->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK ||
-                                              obj->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS);
+  return obj->type == HWLOC_OBJ_OS_DEVICE && (osDeviceType(obj) == HWLOC_OBJ_OSDEV_NETWORK ||
+                                              osDeviceType(obj) == HWLOC_OBJ_OSDEV_OPENFABRICS);
 }
 
 bool hasNetworkOsDevice(hwloc_obj_t pci) {
@@ -217,7 +233,7 @@ class Converter {
     }
     int below = parent;
     int depth = bridgeDepth;
-    if (obj->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI) {
+    if (storedValue(obj->attr->bridge.upstream_type) == HWLOC_OBJ_BRIDGE_PCI) {
       depth = bridgeDepth + 1;
       if (depth % 2 == 0) below = addSwitch(obj, parent);
     }
@@ -297,7 +313,7 @@ class Converter {
   void addNics(hwloc_obj_t osdev, const PciIdentity& pci, int parent, double bandwidth) {
     const std::string name = osdev->name ? osdev->name : "";
     if (name.empty()) return;
-    if (osdev->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK) {
+    if (osDeviceType(osdev) == HWLOC_OBJ_OSDEV_NETWORK) {
       Node nic = nicNode(name, pci, false);
       for (const NetInterface& known : facts_.netInterfaces) {
         if (known.name != name) continue;

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "topology/braid_xml.h"
 #include "topology/nccl_xml.h"
@@ -313,6 +315,34 @@ TEST(TopologyFileXml, BitmapsNotInHwlocsFormAreRefusedBeforeHwlocParsesThem) {
     auto graph = parseTopology(text, "lstopo.xml");
     EXPECT_TRUE(graph.ok()) << good << ": " << graph.status().message();
   }
+}
+
+// Found by topology_file_fuzz under UBSan: hwloc copies a file's bridge_type and osdev_type numbers
+// into enum fields unchecked, and braid loaded them through the enum type, which is undefined
+// behaviour for a value outside the enum (the ASan+UBSan suite runs this test). A bridge of an
+// unknown upstream kind is no PCIe switch, an OS device of an unknown kind no network interface.
+TEST(TopologyFileXml, HwlocEnumNumbersOutsideTheirEnumsAreReadSafely) {
+  const std::string lstopo = testing::readFixtureText(testing::kBuildMachineHwloc);
+  auto plain = parseTopology(lstopo, "lstopo.xml");
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  const std::vector<int> nics = plain.value().nodesOfType(NodeType::kNic);
+  ASSERT_EQ(nics.size(), 1u);
+  EXPECT_EQ(plain.value().node(nics[0]).name, "eth0");
+
+  std::string text = lstopo;
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"bridge_type=\"0-1\"", "bridge_type=\"5-1\""},
+        {"osdev_type=\"2\"", "osdev_type=\"9\""}}) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  }
+  auto odd = parseTopology(text, "lstopo.xml");
+  ASSERT_TRUE(odd.ok()) << odd.status().message();
+  // eth0's PCI device is still a NIC, named by its bus id as when hwloc shows no interface.
+  const std::vector<int> found = odd.value().nodesOfType(NodeType::kNic);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(odd.value().node(found[0]).name, "nic@0000:00:03.0");
 }
 
 // Found by topology_file_fuzz: a cpuset outside its complete_cpuset (here on a root with no
