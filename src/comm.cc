@@ -15,6 +15,7 @@
 #include "topology/host_id.h"
 #include "transport/shm/shm_fifo.h"
 #include "util/log.h"
+#include "util/test_fault.h"
 
 namespace braid {
 namespace {
@@ -116,6 +117,15 @@ Result<int> chooseDevice(const CommOptions& options, const Config& config) {
   return rt.currentDevice();
 }
 
+// What a new communicator does once its watch runs: the steps whose failure a lost peer explains.
+Status finishCreate(Comm::Impl& impl) {
+  BRAID_TRY(impl.startFlightRecorder());
+  BRAID_TRY(impl.loadTopology().withContext("topology"));
+  BRAID_TRY(exchangePeerInfo(impl));
+  BRAID_TRY(impl.planTopology().withContext("topology"));
+  return impl.connectRing().withContext("connecting the ring");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int rank,
@@ -145,12 +155,11 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
   BRAID_ASSIGN_OR_RETURN(
       impl->bootstrap,
       bootstrap::Bootstrap::create(id, rank, nranks, impl->config.timeoutMs, impl->stop.get()));
+  test_fault::reached("bootstrap.joined");
   BRAID_TRY(impl->startWatch().withContext("watching the peers"));
-  BRAID_TRY(impl->startFlightRecorder());
-  BRAID_TRY(impl->loadTopology().withContext("topology"));
-  BRAID_TRY(exchangePeerInfo(*impl));
-  BRAID_TRY(impl->planTopology().withContext("topology"));
-  BRAID_TRY(impl->connectRing().withContext("connecting the ring"));
+  test_fault::reached("watch.started");
+  // From here on the watch sees a peer that dies: a step that fails because of it says so.
+  BRAID_TRY(impl->explainFailure(finishCreate(*impl)));
   return std::unique_ptr<Comm>(new Comm(std::move(impl)));
 }
 

@@ -295,18 +295,26 @@ Status Comm::Impl::runCollectiveRecorded(const CollCall& call) {
     planFlight(choice, nullptr);
     s = deterministicRingAllReduce(call, op, choice.protocol);
   } else {
-    BRAID_ASSIGN_OR_RETURN(const CachedSchedule* cached, scheduleFor(call, choice));
-    planFlight(choice, &cached->program);
-    void* output = call.output;
-    // A tree reduce keeps partial results in the output of inner nodes; a
-    // non-root's own output must stay untouched, so it gets scratch.
-    if (call.collective == Collective::kReduce && rank != call.root &&
-        choice.algorithm == algo::Algorithm::kTree) {
-      scratch.resize(std::max(scratch.size(), call.count * elemBytes));
-      output = scratch.data();
+    // The first call of a shape connects its FIFOs (lazily, comm_links.cc): a peer that dies
+    // while they are made or greeted fails it here, and that failure is explained as the
+    // executor's are, naming the lost rank rather than the socket that closed.
+    Result<const CachedSchedule*> cached = scheduleFor(call, choice);
+    if (cached.ok()) {
+      planFlight(choice, &cached.value()->program);
+      void* output = call.output;
+      // A tree reduce keeps partial results in the output of inner nodes; a
+      // non-root's own output must stay untouched, so it gets scratch.
+      if (call.collective == Collective::kReduce && rank != call.root &&
+          choice.algorithm == algo::Algorithm::kTree) {
+        scratch.resize(std::max(scratch.size(), call.count * elemBytes));
+        output = scratch.data();
+      }
+      exec::HostCall hostCall{call.input, output, elemBytes, op, trace.get(), flight->hostWaits()};
+      s = exec::runOnHost(cached.value()->program, hostCall, cached.value()->connections,
+                          waitContext());
+    } else {
+      s = cached.status().withContext("connecting the collective's FIFOs");
     }
-    exec::HostCall hostCall{call.input, output, elemBytes, op, trace.get(), flight->hostWaits()};
-    s = exec::runOnHost(cached->program, hostCall, cached->connections, waitContext());
   }
   if (trace) traceCall(*trace, call, choice, nchannels, traceStart);
   if (!s.ok()) {

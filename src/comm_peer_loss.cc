@@ -48,7 +48,8 @@ Status Comm::Impl::lossStatus(const watch::Loss& loss) const {
   std::string who = "rank " + std::to_string(loss.rank);
   if (loss.rank == rank) {
     who = "this rank (" + std::to_string(rank) + ") was given up by its peers";
-  } else if (loss.rank < static_cast<int>(peers.size())) {
+  } else if (loss.rank < static_cast<int>(peers.size()) && peers[loss.rank].pid != 0) {
+    // The pid is known once the peers exchanged their details; a rank lost before has none.
     who += " (pid " + std::to_string(peers[loss.rank].pid) + ")";
   }
   return remoteError(who + " is lost: " + loss.describe() +
@@ -61,7 +62,11 @@ Status Comm::Impl::explainFailure(const Status& s) const {
   std::optional<watch::Loss> loss;
   if (watch) {
     loss = watch->firstLoss();
-    if (!loss && s.code() == ErrorCode::kRemoteError && !aborted.load()) {
+    // A peer's death reaches a transport as a remote error (a greeting or a read that met
+    // end of file) or a system one (a reset connection, a refused connect).
+    const bool peerShaped =
+        s.code() == ErrorCode::kRemoteError || s.code() == ErrorCode::kSystemError;
+    if (!loss && peerShaped && !aborted.load()) {
       loss = watch->awaitLoss(kLossGraceMs);
     }
   }

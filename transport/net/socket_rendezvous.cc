@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "util/log.h"
+#include "util/test_fault.h"
 
 namespace braid::transport::net {
 
@@ -71,12 +72,14 @@ Result<Socket> SocketRendezvous::connect(const sockaddr_storage& to, const Greet
     return connected.status().withContext("socket transport: connecting to rank " +
                                           std::to_string(greeting.receiver) + " at " + where);
   }
+  test_fault::reached("greeting.before");
   IoResult io = braid::net::sendProvenGreeting(connected.value(), proof_, &greeting,
                                                sizeof(greeting), deadline);
   if (!io.ok()) {
     return remoteError("socket transport: greeting rank " + std::to_string(greeting.receiver) +
                        " at " + where + ": " + io.describe());
   }
+  test_fault::reached("greeting.sent");
   return std::move(connected).value();
 }
 
@@ -87,6 +90,7 @@ Result<Socket> SocketRendezvous::accept(const Greeting& greeting, const Deadline
     if (auto found = connections_.find(greeting); found != connections_.end()) {
       Socket socket = std::move(found->second);
       connections_.erase(found);
+      test_fault::reached("greeting.taken");
       return socket;
     }
     if (deadline.expired() || (stop != nullptr && stop->load())) {
@@ -105,6 +109,7 @@ std::optional<Socket> SocketRendezvous::tryAccept(const Greeting& greeting) {
   if (found == connections_.end()) return std::nullopt;
   Socket socket = std::move(found->second);
   connections_.erase(found);
+  test_fault::reached("greeting.taken");
   return socket;
 }
 
