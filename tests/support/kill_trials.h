@@ -1,12 +1,15 @@
 // Killing a rank of a running job and checking what the survivors see (issue 14's first point).
 //
 // One trial forks nranks processes that make a communicator and then run collectives in a loop
-// until a call fails. Once every rank is in the loop, the test waits a random moment, picks a
-// random rank and kills it with SIGKILL. Every survivor must then return ncclRemoteError, with
-// an error text that names the killed rank, well before BRAID_TIMEOUT_MS (left at its default of
-// 10 minutes): a survivor still running after kHangSeconds is a hang. The survivors write what
-// they saw, and when (CLOCK_MONOTONIC, which all processes share), into shared memory; the test
-// reports how long they took after the kill, as a figure, never as a pass/fail threshold.
+// until a call fails. The victim dies at one of three moments (KillWhen): in the loop, after a
+// random delay; idle after init, before any rank's first call; or at a named point of setup
+// (src/util/test_fault.h), where it kills itself. Every survivor must then return
+// ncclRemoteError, with an error text that names the killed rank as lost, well before
+// BRAID_TIMEOUT_MS (left at its default of 10 minutes): a survivor still running after
+// kHangSeconds is a hang, and one that crashed or exited otherwise fails the trial with how it
+// ended. The survivors write what they saw, and when (CLOCK_MONOTONIC, which all processes
+// share), into shared memory; the test reports how long they took after the kill, as a figure,
+// never as a pass/fail threshold.
 // BRAID_TEST_BACKTRACE_HANGS=1 prints every thread's stack (gdb) of a rank that hangs.
 #pragma once
 
@@ -80,10 +83,30 @@ struct KillSummary {
   }
 };
 
+/// When the victim dies.
+enum class KillWhen {
+  /// Every rank is in its loop; the test kills the victim after a random delay (0-400 ms).
+  kInLoop,
+  /// Fixed order: the victim finishes init and never calls a collective; the test kills it once
+  /// every rank has finished init, and only then do the survivors start their loops, so their
+  /// first calls connect (lazily) to a rank that is already dead.
+  kIdleAfterInit,
+  /// The victim kills itself at the test point `dieAt` (src/util/test_fault.h), armed before its
+  /// init or, with `armAfterInit`, once init has returned. A survivor may then fail in init: its
+  /// init error must name the rank as its loop's would.
+  kAtPoint,
+};
+
 struct KillTrialSetup {
   int nranks = 4;
   int trials = 20;
   uint64_t seed = 14;
+  KillWhen when = KillWhen::kInLoop;
+  /// The rank to kill; -1 draws one per trial.
+  int victim = -1;
+  /// kAtPoint: the point, and whether it is armed after init rather than before.
+  std::string dieAt;
+  bool armAfterInit = false;
   /// Called in each child before its communicator is made (environment variables).
   std::function<void(int rank)> beforeInit;
   /// Makes the rank's communicator (default: ncclCommInitRank).
@@ -98,24 +121,50 @@ struct KillTrialSetup {
 /// The rank trial `trial` of `setup` kills, and how long it waits first.
 inline std::pair<int, int> victimAndDelayOf(const KillTrialSetup& setup, int trial) {
   std::mt19937_64 rng(setup.seed * 1000003 + static_cast<uint64_t>(trial));
-  const int victim = static_cast<int>(rng() % static_cast<uint64_t>(setup.nranks));
-  return {victim, static_cast<int>(rng() % 400)};
+  const int drawn = static_cast<int>(rng() % static_cast<uint64_t>(setup.nranks));
+  const int delayMs = static_cast<int>(rng() % 400);
+  return {setup.victim >= 0 ? setup.victim : drawn, delayMs};
 }
 inline int victimOf(const KillTrialSetup& setup, int trial) {
   return victimAndDelayOf(setup, trial).first;
 }
 
-/// One trial; adds what it saw to `summary`. Failures are gtest failures of the caller.
+/// How a child ended, in words: "exited with status 0", "killed by signal 11 (Segmentation fault)".
+inline std::string describeEnd(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
+  }
+  return "ended with wait status " + std::to_string(status);
+}
+
+/// Waits for `pid` up to `seconds`; true with its wait status in `*status` when it ended.
+inline bool waitFor(pid_t pid, int seconds, int* status) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    if (waitpid(pid, status, WNOHANG) == pid) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+/// One trial; adds what it saw to `summary`. Failures are gtest failures of the caller. Every
+/// survivor is accounted for: it returned an error that names the victim as lost (from its loop,
+/// or from init where the victim died during init), or the trial fails and says how it ended.
 inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* summary) {
   const int n = setup.nranks;
   const auto [victim, delayMs] = victimAndDelayOf(setup, trial);
+  const bool atPoint = setup.when == KillWhen::kAtPoint;
   ncclUniqueId id{};
   ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess) << ncclGetLastError(nullptr);
-  void* memory = mmap(nullptr, sizeof(RankReport) * n, PROT_READ | PROT_WRITE,
-                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  // The ranks' reports, then one word: the victim is dead (kIdleAfterInit's survivors wait for it).
+  const size_t bytes = sizeof(RankReport) * n + sizeof(std::atomic<int32_t>);
+  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(memory, MAP_FAILED);
+  memset(memory, 0, bytes);
   auto* reports = static_cast<RankReport*>(memory);
-  memset(memory, 0, sizeof(RankReport) * n);
+  auto* victimDead = reinterpret_cast<std::atomic<int32_t>*>(reports + n);
   std::vector<pid_t> pids;
   StartGate gate;  // multiprocess.h: no fork while the id's root thread works
   ASSERT_TRUE(gate.ok());
@@ -127,15 +176,29 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
       gate.pass();
       RankReport& me = reports[rank];
       if (setup.beforeInit) setup.beforeInit(rank);
+      if (atPoint && rank == victim && !setup.armAfterInit) {
+        setenv("BRAID_TEST_DIE_AT", setup.dieAt.c_str(), 1);
+      }
       ncclComm_t comm = nullptr;
       const ncclResult_t made =
           setup.init ? setup.init(&comm, n, id, rank) : ncclCommInitRank(&comm, n, id, rank);
       if (made != ncclSuccess) {
+        me.result = made;
+        me.failedAtNs = monotonicNs();
         snprintf(me.error, sizeof(me.error), "init: %s", ncclGetLastError(nullptr));
         me.state.store(3);
         _exit(1);
       }
       me.state.store(1);
+      if (setup.when == KillWhen::kIdleAfterInit) {
+        if (rank == victim) {
+          for (;;) pause();  // never a call: the test kills it here
+        }
+        while (victimDead->load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      if (atPoint && rank == victim && setup.armAfterInit) {
+        setenv("BRAID_TEST_DIE_AT", setup.dieAt.c_str(), 1);
+      }
       me.result = setup.loop(comm, rank, n, setup.seed + static_cast<uint64_t>(trial), &me.calls);
       me.failedAtNs = monotonicNs();
       snprintf(me.error, sizeof(me.error), "%s", ncclGetLastError(comm));
@@ -153,33 +216,55 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
     pids.push_back(pid);
   }
   gate.open();
-  // Everyone in the loop, then a random moment, then the kill.
-  const auto readyBy = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  bool ready = false;
-  bool initFailed = false;
-  while (!ready && !initFailed && std::chrono::steady_clock::now() < readyBy) {
-    ready = true;
-    for (int r = 0; r < n; ++r) {
-      if (reports[r].state.load() == 3) {
-        ADD_FAILURE() << "trial " << trial << ", rank " << r << ": " << reports[r].error;
-        initFailed = true;
-      }
-      ready = ready && reports[r].state.load() == 1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  EXPECT_TRUE(ready) << "trial " << trial << ": the ranks did not all start";
-  std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
-  const int64_t killedAt = monotonicNs();
-  kill(pids[victim], SIGKILL);
-  waitpid(pids[victim], nullptr, 0);
-
-  const auto hangAt = std::chrono::steady_clock::now() + std::chrono::seconds(kHangSeconds);
+  int64_t killedAt = 0;
+  std::vector<int> ends(n, -1);  // wait statuses
   std::vector<bool> done(n, false);
   done[victim] = true;
+  if (atPoint) {
+    // The victim dies on its own; a victim that never reaches its point would leave every rank
+    // running, which is a broken test, not a pass.
+    int status = 0;
+    if (!waitFor(pids[victim], kHangSeconds, &status)) {
+      ADD_FAILURE() << "trial " << trial << ": rank " << victim << " never reached the point "
+                    << setup.dieAt << " (BRAID_TEST_DIE_AT) in " << kHangSeconds << " s";
+      kill(pids[victim], SIGKILL);
+      waitpid(pids[victim], &status, 0);
+    } else if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
+      ADD_FAILURE() << "trial " << trial << ": rank " << victim << " was to die at " << setup.dieAt
+                    << " but " << describeEnd(status) << " (state " << reports[victim].state.load()
+                    << ": " << reports[victim].error << ")";
+    }
+    killedAt = monotonicNs();
+  } else {
+    // Everyone in the loop (or, kIdleAfterInit, past init), then a random moment, then the kill.
+    const auto readyBy = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    bool ready = false;
+    bool initFailed = false;
+    while (!ready && !initFailed && std::chrono::steady_clock::now() < readyBy) {
+      ready = true;
+      for (int r = 0; r < n; ++r) {
+        if (reports[r].state.load() == 3) {
+          ADD_FAILURE() << "trial " << trial << ", rank " << r << ": " << reports[r].error;
+          initFailed = true;
+        }
+        ready = ready && reports[r].state.load() == 1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_TRUE(ready) << "trial " << trial << ": the ranks did not all start";
+    if (setup.when == KillWhen::kInLoop) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
+    }
+    killedAt = monotonicNs();
+    kill(pids[victim], SIGKILL);
+    waitpid(pids[victim], nullptr, 0);
+    victimDead->store(1);
+  }
+
+  const auto hangAt = std::chrono::steady_clock::now() + std::chrono::seconds(kHangSeconds);
   for (int left = n - 1; left > 0;) {
     for (int r = 0; r < n; ++r) {
-      if (done[r] || waitpid(pids[r], nullptr, WNOHANG) == 0) continue;
+      if (done[r] || waitpid(pids[r], &ends[r], WNOHANG) == 0) continue;
       done[r] = true;
       --left;
     }
@@ -199,6 +284,7 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
         kill(pids[r], SIGKILL);
         waitpid(pids[r], nullptr, 0);
         done[r] = true;
+        ends[r] = -2;  // a hang, counted above
       }
       break;
     }
@@ -207,27 +293,42 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
   ++summary->trials;
   const std::string named = "rank " + std::to_string(victim) + " ";
   for (int r = 0; r < n; ++r) {
-    if (r == victim || reports[r].state.load() != 2) continue;
+    if (r == victim || ends[r] == -2) continue;
     const RankReport& report = reports[r];
+    const int state = report.state.load();
     const std::string error = report.error;
     ++summary->survivors;
+    // Returned from its loop (state 2, exit 0) or, where the victim died during init, failed in
+    // init (state 3, exit 1); anything else is a survivor that crashed or was lost itself.
+    const bool returned = state == 2 && WIFEXITED(ends[r]) && WEXITSTATUS(ends[r]) == 0;
+    const bool initFailed =
+        atPoint && state == 3 && WIFEXITED(ends[r]) && WEXITSTATUS(ends[r]) == 1;
+    if (!returned && !initFailed) {
+      ADD_FAILURE() << "trial " << trial << ", rank " << r << " (killed: " << victim << ") "
+                    << describeEnd(ends[r]) << " in state " << state
+                    << " (0 starting, 1 running, 2 returned its error, 3 init failed) "
+                    << "instead of returning the loss" << (error.empty() ? "" : ": ") << error;
+      continue;
+    }
     summary->msToError.push_back(
         static_cast<double>(std::max<int64_t>(0, report.failedAtNs - killedAt)) / 1e6);
     const bool names =
         error.find(named) != std::string::npos && error.find("is lost") != std::string::npos;
     if (names) ++summary->namedTheRank;
-    if (setup.recover) {
+    if (setup.recover && returned) {
       summary->recovered += report.recovered;
       EXPECT_EQ(report.recovered, 1)
           << "trial " << trial << ", rank " << r << " did not carry on: " << report.recoverError;
     }
     EXPECT_EQ(report.result, ncclRemoteError)
         << "trial " << trial << ", rank " << r << " (killed: " << victim << "): " << error;
-    EXPECT_EQ(report.asyncResult, ncclRemoteError) << "trial " << trial << ", rank " << r;
+    if (returned) {
+      EXPECT_EQ(report.asyncResult, ncclRemoteError) << "trial " << trial << ", rank " << r;
+    }
     EXPECT_TRUE(names) << "trial " << trial << ", rank " << r << ": the error does not name rank "
                        << victim << " as lost: " << error;
   }
-  munmap(memory, sizeof(RankReport) * n);
+  munmap(memory, bytes);
 }
 
 /// Every trial of `setup`; prints the summary line.
@@ -238,6 +339,9 @@ inline KillSummary runKillTrials(const KillTrialSetup& setup, const char* what) 
     if (::testing::Test::HasFatalFailure()) break;
   }
   printf("[ kill trials ] %s: %s\n", what, summary.describe().c_str());
+  // Every survivor of every trial is in the count: none may go missing from the verdict.
+  EXPECT_EQ(summary.survivors + summary.hangs, summary.trials * (setup.nranks - 1))
+      << "survivors unaccounted for";
   return summary;
 }
 
