@@ -1,0 +1,61 @@
+# braid_discover_tests: registers a GoogleTest binary's cases with ctest, one ctest test each, and
+# sorts them into the labels scripts/test splits the suite by (docs/reliability.md, "What CI runs"):
+#
+#   faults  kills, aborts, timeouts, revocations: the cases that depend on timing, which
+#           `ctest -L faults --repeat until-fail:10` must pass in every build
+#   heavy   compute-bound cases whose cost is the test's own arithmetic on large buffers (the
+#           schedule models, the 2^20-element matrices): scripts/test runs them in the release
+#           build, where they take a third of their sanitized time, and the sanitized build
+#           runs everything else
+#
+#   braid_discover_tests(TARGET [PREFIX p] [LABELS l...] [TIMEOUT s] [ENVIRONMENT e...]
+#                        [FAULTS gtest-pattern] [HEAVY gtest-pattern])
+#
+# FAULTS and HEAVY are gtest filter patterns (A.*:B.*). A GTEST_SKIP counts as skipped in ctest,
+# not as passed (GoogleTest.cmake sets SKIP_REGULAR_EXPRESSION), so that scripts/test can see
+# and judge every skip.
+include(GoogleTest)
+
+# gtest_discover_tests hands its PROPERTIES through several lists, which split a LABELS value of
+# two labels into a label and a stray key; so each call names its test list (TEST_LIST) and a
+# script of our own, run by ctest after the discovered tests are defined, labels that list.
+function(braid_label_discovered target list labels)
+  set(script "${CMAKE_CURRENT_BINARY_DIR}/${list}_labels.cmake")
+  file(WRITE "${script}"
+       "if(${list})\n  set_tests_properties(\${${list}} PROPERTIES LABELS \"${labels}\")\nendif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${script}")
+endfunction()
+
+function(braid_discover_tests target)
+  cmake_parse_arguments(arg "" "PREFIX;TIMEOUT;FAULTS;HEAVY" "LABELS;ENVIRONMENT" ${ARGN})
+  set(common DISCOVERY_TIMEOUT 60)
+  if(arg_PREFIX)
+    list(APPEND common TEST_PREFIX ${arg_PREFIX})
+  endif()
+  set(properties TIMEOUT ${arg_TIMEOUT})
+  if(arg_ENVIRONMENT)
+    list(APPEND properties ENVIRONMENT "${arg_ENVIRONMENT}")
+  endif()
+  set(rest "")
+  foreach(kind faults heavy)
+    string(TOUPPER ${kind} upper)
+    if(arg_${upper})
+      gtest_discover_tests(${target} ${common} TEST_FILTER "${arg_${upper}}"
+                           TEST_LIST ${target}_${kind} PROPERTIES ${properties})
+      braid_label_discovered(${target} ${target}_${kind} "${arg_LABELS};${kind}")
+      if(rest)
+        set(rest "${rest}:${arg_${upper}}")
+      else()
+        set(rest "${arg_${upper}}")
+      endif()
+    endif()
+  endforeach()
+  if(rest)
+    set(rest_filter TEST_FILTER "-${rest}")
+  endif()
+  gtest_discover_tests(${target} ${common} ${rest_filter} TEST_LIST ${target}_rest
+                       PROPERTIES ${properties})
+  if(arg_LABELS)
+    braid_label_discovered(${target} ${target}_rest "${arg_LABELS}")
+  endif()
+endfunction()
