@@ -54,7 +54,9 @@ braid_install_deps() {
 # braid_build [targets...]: configures build/ (CUDA when nvcc is found) and
 # builds the given targets, or everything.
 braid_build() {
-  cmake -S "$BRAID_ROOT" -B "$BRAID_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  # BRAID_CUDA_ARCHS, where set, picks the CUDA architectures (scripts/test: sm_90 alone).
+  cmake -S "$BRAID_ROOT" -B "$BRAID_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    ${BRAID_CUDA_ARCHS:+-DBRAID_CUDA_ARCHS=$BRAID_CUDA_ARCHS} >/dev/null
   local targets=()
   for t in "$@"; do targets+=(--target "$t"); done
   cmake --build "$BRAID_BUILD" -j"$(nproc)" "${targets[@]}"
