@@ -189,7 +189,8 @@ Result<const Comm::Impl::CachedSchedule*> Comm::Impl::scheduleFor(const CollCall
                                     choice.protocol == algo::Protocol::kLl ? llSlotBytes() : 0));
     entry.device = std::make_shared<exec::DeviceProgram>(std::move(device));
   } else {
-    BRAID_TRY(linkSchedule(entry.program, choice.protocol, &entry.connections));
+    BRAID_TRY(linkSchedule(entry.program, choice.protocol, &entry.connections)
+                  .withContext("connecting the collective's FIFOs"));
   }
   // A handful of entries covers the collectives a training step repeats.
   constexpr size_t kCacheEntries = 8;
@@ -295,9 +296,9 @@ Status Comm::Impl::runCollectiveRecorded(const CollCall& call) {
     planFlight(choice, nullptr);
     s = deterministicRingAllReduce(call, op, choice.protocol);
   } else {
-    // The first call of a shape connects its FIFOs (lazily, comm_links.cc): a peer that dies
-    // while they are made or greeted fails it here, and that failure is explained as the
-    // executor's are, naming the lost rank rather than the socket that closed.
+    // The first call of a shape makes its schedule and connects its FIFOs (lazily,
+    // comm_links.cc): a peer that dies while they are greeted fails it here, and that failure
+    // is explained as the executor's are, naming the lost rank rather than the socket that closed.
     Result<const CachedSchedule*> cached = scheduleFor(call, choice);
     if (cached.ok()) {
       planFlight(choice, &cached.value()->program);
@@ -313,7 +314,7 @@ Status Comm::Impl::runCollectiveRecorded(const CollCall& call) {
       s = exec::runOnHost(cached.value()->program, hostCall, cached.value()->connections,
                           waitContext());
     } else {
-      s = cached.status().withContext("connecting the collective's FIFOs");
+      s = cached.status();
     }
   }
   if (trace) traceCall(*trace, call, choice, nchannels, traceStart);
