@@ -11,7 +11,8 @@
 #   braid_discover_tests(TARGET [PREFIX p] [LABELS l...] [TIMEOUT s] [ENVIRONMENT e...]
 #                        [FAULTS gtest-pattern] [HEAVY gtest-pattern])
 #
-# FAULTS and HEAVY are gtest filter patterns (A.*:B.*). A GTEST_SKIP counts as skipped in ctest,
+# FAULTS and HEAVY are gtest filter patterns (A.*:B.*); a case may match one of them at most, or
+# ctest would have it twice. A GTEST_SKIP counts as skipped in ctest,
 # not as passed (GoogleTest.cmake sets SKIP_REGULAR_EXPRESSION), so that scripts/test can see
 # and judge every skip.
 include(GoogleTest)
@@ -19,7 +20,7 @@ include(GoogleTest)
 # gtest_discover_tests hands its PROPERTIES through several lists, which split a LABELS value of
 # two labels into a label and a stray key; so each call names its test list (TEST_LIST) and a
 # script of our own, run by ctest after the discovered tests are defined, labels that list.
-function(braid_label_discovered target list labels)
+function(braid_label_discovered list labels)
   set(script "${CMAKE_CURRENT_BINARY_DIR}/${list}_labels.cmake")
   file(WRITE "${script}"
        "if(${list})\n  set_tests_properties(\${${list}} PROPERTIES LABELS \"${labels}\")\nendif()\n")
@@ -36,26 +37,25 @@ function(braid_discover_tests target)
   if(arg_ENVIRONMENT)
     list(APPEND properties ENVIRONMENT "${arg_ENVIRONMENT}")
   endif()
-  set(rest "")
+  set(taken "")  # the patterns of the labelled groups, which the rest leaves out
   foreach(kind faults heavy)
     string(TOUPPER ${kind} upper)
     if(arg_${upper})
       gtest_discover_tests(${target} ${common} TEST_FILTER "${arg_${upper}}"
                            TEST_LIST ${target}_${kind} PROPERTIES ${properties})
-      braid_label_discovered(${target} ${target}_${kind} "${arg_LABELS};${kind}")
-      if(rest)
-        set(rest "${rest}:${arg_${upper}}")
-      else()
-        set(rest "${arg_${upper}}")
-      endif()
+      set(labels ${arg_LABELS} ${kind})
+      braid_label_discovered(${target}_${kind} "${labels}")
+      list(APPEND taken "${arg_${upper}}")
     endif()
   endforeach()
-  if(rest)
+  set(rest_filter "")
+  if(taken)
+    string(JOIN ":" rest ${taken})
     set(rest_filter TEST_FILTER "-${rest}")
   endif()
   gtest_discover_tests(${target} ${common} ${rest_filter} TEST_LIST ${target}_rest
                        PROPERTIES ${properties})
   if(arg_LABELS)
-    braid_label_discovered(${target} ${target}_rest "${arg_LABELS}")
+    braid_label_discovered(${target}_rest "${arg_LABELS}")
   endif()
 endfunction()

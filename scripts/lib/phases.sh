@@ -1,9 +1,8 @@
-# Shared by scripts/test and scripts/sanitize: runs the phases of a test run, times them, adds up
-# what every ctest run said, and prints the one summary line a run ends with.
+# Sourced by scripts/test: runs the phases of a test run, times them, adds up what every ctest run
+# said (scripts/sanitize's too, through the log it writes), and prints the line a run ends with.
 
 BRAID_PHASES=()      # "name minutes status" per phase
 BRAID_PASSED=0 BRAID_FAILED=0 BRAID_SKIPPED=0
-BRAID_SKIPS=()       # names of the skipped tests
 BRAID_UNEXPECTED=()  # skipped tests that no line of tests/allowed-skips.txt allows
 BRAID_RUN_FAILED=0
 
@@ -42,7 +41,6 @@ braid_count_ctest() {
   while read -r name; do
     [[ -n $name ]] || continue
     skipped=$((skipped + 1))
-    BRAID_SKIPS+=("$name")
     braid_skip_allowed "$name" || BRAID_UNEXPECTED+=("$name")
   done < <(sed -nE 's/^[[:space:]]+[0-9]+ - (.*) \(Skipped\)$/\1/p' "$log")
   # ctest counts skipped and disabled tests (e2e cases pending, tests/CMakeLists.txt) among
