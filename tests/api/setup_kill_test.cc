@@ -73,7 +73,12 @@ void killDuringSetup(Hosts hosts, KillWhen when, int victim, const std::string& 
 }
 
 // Ring order 0 1 2 3: on two hosts (0 1 | 2 3) rank 1 connects to rank 2 and rank 2 takes its
-// greeting, during init.
+// greeting, during init. The double binary tree of 4 ranks adds the links 2->0, 2->1, 0->2 and
+// 3->2, which a first tree all-reduce connects lazily: so ranks 0, 1 and 2 take a greeting in a
+// first call, rank 3 none (its only receive, 2->3, is the ring's), and rank 2 connects to ranks
+// on the other host. A verbs FIFO's receiver takes its greeting on the proxy thread, so an init
+// greeting may still be taken after init: the victim then dies there, still after init; one that
+// would take no greeting in a first call waits for nothing and the trial fails saying so.
 TEST(SetupKill, OneHostAfterTheWatchStarted) {
   killDuringSetup(Hosts::kOne, KillWhen::kAtPoint, 2, "watch.started", false);
 }
@@ -117,7 +122,7 @@ TEST(SetupKill, VerbsAfterTheGreetingOfAFirstCall) {
   killDuringSetup(Hosts::kFourVerbs, KillWhen::kAtPoint, 2, "greeting.sent", true);
 }
 TEST(SetupKill, VerbsOnTakingTheGreetingOfAFirstCall) {
-  killDuringSetup(Hosts::kFourVerbs, KillWhen::kAtPoint, 3, "greeting.taken", true);
+  killDuringSetup(Hosts::kFourVerbs, KillWhen::kAtPoint, 0, "greeting.taken", true);
 }
 
 }  // namespace
