@@ -62,6 +62,9 @@ class EngineLl : public ::testing::Test {
  protected:
   void SetUp() override {
     if (rt().deviceCount() == 0 || rt().emulated() != kEmulated) {
+      if (kEmulated) {  // the test made the emulated runtime itself: no device is its failure
+        FAIL() << "the emulated GPU did not come up (" << rt().describe() << ")";
+      }
       GTEST_SKIP() << "no " << (kEmulated ? "emulated GPU" : "CUDA device") << " here ("
                    << rt().describe() << ")";
     }

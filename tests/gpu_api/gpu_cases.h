@@ -19,6 +19,7 @@
 #include "api/matrix_cases.h"
 #include "braid_ext.h"
 #include "nccl.h"
+#include "support/emulated_gpus.h"
 #include "support/multiprocess.h"
 
 namespace braid::testing::gpu {
@@ -29,13 +30,21 @@ using matrix::CaseRun;
 
 inline const braidDeviceApi* deviceApi() { return braidGetDeviceApi(); }
 
-/// Skips the test unless a GPU (real or emulated, as this binary expects) is there.
-#define BRAID_REQUIRE_GPU()                                                                \
-  do {                                                                                     \
-    if (::braid::testing::gpu::deviceApi()->deviceCount() == 0) {                          \
-      GTEST_SKIP() << "no GPU: this test needs a CUDA device (or BRAID_EMULATE_GPUS=<n>)"; \
-    }                                                                                      \
+/// Skips the test unless `n` GPUs (real or emulated, as this binary expects) are there; fails
+/// instead where BRAID_EMULATE_GPUS asked for as many (support/emulated_gpus.h): the emulation
+/// not coming up is a failure, or every emulated-GPU test would pass by skipping.
+#define BRAID_REQUIRE_GPUS(n)                                                \
+  do {                                                                       \
+    const int braidHave = ::braid::testing::gpu::deviceApi()->deviceCount(); \
+    if (braidHave < (n)) {                                                   \
+      if (::braid::testing::emulatedGpusAsked() >= (n)) {                    \
+        FAIL() << ::braid::testing::emulatedGpusMissing(braidHave);          \
+      }                                                                      \
+      GTEST_SKIP() << "needs " << (n) << " GPU(s), has " << braidHave        \
+                   << ": a CUDA device, or BRAID_EMULATE_GPUS=<n>";          \
+    }                                                                        \
   } while (0)
+#define BRAID_REQUIRE_GPU() BRAID_REQUIRE_GPUS(1)
 
 /// The device of each of `nranks` ranks when `perDevice` ranks share one (0: spread them).
 inline std::vector<int> devicesFor(int nranks, int perDevice = 0) {

@@ -47,14 +47,14 @@ class GpuProcesses : public ::testing::Test {
 };
 
 TEST_F(GpuProcesses, TwoProcessesOnTwoGpus) {
-  if (devices() < 2) GTEST_SKIP() << "needs two GPUs";
+  BRAID_REQUIRE_GPUS(2);
   runCasesInProcesses(2, {0, 1}, everyCollective(2));
 }
 
 TEST_F(GpuProcesses, TwoProcessesOnOneGpu) { runCasesInProcesses(2, {0, 0}, everyCollective(2)); }
 
 TEST_F(GpuProcesses, ThreeProcessesOnThreeGpus) {
-  if (devices() < 3) GTEST_SKIP() << "needs three GPUs";
+  BRAID_REQUIRE_GPUS(3);
   runCasesInProcesses(3, {0, 1, 2}, everyCollective(3));
 }
 
