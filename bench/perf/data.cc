@@ -8,9 +8,12 @@
 // fits, else m = B / n, else (more ranks than B) m = 1 with at most B ranks
 // contributing a nonzero value to each element. Products use {-1, 1, 2}
 // (powers of two, exact) and {-1, 1} in the narrow types, whose range is
-// small. avg inputs are the same on every rank, so the sum n * v is exact
-// when n * |v| <= B and sum / n is v exactly; with more ranks than B the
-// inputs are 0. max and min are exact for any inputs.
+// small. avg inputs differ on every rank, yet their mean is an integer: rank r
+// holds w + d and rank n-1-r holds w - d (the middle rank of an odd n holds w),
+// so the sum is n * w, exact when n * (|w| + |d|) <= B, and sum / n is w
+// exactly; an avg that returned a rank's own input would be wrong on every
+// rank but that middle one. With more ranks than B the inputs are 0. max and
+// min are exact for any inputs.
 #include "perf/data.h"
 
 #include <algorithm>
@@ -81,7 +84,13 @@ int64_t inputValue(const Inputs& in, int rank, size_t i) {
     case ncclAvg: {
       const int64_t bound = exactBound(in.type);
       const int64_t m = bound == 0 ? 8 : std::min<int64_t>(8, bound / in.nranks);
-      return m == 0 ? 0 : within(mix(0, i, in.seed), m);
+      const int partner = in.nranks - 1 - rank;
+      if (m == 0) return 0;
+      const int64_t mean = within(mix(-1, i, in.seed), m / 2);
+      if (partner == rank) return mean;
+      // The pair's offset, drawn from the lower rank of the two so both draw the same.
+      const int64_t offset = within(mix(std::min(rank, partner), i, in.seed), m - m / 2);
+      return rank < partner ? mean + offset : mean - offset;
     }
     default:  // max, min
       return within(h, 8);

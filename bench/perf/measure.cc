@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -116,11 +117,14 @@ int64_t countWrong(const Section& s, const Geometry& g, const RankGeometry& rg, 
   return wrong;
 }
 
-// Runs one checked call on every owned rank; adds up #wrong over all ranks.
+// Runs one checked call on every owned rank. Each rank counts its own wrong elements and says
+// so on stderr, so that its process's exit status is its own verdict (the run's verdict must not
+// rest on the library under test); the table's #wrong is their sum over all ranks, added up by
+// braid's all-reduce as nccl-tests does.
 template <typename CallFn>
 bool check(ThreadRanks& ranks, const Section& s, const Geometry& g,
            const std::vector<RankGeometry>& mine, size_t elem, bool inPlace, const Inputs& in,
-           CallFn&& call, long long* wrong) {
+           CallFn&& call, Measure* m) {
   const std::string what = std::string(s.spec->function) + " (check)";
   std::vector<std::vector<char>> before(ranks.ranks().size());
   for (size_t i = 0; i < before.size(); ++i) {
@@ -134,12 +138,19 @@ bool check(ThreadRanks& ranks, const Section& s, const Geometry& g,
     if (!fetchOutput(ranks.ranks()[i], mine[i], elem, inPlace)) return false;
   }
   std::vector<double> counts;
+  m->wrongHere = 0;
   for (size_t i = 0; i < before.size(); ++i) {
-    counts.push_back(static_cast<double>(
-        countWrong(s, g, mine[i], ranks.ranks()[i], elem, inPlace, in, before[i])));
+    const int64_t here = countWrong(s, g, mine[i], ranks.ranks()[i], elem, inPlace, in, before[i]);
+    if (here > 0) {
+      fprintf(stderr, "braid-perf: rank %d: %lld wrong elements after %s of %zu elements (%s)\n",
+              ranks.ranks()[i].rank, static_cast<long long>(here), s.spec->function, g.paramCount,
+              inPlace ? "in place" : "out of place");
+    }
+    m->wrongHere += here;
+    counts.push_back(static_cast<double>(here));
   }
   if (!reduceDoubles(ranks, &counts, ncclSum, "#wrong reduction")) return false;
-  *wrong = static_cast<long long>(counts[0]);
+  m->wrong = static_cast<long long>(counts[0]);
   return true;
 }
 
@@ -216,9 +227,10 @@ bool measure(const Options& o, ThreadRanks& ranks, const Section& s, const Geome
   std::vector<double> times(ranks.ranks().size(), usec);
   if (!aggregate(o, ranks, &times, "time reduction", &m->usec)) return false;
   m->wrong = 0;
+  m->wrongHere = 0;
   m->checked = o.check != 0 && (!inPlace || s.spec->checkInPlace);
   if (!m->checked) return true;
-  return check(ranks, s, g, mine, elem, inPlace, in, call, &m->wrong);
+  return check(ranks, s, g, mine, elem, inPlace, in, call, m);
 }
 
 }  // namespace braid::perf

@@ -23,8 +23,9 @@ struct Section {
 struct Measure {
   bool ran = true;  ///< false: the collective has no such form; the cell reads N/A
   double usec = 0;
-  long long wrong = 0;   ///< over all ranks
-  bool checked = false;  ///< false: the #wrong column reads N/A
+  long long wrong = 0;      ///< over all ranks, summed by braid's own all-reduce (the table's)
+  long long wrongHere = 0;  ///< on this thread's ranks, each counted by the rank, without braid
+  bool checked = false;     ///< false: the #wrong column reads N/A
   /// --model, out of place: the cost model's estimate of the call (us),
   /// aggregated over ranks as the time is. The model reads counts and types,
   /// never buffers, so the in-place call's would be the same.

@@ -114,7 +114,8 @@ void printHeader(const Options& o, int nranks, const int* pids, const int* devic
 long long runBenchmark(const Options& o, ThreadRanks& ranks) {
   const int nranks = ranks.nranks();
   const std::vector<Section> sections = sectionsOf(o, nranks);
-  long long totalWrong = 0;
+  long long totalWrong = 0;  // as braid's all-reduce added it up: the table's
+  long long wrongHere = 0;   // as this thread's ranks counted it, each in its own output
   double busbwSum = 0;
   int cells = 0;
   for (int cycle = 0; cycle < o.cycles; ++cycle) {
@@ -129,6 +130,7 @@ long long runBenchmark(const Options& o, ThreadRanks& ranks) {
         if (!measure(o, ranks, s, g, false, seed, &outOfPlace)) return -1;
         if (!measure(o, ranks, s, g, true, seed, &inPlace)) return -1;
         totalWrong += outOfPlace.wrong + inPlace.wrong;
+        wrongHere += outOfPlace.wrongHere + inPlace.wrongHere;
         if (ranks.leads()) {
           printRow(o, s, size, g.paramCount, nranks, outOfPlace, inPlace);
           // As nccl-tests: the average over every row of both columns.
@@ -150,7 +152,9 @@ long long runBenchmark(const Options& o, ThreadRanks& ranks) {
     printf("# Avg bus bandwidth    : %g \n#\n", cells > 0 ? busbwSum / cells : 0.0);
     fflush(stdout);
   }
-  return totalWrong;
+  // A wrong total with nothing wrong here is another rank's output, or the sum itself, gone
+  // wrong: this thread fails too, while the rank that found it fails on its own count.
+  return wrongHere > 0 ? wrongHere : totalWrong;
 }
 
 }  // namespace braid::perf

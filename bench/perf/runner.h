@@ -9,7 +9,9 @@
 namespace braid::perf {
 
 /// Runs the sweep on the thread's ranks; returns the number of wrong elements
-/// seen over all ranks (the same on every thread), or -1 when a call failed.
+/// its own ranks found in their outputs, or where they found none the total
+/// over all ranks (non-zero only when another rank's output, or braid's sum of
+/// the counts, is wrong), or -1 when a call failed.
 long long runBenchmark(const Options& options, ThreadRanks& ranks);
 
 /// Prints the header nccl-tests prints before the table (rank 0 only): each
