@@ -13,6 +13,7 @@
 #include "support/hang_scenario.h"
 #include "support/kill_trials.h"
 #include "support/multiprocess.h"
+#include "support/shared_counter.h"
 
 namespace {
 
@@ -49,6 +50,7 @@ TEST(FlightRecorder, ATimeoutDumpsByItself) {
   ASSERT_FALSE(dir.empty());
   ncclUniqueId id{};
   ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  braid::testing::SharedCounter timedOut;
   braid::testing::runProcesses(3, [&](int rank) {
     setenv("BRAID_HOST_COMM", "1", 1);
     setenv("BRAID_TIMEOUT_MS", "1500", 1);
@@ -56,11 +58,14 @@ TEST(FlightRecorder, ATimeoutDumpsByItself) {
     ncclComm_t comm = nullptr;
     ASSERT_EQ(ncclCommInitRank(&comm, 3, id, rank), ncclSuccess) << ncclGetLastError(nullptr);
     ASSERT_EQ(hostAllReduce(comm, rank), ncclSuccess) << ncclGetLastError(comm);
-    if (rank == 2) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(3000));  // skips the second call
-    } else {
+    if (rank != 2) {
       EXPECT_EQ(hostAllReduce(comm, rank), ncclRemoteError);
       EXPECT_NE(std::string(ncclGetLastError(comm)).find("timed out"), std::string::npos);
+      timedOut.add();
+    } else {
+      // Rank 2 skips the second call and stays until the others' calls timed out: its goodbye
+      // would otherwise end them first.
+      EXPECT_TRUE(timedOut.waitFor(2));
     }
     EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
   });

@@ -4,6 +4,7 @@
 // and a non-blocking creation. Ranks are host processes; BRAID_TIMEOUT_MS stays at its default
 // of 10 minutes, so a call that returns within the hang guard was not ended by its deadline.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -14,8 +15,10 @@
 
 #include "api/api_test_util.h"
 #include "nccl.h"
+#include "support/asleep.h"
 #include "support/kill_trials.h"
 #include "support/multiprocess.h"
+#include "support/shared_counter.h"
 
 namespace {
 
@@ -56,14 +59,18 @@ bool allReduceWorks(ncclComm_t comm, std::string* why) {
   return true;
 }
 
-/// Runs all-reduces until one fails.
-ncclResult_t allReduceLoop(ncclComm_t comm, int, int, uint64_t, int32_t* calls) {
-  std::vector<float> in(1 << 20, 1.0f);
+/// Runs all-reduces until one fails, checking each one's sum (rank r adds r + 1).
+ncclResult_t allReduceLoop(ncclComm_t comm, int rank, int nranks, uint64_t, int32_t* calls) {
+  std::vector<float> in(1 << 20, static_cast<float>(rank + 1));
   std::vector<float> out(in.size());
+  const float sum = static_cast<float>(nranks * (nranks + 1) / 2);
   for (;;) {
     const ncclResult_t r =
         ncclAllReduce(in.data(), out.data(), in.size(), ncclFloat32, ncclSum, comm, nullptr);
     if (r != ncclSuccess) return r;
+    if (!braid::testing::outputHolds(out.data(), out.size(), sum, "ncclAllReduce", rank)) {
+      return ncclInternalError;
+    }
     ++*calls;
   }
 }
@@ -183,6 +190,7 @@ TEST(Shrink, BadArgumentsAreRefused) {
 // collectives and finalize are refused while a split still works (both ranks revoke first).
 TEST(Revoke, StopsACallBlockedInAnotherThreadAndLeavesSplit) {
   const ncclUniqueId id = newId();
+  braid::testing::SharedCounter revoked;
   runProcesses(2, [&](int rank) {
     setenv("BRAID_HOST_COMM", "1", 1);
     ncclComm_t comm = nullptr;
@@ -190,18 +198,23 @@ TEST(Revoke, StopsACallBlockedInAnotherThreadAndLeavesSplit) {
     std::vector<float> in(1024, 1.0f), out(1024);
     if (rank == 0) {
       ncclResult_t blocked = ncclSuccess;
+      std::atomic<pid_t> callerTid{0};
       std::thread caller([&] {
+        callerTid.store(braid::testing::threadId());
         blocked =
             ncclAllReduce(in.data(), out.data(), in.size(), ncclFloat32, ncclSum, comm, nullptr);
       });
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      while (callerTid.load() == 0) std::this_thread::yield();
+      EXPECT_TRUE(braid::testing::waitUntilAsleep(getpid(), callerTid.load()))
+          << "the all-reduce never waited for rank 1";
       const auto start = std::chrono::steady_clock::now();
       EXPECT_EQ(ncclCommRevoke(comm, NCCL_REVOKE_DEFAULT), ncclSuccess) << lastError(comm);
       caller.join();
       EXPECT_LT(std::chrono::steady_clock::now() - start, braid::testing::kHangGuard);
       EXPECT_EQ(blocked, ncclRemoteError);
+      revoked.add();  // rank 1 revokes only now, rank 0's call stopped by rank 0's own revoke
     } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(600));
+      EXPECT_TRUE(revoked.waitFor(1));
       EXPECT_EQ(ncclCommRevoke(comm, NCCL_REVOKE_DEFAULT), ncclSuccess) << lastError(comm);
     }
     ncclResult_t async = ncclInternalError;
@@ -241,28 +254,35 @@ TEST(Revoke, BadFlagsAreRefused) {
 void expectAbortUnblocks(const char* what, const std::function<ncclResult_t(ncclComm_t)>& stuck) {
   SCOPED_TRACE(what);
   const ncclUniqueId id = newId();
+  braid::testing::SharedCounter aborted;
   runProcesses(2, [&](int rank) {
     setenv("BRAID_HOST_COMM", "1", 1);
     ncclComm_t comm = nullptr;
     ASSERT_EQ(ncclCommInitRank(&comm, 2, id, rank), ncclSuccess) << lastError(nullptr);
     if (rank == 1) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      // Stays away until rank 0's call was aborted, then leaves.
+      EXPECT_TRUE(aborted.waitFor(1));
       EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
       return;
     }
     ncclResult_t result = ncclSuccess;
     std::atomic<bool> returned{false};
+    std::atomic<pid_t> callerTid{0};
     std::thread caller([&] {
+      callerTid.store(braid::testing::threadId());
       result = stuck(comm);
       returned.store(true);
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    while (callerTid.load() == 0) std::this_thread::yield();
+    EXPECT_TRUE(braid::testing::waitUntilAsleep(getpid(), callerTid.load()))
+        << what << " never waited";
     EXPECT_FALSE(returned.load()) << what << " did not wait for rank 1";
     const auto abortedAt = std::chrono::steady_clock::now();
     EXPECT_EQ(ncclCommAbort(comm), ncclSuccess);
     caller.join();
     EXPECT_NE(result, ncclSuccess) << what;
     EXPECT_LT(std::chrono::steady_clock::now() - abortedAt, braid::testing::kHangGuard) << what;
+    aborted.add();
   });
 }
 

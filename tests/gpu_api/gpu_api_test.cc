@@ -220,8 +220,10 @@ TEST_F(GpuApi, AbortEndsAKernelWaitingForAPeer) {
 
 // With a short BRAID_TIMEOUT_MS a kernel waiting for a peer gives up by itself:
 // ncclCommGetAsyncError turns to ncclRemoteError, and the next call says whom it waited for.
+// The timeout covers the first call too (both ranks, connecting lazily), so it is 2 s rather than
+// a few hundred ms that a loaded two-core machine under ASan could spend on that setup.
 TEST_F(GpuApi, KernelTimeoutIsAnAsyncErrorNamingThePeer) {
-  ScopedEnv timeout("BRAID_TIMEOUT_MS", "300");
+  ScopedEnv timeout("BRAID_TIMEOUT_MS", "2000");
   GpuRanks g(devicesFor(2));
   ASSERT_TRUE(g.ok());
   AllReduceBuffers b(g, 1024);

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "nccl.h"
+#include "support/asleep.h"
 #include "support/multiprocess.h"
 
 namespace braid::testing {
@@ -117,12 +118,18 @@ inline std::string runHangScenario(const HangScenario& s, const std::string& dir
     pids.push_back(pid);
   }
   gate.open();
-  // The callers are in their extra call a moment after they said so: give them time to wait.
+  // The callers are in their extra call a moment after they said so: the signal goes once each
+  // sleeps there, waiting for the skipper. One that spins instead (a real GPU's
+  // cudaStreamSynchronize) is never seen asleep, and after 3 s of looking is taken as waiting:
+  // its call was enqueued long before.
   const auto by = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (shared->inside.load() < s.nranks && std::chrono::steady_clock::now() < by) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  for (int rank = 0; rank < s.nranks; ++rank) {
+    if (rank == s.skipper) continue;
+    (void)waitUntilAsleep(pids[rank], pids[rank], std::chrono::seconds(3));
+  }
   for (pid_t pid : pids) kill(pid, SIGUSR1);
   while (countDumps(dir) < s.nranks && std::chrono::steady_clock::now() < by) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
