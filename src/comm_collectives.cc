@@ -31,13 +31,15 @@ bool sameBlocks(const std::vector<size_t>& cached, const size_t* call, int nrank
          std::equal(cached.begin(), cached.end(), call);
 }
 
-// One event per call on the collectives track, saying what ran.
-void traceCall(trace::Recorder& trace, const Comm::Impl::CollCall& call, const tune::Choice& choice,
-               int nchannels, double startUs) {
+}  // namespace
+
+void Comm::Impl::traceCall(const CollCall& call, const tune::Choice& choice, int nchannels,
+                           double startUs) {
+  if (!trace) return;
   trace::Event e;
   e.name = collectiveName(call.collective);
   e.startUs = startUs;
-  e.durationUs = trace.nowUs() - startUs;
+  e.durationUs = trace->nowUs() - startUs;
   e.args = std::string("\"algorithm\":\"") + algo::algorithmName(choice.algorithm) +
            "\",\"protocol\":\"" + algo::protocolName(choice.protocol) +
            "\",\"channels\":" + std::to_string(nchannels) +
@@ -45,8 +47,10 @@ void traceCall(trace::Recorder& trace, const Comm::Impl::CollCall& call, const t
            dataTypeName(call.type) +
            "\",\"bytes\":" + std::to_string(call.count * dataTypeSize(call.type)) +
            ",\"predicted_us\":" + std::to_string(choice.predictedUs);
-  trace.add(std::move(e));
+  trace->add(std::move(e));
 }
+
+namespace {
 
 // What the selector's answer depends on in `call`: the size it is timed at
 // (nccl-tests' size: the whole gathered or scattered buffer, from the
@@ -317,7 +321,7 @@ Status Comm::Impl::runCollectiveRecorded(const CollCall& call) {
       s = cached.status();
     }
   }
-  if (trace) traceCall(*trace, call, choice, nchannels, traceStart);
+  traceCall(call, choice, nchannels, traceStart);
   if (!s.ok()) {
     s = explainFailure(s);
     broken = s;

@@ -54,6 +54,7 @@ Status Comm::Impl::runCollectiveOnGpu(const CollCall& call) {
     return rt.copy(call.output, call.input, bytes, call.stream).withContext("a lone rank's copy");
   }
   BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, choose(call));
+  const double traceStart = trace ? trace->nowUs() : 0;
   const size_t elemBytes = dataTypeSize(call.type);
   engine::EngineCall ec{};
   ec.input = call.input;
@@ -71,7 +72,9 @@ Status Comm::Impl::runCollectiveOnGpu(const CollCall& call) {
     ec.output = call.output;
     ec.sliceElems = call.count;
     planFlight(choice, nullptr);
-    return enqueueGpu({ec}, {{-1, 0}}, call.stream);
+    BRAID_TRY(enqueueGpu({ec}, {{-1, 0}}, call.stream));
+    traceCall(call, choice, 1, traceStart);
+    return Status::success();
   }
   BRAID_ASSIGN_OR_RETURN(const CachedSchedule* cached, scheduleFor(call, choice));
   planFlight(choice, &cached->program);
@@ -94,7 +97,9 @@ Status Comm::Impl::runCollectiveOnGpu(const CollCall& call) {
   ec.nchannels = cached->device->nchannels();
   ec.output = output;
   ec.sliceElems = cached->program.sliceElems;
-  return enqueueGpu({ec}, {{-1, 0}}, call.stream);
+  BRAID_TRY(enqueueGpu({ec}, {{-1, 0}}, call.stream));
+  traceCall(call, choice, ec.nchannels, traceStart);
+  return Status::success();
 }
 
 Status Comm::Impl::sendRecvOnGpu(const std::vector<P2pOp>& ops, void* stream) {

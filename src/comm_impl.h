@@ -351,6 +351,9 @@ class Comm::Impl {
     return Status::success();
   }
   Status runCollective(const CollCall& call);
+  /// With BRAID_TRACE: one event on the collectives track saying what `call` ran (on a GPU
+  /// communicator the event spans the enqueue, not the kernel).
+  void traceCall(const CollCall& call, const tune::Choice& choice, int nchannels, double startUs);
   /// runCollective's work once the call is checked and recorded.
   Status runCollectiveRecorded(const CollCall& call);
   /// BRAID_CHECK_CALLS: whether every rank makes this same call (comm_check_calls.cc).

@@ -9,11 +9,15 @@
 // memory; and deterministic mode's one-shot gives the tree's bits.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -57,23 +61,51 @@ class GpuProtocols : public ::testing::TestWithParam<Param> {
   void SetUp() override { BRAID_REQUIRE_GPU(); }
 };
 
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
 TEST_P(GpuProtocols, EveryCollectiveOnTwoThreeAndFourRanks) {
   const auto [algo, proto] = GetParam();
+  const std::string tracePattern =
+      "/tmp/braid-gpu-protocols-" + std::to_string(getpid()) + "-%r.json";
   for (int nranks : {2, 3, 4}) {
     SCOPED_TRACE(std::to_string(nranks) + " ranks");
     std::unique_ptr<GpuRanks> g;
     {
-      // Communicators read the environment when they are made.
+      // Communicators read the environment when they are made. Their traces (BRAID_TRACE) say
+      // what each call ran, so the test knows the forced algorithm and protocol were the ones.
       ScopedEnv a("BRAID_ALGO", algo);
       ScopedEnv p("BRAID_PROTO", proto);
+      ScopedEnv t("BRAID_TRACE", tracePattern.c_str());
       g = std::make_unique<GpuRanks>(devicesFor(nranks, 2));
     }
     ASSERT_TRUE(g->ok());
+    size_t forcedCalls = 0;  // all-reduces of up to 64 KiB: every algorithm runs those
     for (const Case& c : casesFor(nranks, {1, 4000, 70001})) {
       SCOPED_TRACE(braid::testing::matrix::caseName(c));
       CaseRun run(c, braid::testing::matrix::testSeed());
       braid::testing::gpu::runInGroup(run, *g);
       if (HasFailure()) return;
+      if (c.coll == Coll::kAllReduce && c.count <= 4000) ++forcedCalls;
+    }
+    g.reset();  // each rank writes its trace as its communicator goes
+    for (int r = 0; r < nranks; ++r) {
+      const std::string path =
+          tracePattern.substr(0, tracePattern.find("%r")) + std::to_string(r) + ".json";
+      const std::string json = readFile(path);
+      std::remove(path.c_str());
+      const std::string ran = std::string("\"algorithm\":\"") + algo + "\",\"protocol\":\"" + proto;
+      EXPECT_GE(occurrences(json, ran), forcedCalls) << path << " ran " << ran << " too few times";
     }
   }
 }
