@@ -202,7 +202,9 @@ TEST(BadInputInitRank, BadConfigIsRejected) {
       {&garbage, "NCCL_CONFIG_INITIALIZER"},
       {&badBlocking, "blocking"},
       {&badSize, "size"}};
-  for (const auto& [config, needle] : cases) {
+  for (const auto& badCase : cases) {
+    ncclConfig_t* config = badCase.first;  // a lambda may not capture a structured binding
+    const char* needle = badCase.second;
     SCOPED_TRACE(needle);
     ncclComm_t comm = nullptr;
     EXPECT_TRUE(failsWith([&] { return ncclCommInitRankConfig(&comm, 1, id, 0, config); },

@@ -20,36 +20,52 @@ using braid::testing::runKillTrials;
 
 /// A job's mix of calls on host memory: all-reduces of 4 KiB to 16 MiB, broadcasts, all-gathers
 /// and a ring exchange of sends and receives, in an order every rank draws from the same seed.
+/// Rank r's input is all r + 1, so every output says where it came from, and each is checked.
 ncclResult_t hostLoop(ncclComm_t comm, int rank, int nranks, uint64_t seed, int32_t* calls) {
+  using braid::testing::outputHolds;
   std::mt19937_64 rng(seed);
   constexpr size_t kMaxCount = 4 << 20;  // floats: 16 MiB
-  std::vector<float> in(kMaxCount, 1.0f);
+  std::vector<float> in(kMaxCount, static_cast<float>(rank + 1));
   std::vector<float> out(kMaxCount * static_cast<size_t>(nranks));
+  auto of = [](int r) { return static_cast<float>(r + 1); };
   for (;;) {
     const size_t count = size_t{1024} << (rng() % 13);
     ncclResult_t r = ncclSuccess;
+    bool right = true;
     switch (rng() % 4) {
       case 0:
         r = ncclAllReduce(in.data(), out.data(), count, ncclFloat32, ncclSum, comm, nullptr);
+        right = r != ncclSuccess ||
+                outputHolds(out.data(), count, static_cast<float>(nranks * (nranks + 1) / 2),
+                            "ncclAllReduce", rank);
         break;
-      case 1:
-        r = ncclBroadcast(in.data(), out.data(), count, ncclFloat32,
-                          static_cast<int>(rng() % 4) % nranks, comm, nullptr);
+      case 1: {
+        const int root = static_cast<int>(rng() % 4) % nranks;
+        r = ncclBroadcast(in.data(), out.data(), count, ncclFloat32, root, comm, nullptr);
+        right = r != ncclSuccess || outputHolds(out.data(), count, of(root), "ncclBroadcast", rank);
         break;
+      }
       case 2:
         r = ncclAllGather(in.data(), out.data(), count / 4, ncclFloat32, comm, nullptr);
+        for (int from = 0; r == ncclSuccess && right && from < nranks; ++from) {
+          right = outputHolds(out.data() + from * (count / 4), count / 4, of(from), "ncclAllGather",
+                              rank);
+        }
         break;
-      default:
+      default: {
+        const int from = (rank - 1 + nranks) % nranks;
         r = ncclGroupStart();
         if (r == ncclSuccess) {
           (void)ncclSend(in.data(), count, ncclFloat32, (rank + 1) % nranks, comm, nullptr);
-          (void)ncclRecv(out.data(), count, ncclFloat32, (rank - 1 + nranks) % nranks, comm,
-                         nullptr);
+          (void)ncclRecv(out.data(), count, ncclFloat32, from, comm, nullptr);
           r = ncclGroupEnd();
         }
+        right = r != ncclSuccess || outputHolds(out.data(), count, of(from), "ncclRecv", rank);
         break;
+      }
     }
     if (r != ncclSuccess) return r;
+    if (!right) return ncclInternalError;
     ++*calls;
   }
 }

@@ -19,7 +19,7 @@ export BRAID_TIMEOUT_MS=$timeout_ms
 E2E_RUN_LIMIT_S=120 # read by run_on_hosts (lib.sh)
 export E2E_RUN_LIMIT_S
 (run_on_hosts "$E2E_TMP/out" "$E2E_TMP/err" 2 4 "$perf" all_reduce -b 1M -e 1M -n 1000000 -w 1 \
-  -c 0) &
+  -c 0 && echo "$RUN_RC" >"$E2E_TMP/rc") &
 runner=$!
 # Wait until the ranks are past their first collective (rank 0 prints the table's header).
 for ((i = 0; i < 200; i++)); do
@@ -30,9 +30,11 @@ grep -q '(B)' "$E2E_TMP/out" || fail "the run did not start" "$E2E_TMP/out" "$E2
 sleep 1
 ip -n "${BRAID_NETNS_HOSTS[1]}" link set bveth0 down
 down=$(date +%s)
-wait "$runner" || true
+# The runner fails (having said why) when a rank outlived E2E_RUN_LIMIT_S.
+wait "$runner" || fail "a rank did not end after the link went down" "$E2E_TMP/out" "$E2E_TMP/err"
 took=$(($(date +%s) - down))
 ((took <= limit_s)) || fail "the ranks took ${took}s to give up after the link went down (limit ${limit_s}s)"
+(($(cat "$E2E_TMP/rc") != 0)) || fail "every rank exited 0 although its link went down" "$E2E_TMP/out"
 for ((rank = 0; rank < 4; rank++)); do
   err=$E2E_TMP/err.$rank
   ((rank == 0)) && err=$E2E_TMP/err

@@ -11,7 +11,13 @@
 
 namespace {
 
-#define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(call)
+// The call runs once: its result is both checked and described.
+#define CUDA_OK(call)                                            \
+  do {                                                           \
+    const cudaError_t braidCudaResult = (call);                  \
+    ASSERT_EQ(braidCudaResult, cudaSuccess)                      \
+        << #call << ": " << cudaGetErrorString(braidCudaResult); \
+  } while (0)
 
 TEST(GraphCapture, AllReduceReplaysInAGraph) {
   int devices = 0;

@@ -97,6 +97,21 @@ enum class KillWhen {
   kAtPoint,
 };
 
+/// A survivor's loop checks every call's output with this before the kill: `count` elements of
+/// `out` from `first` must all be `value`. A call that returned success with wrong data fails the
+/// loop on its own (the loop returns ncclInternalError, and this says why on stderr), never taken
+/// for the loss.
+inline bool outputHolds(const float* out, size_t count, float value, const char* call, int rank) {
+  for (size_t i = 0; i < count; ++i) {
+    if (out[i] != value) {
+      fprintf(stderr, "rank %d: %s succeeded with element %zu = %g, expected %g\n", rank, call, i,
+              static_cast<double>(out[i]), static_cast<double>(value));
+      return false;
+    }
+  }
+  return true;
+}
+
 struct KillTrialSetup {
   int nranks = 4;
   int trials = 20;
