@@ -7,7 +7,7 @@ BRAID_BUILD="${BRAID_BUILD:-$BRAID_ROOT/build}"
 # Packages for building, testing and benchmarking against OpenMPI; hwloc for
 # topology discovery (its lstopo writes the XML braid-topo --load reads); rdma-core's verbs
 # headers for the verbs transport (the library is dlopen'ed); pugixml for reading topology files.
-BRAID_PACKAGES=(cmake g++ make pkg-config libgtest-dev libgmock-dev libbenchmark-dev
+BRAID_PACKAGES=(cmake g++ make ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev
                 libopenmpi-dev openmpi-bin clang-format libhwloc-dev hwloc iproute2
                 libibverbs-dev libpugixml-dev)
 
@@ -51,11 +51,19 @@ braid_install_deps() {
   braid_apt_install --no-install-recommends -- "${BRAID_TORCH_PACKAGES[@]}"
 }
 
+# braid_generator DIR: the generator option for a build in DIR. Ninja where it is installed, for
+# a folder not yet configured: on two cores it keeps both busy across targets, where make waits
+# for each library to link. A folder configured before keeps its generator, as CMake requires.
+braid_generator() {
+  if [[ ! -f $1/CMakeCache.txt ]] && command -v ninja >/dev/null; then echo "-GNinja"; fi
+}
+
 # braid_build [targets...]: configures build/ (CUDA when nvcc is found) and
 # builds the given targets, or everything.
 braid_build() {
   # BRAID_CUDA_ARCHS, where set, picks the CUDA architectures (scripts/test: sm_90 alone).
-  cmake -S "$BRAID_ROOT" -B "$BRAID_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S "$BRAID_ROOT" -B "$BRAID_BUILD" $(braid_generator "$BRAID_BUILD") \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     ${BRAID_CUDA_ARCHS:+-DBRAID_CUDA_ARCHS=$BRAID_CUDA_ARCHS} >/dev/null
   local targets=()
   for t in "$@"; do targets+=(--target "$t"); done
