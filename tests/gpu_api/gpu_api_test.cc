@@ -6,10 +6,12 @@
 // of host buffers, finalize and destroy in a group, and splitting. Built for the emulated GPU
 // (label emulated-gpu) and for a real one (gpu).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -17,6 +19,7 @@
 
 #include "api/api_test_util.h"
 #include "gpu_api/gpu_cases.h"
+#include "support/asleep.h"
 
 namespace {
 
@@ -216,6 +219,47 @@ TEST_F(GpuApi, AbortEndsAKernelWaitingForAPeer) {
       runGuarded<ncclResult_t>([&] { return deviceApi()->streamSynchronize(g->stream(0)); });
   ASSERT_TRUE(drained.has_value()) << "the aborted kernel never ended";
   // The other rank is intact; its communicator is destroyed normally, with g.
+}
+
+// As above, but the abort comes from another thread while this one waits in the stream for
+// rank 0's kernel, as a training loop's watchdog aborts a rank stuck in cudaStreamSynchronize:
+// the abort returns, the kernel ends, and so does the wait.
+TEST_F(GpuApi, AbortFromAnotherThreadEndsAStreamWait) {
+  auto g = std::make_unique<GpuRanks>(devicesFor(2));
+  ASSERT_TRUE(g->ok());
+  AllReduceBuffers b(*g, 1024);
+  ASSERT_EQ(b.issue(*g), ncclSuccess) << ncclGetLastError(nullptr);
+  for (int r = 0; r < 2; ++r) ASSERT_EQ(b.recv[r]->read(g->stream(r))[0], 3.0f);
+  deviceApi()->setDevice(g->device(0));
+  ASSERT_EQ(ncclAllReduce(b.send[0]->ptr, b.recv[0]->ptr, 1024, ncclFloat32, ncclSum, g->comm(0),
+                          g->stream(0)),
+            ncclSuccess)
+      << ncclGetLastError(nullptr);
+  const cudaStream_t stream = g->stream(0);
+  const int device = g->device(0);
+  // Shared with the waiter, which outlives the test if the wait never ends.
+  auto waited = std::make_shared<std::atomic<int>>(-1);
+  auto waiterTid = std::make_shared<std::atomic<pid_t>>(0);
+  std::thread([=] {
+    waiterTid->store(braid::testing::threadId());
+    deviceApi()->setDevice(device);
+    waited->store(static_cast<int>(deviceApi()->streamSynchronize(stream)));
+  }).detach();
+  while (waiterTid->load() == 0) std::this_thread::yield();
+  // A real GPU's synchronize may spin rather than sleep: after 3 s of looking it is taken as
+  // waiting, as its kernel cannot end before rank 1 calls.
+  (void)braid::testing::waitUntilAsleep(getpid(), waiterTid->load(), std::chrono::seconds(3));
+  EXPECT_EQ(waited->load(), -1) << "the stream finished a kernel whose peer never called";
+  ncclComm_t waiting = g->comm(0);
+  const auto aborted = runGuarded<ncclResult_t>([&] { return ncclCommAbort(waiting); });
+  ASSERT_TRUE(aborted.has_value()) << "ncclCommAbort did not return: the kernel kept waiting";
+  g->forget(0);
+  EXPECT_EQ(*aborted, ncclSuccess);
+  const auto by = std::chrono::steady_clock::now() + braid::testing::kHangGuard;
+  while (waited->load() == -1 && std::chrono::steady_clock::now() < by) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_NE(waited->load(), -1) << "the stream wait never ended after the abort";
 }
 
 // With a short BRAID_TIMEOUT_MS a kernel waiting for a peer gives up by itself:

@@ -24,32 +24,43 @@ using braid::testing::runKillTrials;
 using braid::testing::gpu::deviceApi;
 
 /// All-reduces and broadcasts of 4 KiB to 4 MiB on device memory, each waited for on its stream
-/// and followed by ncclCommGetAsyncError, as a training loop's watchdog polls it.
+/// and followed by ncclCommGetAsyncError, as a training loop's watchdog polls it. Rank r's input
+/// is all r + 1; each output is copied back and checked.
 ncclResult_t gpuLoop(ncclComm_t comm, int rank, int nranks, uint64_t seed, int32_t* calls) {
-  (void)rank;
   const braidDeviceApi* api = deviceApi();
   constexpr size_t kMaxCount = 1 << 20;  // floats: 4 MiB
   void* in = nullptr;
   void* out = nullptr;
   cudaStream_t stream = nullptr;
+  std::vector<float> host(kMaxCount, static_cast<float>(rank + 1));
   if (api->alloc(&in, kMaxCount * sizeof(float)) != ncclSuccess ||
       api->alloc(&out, kMaxCount * sizeof(float)) != ncclSuccess ||
-      api->streamCreate(&stream) != ncclSuccess) {
+      api->streamCreate(&stream) != ncclSuccess ||
+      api->copy(in, host.data(), kMaxCount * sizeof(float), stream) != ncclSuccess) {
     return ncclSystemError;
   }
   std::mt19937_64 rng(seed);
   for (;;) {
     const size_t count = size_t{1024} << (rng() % 11);
-    ncclResult_t r =
-        rng() % 2 == 0
-            ? ncclAllReduce(in, out, count, ncclFloat32, ncclSum, comm, stream)
-            : ncclBroadcast(in, out, count, ncclFloat32,
-                            static_cast<int>(rng() % static_cast<uint64_t>(nranks)), comm, stream);
+    const bool allReduce = rng() % 2 == 0;
+    const int root = static_cast<int>(rng() % static_cast<uint64_t>(nranks));
+    ncclResult_t r = allReduce ? ncclAllReduce(in, out, count, ncclFloat32, ncclSum, comm, stream)
+                               : ncclBroadcast(in, out, count, ncclFloat32, root, comm, stream);
     if (r != ncclSuccess) return r;
     if (api->streamSynchronize(stream) != ncclSuccess) return ncclUnhandledCudaError;
     ncclResult_t async = ncclSuccess;
     if (ncclCommGetAsyncError(comm, &async) != ncclSuccess) return ncclInternalError;
     if (async != ncclSuccess) return async;
+    if (api->copy(host.data(), out, count * sizeof(float), stream) != ncclSuccess ||
+        api->streamSynchronize(stream) != ncclSuccess) {
+      return ncclUnhandledCudaError;
+    }
+    const float want =
+        allReduce ? static_cast<float>(nranks * (nranks + 1) / 2) : static_cast<float>(root + 1);
+    if (!braid::testing::outputHolds(host.data(), count, want,
+                                     allReduce ? "ncclAllReduce" : "ncclBroadcast", rank)) {
+      return ncclInternalError;
+    }
     ++*calls;
   }
 }
