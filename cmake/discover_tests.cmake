@@ -7,11 +7,15 @@
 #           schedule models, the 2^20-element matrices): scripts/test runs them in the release
 #           build, where they take a third of their sanitized time, and the sanitized build
 #           runs everything else
+#   twins   a collectives matrix's cases of a type whose element size another type of the matrix
+#           has (uint8 int8, int32 uint32 float32, ...): their memory accesses are that type's,
+#           so the sanitized build checks one type of each size and the release build, which
+#           checks every type's arithmetic, runs the twins
 #
 #   braid_discover_tests(TARGET [PREFIX p] [LABELS l...] [TIMEOUT s] [ENVIRONMENT e...]
-#                        [FAULTS gtest-pattern] [HEAVY gtest-pattern])
+#                        [FAULTS gtest-pattern] [HEAVY gtest-pattern] [TWINS gtest-pattern])
 #
-# FAULTS and HEAVY are gtest filter patterns (A.*:B.*); a case may match one of them at most, or
+# FAULTS, HEAVY and TWINS are gtest filter patterns (A.*:B.*); a case may match one at most, or
 # ctest would have it twice. A GTEST_SKIP counts as skipped in ctest,
 # not as passed (GoogleTest.cmake sets SKIP_REGULAR_EXPRESSION), so that scripts/test can see
 # and judge every skip.
@@ -28,7 +32,7 @@ function(braid_label_discovered list labels)
 endfunction()
 
 function(braid_discover_tests target)
-  cmake_parse_arguments(arg "" "PREFIX;TIMEOUT;FAULTS;HEAVY" "LABELS;ENVIRONMENT" ${ARGN})
+  cmake_parse_arguments(arg "" "PREFIX;TIMEOUT;FAULTS;HEAVY;TWINS" "LABELS;ENVIRONMENT" ${ARGN})
   set(common DISCOVERY_TIMEOUT 60)
   if(arg_PREFIX)
     list(APPEND common TEST_PREFIX ${arg_PREFIX})
@@ -38,7 +42,7 @@ function(braid_discover_tests target)
     list(APPEND properties ENVIRONMENT "${arg_ENVIRONMENT}")
   endif()
   set(taken "")  # the patterns of the labelled groups, which the rest leaves out
-  foreach(kind faults heavy)
+  foreach(kind faults heavy twins)
     string(TOUPPER ${kind} upper)
     if(arg_${upper})
       gtest_discover_tests(${target} ${common} TEST_FILTER "${arg_${upper}}"
