@@ -52,7 +52,8 @@ void checkRank(const Schedule& s, const Extents& e,
         ASSERT_LE(step.outOffset + step.count, e.output)
             << "rank " << s.rank << " touches past output";
       }
-      if (stepWritesOutput(step.op)) written.push_back({step.outOffset, step.outOffset + step.count});
+      if (stepWritesOutput(step.op))
+        written.push_back({step.outOffset, step.outOffset + step.count});
       if (step.sendPeer >= 0) (*sent)[{s.rank, step.sendPeer, c}].push_back(step.count);
       if (step.recvPeer >= 0) (*received)[{step.recvPeer, s.rank, c}].push_back(step.count);
     }
@@ -97,33 +98,49 @@ constexpr int kRoot = 2;
 
 TEST(HugeCounts, RingAllReduce) {
   checkAllRanks([](int r) { return ringAllReduce(ring(r)); },
-                [](int) { return Extents{kHuge, kHuge, true}; });
+                [](int) {
+                  return Extents{kHuge, kHuge, true};
+                });
 }
 
 TEST(HugeCounts, RingReduceScatter) {
   checkAllRanks([](int r) { return ringReduceScatter(ring(r)); },
-                [](int) { return Extents{kHuge * kRanks, kHuge, true}; });
+                [](int) {
+                  return Extents{kHuge * kRanks, kHuge, true};
+                });
 }
 
 TEST(HugeCounts, RingAllGather) {
   checkAllRanks([](int r) { return ringAllGather(ring(r)); },
-                [](int) { return Extents{kHuge, kHuge * kRanks, true}; });
+                [](int) {
+                  return Extents{kHuge, kHuge * kRanks, true};
+                });
 }
 
 TEST(HugeCounts, RingBroadcastAndReduce) {
   checkAllRanks([](int r) { return ringBroadcast(ring(r), kRoot); },
-                [](int) { return Extents{kHuge, kHuge, true}; });
+                [](int) {
+                  return Extents{kHuge, kHuge, true};
+                });
   checkAllRanks([](int r) { return ringReduce(ring(r), kRoot); },
-                [](int r) { return Extents{kHuge, kHuge, r == kRoot}; });
+                [](int r) {
+                  return Extents{kHuge, kHuge, r == kRoot};
+                });
 }
 
 TEST(HugeCounts, TreeAllReduceBroadcastAndReduce) {
   checkAllRanks([](int r) { return treeAllReduce(tree(r)); },
-                [](int) { return Extents{kHuge, kHuge, true}; });
+                [](int) {
+                  return Extents{kHuge, kHuge, true};
+                });
   checkAllRanks([](int r) { return treeBroadcast(tree(r), kRoot); },
-                [](int) { return Extents{kHuge, kHuge, true}; });
+                [](int) {
+                  return Extents{kHuge, kHuge, true};
+                });
   checkAllRanks([](int r) { return treeReduce(tree(r), kRoot); },
-                [](int r) { return Extents{kHuge, kHuge, r == kRoot}; });
+                [](int r) {
+                  return Extents{kHuge, kHuge, r == kRoot};
+                });
 }
 
 }  // namespace
