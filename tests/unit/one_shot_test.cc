@@ -372,12 +372,13 @@ void expectWaitForAbsentPeerFails(Protocol protocol, bool useAbort) {
       while (!rank0Done.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       return;
     }
+    // Before the deadline is made, so that the wait measured covers all of its 200 ms.
+    const auto start = std::chrono::steady_clock::now();
     transport::WaitContext wait = waitContext(100, useAbort ? 0 : 200);
     wait.abort = &abort;
     std::vector<float> data(100, 1.0f);
     const CallSpec c{DataType::kFloat32, RedOp::kSum, data.size(), protocol, true};
     const kernels::HostOp op = rankOp(c, 0, 2);
-    const auto start = std::chrono::steady_clock::now();
     Status status =
         board.value()->allReduce(data.data(), data.data(), data.size(), 4, op, protocol, wait);
     const auto waited = std::chrono::steady_clock::now() - start;
