@@ -137,8 +137,7 @@ bool check(ThreadRanks& ranks, const Section& s, const Geometry& g,
   for (size_t i = 0; i < before.size(); ++i) {
     if (!fetchOutput(ranks.ranks()[i], mine[i], elem, inPlace)) return false;
   }
-  std::vector<double> counts;
-  m->wrongHere = 0;
+  std::vector<double> counts;  // m->wrongHere starts at 0 (measure)
   for (size_t i = 0; i < before.size(); ++i) {
     const int64_t here = countWrong(s, g, mine[i], ranks.ranks()[i], elem, inPlace, in, before[i]);
     if (here > 0) {

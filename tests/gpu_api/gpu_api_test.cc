@@ -196,6 +196,18 @@ TEST_F(GpuApi, GroupOfSeveralCallsOnSeveralCommunicators) {
   }
 }
 
+/// Connects both ranks with one all-reduce of theirs, then has rank 0 call alone: its kernel
+/// waits for rank 1, which never comes.
+void startLoneCall(GpuRanks& g, AllReduceBuffers& b) {
+  ASSERT_EQ(b.issue(g), ncclSuccess) << ncclGetLastError(nullptr);
+  for (int r = 0; r < 2; ++r) ASSERT_EQ(b.recv[r]->read(g.stream(r))[0], 3.0f);
+  deviceApi()->setDevice(g.device(0));
+  ASSERT_EQ(ncclAllReduce(b.send[0]->ptr, b.recv[0]->ptr, 1024, ncclFloat32, ncclSum, g.comm(0),
+                          g.stream(0)),
+            ncclSuccess)
+      << ncclGetLastError(nullptr);
+}
+
 // After the communicators are connected, rank 0 calls alone: its kernel waits for rank 1, which
 // never comes. ncclCommAbort must end that kernel (and return), and the stream must drain.
 TEST_F(GpuApi, AbortEndsAKernelWaitingForAPeer) {
@@ -203,13 +215,7 @@ TEST_F(GpuApi, AbortEndsAKernelWaitingForAPeer) {
   ASSERT_TRUE(g->ok());
   // What a failed assertion leaves behind is destroyed with g.
   AllReduceBuffers b(*g, 1024);
-  ASSERT_EQ(b.issue(*g), ncclSuccess) << ncclGetLastError(nullptr);
-  for (int r = 0; r < 2; ++r) ASSERT_EQ(b.recv[r]->read(g->stream(r))[0], 3.0f);
-  deviceApi()->setDevice(g->device(0));
-  ASSERT_EQ(ncclAllReduce(b.send[0]->ptr, b.recv[0]->ptr, 1024, ncclFloat32, ncclSum, g->comm(0),
-                          g->stream(0)),
-            ncclSuccess)
-      << ncclGetLastError(nullptr);
+  ASSERT_NO_FATAL_FAILURE(startLoneCall(*g, b));
   ncclComm_t waiting = g->comm(0);
   const auto aborted = runGuarded<ncclResult_t>([&] { return ncclCommAbort(waiting); });
   ASSERT_TRUE(aborted.has_value()) << "ncclCommAbort did not return: the kernel kept waiting";
@@ -228,13 +234,7 @@ TEST_F(GpuApi, AbortFromAnotherThreadEndsAStreamWait) {
   auto g = std::make_unique<GpuRanks>(devicesFor(2));
   ASSERT_TRUE(g->ok());
   AllReduceBuffers b(*g, 1024);
-  ASSERT_EQ(b.issue(*g), ncclSuccess) << ncclGetLastError(nullptr);
-  for (int r = 0; r < 2; ++r) ASSERT_EQ(b.recv[r]->read(g->stream(r))[0], 3.0f);
-  deviceApi()->setDevice(g->device(0));
-  ASSERT_EQ(ncclAllReduce(b.send[0]->ptr, b.recv[0]->ptr, 1024, ncclFloat32, ncclSum, g->comm(0),
-                          g->stream(0)),
-            ncclSuccess)
-      << ncclGetLastError(nullptr);
+  ASSERT_NO_FATAL_FAILURE(startLoneCall(*g, b));
   const cudaStream_t stream = g->stream(0);
   const int device = g->device(0);
   // Shared with the waiter, which outlives the test if the wait never ends.
