@@ -29,9 +29,13 @@ Result<Comm*> commFrom(const ncclComm_t comm) {
   if (comm->magic != ncclComm::kMagic) {
     return invalidArgument("comm is not a live communicator (destroyed, or not made by braid)");
   }
-  // A call on a communicator still being made (blocking = 0) waits for it.
+  // A call on a communicator still being made (blocking = 0) fails at once, as NCCL's do: the
+  // caller may be the one thread that must still create another rank, so waiting could hang it.
+  // ncclCommGetAsyncError, ncclCommAbort and ncclCommDestroy do not come here.
   if (!comm->initDone.load(std::memory_order_acquire)) {
-    BRAID_TRY(comm->finishInit().withContext("its non-blocking creation"));
+    return invalidArgument(
+        "the communicator is still being created (config.blocking = 0): poll "
+        "ncclCommGetAsyncError until it is no longer ncclInProgress before using it");
   }
   if (!comm->comm) {
     if (!comm->initResult.ok()) return comm->initResult.withContext("the communicator's creation");

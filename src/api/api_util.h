@@ -29,7 +29,7 @@ struct ncclComm {
 
   // Non-blocking creation (ncclConfig_t.blocking = 0): the handle is
   // returned at once and `creator` makes `comm`; initDone says it finished,
-  // initResult how. finishInit() joins it (any call on the handle does).
+  // initResult how. finishInit() joins it (destroy and abort do; other calls fail until then).
   std::thread creator;
   std::atomic<bool> initDone{true};
   /// Raised by ncclCommAbort while the creation runs: it gives up within milliseconds.
@@ -59,7 +59,8 @@ void remember(const Status& status);
 /// This thread's last error message ("" when none).
 const std::string& lastError();
 
-/// The Comm behind a handle, or an error for NULL or a handle braid did not make.
+/// The Comm behind a handle, or an error for NULL, a handle braid did not make, or one whose
+/// non-blocking creation has not ended (NCCL refuses those calls too).
 Result<Comm*> commFrom(const ncclComm_t comm);
 
 /// Converts and range-checks the C enums.

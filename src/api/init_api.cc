@@ -61,7 +61,7 @@ bool nonBlocking(const ncclConfig_t* config) { return config != nullptr && confi
 
 // Creates the communicator: at once, or with blocking = 0 on a thread of
 // its own, setting *inProgress (ncclInProgress: ncclCommGetAsyncError says
-// when it is done; any other call on the handle waits for it).
+// when it is done; until then other calls on the handle fail with ncclInvalidArgument).
 Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int rank,
                 const ncclConfig_t* config, braid::CommOptions options, bool* inProgress) {
   *inProgress = false;

@@ -1,7 +1,8 @@
 // Carrying on after a failure (issue 14's second point): ncclCommShrink after a rank is killed
 // and on a healthy communicator, ncclCommRevoke of calls blocked in another thread, and
 // ncclCommAbort from another thread unblocking a rank stuck in a collective, a finalize, a split
-// and a non-blocking creation. Ranks are host processes; BRAID_TIMEOUT_MS stays at its default
+// and a non-blocking creation, and calls on a handle still being created. Ranks are host
+// processes (threads in the last); BRAID_TIMEOUT_MS stays at its default
 // of 10 minutes, so a call that returns within the hang guard was not ended by its deadline.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -312,17 +313,22 @@ TEST(Abort, FromAnotherThreadUnblocksASplit) {
   });
 }
 
+// Starts rank 0 of 2 with blocking = 0; rank 1 is the caller's to make, or never made.
+void startNonBlockingRank0(const ncclUniqueId& id, ncclComm_t* comm) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  const ncclResult_t started = ncclCommInitRankConfig(comm, 2, id, 0, &config);
+  ASSERT_TRUE(started == ncclInProgress || started == ncclSuccess) << lastError(nullptr);
+  ASSERT_NE(*comm, nullptr);
+}
+
 // A non-blocking creation whose peer never comes: ncclCommAbort on its handle ends it at once,
 // where the creation alone would wait for BRAID_TIMEOUT_MS.
 TEST(Abort, EndsANonBlockingCreationWhosePeerNeverComes) {
   setenv("BRAID_HOST_COMM", "1", 1);
   const ncclUniqueId id = newId();
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;
   ncclComm_t comm = nullptr;
-  const ncclResult_t started = ncclCommInitRankConfig(&comm, 2, id, 0, &config);
-  ASSERT_TRUE(started == ncclInProgress || started == ncclSuccess) << lastError(nullptr);
-  ASSERT_NE(comm, nullptr);
+  ASSERT_NO_FATAL_FAILURE(startNonBlockingRank0(id, &comm));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   ncclResult_t state = ncclSuccess;
   ASSERT_EQ(ncclCommGetAsyncError(comm, &state), ncclSuccess);
@@ -331,6 +337,54 @@ TEST(Abort, EndsANonBlockingCreationWhosePeerNeverComes) {
   std::thread aborter([&] { EXPECT_EQ(ncclCommAbort(comm), ncclSuccess); });
   aborter.join();
   EXPECT_LT(std::chrono::steady_clock::now() - start, braid::testing::kHangGuard);
+  unsetenv("BRAID_HOST_COMM");
+}
+
+// A call on a handle whose non-blocking creation has not ended fails at once with
+// ncclInvalidArgument, as NCCL's do (its caller may be the thread that must still create the
+// other rank), and leaves the creation running: once rank 1 comes, the handle works.
+TEST(NonBlockingCreation, CallsBeforeItEndsFailAtOnceAndItCarriesOn) {
+  setenv("BRAID_HOST_COMM", "1", 1);
+  const ncclUniqueId id = newId();
+  ncclComm_t comm = nullptr;
+  ASSERT_NO_FATAL_FAILURE(startNonBlockingRank0(id, &comm));
+  const std::vector<std::string> why = {"still being created", "ncclCommGetAsyncError"};
+  float value = 1.0f;
+  int number = -1;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(failsWith([&] { return ncclCommCount(comm, &number); }, ncclInvalidArgument, why));
+  EXPECT_TRUE(failsWith([&] { return ncclCommUserRank(comm, &number); }, ncclInvalidArgument, why));
+  EXPECT_TRUE(failsWith(
+      [&] { return ncclAllReduce(&value, &value, 1, ncclFloat32, ncclSum, comm, nullptr); },
+      ncclInvalidArgument, why));
+  EXPECT_TRUE(failsWith([&] { return ncclSend(&value, 1, ncclFloat32, 1, comm, nullptr); },
+                        ncclInvalidArgument, why));
+  EXPECT_TRUE(failsWith([&] { return ncclCommFinalize(comm); }, ncclInvalidArgument, why));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, braid::testing::kHangGuard);
+  ncclResult_t state = ncclSuccess;
+  ASSERT_EQ(ncclCommGetAsyncError(comm, &state), ncclSuccess);
+  ASSERT_EQ(state, ncclInProgress) << "rank 1 has not come: the creation cannot have ended";
+
+  std::string peerWhy;
+  bool peerWorked = false;
+  std::thread peer([&] {
+    ncclComm_t other = nullptr;
+    if (ncclCommInitRank(&other, 2, id, 1) != ncclSuccess) {
+      peerWhy = "rank 1's creation: " + lastError(nullptr);
+      return;
+    }
+    peerWorked = allReduceWorks(other, &peerWhy);
+    if (ncclCommDestroy(other) != ncclSuccess) peerWorked = false;
+  });
+  while (ncclCommGetAsyncError(comm, &state) == ncclSuccess && state == ncclInProgress) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(state, ncclSuccess) << lastError(comm);
+  std::string why0;
+  EXPECT_TRUE(state == ncclSuccess && allReduceWorks(comm, &why0)) << why0;
+  peer.join();
+  EXPECT_TRUE(peerWorked) << peerWhy;
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
   unsetenv("BRAID_HOST_COMM");
 }
 
