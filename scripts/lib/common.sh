@@ -61,10 +61,12 @@ braid_generator() {
 # braid_build [targets...]: configures build/ (CUDA when nvcc is found) and
 # builds the given targets, or everything.
 braid_build() {
-  # BRAID_CUDA_ARCHS, where set, picks the CUDA architectures (scripts/test: sm_90 alone).
+  # BRAID_CUDA_ARCHS, where set, picks the CUDA architectures (scripts/test: sm_90 alone);
+  # BRAID_SANITIZED_SUITE=OFF leaves out the sanitized build's test binaries (scripts/test).
   cmake -S "$BRAID_ROOT" -B "$BRAID_BUILD" $(braid_generator "$BRAID_BUILD") \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    ${BRAID_CUDA_ARCHS:+-DBRAID_CUDA_ARCHS=$BRAID_CUDA_ARCHS} >/dev/null
+    ${BRAID_CUDA_ARCHS:+-DBRAID_CUDA_ARCHS=$BRAID_CUDA_ARCHS} \
+    ${BRAID_SANITIZED_SUITE:+-DBRAID_SANITIZED_SUITE=$BRAID_SANITIZED_SUITE} >/dev/null
   local targets=()
   for t in "$@"; do targets+=(--target "$t"); done
   cmake --build "$BRAID_BUILD" -j"$(nproc)" "${targets[@]}"
