@@ -30,7 +30,7 @@ endfunction()
 function(braid_add_fuzz_core)
   file(GLOB sources CONFIGURE_DEPENDS
     ${PROJECT_SOURCE_DIR}/topology/*.cc
-    ${PROJECT_SOURCE_DIR}/src/util/*.cc
+    ${PROJECT_SOURCE_DIR}/base/*.cc
     ${PROJECT_SOURCE_DIR}/src/tune/*.cc)
   list(APPEND sources
     ${PROJECT_SOURCE_DIR}/src/bootstrap/root.cc

@@ -5,8 +5,8 @@
 #include <atomic>
 #include <cstdlib>
 
-#include "util/env.h"
-#include "util/log.h"
+#include "base/env.h"
+#include "base/log.h"
 
 namespace braid::gpu {
 

@@ -3,7 +3,7 @@
 // Runtime, and the process has one:
 //
 //   the CUDA runtime (gpu/cuda_runtime.cc), when braid is built with CUDA;
-//   an emulated GPU (gpu/emulated_runtime.cc) when BRAID_EMULATE_GPUS=<n>
+//   an emulated GPU (emulation/gpu/emulated_runtime.cc) when BRAID_EMULATE_GPUS=<n>
 //     asks for n devices, or a test installs one: device memory is host
 //     memory in shm segments (shareable between processes for IPC), a
 //     stream is an in-order queue run by a worker thread, an event marks a
@@ -138,7 +138,7 @@ class Runtime {
 /// BRAID_EMULATE_GPUS is a positive count, else CUDA (or none).
 Runtime& runtime();
 
-/// Makes an emulated GPU with `devices` devices.
+/// Makes an emulated GPU with `devices` devices (emulation/gpu/emulated_runtime.cc).
 std::unique_ptr<Runtime> makeEmulatedRuntime(int devices);
 
 /// Makes `replacement` the process's runtime until the returned guard goes

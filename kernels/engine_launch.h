@@ -1,6 +1,6 @@
 // The engine's kernels as a launch names them: for each (datatype,
 // operator), the CUDA kernel and the same block body compiled for the CPU,
-// which the emulated GPU runs in its place (gpu/emulated_runtime.cc). Both
+// which the emulated GPU runs in its place (emulation/gpu/emulated_runtime.cc). Both
 // take one engine::EngineArgs (kernels/engine/launch.h) whose type and op
 // are the pair, and run one block of the launch.
 #pragma once

@@ -7,6 +7,8 @@
 #include <thread>
 
 #include "algo/ring.h"
+#include "base/log.h"
+#include "base/test_fault.h"
 #include "bootstrap/unique_id.h"
 #include "comm_impl.h"
 #include "flight/dump_on_signal.h"
@@ -14,8 +16,6 @@
 #include "kernels/host_reduce.h"
 #include "topology/host_id.h"
 #include "transport/shm/shm_fifo.h"
-#include "util/log.h"
-#include "util/test_fault.h"
 
 namespace braid {
 namespace {

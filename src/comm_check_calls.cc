@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "base/hash.h"
 #include "comm_impl.h"
-#include "util/hash.h"
 
 namespace braid {
 namespace {

@@ -10,9 +10,9 @@
 
 #include "algo/ring.h"
 #include "algo/tree.h"
+#include "base/log.h"
 #include "comm_impl.h"
 #include "kernels/host_reduce.h"
-#include "util/log.h"
 
 namespace braid {
 namespace {

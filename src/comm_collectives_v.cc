@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "base/log.h"
 #include "comm_impl.h"
 #include "p2p_batches.h"
-#include "util/log.h"
 
 namespace braid {
 namespace {

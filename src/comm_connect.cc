@@ -5,10 +5,10 @@
 #include <string>
 
 #include "algo/ring_common.h"
+#include "base/log.h"
 #include "comm_impl.h"
 #include "topology/host_id.h"
 #include "transport/shm/shm_fifo.h"
-#include "util/log.h"
 
 namespace braid {
 namespace {
@@ -16,7 +16,7 @@ namespace {
 // With a core per rank, a waiter polls long enough to cover a peer's copy of
 // a FIFO slot (a few tens of microseconds) before paying for a futex sleep
 // and wake. With more ranks than cores it does not poll at all: the rank it
-// waits for may need this very core, and yielding it (util/futex.h) hands
+// waits for may need this very core, and yielding it (base/futex.h) hands
 // it over at once. Measured with 4 ranks on 2 cores, 8 B all_reduce: 14 us
 // with no polling, 30 us with 2 us of polling, 90 us with 20 us.
 constexpr uint32_t kSpinNsDedicated = 100000;

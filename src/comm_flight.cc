@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <string>
 
+#include "base/log.h"
 #include "comm_impl.h"
 #include "flight/dump_on_signal.h"
-#include "util/log.h"
 
 namespace braid {
 

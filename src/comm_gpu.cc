@@ -10,10 +10,10 @@
 #include <cstring>
 #include <string>
 
+#include "base/log.h"
 #include "comm_impl.h"
 #include "kernels/engine/interpreter.h"
 #include "kernels/engine_launch.h"
-#include "util/log.h"
 
 namespace braid {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/log.h"
 #include "comm_impl.h"
-#include "util/log.h"
 
 namespace braid {
 namespace {

@@ -21,9 +21,9 @@
 #include <algorithm>
 #include <map>
 
+#include "base/log.h"
 #include "comm_impl.h"
 #include "kernels/engine_launch.h"
-#include "util/log.h"
 
 namespace braid {
 namespace {

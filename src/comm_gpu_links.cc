@@ -15,10 +15,10 @@
 #include <thread>
 #include <utility>
 
+#include "base/futex.h"
+#include "base/log.h"
 #include "comm_impl.h"
 #include "transport/shm/shm_fifo.h"
-#include "util/futex.h"
-#include "util/log.h"
 
 namespace braid {
 namespace {

@@ -16,6 +16,7 @@
 
 #include "algo/algorithm.h"
 #include "algo/schedule.h"
+#include "base/trace.h"
 #include "bootstrap/bootstrap.h"
 #include "braid/comm.h"
 #include "config.h"
@@ -32,7 +33,6 @@
 #include "transport/net/socket_fifo.h"
 #include "transport/net/socket_rendezvous.h"
 #include "tune/select.h"
-#include "util/trace.h"
 #include "watch/peer_watch.h"
 
 namespace braid {

@@ -22,12 +22,12 @@
 #include <thread>
 #include <utility>
 
+#include "base/futex.h"
+#include "base/log.h"
 #include "comm_impl.h"
 #include "transport/net/socket_fifo.h"
 #include "transport/shm/shm_fifo.h"
 #include "transport/shm/shm_ll_fifo.h"
-#include "util/futex.h"
-#include "util/log.h"
 
 namespace braid {
 namespace {

@@ -18,12 +18,12 @@
 #include <utility>
 #include <vector>
 
+#include "base/log.h"
 #include "comm_impl.h"
 #include "transport/net/gpu_socket_fifo.h"
 #include "transport/net/ib/gpu_ib_fifo.h"
 #include "transport/net/ib/ib_fifo.h"
 #include "transport/net/socket_fifo.h"
-#include "util/log.h"
 
 namespace braid {
 

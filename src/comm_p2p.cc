@@ -10,11 +10,11 @@
 // waits for the connection on its own thread, so neither blocks the batch.
 #include <string>
 
+#include "base/log.h"
 #include "comm_impl.h"
 #include "exec/p2p_executor.h"
 #include "p2p_batches.h"
 #include "transport/shm/shm_fifo.h"
-#include "util/log.h"
 
 namespace braid {
 namespace {

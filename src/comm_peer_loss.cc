@@ -5,9 +5,9 @@
 #include <chrono>
 #include <thread>
 
+#include "base/log.h"
 #include "comm_impl.h"
 #include "kernels/engine/sync.h"
-#include "util/log.h"
 
 namespace braid {
 namespace {

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "base/hash.h"
+#include "base/log.h"
 #include "bootstrap/shrink_letter.h"
 #include "comm_impl.h"
-#include "util/hash.h"
-#include "util/log.h"
 
 namespace braid {
 namespace {

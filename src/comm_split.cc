@@ -13,8 +13,8 @@
 #include <cstring>
 #include <vector>
 
+#include "base/log.h"
 #include "comm_impl.h"
-#include "util/log.h"
 
 namespace braid {
 namespace {

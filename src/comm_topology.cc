@@ -16,13 +16,13 @@
 #include <mutex>
 #include <string>
 
+#include "base/log.h"
 #include "comm_impl.h"
 #include "topology/braid_xml.h"
 #include "topology/cpu_affinity.h"
 #include "topology/plan.h"
 #include "topology/summary.h"
 #include "topology/topology_file.h"
-#include "util/log.h"
 
 namespace braid {
 namespace {

@@ -6,7 +6,7 @@
 #include <climits>
 #include <sstream>
 
-#include "util/env.h"
+#include "base/env.h"
 
 namespace braid {
 

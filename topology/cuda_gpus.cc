@@ -1,7 +1,7 @@
 #include "topology/cuda_gpus.h"
 
+#include "base/log.h"
 #include "topology/pci_bus_id.h"
-#include "util/log.h"
 
 #ifdef BRAID_HAVE_CUDA
 #include <cuda_runtime_api.h>

@@ -8,10 +8,10 @@
 #include <memory>
 #include <string>
 
+#include "base/log.h"
 #include "topology/hwloc_graph.h"
 #include "topology/nvlink_graph.h"
 #include "topology/nvml_loader.h"
-#include "util/log.h"
 
 namespace braid::topology {
 namespace {

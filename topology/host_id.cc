@@ -5,8 +5,8 @@
 #include <fstream>
 #include <string>
 
+#include "base/hash.h"
 #include "topology/cpu_affinity.h"
-#include "util/hash.h"
 
 namespace braid::topology {
 

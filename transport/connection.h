@@ -10,9 +10,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/deadline.h"
 #include "braid/status.h"
 #include "kernels/engine/fifo.h"
-#include "util/deadline.h"
 
 namespace braid::transport {
 

@@ -10,7 +10,7 @@
 //             kLastSlice set on a message's last slice)
 //   head      receiver's count of released slots
 //   recvWaiting / sendWaiting  a CPU waiter's "I may be asleep" words
-//             (util/futex.h); the GPU never sleeps and leaves them 0
+//             (base/futex.h); the GPU never sleeps and leaves them 0
 //
 // Both counters only grow and wrap at 2^32, so the fill level is tail - head
 // (0..kFifoSlots) and slot k lives at index k % kFifoSlots. Each is written

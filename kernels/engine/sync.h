@@ -19,7 +19,7 @@
 //
 // On the CPU the publish is sequentially consistent, not just a release:
 // the shm FIFOs let a waiter sleep on a futex, and the poster must read the
-// waiter's "I may be asleep" word after its store (util/futex.h).
+// waiter's "I may be asleep" word after its store (base/futex.h).
 #pragma once
 
 #include <cstdint>

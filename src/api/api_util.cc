@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "util/log.h"
+#include "base/log.h"
 
 namespace braid::api {
 namespace {

@@ -10,7 +10,7 @@
 // hold: LSA and GIN barriers, the LL all-to-all's buffer) is not
 // implemented: those fail with ncclInvalidUsage and say so.
 #include "api/api_util.h"
-#include "util/log.h"
+#include "base/log.h"
 
 using braid::api::commFrom;
 using braid::api::notImplemented;

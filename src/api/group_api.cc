@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "api/group.h"
-#include "util/worker_pool.h"
+#include "base/worker_pool.h"
 
 namespace braid::api {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "api/api_util.h"
 #include "api/group.h"
+#include "base/log.h"
 #include "braid_ext.h"
-#include "util/log.h"
 
 using braid::Comm;
 using braid::Status;

@@ -16,11 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include "base/deadline.h"
+#include "base/env.h"
+#include "base/log.h"
+#include "base/socket.h"
 #include "bootstrap/root.h"
-#include "util/deadline.h"
-#include "util/env.h"
-#include "util/log.h"
-#include "util/socket.h"
 
 namespace braid::bootstrap {
 namespace {

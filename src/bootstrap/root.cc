@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "util/deadline.h"
-#include "util/log.h"
+#include "base/deadline.h"
+#include "base/log.h"
 
 namespace braid::bootstrap {
 namespace {

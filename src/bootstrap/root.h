@@ -17,9 +17,9 @@
 #include <cstdint>
 #include <string>
 
+#include "base/socket.h"
 #include "bootstrap/unique_id.h"
 #include "braid/status.h"
-#include "util/socket.h"
 
 namespace braid::bootstrap {
 

@@ -11,12 +11,12 @@
 #include <cstring>
 #include <random>
 
+#include "base/env.h"
+#include "base/hash.h"
+#include "base/hmac.h"
+#include "base/log.h"
+#include "base/socket.h"
 #include "bootstrap/root.h"
-#include "util/env.h"
-#include "util/hash.h"
-#include "util/hmac.h"
-#include "util/log.h"
-#include "util/socket.h"
 
 namespace braid::bootstrap {
 namespace {

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <string>
 
+#include "base/socket.h"
 #include "braid/comm.h"
 #include "braid/status.h"
-#include "util/socket.h"
 
 namespace braid::bootstrap {
 
@@ -33,7 +33,7 @@ struct UniqueIdContents {
   uint32_t flags;    ///< kRootStartedByRank0, ...
   uint64_t magic;    ///< random per id; all ranks of one comm share it
   RootAddress root;  ///< where the root listens (IPv4 or IPv6)
-  /// What every connection of the communicator proves it knows (util/socket.h's Proof): random
+  /// What every connection of the communicator proves it knows (base/socket.h's Proof): random
   /// for an id from ncclGetUniqueId, so only the processes it was handed to can join; for an
   /// id of a fixed address, derived from BRAID_BOOTSTRAP_SECRET where every rank sets it the
   /// same, else from the address (which then authenticates nothing: see docs/reliability.md).
@@ -66,7 +66,7 @@ Result<UniqueId> createUniqueId(int64_t timeoutMs);
 /// id; rank 0 starts the root there. Used for BRAID_COMM_ID and launchers.
 Result<UniqueId> uniqueIdForAddress(const std::string& hostPort);
 
-/// What a connection of this communicator opening for `purpose` proves (util/socket.h).
+/// What a connection of this communicator opening for `purpose` proves (base/socket.h).
 enum ProofPurpose : uint32_t {
   kProveRootHello = 1,  ///< a rank's Hello to the root
   kProveBootstrapRing = 2,

@@ -5,12 +5,12 @@
 
 #include <vector>
 
+#include "base/trace.h"
 #include "braid/status.h"
 #include "exec/program.h"
 #include "kernels/engine/launch.h"
 #include "kernels/host_reduce.h"
 #include "transport/connection.h"
-#include "util/trace.h"
 
 namespace braid::exec {
 

@@ -43,7 +43,7 @@
 // carry the next call's flag.
 //
 // Waiting. Readers spin, then yield, then sleep on the peer's `wake` word
-// in slices (util/futex.h explains the steps). Any number of readers may
+// in slices (base/futex.h explains the steps). Any number of readers may
 // sleep on one rank's word, so they count themselves in `sleepers`, and a
 // writer that publishes with sleepers present bumps `wake` and wakes them
 // all. The writer's publication, a seq_cst fence and its load of
@@ -63,8 +63,8 @@
 #include <new>
 #include <utility>
 
+#include "base/futex.h"
 #include "transport/shm/shm_segment.h"
-#include "util/futex.h"
 
 namespace braid::exec {
 

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <thread>
 
-#include "util/log.h"
+#include "base/log.h"
 
 namespace braid::flight {
 namespace {

@@ -12,8 +12,8 @@
 #include <cstring>
 #include <set>
 
-#include "util/hmac.h"
-#include "util/log.h"
+#include "base/hmac.h"
+#include "base/log.h"
 
 namespace braid::watch {
 namespace {
@@ -316,7 +316,7 @@ void PeerWatch::acceptArrivals() {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return;  // EAGAIN, or out of descriptors: those waiting stay in the backlog
     }
-    // Every arrival must answer a challenge of its own (util/socket.h's Proof); one whose
+    // Every arrival must answer a challenge of its own (base/socket.h's Proof); one whose
     // challenge does not go at once into an empty socket buffer is dropped.
     Arrival a{net::Socket(fd), std::vector<char>(sizeof(wire::Greeting) + net::kProofTagBytes), 0,
               net::newChallenge(), Clock::now()};

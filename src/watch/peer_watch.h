@@ -39,10 +39,10 @@
 #include <thread>
 #include <vector>
 
+#include "base/deadline.h"
+#include "base/socket.h"
 #include "bootstrap/bootstrap.h"
 #include "braid/status.h"
-#include "util/deadline.h"
-#include "util/socket.h"
 #include "watch/watch_wire.h"
 
 namespace braid::watch {
@@ -59,7 +59,7 @@ struct Loss {
 
 struct WatchOptions {
   uint64_t magic = 0;  ///< the communicator's bootstrap magic
-  /// The unique id's secret, which every connection to a watcher proves (util/socket.h's Proof;
+  /// The unique id's secret, which every connection to a watcher proves (base/socket.h's Proof;
   /// the purpose is set per connection).
   net::Proof proof;
   int64_t heartbeatTimeoutMs = 0;             ///< silence after which a neighbour is lost; 0: never

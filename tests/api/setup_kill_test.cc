@@ -1,5 +1,5 @@
 // A rank lost while a communicator is set up or connects (issue 25's first point): the victim
-// dies at an exact point (src/util/test_fault.h) of init or of the lazy connections a first
+// dies at an exact point (base/test_fault.h) of init or of the lazy connections a first
 // collective makes, or finishes init and is killed before it calls anything, and every survivor
 // must return ncclRemoteError that names it as lost, from init or from its first calls, whatever
 // the transport that met the death first: shared memory, sockets, or verbs on the emulated HCA.

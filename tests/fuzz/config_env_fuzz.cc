@@ -18,15 +18,15 @@
 #include <utility>
 #include <vector>
 
+#include "base/deadline.h"
+#include "base/env.h"
+#include "base/log.h"
 #include "config.h"
 #include "fuzz/fuzz_check.h"
 #include "topology/graph.h"
 #include "topology/transport_choice.h"
 #include "transport/net/ib/hca_filter.h"
 #include "tune/select.h"
-#include "util/deadline.h"
-#include "util/env.h"
-#include "util/log.h"
 
 extern char** environ;
 

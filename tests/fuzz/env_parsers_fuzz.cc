@@ -19,14 +19,14 @@
 #include <string_view>
 #include <vector>
 
+#include "base/env.h"
+#include "base/host_port.h"
+#include "base/ifname_filter.h"
 #include "fuzz/fuzz_check.h"
 #include "topology/graph.h"
 #include "topology/transport_choice.h"
 #include "transport/net/ib/hca_filter.h"
 #include "tune/select.h"
-#include "util/env.h"
-#include "util/host_port.h"
-#include "util/ifname_filter.h"
 
 namespace {
 

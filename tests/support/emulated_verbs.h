@@ -22,8 +22,8 @@
 #include <thread>
 #include <vector>
 
-#include "transport/net/ib/emulated_hca_wire.h"
-#include "transport/net/ib/verbs_emulated.h"
+#include "emulation/ib/emulated_hca_wire.h"
+#include "emulation/ib/verbs_emulated.h"
 
 namespace braid::transport::ib::verbs_test {
 

@@ -3,7 +3,7 @@
 // One trial forks nranks processes that make a communicator and then run collectives in a loop
 // until a call fails. The victim dies at one of three moments (KillWhen): in the loop, after a
 // random delay; idle after init, before any rank's first call; or at a named point of setup
-// (src/util/test_fault.h), where it kills itself. Every survivor must then return
+// (base/test_fault.h), where it kills itself. Every survivor must then return
 // ncclRemoteError, with an error text that names the killed rank as lost, well before
 // BRAID_TIMEOUT_MS (left at its default of 10 minutes): a survivor still running after
 // kHangSeconds is a hang, and one that crashed or exited otherwise fails the trial with how it
@@ -91,7 +91,7 @@ enum class KillWhen {
   /// every rank has finished init, and only then do the survivors start their loops, so their
   /// first calls connect (lazily) to a rank that is already dead.
   kIdleAfterInit,
-  /// The victim kills itself at the test point `dieAt` (src/util/test_fault.h), armed before its
+  /// The victim kills itself at the test point `dieAt` (base/test_fault.h), armed before its
   /// init or, with `armAfterInit`, once init has returned. A survivor may then fail in init: its
   /// init error must name the rank as its loop's would.
   kAtPoint,

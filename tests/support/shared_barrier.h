@@ -10,8 +10,8 @@
 #include <new>
 #include <thread>
 
+#include "base/deadline.h"
 #include "braid/status.h"
-#include "util/deadline.h"
 
 namespace braid::testing {
 

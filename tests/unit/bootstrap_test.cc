@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/socket.h"
 #include "bootstrap/unique_id.h"
 #include "support/multiprocess.h"
-#include "util/socket.h"
 
 namespace braid::bootstrap {
 namespace {

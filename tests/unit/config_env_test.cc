@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
+#include "base/host_port.h"
+#include "base/ifname_filter.h"
 #include "config.h"
-#include "util/env.h"
-#include "util/host_port.h"
-#include "util/ifname_filter.h"
 
 namespace braid {
 namespace {

@@ -1,7 +1,7 @@
-// SHA-256 and HMAC-SHA-256 (src/util/hmac.h) against the published examples: FIPS 180-4's
+// SHA-256 and HMAC-SHA-256 (base/hmac.h) against the published examples: FIPS 180-4's
 // "abc" and its two-block message, a million 'a's, and RFC 4231's HMAC test cases 1, 2, 4 and 6
 // (a key longer than a block), fed whole and in pieces.
-#include "util/hmac.h"
+#include "base/hmac.h"
 
 #include <gtest/gtest.h>
 

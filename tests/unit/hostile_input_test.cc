@@ -11,12 +11,12 @@
 #include <thread>
 #include <vector>
 
+#include "base/socket.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/root.h"
 #include "bootstrap/unique_id.h"
 #include "support/multiprocess.h"
 #include "transport/net/socket_rendezvous.h"
-#include "util/socket.h"
 
 namespace braid {
 namespace {

@@ -19,10 +19,10 @@
 #include <thread>
 #include <vector>
 
+#include "base/futex.h"
 #include "support/fifo_contract.h"
 #include "support/multiprocess.h"
 #include "transport/shm/shm_segment.h"
-#include "util/futex.h"
 
 namespace braid::transport::shm {
 namespace {

@@ -1,4 +1,4 @@
-// The emulated RoCE HCA (transport/net/ib/verbs_emulated.h), driven through the verbs seam as
+// The emulated RoCE HCA (emulation/ib/verbs_emulated.h), driven through the verbs seam as
 // the transport drives a real one: devices, ports and GIDs; registration and the QP state
 // machine; RDMA writes with and without immediate between QPs over loopback, with every check a
 // responder and a requester make (rkey, bounds, access, lkey, RNR). Timeouts, lifetimes, hostile

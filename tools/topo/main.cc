@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "topology/discover.h"
 #include "topology/paths.h"
 #include "topology/plan.h"
 #include "topology/summary.h"
 #include "topology/topology_file.h"
-#include "util/env.h"
 
 namespace {
 

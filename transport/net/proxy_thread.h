@@ -11,11 +11,11 @@
 #include <thread>
 #include <utility>
 
+#include "base/deadline.h"
+#include "base/log.h"
+#include "base/socket.h"
 #include "braid/status.h"
 #include "transport/connection.h"
-#include "util/deadline.h"
-#include "util/log.h"
-#include "util/socket.h"
 
 namespace braid::transport::net {
 

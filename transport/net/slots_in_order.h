@@ -7,8 +7,8 @@
 
 #include <cstdint>
 
+#include "base/futex.h"
 #include "kernels/engine/fifo.h"
-#include "util/futex.h"
 
 namespace braid::transport::net {
 

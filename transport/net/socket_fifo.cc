@@ -10,10 +10,10 @@
 #include <thread>
 #include <utility>
 
+#include "base/log.h"
 #include "transport/net/proxied_ends.h"
 #include "transport/net/proxy_thread.h"
 #include "transport/shm/shm_fifo.h"
-#include "util/log.h"
 
 namespace braid::transport::net {
 namespace {

@@ -27,10 +27,10 @@
 #include <memory>
 #include <vector>
 
+#include "base/socket.h"
 #include "braid/status.h"
 #include "transport/connection.h"
 #include "transport/net/socket_stripes.h"
-#include "util/socket.h"
 
 namespace braid::transport::net {
 

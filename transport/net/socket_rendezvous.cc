@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "util/log.h"
-#include "util/test_fault.h"
+#include "base/log.h"
+#include "base/test_fault.h"
 
 namespace braid::transport::net {
 

@@ -21,9 +21,9 @@
 #include <thread>
 #include <tuple>
 
+#include "base/deadline.h"
+#include "base/socket.h"
 #include "braid/status.h"
-#include "util/deadline.h"
-#include "util/socket.h"
 
 namespace braid::transport::net {
 
@@ -61,7 +61,7 @@ struct Greeting {
 class SocketRendezvous {
  public:
   /// Listens on `local` (its port is ignored: the kernel picks one) and starts accepting. Every
-  /// connection must prove `proof` (the communicator's secret, util/socket.h); one that does not,
+  /// connection must prove `proof` (the communicator's secret, base/socket.h); one that does not,
   /// a port scanner's, is dropped and never filed.
   static Result<std::unique_ptr<SocketRendezvous>> create(const sockaddr_storage& local,
                                                           const braid::net::Proof& proof = {});

@@ -3,8 +3,8 @@
 #include <chrono>
 #include <utility>
 
+#include "base/log.h"
 #include "transport/net/proxy_thread.h"
-#include "util/log.h"
 
 namespace braid::transport::net {
 namespace {

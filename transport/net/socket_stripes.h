@@ -24,10 +24,10 @@
 #include <thread>
 #include <vector>
 
+#include "base/socket.h"
 #include "braid/status.h"
 #include "kernels/engine/fifo.h"
 #include "transport/net/slots_in_order.h"
-#include "util/socket.h"
 
 namespace braid::transport::net {
 

@@ -14,7 +14,7 @@
 // same counters, cursors, acquire loads and publishing stores. What the CPU
 // adds is sleep: a waiter that has spun long enough announces itself in
 // recvWaiting / sendWaiting and sleeps on the counter's futex, and the other
-// side wakes it after publishing (util/futex.h).
+// side wakes it after publishing (base/futex.h).
 #include "transport/shm/shm_fifo.h"
 
 #include <unistd.h>
@@ -25,10 +25,10 @@
 #include <cstdio>
 #include <new>
 
+#include "base/futex.h"
 #include "kernels/engine/fifo.h"
 #include "transport/shm/shm_magic.h"
 #include "transport/shm/shm_segment.h"
-#include "util/futex.h"
 
 namespace braid::transport::shm {
 namespace {
@@ -148,7 +148,7 @@ class ShmSendEnd final : public SendEnd {
     assert(bytes <= fifo_.slotBytes && "post() of more bytes than a slot holds");
     assert(!engine::fifoFull(cursor_) && "post() without waitSlot()");
     // The publish is sequentially consistent, so the load of recvWaiting
-    // below cannot move ahead of it; see util/futex.h.
+    // below cannot move ahead of it; see base/futex.h.
     engine::postSlot(fifo_, cursor_, static_cast<uint32_t>(bytes));
     futex::wakeIfWaiting(&fifo_.counters->tail, &fifo_.counters->recvWaiting);
   }

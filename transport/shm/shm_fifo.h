@@ -8,7 +8,7 @@
 // Both ends may also be threads of one process.
 //
 // The data path makes no system call unless one side is asleep: see
-// shm_fifo.cc for the segment layout and util/futex.h for how waiting works.
+// shm_fifo.cc for the segment layout and base/futex.h for how waiting works.
 #pragma once
 
 #include <cstddef>

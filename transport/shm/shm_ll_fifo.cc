@@ -27,9 +27,9 @@
 #include <cstring>
 #include <new>
 
+#include "base/futex.h"
 #include "transport/shm/shm_ll_layout.h"
 #include "transport/shm/shm_segment.h"
-#include "util/futex.h"
 
 namespace braid::transport::shm {
 namespace ll {

@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/log.h"
 #include "transport/net/ib/hca_filter.h"
-#include "util/log.h"
 
 namespace braid::transport::ib {
 namespace {

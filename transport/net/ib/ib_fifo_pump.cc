@@ -7,9 +7,9 @@
 #include <cstring>
 #include <thread>
 
+#include "base/log.h"
 #include "transport/net/ib/wc_status.h"
 #include "transport/net/proxy_thread.h"
-#include "util/log.h"
 
 namespace braid::transport::ib {
 namespace {

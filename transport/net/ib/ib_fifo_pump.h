@@ -23,11 +23,11 @@
 #include <optional>
 #include <string>
 
+#include "base/socket.h"
 #include "braid/status.h"
 #include "kernels/engine/fifo.h"
 #include "transport/net/ib/ib_queue_pairs.h"
 #include "transport/net/slots_in_order.h"
-#include "util/socket.h"
 
 namespace braid::transport::ib {
 

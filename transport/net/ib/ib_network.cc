@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "transport/net/ib/verbs_emulated.h"
 #include "transport/net/ib/verbs_library.h"
 
 namespace braid::transport::ib {

@@ -2,10 +2,10 @@
 
 #include <chrono>
 
+#include "base/deadline.h"
+#include "base/log.h"
 #include "topology/cpu_affinity.h"
 #include "transport/net/ib/near_cpus.h"
-#include "util/deadline.h"
-#include "util/log.h"
 
 namespace braid::transport::ib {
 

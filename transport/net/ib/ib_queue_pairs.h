@@ -12,9 +12,9 @@
 #include <memory>
 #include <vector>
 
+#include "base/deadline.h"
 #include "braid/status.h"
 #include "transport/net/ib/ib_network.h"
-#include "util/deadline.h"
 
 namespace braid::transport::ib {
 

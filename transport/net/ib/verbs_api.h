@@ -7,10 +7,11 @@
 //   verbs_library.cc   libibverbs.so.1 loaded with dlopen (never linked, so braid loads on
 //                      machines without rdma-core); the calls that are inline in verbs.h
 //                      (post_send, post_recv, poll_cq) go through the provider's ops as there.
-//   verbs_emulated.cc  an emulated RoCE HCA in this process, for machines without RDMA
+//   emulatedVerbs()    an emulated RoCE HCA in this process, for machines without RDMA
 //                      hardware (BRAID_IB_EMULATE): RC queue pairs whose RDMA writes travel over
 //                      TCP to the emulated HCA of the peer process, with the checks and the state
-//                      machine of a real one (see verbs_emulated.h).
+//                      machine of a real one. It lives apart, in emulation/ib/ (verbs_emulated.h
+//                      describes it); this folder holds only what drives a real HCA.
 //
 // Only what the transport uses is here: RC queue pairs, RDMA write and RDMA write with
 // immediate, polled completion queues.
@@ -57,5 +58,9 @@ struct VerbsApi {
   /// Up to `entries` completions into `wc`; the count taken, or negative on a CQ error.
   int (*pollCq)(ibv_cq* cq, int entries, ibv_wc* wc);
 };
+
+/// The emulated HCA's verbs table (emulation/ib/verbs_emulated.cc): every call thread safe, as
+/// libibverbs' are.
+const VerbsApi& emulatedVerbs();
 
 }  // namespace braid::transport::ib

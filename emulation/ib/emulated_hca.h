@@ -1,0 +1,123 @@
+// One emulated HCA (emu_<n>) of this process: what the open contexts of that device share.
+//
+// - The device's TCP listener ([::] dual stack, or 0.0.0.0 where IPv6 is unavailable; the port
+//   chosen by the kernel) and the thread that accepts connections on it and hands each to the
+//   QP its hello names.
+// - The table of live QPs. A QP's number carries the listener's port, qp_num = port << 8 | slot
+//   (24 bits), so that a peer HCA finds the QP from (destination GID, dest_qp_num) alone, as a
+//   real fabric routes by them; hence at most 256 live QPs per device.
+// - The table of memory regions and their keys, behind a reader-writer lock: writes into
+//   registered memory (remote writes, and the requester reading local SGEs) hold it shared while
+//   they copy, deregistration holds it exclusively, so once deregMr returns no write lands in
+//   that memory.
+//
+// Created by the first openDevice of the device and gone with its last context.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "base/socket.h"
+#include "braid/status.h"
+#include "emulation/ib/emulated_limits.h"
+
+namespace braid::transport::ib::emulated {
+
+class QueuePair;
+struct ProtectionDomain;
+
+struct MrKeys {
+  uint32_t lkey = 0;
+  uint32_t rkey = 0;
+};
+
+class Hca {
+ public:
+  /// The HCA of device `deviceIndex`, started on first use (listener and accept thread).
+  static Result<std::shared_ptr<Hca>> acquire(int deviceIndex);
+  ~Hca();
+  Hca(const Hca&) = delete;
+  Hca& operator=(const Hca&) = delete;
+
+  int index() const { return index_; }
+  const std::string& name() const { return name_; }
+  uint16_t port() const { return port_; }
+
+  /// A number for a new QP, its slot reserved; nullopt when kMaxQp QPs are live.
+  std::optional<uint32_t> reserveQpNum();
+  /// Makes a reserved number's QP reachable by connections.
+  void publishQp(uint32_t qpNum, QueuePair* qp);
+  /// Frees the number: once this returns no connection reaches the QP any more.
+  void releaseQpNum(uint32_t qpNum);
+
+  /// Registers [addr, addr + length) for `pd`; nullopt when kMaxMr regions exist.
+  std::optional<MrKeys> registerMr(const ProtectionDomain* pd, uintptr_t addr, uint64_t length,
+                                   int access);
+  void deregisterMr(const MrKeys& keys);
+
+  /// What a remote write of `length` bytes at `addr` with `rkey` would violate, for a QP of
+  /// `pd`; nullptr when it is allowed. A zero-length write checks nothing (IB spec: its R_Key
+  /// is not validated).
+  const char* checkRemoteWrite(const ProtectionDomain* pd, uint32_t rkey, uint64_t addr,
+                               uint64_t length) const;
+  /// The same check and, when it passes, the copy, both under the region table's lock.
+  const char* writeRemote(const ProtectionDomain* pd, uint32_t rkey, uint64_t addr,
+                          const uint8_t* data, uint64_t length);
+  /// Gathers local SGEs (lkeys of `pd`'s regions) into `out`; nullptr, or the violation.
+  const char* readLocal(const ProtectionDomain* pd, const ibv_sge* sges, size_t count,
+                        uint8_t* out) const;
+
+  /// Objects counted against the device's limits (ibv_device_attr).
+  enum class Counted { kProtectionDomain, kCompletionQueue };
+  /// Counts one more; false when the device has its limit of them already.
+  bool reserve(Counted what);
+  void release(Counted what);
+
+ private:
+  struct MrEntry {
+    const ProtectionDomain* pd;
+    uintptr_t addr;
+    uint64_t length;
+    int access;
+  };
+
+  Hca(int index, net::Socket listener, uint16_t port);
+  void acceptLoop();
+  /// Hands an accepted connection to the QP its hello names, or refuses it.
+  void admit(net::Socket connection, const std::vector<char>& greeting);
+  QueuePair* findQpLocked(uint32_t qpNum) const;
+  const MrEntry* findByRkeyLocked(uint32_t rkey) const;
+  const char* checkRemoteWriteLocked(const ProtectionDomain* pd, uint32_t rkey, uint64_t addr,
+                                     uint64_t length) const;
+
+  const int index_;
+  const std::string name_;
+  const uint16_t port_;
+  net::Socket listener_;
+
+  mutable std::mutex qpMu_;
+  std::array<QueuePair*, kMaxQp> qps_{};
+  std::array<bool, kMaxQp> reserved_{};
+  int nextSlot_ = 0;  ///< next-fit, so that a freed number is not handed out again at once
+
+  mutable std::shared_mutex mrMu_;
+  std::unordered_map<uint32_t, MrEntry> byRkey_;
+  std::unordered_map<uint32_t, uint32_t> rkeyOfLkey_;
+
+  std::atomic<int> counts_[2] = {0, 0};
+  std::atomic<bool> stopping_{false};
+  std::thread acceptThread_;  // last: it uses everything above
+};
+
+}  // namespace braid::transport::ib::emulated
