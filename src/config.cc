@@ -144,7 +144,7 @@ Status Config::validate() const {
                            std::to_string(ib.trafficClass));
   }
   // BRAID_ALGO and BRAID_PROTO are parsed by tune::parseAllowed, BRAID_P2P_LEVEL
-  // and BRAID_TRANSPORTS by the topology (comm_topology.cc).
+  // and BRAID_TRANSPORTS by the topology (comm/members_topology.cc).
   return Status::success();
 }
 

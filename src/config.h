@@ -38,7 +38,7 @@ struct Config {
   /// every rank has an active verbs port, else Socket.
   std::string net;
   transport::ib::IbSettings ib;
-  /// BRAID_CHECK_CALLS: ranks compare each collective call before moving data (comm_check_calls.cc)
+  /// BRAID_CHECK_CALLS: ranks compare each collective call before moving data (comm/calls_check.cc)
   bool checkCalls = false;
   /// BRAID_HEARTBEAT_TIMEOUT_MS: a ring neighbour silent this long is lost (watch/peer_watch.h);
   /// 0 = only a closed connection tells. A dead process is seen at once either way.

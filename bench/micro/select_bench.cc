@@ -1,5 +1,5 @@
 // braid-select-bench: what choosing an algorithm and protocol costs per call,
-// against the communicator's cache of the answers (ChoiceCache, src/comm_impl.h).
+// against the communicator's cache of the answers (ChoiceCache, src/comm/selector.h).
 //
 // Every collective asks the selector (tune::choose, src/tune/select.h) for the
 // fastest allowed (algorithm, protocol); choose runs the cost model for every
@@ -9,11 +9,10 @@
 // VM), with everything allowed and the one-shot board's 64 KiB limit, and a
 // broadcast (ring only, as the communicator restricts rooted collectives).
 //
-// The implChoose benchmarks call Comm::Impl::choose, the path every
-// collective takes, on an Impl set up as Comm::create and connectRing leave
-// rank 0 of 4 on 2 cores, without a bootstrap or shared memory: choose only
-// asks whether a one-shot board exists, so a 1-rank board (which maps
-// nothing) stands in for the 4-rank one. `cached_N_sizes` cycles through N
+// The implChoose benchmarks call comm::Selector::choose, the path every
+// collective takes, on a selector set up as Comm::create and Links::connectRing
+// leave rank 0 of 4 on 2 cores with a one-shot board, without a bootstrap or
+// shared memory, which choose does not need. `cached_N_sizes` cycles through N
 // all_reduce sizes, N no more than the cache holds, so every call after the
 // first round finds its answer N-1 entries deep (a training step's round of
 // sizes); `missed_9_sizes` cycles through one size more than the cache
@@ -26,20 +25,20 @@
 #include <memory>
 #include <vector>
 
-#include "comm_impl.h"
-#include "exec/one_shot.h"
+#include "comm/selector.h"
 #include "tune/cost_model.h"
 #include "tune/select.h"
 
 namespace {
 
 using braid::Collective;
-using braid::Comm;
 using braid::DataType;
+using braid::comm::CollCall;
+using braid::comm::Selector;
 namespace algo = braid::algo;
 namespace tune = braid::tune;
 
-// The model a 4-rank communicator on a 2-core host holds (comm_connect.cc sets hostCores).
+// The model a 4-rank communicator on a 2-core host holds (comm/links.cc sets hostCores).
 tune::Model benchModel() {
   tune::Model model = tune::Model::calibratedDefaults();
   model.hostCores = 2;
@@ -62,7 +61,7 @@ tune::Allowed allAllowed() {
   return allowed;
 }
 
-// Broadcast with BRAID_ALGO unset: the communicator takes the tree out (comm_collectives.cc).
+// Broadcast with BRAID_ALGO unset: the communicator takes the tree out (src/comm/selector.cc).
 tune::Allowed rootedAllowed() {
   tune::Allowed allowed = allAllowed();
   allowed.algorithm[static_cast<int>(algo::Algorithm::kTree)] = false;
@@ -86,30 +85,22 @@ BENCHMARK_CAPTURE(choose, all_reduce_8B, Collective::kAllReduce, 8, allAllowed()
 BENCHMARK_CAPTURE(choose, all_reduce_1MiB, Collective::kAllReduce, size_t(1) << 20, allAllowed());
 BENCHMARK_CAPTURE(choose, broadcast_4KiB, Collective::kBroadcast, 4096, rootedAllowed());
 
-// A communicator's state as Comm::create and connectRing leave it for rank 0 of 4 on 2 cores,
-// everything allowed; null if the stand-in board cannot be made.
-std::unique_ptr<Comm::Impl> benchImpl() {
-  auto board =
-      braid::exec::OneShotBoard::create(0, 0, 1, braid::exec::OneShotBoard::kDefaultMaxBytes,
-                                        [] { return braid::Status::success(); });
-  if (!board.ok()) return nullptr;
-  auto impl = std::make_unique<Comm::Impl>();
-  impl->nranks = 4;
-  impl->nchannels = 1;
-  impl->model = benchModel();
-  impl->allowed = allAllowed();
-  impl->oneShot = std::move(board).value();
-  return impl;
+// A communicator's selector as Comm::create and Links::connectRing leave it for rank 0 of 4 on 2
+// cores, everything allowed.
+std::unique_ptr<Selector> benchSelector() {
+  auto selector = std::make_unique<Selector>();
+  selector->nranks = 4;
+  selector->nchannels = 1;
+  selector->model = benchModel();
+  selector->allowed = allAllowed();
+  selector->oneShotBoard = true;
+  return selector;
 }
 
-// Comm::Impl::choose on all_reduce calls of float counts cycling through `sizes` distinct ones.
+// Selector::choose on all_reduce calls of float counts cycling through `sizes` distinct ones.
 void implChoose(benchmark::State& state, size_t sizes) {
-  std::unique_ptr<Comm::Impl> impl = benchImpl();
-  if (!impl) {
-    state.SkipWithError("the stand-in one-shot board could not be made");
-    return;
-  }
-  std::vector<Comm::Impl::CollCall> calls;
+  std::unique_ptr<Selector> impl = benchSelector();
+  std::vector<CollCall> calls;
   for (size_t i = 0; i < sizes; ++i) {
     const size_t count = size_t(2) << (2 * i);  // 8 B, 32 B, ... 4^i apart
     calls.push_back({Collective::kAllReduce, nullptr, nullptr, count, DataType::kFloat32,
@@ -129,8 +120,8 @@ void implChoose(benchmark::State& state, size_t sizes) {
 
 BENCHMARK_CAPTURE(implChoose, cached_1_size, 1);
 BENCHMARK_CAPTURE(implChoose, cached_4_sizes, 4);
-BENCHMARK_CAPTURE(implChoose, cached_8_sizes, braid::ChoiceCache::kEntries);
-BENCHMARK_CAPTURE(implChoose, missed_9_sizes, braid::ChoiceCache::kEntries + 1);
+BENCHMARK_CAPTURE(implChoose, cached_8_sizes, braid::comm::ChoiceCache::kEntries);
+BENCHMARK_CAPTURE(implChoose, missed_9_sizes, braid::comm::ChoiceCache::kEntries + 1);
 
 }  // namespace
 

@@ -100,7 +100,7 @@ class Comm {
   /// size() blocks hold counts[r] elements (allGatherV, reduceScatterV).
   Result<double> estimateVUs(Collective collective, const size_t* counts, DataType type) const;
   /// The same for a batch of sends and receives (sendRecv); gather, scatter
-  /// and the all-to-alls are such batches (src/p2p_batches.h). Only peers,
+  /// and the all-to-alls are such batches (src/comm/p2p_batches.h). Only peers,
   /// counts and types are read, never the buffers.
   Result<double> estimateP2pUs(const std::vector<P2pOp>& ops) const;
 
@@ -214,8 +214,6 @@ class Comm {
   class Impl;
 
  private:
-  /// sendRecv's work once the batch is checked and recorded.
-  Status sendRecvRecorded(const std::vector<P2pOp>& ops, void* stream);
   explicit Comm(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

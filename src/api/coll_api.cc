@@ -6,7 +6,7 @@
 #include <string>
 
 #include "api/group.h"
-#include "p2p_batches.h"
+#include "comm/p2p_batches.h"
 
 using braid::Comm;
 using braid::Status;

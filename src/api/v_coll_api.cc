@@ -15,7 +15,7 @@
 
 #include "api/group.h"
 #include "braid_ext.h"
-#include "p2p_batches.h"
+#include "comm/p2p_batches.h"
 
 using braid::Comm;
 using braid::Status;

@@ -1,4 +1,4 @@
-// The letter the first survivor of a shrink posts to the others (src/comm_shrink.cc): the new
+// The letter the first survivor of a shrink posts to the others (src/comm/shrink.cc): the new
 // communicator's unique id, or why there is none. Coded and read here, apart from the shrink, so
 // that the fuzz target reads letters exactly as a survivor does.
 #pragma once

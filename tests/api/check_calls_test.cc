@@ -1,4 +1,4 @@
-// BRAID_CHECK_CALLS=1 (src/comm_check_calls.cc), 3 ranks in processes: calls that agree run and
+// BRAID_CHECK_CALLS=1 (src/comm/calls_check.cc), 3 ranks in processes: calls that agree run and
 // give the right result; a rank that calls with another count, type, operator, root or
 // collective makes every rank's call fail with ncclInvalidUsage naming the ranks and their calls,
 // nothing moves, and the next call that agrees runs as if nothing had happened.

@@ -1,4 +1,4 @@
-// A rank killed in the middle of a job (src/watch, src/comm_peer_loss.cc): 4 host processes run
+// A rank killed in the middle of a job (src/watch, src/comm/health.cc): 4 host processes run
 // collectives until one is killed with SIGKILL at a random moment; every survivor's call must
 // return ncclRemoteError naming the killed rank, long before BRAID_TIMEOUT_MS (left at its
 // 10-minute default), on one host over shared memory and across "hosts" (BRAID_HOSTID per

@@ -85,7 +85,7 @@ void checkAccepted(const braid::Config& c) {
         "IB_SL " + std::to_string(c.ib.serviceLevel));
   check(c.ib.trafficClass >= 0 && c.ib.trafficClass <= 255,
         "IB_TC " + std::to_string(c.ib.trafficClass));
-  // comm_gpu_launch.cc hands the kernels the deadline in nanoseconds, comm_connect.cc the spin.
+  // comm/gpu_launch.cc hands the kernels the deadline in nanoseconds, comm/links.cc the spin.
   check(c.timeoutMs >= 0 && c.timeoutMs <= INT64_MAX / 1000000, "timeout_ms in nanoseconds");
   check(c.heartbeatTimeoutMs >= 0 && c.heartbeatTimeoutMs <= INT64_MAX / 1000000,
         "heartbeat_timeout_ms in nanoseconds");

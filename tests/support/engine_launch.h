@@ -1,5 +1,5 @@
 // Launching the engine's kernel for an EngineArgs built by a test, through a gpu::Runtime (the
-// emulated GPU or a real one), as Comm::Impl::flushGpu does for communicators.
+// emulated GPU or a real one), as GpuSide::flush (src/comm/gpu_launch.cc) does for communicators.
 #pragma once
 
 #include "braid/status.h"

@@ -1,27 +1,32 @@
 // The communicator keeps the selector's answers for its recent calls
-// (ChoiceCache, src/comm_impl.h). These check the list itself (what it keeps,
-// what it drops, which calls it tells apart), and that Comm::Impl::choose,
+// (ChoiceCache, src/comm/selector.h). These check the list itself (what it keeps,
+// what it drops, which calls it tells apart), and that Selector::choose,
 // answering from it, gives every call of a long mixed sequence the choice a
 // communicator that has never seen a call gives, and for an all_reduce the
 // choice tune::choose gives.
 //
-// The communicator state is built the way Comm::create and connectRing leave
-// it for rank 0 of 4 ranks on 2 cores, without a bootstrap or shared memory:
-// choose only asks whether a one-shot board exists, so a 1-rank board (which
-// maps nothing) stands in for the 4-rank one.
+// The selector is set up the way Comm::create and Links::connectRing leave it
+// for rank 0 of 4 ranks on 2 cores, without a bootstrap or shared memory: it
+// only needs to know that a one-shot board exists and how large a message it
+// takes, which a 1-rank board (which maps nothing) says for the 4-rank one.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "comm_impl.h"
+#include "comm/selector.h"
 #include "exec/one_shot.h"
 #include "tune/cost_model.h"
 #include "tune/select.h"
 
 namespace braid {
 namespace {
+
+using comm::ChoiceCache;
+using comm::ChoiceKey;
+using comm::CollCall;
+using comm::Selector;
 
 constexpr size_t kEntries = ChoiceCache::kEntries;
 
@@ -87,29 +92,27 @@ struct Setting {
   bool deterministic;
 };
 
-std::unique_ptr<Comm::Impl> commState(const Setting& setting) {
-  auto impl = std::make_unique<Comm::Impl>();
-  impl->config.algo = setting.algo;
-  impl->config.proto = setting.proto;
-  impl->config.deterministic = setting.deterministic;
-  impl->nranks = 4;
-  impl->nchannels = 2;
-  impl->model = tune::Model::calibratedDefaults();
-  impl->model.hostCores = 2;
-  impl->deterministic = setting.deterministic;
+std::unique_ptr<Selector> commState(const Setting& setting) {
+  auto selector = std::make_unique<Selector>();
+  selector->algoForced = setting.algo[0] != '\0';
+  selector->nranks = 4;
+  selector->nchannels = 2;
+  selector->model = tune::Model::calibratedDefaults();
+  selector->model.hostCores = 2;
+  selector->deterministic = setting.deterministic;
   auto allowed = tune::parseAllowed(setting.algo, setting.proto);
   EXPECT_TRUE(allowed.ok()) << allowed.status().message();
   if (!allowed.ok()) return nullptr;
-  impl->allowed = allowed.value();
-  if (impl->allowed.algorithm[static_cast<int>(algo::Algorithm::kOneShot)]) {
+  selector->allowed = allowed.value();
+  if (selector->allowed.algorithm[static_cast<int>(algo::Algorithm::kOneShot)]) {
     auto board = exec::OneShotBoard::create(0, 0, 1, exec::OneShotBoard::kDefaultMaxBytes,
                                             [] { return Status::success(); });
     EXPECT_TRUE(board.ok()) << board.status().message();
     if (!board.ok()) return nullptr;
-    impl->oneShot = std::move(board).value();
-    impl->allowed.oneShotMaxBytes = impl->oneShot->maxBytes();
+    selector->allowed.oneShotMaxBytes = board.value()->maxBytes();
+    selector->oneShotBoard = true;
   }
-  return impl;
+  return selector;
 }
 
 // Calls of every kind the selector tells apart: all_reduce across the one-shot board's limit
@@ -119,7 +122,7 @@ std::unique_ptr<Comm::Impl> commState(const Setting& setting) {
 struct Calls {
   std::vector<size_t> blocks = {256, 10, 0, 3};
   std::vector<size_t> offsets = {0, 256, 266, 266};
-  std::vector<Comm::Impl::CollCall> list;
+  std::vector<CollCall> list;
 
   Calls() {
     for (size_t count : {1, 2, 16, 256, 1024, 4096, 16384, 16385, 262144}) {
@@ -130,20 +133,20 @@ struct Calls {
     list.push_back(call(Collective::kReduceScatter, 256));
     list.push_back(call(Collective::kAllGather, 256));
     for (Collective c : {Collective::kReduceScatter, Collective::kAllGather}) {
-      Comm::Impl::CollCall v = call(c, blocks[0]);
+      CollCall v = call(c, blocks[0]);
       v.blockCounts = blocks.data();
       v.blockOffsets = offsets.data();
       list.push_back(v);
     }
   }
 
-  static Comm::Impl::CollCall call(Collective collective, size_t count) {
+  static CollCall call(Collective collective, size_t count) {
     const bool rooted = collective == Collective::kBroadcast || collective == Collective::kReduce;
     return {collective, nullptr, nullptr, count, DataType::kFloat32, RedOp::kSum, rooted ? 1 : -1};
   }
 };
 
-std::string describe(const Comm::Impl::CollCall& call) {
+std::string describe(const CollCall& call) {
   return std::string(collectiveName(call.collective)) + " of " + std::to_string(call.count) +
          (call.blockCounts != nullptr ? " (variable blocks)" : "");
 }
@@ -158,7 +161,7 @@ void expectSameChoice(const tune::Choice& got, const tune::Choice& want) {
 class SelectionCacheComm : public ::testing::TestWithParam<Setting> {};
 
 TEST_P(SelectionCacheComm, RepeatedCallsGetTheChoiceOfAFreshCommunicator) {
-  std::unique_ptr<Comm::Impl> comm = commState(GetParam());
+  std::unique_ptr<Selector> comm = commState(GetParam());
   ASSERT_NE(comm, nullptr);
   const Calls calls;
   // Forwards, backwards, then every third call: each order brings back calls the cache holds
@@ -171,11 +174,11 @@ TEST_P(SelectionCacheComm, RepeatedCallsGetTheChoiceOfAFreshCommunicator) {
     for (size_t i = start; i < n; i += 3) order.push_back(i);
   }
   for (size_t i : order) {
-    const Comm::Impl::CollCall& call = calls.list[i];
+    const CollCall& call = calls.list[i];
     SCOPED_TRACE(describe(call));
     auto got = comm->choose(call);
     ASSERT_TRUE(got.ok()) << got.status().message();
-    std::unique_ptr<Comm::Impl> fresh = commState(GetParam());
+    std::unique_ptr<Selector> fresh = commState(GetParam());
     ASSERT_NE(fresh, nullptr);
     auto want = fresh->choose(call);
     ASSERT_TRUE(want.ok()) << want.status().message();

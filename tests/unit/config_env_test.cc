@@ -81,7 +81,7 @@ TEST(ConfigValidate, IbServiceLevelAndTrafficClassRanges) {
   }
 }
 
-// Found by config_env_fuzz: the spin and the deadlines become nanoseconds (comm_connect.cc,
+// Found by config_env_fuzz: the spin and the deadlines become nanoseconds (comm/links.cc,
 // Deadline, the GPU kernels' timeoutNs), which overflowed int64 for values validate() accepted.
 TEST(ConfigValidate, DeadlinesAndSpinFitInNanoseconds) {
   EXPECT_TRUE(validated({{"BRAID_TIMEOUT_MS", "31536000000"},

@@ -56,7 +56,7 @@ void generateRange(const ScheduleSpec& spec, int begin, int end, std::vector<Com
 void sizeLikeCommunicator(ScheduleSpec& spec, size_t fifoBytes, size_t elemBytes,
                           algo::Protocol protocol) {
   // The communicator's slots: a share of the FIFO, cache-line aligned
-  // (src/comm_connect.cc), LL's capped (transport/shm/shm_ll_fifo.h).
+  // (src/comm/links.cc), LL's capped (transport/shm/shm_ll_fifo.h).
   size_t slotBytes = fifoBytes / transport::kFifoSlots;
   slotBytes &= ~static_cast<size_t>(63);
   if (protocol == algo::Protocol::kLl)

@@ -26,7 +26,7 @@ struct ScheduleSpec {
 
 /// Chunk and slice sizes as the communicator picks them for a FIFO of
 /// `fifoBytes` (kFifoSlots slots) and elements of `elemBytes`
-/// (src/comm_collectives.cc, src/comm_links.cc): a chunk is half the FIFO,
+/// (src/comm/calls.cc, src/comm/links.cc): a chunk is half the FIFO,
 /// a slice at most one slot and, where the slot allows, at least 16 KiB;
 /// LL's slots are at most 16 KiB (algo::sizeForSlots, the communicator's
 /// own rule).

@@ -4,7 +4,7 @@
 //
 // All-gather-v and reduce-scatter-v run the ring schedules of their uniform
 // twins with CollCall::blockCounts / blockOffsets (algo/ring.h), through
-// Comm::Impl::runCollective: the schedule cache (keyed by the blocks too), the
+// Calls::run (calls.h): the schedule cache (keyed by the blocks too), the
 // operator (avg's division on this rank's block, premulsum's scalar) and
 // the error handling are the uniform ones. All-to-all-v is a batch of sends
 // and receives, as Comm::allToAll is.
@@ -21,14 +21,14 @@
 #include <vector>
 
 #include "base/log.h"
-#include "comm_impl.h"
-#include "p2p_batches.h"
+#include "comm/comm_impl.h"
+#include "comm/p2p_batches.h"
 
 namespace braid {
 namespace {
 
 Result<size_t> elementBytes(DataType type) {
-  BRAID_TRY(checkDataType(type));
+  BRAID_TRY(comm::checkDataType(type));
   return dataTypeSize(type);
 }
 
@@ -96,10 +96,10 @@ const char* at(const void* base, size_t elems, size_t elemBytes) {
 
 Status Comm::allGatherV(const void* input, size_t sendCount, void* output, const size_t* recvCounts,
                         const size_t* displs, DataType type, void* stream) {
-  ActiveCall active(impl_->activeCalls);
-  log::ScopedLogRank logRank(impl_->rank);
-  const int n = impl_->nranks;
-  const int me = impl_->rank;
+  comm::ActiveCall active(impl_->health.activeCalls);
+  log::ScopedLogRank logRank(rank());
+  const int n = size();
+  const int me = rank();
   BRAID_ASSIGN_OR_RETURN(const size_t elem, elementBytes(type));
   BRAID_TRY(checkArray(recvCounts, "recvcounts"));
   BRAID_TRY(checkArray(displs, "displs"));
@@ -122,18 +122,18 @@ Status Comm::allGatherV(const void* input, size_t sendCount, void* output, const
     return invalidArgument("sendbuff overlaps recvbuff but is not recvbuff + displs[" +
                            std::to_string(me) + "] (the in-place form)");
   }
-  Impl::CollCall call{
+  comm::CollCall call{
       Collective::kAllGather, input, output, sendCount, type, RedOp::kSum, -1, recvCounts, displs};
   call.stream = stream;
-  return impl_->runCollective(call);
+  return impl_->calls.run(call);
 }
 
 Status Comm::reduceScatterV(const void* input, const size_t* sendCounts, const size_t* displs,
                             void* output, size_t recvCount, DataType type, RedOp op, void* stream) {
-  ActiveCall active(impl_->activeCalls);
-  log::ScopedLogRank logRank(impl_->rank);
-  const int n = impl_->nranks;
-  const int me = impl_->rank;
+  comm::ActiveCall active(impl_->health.activeCalls);
+  log::ScopedLogRank logRank(rank());
+  const int n = size();
+  const int me = rank();
   BRAID_ASSIGN_OR_RETURN(const size_t elem, elementBytes(type));
   BRAID_TRY(checkArray(sendCounts, "sendcounts"));
   BRAID_TRY(checkArray(displs, "displs"));
@@ -164,10 +164,10 @@ Status Comm::reduceScatterV(const void* input, const size_t* sendCounts, const s
                              " of sendbuff");
     }
   }
-  Impl::CollCall call{
+  comm::CollCall call{
       Collective::kReduceScatter, input, output, recvCount, type, op, -1, sendCounts, displs};
   call.stream = stream;
-  return impl_->runCollective(call);
+  return impl_->calls.run(call);
 }
 
 Result<double> Comm::estimateVUs(Collective collective, const size_t* counts, DataType type) const {
@@ -175,13 +175,13 @@ Result<double> Comm::estimateVUs(Collective collective, const size_t* counts, Da
     return invalidArgument(std::string("estimateVUs: ") + collectiveName(collective) +
                            " has no variable-count form");
   }
-  BRAID_TRY(checkDataType(type));
+  BRAID_TRY(comm::checkDataType(type));
   BRAID_TRY(checkArray(counts, "counts"));
-  Impl::CollCall call{collective, nullptr, nullptr, counts[rank()], type, RedOp::kSum, -1};
+  comm::CollCall call{collective, nullptr, nullptr, counts[rank()], type, RedOp::kSum, -1};
   call.blockCounts = counts;
   // An empty call returns at once, as estimateUs says of a count of 0.
   if (std::all_of(counts, counts + size(), [](size_t c) { return c == 0; })) return 0.0;
-  BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, impl_->choose(call));
+  BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, impl_->selector.choose(call));
   return choice.predictedUs;
 }
 

@@ -1,4 +1,4 @@
-// All-reduce on the ring in deterministic mode (BRAID_DETERMINISTIC=1).
+// Calls' all-reduce on the ring in deterministic mode (BRAID_DETERMINISTIC=1; calls.h).
 //
 // A ring reduces block b in ring order starting after rank b, so the order
 // in which an element's contributions meet depends on which block it falls
@@ -19,10 +19,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "comm_impl.h"
+#include "comm/calls.h"
 #include "exec/in_order_fold.h"
 
-namespace braid {
+namespace braid::comm {
 namespace {
 
 // Bytes folded at once: the partial results of one chunk stay in the
@@ -31,8 +31,10 @@ constexpr size_t kFoldChunkBytes = 4096;
 
 }  // namespace
 
-Status Comm::Impl::deterministicRingAllReduce(const CollCall& call, const kernels::HostOp& op,
-                                              algo::Protocol protocol) {
+Status Calls::deterministicRingAllReduce(const CollCall& call, const kernels::HostOp& op,
+                                         algo::Protocol protocol) {
+  const int rank = members_.rank;
+  const int nranks = members_.nranks;
   const size_t elem = dataTypeSize(call.type);
   const size_t n = static_cast<size_t>(nranks);
   const size_t block = (call.count + n - 1) / n;
@@ -59,7 +61,7 @@ Status Comm::Impl::deterministicRingAllReduce(const CollCall& call, const kernel
     }
   }
   const unsigned char* sent = op.load != nullptr ? loaded.data() : input;
-  scratch.resize(std::max(scratch.size(), n * mine * elem));
+  scratch_.resize(std::max(scratch_.size(), n * mine * elem));
   std::vector<exec::P2pTask> tasks;
   for (int peer = 0; peer < nranks; ++peer) {
     if (peer == rank) continue;
@@ -71,11 +73,11 @@ Status Comm::Impl::deterministicRingAllReduce(const CollCall& call, const kernel
     tasks.push_back(send);
     exec::P2pTask recv;
     recv.peer = peer;
-    recv.recvBuffer = scratch.data() + peer * mine * elem;
+    recv.recvBuffer = scratch_.data() + peer * mine * elem;
     recv.bytes = mine * elem;
     tasks.push_back(recv);
   }
-  BRAID_TRY(runP2pTasks(tasks));
+  BRAID_TRY(links_.runP2p(tasks, recorder_.flight->hostWaits()));
 
   // 2. The canonical fold, a chunk at a time: operands are read where they
   // are, except this rank's own when the operator has a pre, which loads it
@@ -86,8 +88,8 @@ Status Comm::Impl::deterministicRingAllReduce(const CollCall& call, const kernel
     const size_t len = std::min(chunkElems, mine - at);
     fold.startChunk();
     for (int r = 0; r < nranks; ++r) {
-      const unsigned char* from =
-          r == rank ? input + (offsets[rank] + at) * elem : scratch.data() + (r * mine + at) * elem;
+      const unsigned char* from = r == rank ? input + (offsets[rank] + at) * elem
+                                            : scratch_.data() + (r * mine + at) * elem;
       if (op.load != nullptr && r == rank) {
         char* loaded = fold.takeScratch();
         op.load(op.args, loaded, from, len);
@@ -115,7 +117,7 @@ Status Comm::Impl::deterministicRingAllReduce(const CollCall& call, const kernel
   ring.protocol = protocol;
   BRAID_ASSIGN_OR_RETURN(const CachedSchedule* cached, scheduleFor(gather, ring));
   exec::HostCall hostCall{gather.input, gather.output, elem, kernels::HostOp{}};
-  return exec::runOnHost(cached->program, hostCall, cached->connections, waitContext());
+  return exec::runOnHost(cached->program, hostCall, cached->connections, links_.waitContext());
 }
 
-}  // namespace braid
+}  // namespace braid::comm

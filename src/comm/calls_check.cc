@@ -1,4 +1,4 @@
-// BRAID_CHECK_CALLS=1: ranks compare their calls before moving any data.
+// BRAID_CHECK_CALLS=1 (Calls, calls.h): ranks compare their calls before moving any data.
 //
 // A rank that calls all_reduce with another count, type, operator or root than its peers, or
 // skips a call they make, otherwise hangs the job or corrupts its buffers without a word. With
@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "base/hash.h"
-#include "comm_impl.h"
+#include "comm/calls.h"
 
-namespace braid {
+namespace braid::comm {
 namespace {
 
 struct CallDigest {
@@ -66,15 +66,15 @@ std::string rankList(const std::vector<int>& ranks) {
 
 }  // namespace
 
-Status Comm::Impl::checkCallAgrees(const CollCall& call) {
+Status Calls::checkCallAgrees(const CollCall& call) {
+  const int rank = members_.rank;
+  const int nranks = members_.nranks;
   CallDigest mine{};
-  mine.sequence = checkedCalls++;
+  mine.sequence = checkedCalls_++;
   mine.collective = static_cast<int32_t>(call.collective);
   mine.type = static_cast<int32_t>(call.type);
   mine.op = reduces(call.collective) ? static_cast<int32_t>(call.op) : 0;
-  const bool rooted =
-      call.collective == Collective::kBroadcast || call.collective == Collective::kReduce;
-  mine.root = rooted ? call.root : -1;
+  mine.root = rooted(call.collective) ? call.root : -1;
   if (call.blockCounts != nullptr) {
     std::string blocks;
     for (int r = 0; r < nranks; ++r) blocks += std::to_string(call.blockCounts[r]) + ",";
@@ -84,7 +84,7 @@ Status Comm::Impl::checkCallAgrees(const CollCall& call) {
   }
   std::vector<CallDigest> all(nranks);
   all[rank] = mine;
-  BRAID_TRY(bootstrap->allGather(all.data(), sizeof(CallDigest))
+  BRAID_TRY(members_.bootstrap->allGather(all.data(), sizeof(CallDigest))
                 .withContext("BRAID_CHECK_CALLS: exchanging call digests"));
   // The distinct calls, each with the ranks that made it, in the order of their first rank.
   std::vector<std::pair<CallDigest, std::vector<int>>> calls;
@@ -107,4 +107,4 @@ Status Comm::Impl::checkCallAgrees(const CollCall& call) {
   return invalidUsage(message);
 }
 
-}  // namespace braid
+}  // namespace braid::comm

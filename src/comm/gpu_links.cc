@@ -1,6 +1,6 @@
-// The GPU FIFOs a GPU communicator's schedules and point-to-point transfers
-// run on (transport/cuda_ipc/gpu_fifo.h), made the first time they are
-// needed, as the host FIFOs are (comm_links.cc): every receiving end a
+// GpuSide's FIFOs (gpu_side.h): the GPU FIFOs a GPU communicator's schedules and
+// point-to-point transfers run on (transport/cuda_ipc/gpu_fifo.h), made the first time they are
+// needed, as the host FIFOs are (links.cc): every receiving end a
 // program needs first, then every sending end, each waiting for its
 // receiver's record, so ranks linking at once cannot wait in a cycle.
 //
@@ -17,10 +17,10 @@
 
 #include "base/futex.h"
 #include "base/log.h"
-#include "comm_impl.h"
+#include "comm/gpu_side.h"
 #include "transport/shm/shm_fifo.h"
 
-namespace braid {
+namespace braid::comm {
 namespace {
 
 namespace engine = kernels::engine;
@@ -40,95 +40,88 @@ constexpr uint64_t kNetRecvSalt = 0x6e657472656376ffull;
 // Point-to-point FIFOs have a quarter of the schedules' slot size, as on the host.
 constexpr size_t kP2pSlotDivisor = 4;
 
-Result<engine::FifoCursor*> takeCursor(GpuState& g) {
-  if (g.cursorsUsed == g.cursorCapacity) {
-    return invalidUsage("this communicator has made " + std::to_string(g.cursorCapacity) +
+}  // namespace
+
+Result<engine::FifoCursor*> GpuSide::takeCursor() {
+  if (cursorsUsed == cursorCapacity) {
+    return invalidUsage("this communicator has made " + std::to_string(cursorCapacity) +
                         " GPU FIFO ends, the most it can hold");
   }
-  return g.cursors + g.cursorsUsed++;
+  return cursors + cursorsUsed++;
 }
-
-}  // namespace
 
 size_t gpuP2pSlotBytes(size_t slotBytes) {
   return (slotBytes / kP2pSlotDivisor) & ~static_cast<size_t>(63);
 }
 
-namespace {
-
-struct LinkPlan {
+struct GpuSide::LinkPlan {
   std::set<std::pair<int, int>> recv;  // (channel, peer)
   std::set<std::pair<int, int>> send;
 };
 
-}  // namespace
-
-namespace {
-
-// Makes the FIFOs of `plan` in `format` with slots of `slot` bytes, names from `nonce`.
-Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t nonce,
-                    transport::cuda_ipc::FifoFormat format = {}) {
-  GpuState& g = *c.gpu;
-  BRAID_TRY(g.runtime->setDevice(g.device));
+Status GpuSide::makeLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,
+                          transport::cuda_ipc::FifoFormat format) {
+  const int rank = members_.rank;
+  BRAID_TRY(runtime->setDevice(device));
   auto greeting = [&](int sender, int receiver, int channel) {
     return transport::net::Greeting::of(nonce, sender, receiver, channel,
                                         static_cast<int>(format.protocol));
   };
-  BRAID_TRY(
-      c.checkCrossesHosts(static_cast<algo::Protocol>(format.protocol), plan.recv, plan.send));
+  BRAID_TRY(network_.checkCrossesHosts(static_cast<algo::Protocol>(format.protocol), plan.recv,
+                                       plan.send));
   auto madeNetFifo = [&](const std::string& name) {
-    c.madeSegments.push_back(name);
-    c.madeSegments.push_back(transport::cuda_ipc::pinnedSegmentName(name));
+    links_.noteSegment(name);
+    links_.noteSegment(transport::cuda_ipc::pinnedSegmentName(name));
   };
   for (const auto& [channel, peer] : plan.recv) {
-    auto& end = g.recvLinks[{peer, channel, format.protocol}];
-    if (end || !c.onOtherHost(peer)) continue;
-    const std::string name =
-        transport::shm::segmentName(nonce ^ kNetRecvSalt, peer, c.rank, channel);
-    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor(g));
+    auto& end = recvLinks[{peer, channel, format.protocol}];
+    if (end || !members_.onOtherHost(peer)) continue;
+    const std::string name = transport::shm::segmentName(nonce ^ kNetRecvSalt, peer, rank, channel);
+    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor());
     BRAID_ASSIGN_OR_RETURN(
-        end, c.awaitGpuNetworkFifo(peer, greeting(peer, c.rank, channel), name, slot, cursor));
+        end, network_.awaitGpuFifo(*runtime, stream, peer, greeting(peer, rank, channel), name,
+                                   slot, cursor));
     madeNetFifo(name);
     BRAID_TRACE("gpu links: network FIFO from rank %d on channel %d made", peer, channel);
   }
   for (const auto& [channel, peer] : plan.send) {
-    auto& end = g.sendLinks[{peer, channel, format.protocol}];
-    if (end || !c.onOtherHost(peer)) continue;
-    const std::string name =
-        transport::shm::segmentName(nonce ^ kNetSendSalt, c.rank, peer, channel);
-    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor(g));
-    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * proxyCursor, takeCursor(g));
-    BRAID_ASSIGN_OR_RETURN(end, c.connectGpuNetworkFifo(peer, greeting(c.rank, peer, channel), name,
-                                                        slot, cursor, proxyCursor));
+    auto& end = sendLinks[{peer, channel, format.protocol}];
+    if (end || !members_.onOtherHost(peer)) continue;
+    const std::string name = transport::shm::segmentName(nonce ^ kNetSendSalt, rank, peer, channel);
+    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor());
+    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * proxyCursor, takeCursor());
+    BRAID_ASSIGN_OR_RETURN(
+        end, network_.connectGpuFifo(*runtime, stream, peer, greeting(rank, peer, channel), name,
+                                     slot, cursor, proxyCursor));
     madeNetFifo(name);
     BRAID_TRACE("gpu links: network FIFO to rank %d on channel %d connected", peer, channel);
   }
   for (const auto& [channel, peer] : plan.recv) {
-    auto& end = g.recvLinks[{peer, channel, format.protocol}];
+    auto& end = recvLinks[{peer, channel, format.protocol}];
     if (end) continue;
-    const std::string name = transport::shm::segmentName(nonce, peer, c.rank, channel);
-    const FifoPlacement placement = c.placementFor(peer);
-    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor(g));
+    const std::string name = transport::shm::segmentName(nonce, peer, rank, channel);
+    const FifoPlacement placement = placementFor(peer);
+    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor());
     BRAID_ASSIGN_OR_RETURN(
-        end, GpuRecvEnd::create(*g.runtime, name, slot, placement, cursor, g.stream, format));
-    c.madeSegments.push_back(name);  // unlinked by the sender, or at destruction
+        end, GpuRecvEnd::create(*runtime, name, slot, placement, cursor, stream, format));
+    links_.noteSegment(name);  // unlinked by the sender, or at destruction
     if (placement == FifoPlacement::kPinnedHost) {
-      c.madeSegments.push_back(transport::cuda_ipc::pinnedSegmentName(name));
+      links_.noteSegment(transport::cuda_ipc::pinnedSegmentName(name));
     }
     BRAID_TRACE("gpu links: FIFO from rank %d on channel %d made in %s", peer, channel,
                 transport::cuda_ipc::placementName(placement));
   }
-  const transport::WaitContext wait = c.waitContext();
+  const transport::WaitContext wait = links_.waitContext();
   for (const auto& [channel, peer] : plan.send) {
-    auto& end = g.sendLinks[{peer, channel, format.protocol}];
+    auto& end = sendLinks[{peer, channel, format.protocol}];
     if (end) continue;
-    const std::string name = transport::shm::segmentName(nonce, c.rank, peer, channel);
-    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor(g));
+    const std::string name = transport::shm::segmentName(nonce, rank, peer, channel);
+    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor());
     for (int attempt = 0; !end; ++attempt) {
       BRAID_ASSIGN_OR_RETURN(end,
-                             GpuSendEnd::tryOpen(*g.runtime, name, slot, cursor, format.protocol));
+                             GpuSendEnd::tryOpen(*runtime, name, slot, cursor, format.protocol));
       if (end) break;
-      if (c.stop->load()) return futex::abortedError(peer);
+      if (health_.stop->load()) return futex::abortedError(peer);
       if (wait.deadline.expired()) {
         return remoteError("rank " + std::to_string(peer) + " did not make its GPU FIFO for " +
                            (channel == kP2pChannel ? std::string("point-to-point")
@@ -147,10 +140,8 @@ Status makeGpuLinks(Comm::Impl& c, const LinkPlan& plan, size_t slot, uint64_t n
   return Status::success();
 }
 
-}  // namespace
-
-Result<std::vector<exec::ChannelPorts>> Comm::Impl::linkGpuSchedule(const exec::Program& program,
-                                                                    algo::Protocol protocol) {
+Result<std::vector<exec::ChannelPorts>> GpuSide::linkSchedule(const exec::Program& program,
+                                                              algo::Protocol protocol) {
   static_assert(static_cast<int>(engine::FifoProtocol::kLl) ==
                 static_cast<int>(algo::Protocol::kLl));
   transport::cuda_ipc::FifoFormat format;
@@ -161,28 +152,28 @@ Result<std::vector<exec::ChannelPorts>> Comm::Impl::linkGpuSchedule(const exec::
     for (int peer : program.channels[c].recvPeers) plan.recv.insert({static_cast<int>(c), peer});
     for (int peer : program.channels[c].sendPeers) plan.send.insert({static_cast<int>(c), peer});
   }
-  BRAID_TRY(makeGpuLinks(*this, plan, ll ? llSlotBytes() : slotBytes,
-                         linkNonce ^ kGpuSalt ^ (ll ? kGpuLlSalt : 0), format));
+  BRAID_TRY(makeLinks(plan, ll ? links_.llSlotBytes() : links_.slotBytes,
+                      links_.linkNonce ^ kGpuSalt ^ (ll ? kGpuLlSalt : 0), format));
   std::vector<exec::ChannelPorts> ports(program.channels.size());
   for (size_t c = 0; c < program.channels.size(); ++c) {
     const int ch = static_cast<int>(c);
     for (int peer : program.channels[c].recvPeers) {
-      const auto e = gpu->recvLinks[{peer, ch, format.protocol}]->end();
+      const auto e = recvLinks[{peer, ch, format.protocol}]->end();
       ports[c].recv.push_back({e.fifo, e.cursor, peer, e.flagBits});
     }
     for (int peer : program.channels[c].sendPeers) {
-      const auto e = gpu->sendLinks[{peer, ch, format.protocol}]->end();
+      const auto e = sendLinks[{peer, ch, format.protocol}]->end();
       ports[c].send.push_back({e.fifo, e.cursor, peer, e.flagBits});
     }
   }
   return ports;
 }
 
-Status Comm::Impl::linkGpuP2p(const std::vector<int>& recvFrom, const std::vector<int>& sendTo) {
+Status GpuSide::linkP2p(const std::vector<int>& recvFrom, const std::vector<int>& sendTo) {
   LinkPlan plan;
   for (int peer : recvFrom) plan.recv.insert({kP2pChannel, peer});
   for (int peer : sendTo) plan.send.insert({kP2pChannel, peer});
-  return makeGpuLinks(*this, plan, gpuP2pSlotBytes(slotBytes), p2pNonce ^ kGpuSalt);
+  return makeLinks(plan, gpuP2pSlotBytes(links_.slotBytes), links_.p2pNonce ^ kGpuSalt, {});
 }
 
-}  // namespace braid
+}  // namespace braid::comm

@@ -1,4 +1,4 @@
-#include "p2p_batches.h"
+#include "comm/p2p_batches.h"
 
 namespace braid {
 namespace {

@@ -1,6 +1,6 @@
-// The topology a communicator runs on: the machine (discovered with hwloc,
-// or loaded from BRAID_TOPO_FILE), where each rank sits on it, and the
-// transports, rings and trees the search derives (topology/plan.h).
+// Members' topology (members.h): the topology a communicator runs on: the machine (discovered with
+// hwloc, or loaded from BRAID_TOPO_FILE), where each rank sits on it, and the transports, rings and
+// trees the search derives (topology/plan.h).
 //
 // Discovery looks at the whole machine, so a process does it once and
 // every communicator it makes reuses the result. Ranks of one host plan from
@@ -17,14 +17,14 @@
 #include <string>
 
 #include "base/log.h"
-#include "comm_impl.h"
+#include "comm/members.h"
 #include "topology/braid_xml.h"
 #include "topology/cpu_affinity.h"
 #include "topology/plan.h"
 #include "topology/summary.h"
 #include "topology/topology_file.h"
 
-namespace braid {
+namespace braid::comm {
 namespace {
 
 // This process's discovery, made by the first communicator that needs it.
@@ -56,7 +56,7 @@ Result<std::vector<std::string>> allGatherText(bootstrap::Bootstrap& b, const st
 
 }  // namespace
 
-Status Comm::Impl::exchangeTopology(std::vector<int>* hostOf) {
+Status Members::exchangeTopology(const Config& config, std::vector<int>* hostOf) {
   // A rank whose discovery failed sends nothing. Discovery failing on one host alone would leave
   // the ranks with different plans, so then every rank drops its machine and keeps the ring
   // 0..N-1, as a rank alone does.
@@ -86,7 +86,7 @@ Status Comm::Impl::exchangeTopology(std::vector<int>* hostOf) {
   return Status::success();
 }
 
-Status Comm::Impl::loadTopology() {
+Status Members::loadTopology(const Config& config) {
   // A file the user names must load; discovery that fails only costs the
   // ring order, which then stays 0, 1, ..., N-1.
   Result<topology::Graph> graph =
@@ -103,17 +103,17 @@ Status Comm::Impl::loadTopology() {
   return Status::success();
 }
 
-int32_t Comm::Impl::numaIdOfThisRank() const {
+int32_t Members::numaIdOfThisRank() const {
   if (!machine) return -1;
   return topology::numaOfCpus(*machine, 0, topology::allowedCpus());
 }
 
-Status Comm::Impl::planTopology() {
+Status Members::planTopology(const Config& config) {
   ring.resize(nranks);
   for (int r = 0; r < nranks; ++r) ring[r] = r;
   std::vector<int> hostOf(nranks, 0);
   if (spansHosts()) {
-    BRAID_TRY(exchangeTopology(&hostOf).withContext("exchanging the hosts' topologies"));
+    BRAID_TRY(exchangeTopology(config, &hostOf).withContext("exchanging the hosts' topologies"));
   }
   if (!machine) return Status::success();
   const topology::Graph& graph = *machine;
@@ -153,4 +153,4 @@ Status Comm::Impl::planTopology() {
   return Status::success();
 }
 
-}  // namespace braid
+}  // namespace braid::comm

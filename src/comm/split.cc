@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "base/log.h"
-#include "comm_impl.h"
+#include "comm/comm_impl.h"
 
 namespace braid {
 namespace {
@@ -39,28 +39,30 @@ std::vector<int> groupOf(const std::vector<SplitEntry>& entries, int32_t color) 
 
 Result<std::unique_ptr<Comm>> Comm::split(int color, int key) {
   Impl& c = *impl_;
-  ActiveCall active(c.activeCalls);
-  log::ScopedLogRank logRank(c.rank);
-  if (c.finalized) return invalidUsage("communicator was finalized: it cannot be split");
-  if (c.aborted.load()) return invalidUsage("communicator was aborted: it cannot be split");
+  comm::ActiveCall active(c.health.activeCalls);
+  const int rank = c.members.rank;
+  const int nranks = c.members.nranks;
+  bootstrap::Bootstrap& bootstrap = *c.members.bootstrap;
+  log::ScopedLogRank logRank(rank);
+  if (c.health.finalized) return invalidUsage("communicator was finalized: it cannot be split");
+  if (c.health.aborted.load()) return invalidUsage("communicator was aborted: it cannot be split");
   if (color < 0 && color != kSplitNoColor) {
     return invalidArgument("color " + std::to_string(color) +
                            " is negative; use a color >= 0, or NCCL_SPLIT_NOCOLOR to take no part");
   }
-  std::vector<SplitEntry> entries(c.nranks);
-  entries[c.rank] = {color, key};
-  BRAID_TRY(c.bootstrap->allGather(entries.data(), sizeof(SplitEntry)).withContext("split"));
+  std::vector<SplitEntry> entries(nranks);
+  entries[rank] = {color, key};
+  BRAID_TRY(bootstrap.allGather(entries.data(), sizeof(SplitEntry)).withContext("split"));
   const std::vector<int> group =
       color == kSplitNoColor ? std::vector<int>{} : groupOf(entries, color);
-  const bool leader = !group.empty() && group.front() == c.rank;
-  std::vector<UniqueId> ids(c.nranks);
+  const bool leader = !group.empty() && group.front() == rank;
+  std::vector<UniqueId> ids(nranks);
   if (leader) {
-    BRAID_ASSIGN_OR_RETURN(ids[c.rank], newUniqueId());
+    BRAID_ASSIGN_OR_RETURN(ids[rank], newUniqueId());
   }
-  BRAID_TRY(c.bootstrap->allGather(ids.data(), sizeof(UniqueId)).withContext("split"));
+  BRAID_TRY(bootstrap.allGather(ids.data(), sizeof(UniqueId)).withContext("split"));
   if (color == kSplitNoColor) return std::unique_ptr<Comm>();
-  const int newRank =
-      static_cast<int>(std::find(group.begin(), group.end(), c.rank) - group.begin());
+  const int newRank = static_cast<int>(std::find(group.begin(), group.end(), rank) - group.begin());
   BRAID_INFO("split: color %d key %d: rank %d of %zu (parent's leader %d)", color, key, newRank,
              group.size(), group.front());
   return c.createChild(ids[group.front()], static_cast<int>(group.size()), newRank);
@@ -69,17 +71,11 @@ Result<std::unique_ptr<Comm>> Comm::split(int color, int key) {
 Result<std::unique_ptr<Comm>> Comm::Impl::createChild(const UniqueId& id, int childRanks,
                                                       int childRank) {
   CommOptions options;
-  options.hostMemory = cudaDevice < 0;
-  options.device = cudaDevice;
+  options.hostMemory = members.cudaDevice < 0;
+  options.device = members.cudaDevice;
   options.stop = std::make_shared<std::atomic<bool>>(false);
-  {
-    std::lock_guard<std::mutex> lock(childrenMutex);
-    childStops.push_back(options.stop);
-  }
-  Result<std::unique_ptr<Comm>> child = Comm::create(id, childRanks, childRank, options);
-  std::lock_guard<std::mutex> lock(childrenMutex);
-  childStops.erase(std::find(childStops.begin(), childStops.end(), options.stop));
-  return child;
+  return health.withChildStop(options.stop,
+                              [&] { return Comm::create(id, childRanks, childRank, options); });
 }
 
 }  // namespace braid

@@ -1,5 +1,5 @@
-// Launching a GPU communicator's work: calls gather in a pending launch
-// (GpuState::pending) and go to the GPU as one kernel of the engine
+// GpuSide's launches (gpu_side.h): a GPU communicator's work: calls gather in a pending launch
+// (GpuSide::pending) and go to the GPU as one kernel of the engine
 // (kernels/engine_launch.h) on the caller's stream.
 //
 // Outside a group every call launches at once. Within one (Comm::
@@ -22,10 +22,10 @@
 #include <map>
 
 #include "base/log.h"
-#include "comm_impl.h"
+#include "comm/gpu_side.h"
 #include "kernels/engine_launch.h"
 
-namespace braid {
+namespace braid::comm {
 namespace {
 
 namespace engine = kernels::engine;
@@ -43,8 +43,8 @@ bool joins(const PendingLaunch& p, const std::vector<engine::EngineCall>& calls,
 
 }  // namespace
 
-Status Comm::Impl::enqueueGpu(const std::vector<engine::EngineCall>& calls,
-                              const std::vector<std::pair<int, int>>& lanes, void* stream) {
+Status GpuSide::enqueue(const std::vector<engine::EngineCall>& calls,
+                        const std::vector<std::pair<int, int>>& lanes, void* callStream) {
   if (calls.empty()) return Status::success();
   if (calls.size() > engine::kMaxLaunchCalls) {
     return invalidUsage("a batch of " + std::to_string(calls.size()) +
@@ -52,27 +52,27 @@ Status Comm::Impl::enqueueGpu(const std::vector<engine::EngineCall>& calls,
                         std::to_string(engine::kMaxLaunchCalls) +
                         " at once so far (split the group)");
   }
-  PendingLaunch& p = gpu->pending;
-  if (!joins(p, calls, stream)) BRAID_TRY(flushGpu());
-  if (p.calls.empty()) p.stream = stream;
+  PendingLaunch& p = pending;
+  if (!joins(p, calls, callStream)) BRAID_TRY(flush());
+  if (p.calls.empty()) p.stream = callStream;
   for (size_t i = 0; i < calls.size(); ++i) {
     p.calls.push_back(calls[i]);
     p.lanes.push_back(lanes[i]);
-    p.flightSeqs.push_back(flightSeq);
+    p.flightSeqs.push_back(recorder_.flightSeq);
     if (!calls[i].copyOnly) {
       p.typed = true;
       p.type = calls[i].type;
       p.op = calls[i].op;
     }
   }
-  return gpu->fusing ? Status::success() : flushGpu();
+  return fusing ? Status::success() : flush();
 }
 
-Status Comm::Impl::flushGpu() {
-  PendingLaunch p = std::move(gpu->pending);
-  gpu->pending = {};
+Status GpuSide::flush() {
+  PendingLaunch p = std::move(pending);
+  pending = {};
   if (p.calls.empty()) return Status::success();
-  gpu::Runtime& rt = *gpu->runtime;
+  gpu::Runtime& rt = *runtime;
   engine::EngineArgs args{};
   uint32_t collectiveBlocks = 0;
   for (size_t i = 0; i < p.calls.size(); ++i) {
@@ -91,20 +91,20 @@ Status Comm::Impl::flushGpu() {
     }
     args.calls[i] = call;
   }
-  args.launchSeq = ++gpu->launches;
-  args.waits = gpu->waits;
+  args.launchSeq = ++launches;
+  args.waits = waits;
   for (size_t i = 0; i < p.calls.size(); ++i) {
-    flight->enqueued(p.flightSeqs[i], args.launchSeq, static_cast<uint32_t>(i),
-                     args.calls[i].firstBlock);
+    recorder_.flight->enqueued(p.flightSeqs[i], args.launchSeq, static_cast<uint32_t>(i),
+                               args.calls[i].firstBlock);
   }
   args.ncalls = static_cast<uint32_t>(p.calls.size());
-  args.rank = rank;
+  args.rank = members_.rank;
   // A launch that only moves data runs on any kernel; the int8 one it is.
   args.type = p.typed ? p.type : static_cast<uint8_t>(DataType::kInt8);
   args.op = p.typed ? p.op : static_cast<uint8_t>(RedOp::kSum);
-  args.abortFlag = gpu->abortWord;
-  args.fault = gpu->fault;
-  args.timeoutNs = static_cast<uint64_t>(config.timeoutMs) * 1000000;
+  args.abortFlag = abortWord;
+  args.fault = fault;
+  args.timeoutNs = static_cast<uint64_t>(config_.timeoutMs) * 1000000;
   const kernels::EngineKernel kernel =
       kernels::engineKernelFor(static_cast<DataType>(args.type), static_cast<RedOp>(args.op));
   if (kernel.host == nullptr)
@@ -117,19 +117,19 @@ Status Comm::Impl::flushGpu() {
   launch.blocks = std::max<uint32_t>(blocks, 1);
   launch.threadsPerBlock = kernels::engineThreadsPerBlock();
 
-  BRAID_TRY(rt.setDevice(gpu->device));
+  BRAID_TRY(rt.setDevice(device));
   BRAID_ASSIGN_OR_RETURN(const bool capturing, rt.streamCapturing(p.stream));
-  if (!capturing && gpu->launchedAny && gpu->lastStream != p.stream) {
-    BRAID_TRY(rt.streamWaitEvent(p.stream, gpu->lastLaunch));
+  if (!capturing && launchedAny && lastStream != p.stream) {
+    BRAID_TRY(rt.streamWaitEvent(p.stream, lastLaunch));
   }
   BRAID_TRY(rt.launch(launch, p.stream).withContext("launching the engine kernel"));
   if (!capturing) {
-    BRAID_TRY(rt.eventRecord(gpu->lastLaunch, p.stream));
-    gpu->lastStream = p.stream;
-    gpu->launchedAny = true;
+    BRAID_TRY(rt.eventRecord(lastLaunch, p.stream));
+    lastStream = p.stream;
+    launchedAny = true;
   }
   BRAID_TRACE("gpu: launched %u call(s) on %u block(s)", args.ncalls, launch.blocks);
   return Status::success();
 }
 
-}  // namespace braid
+}  // namespace braid::comm

@@ -1,16 +1,17 @@
-// The calls of a GPU communicator: collectives run their schedule's device
+// Calls on a GPU communicator (calls.h): collectives run their schedule's device
 // program (the same Program the host executor runs, lowered once and copied
 // to the device), point-to-point transfers a one-instruction program per
 // (peer, direction, size); both become calls of the engine's launch
-// (comm_gpu_launch.cc), enqueued on the caller's stream.
+// (gpu_launch.cc), enqueued on the caller's stream.
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "base/log.h"
-#include "comm_impl.h"
+#include "comm/calls.h"
+#include "comm/gpu_side.h"
 
-namespace braid {
+namespace braid::comm {
 namespace {
 
 namespace engine = kernels::engine;
@@ -31,30 +32,31 @@ Status checkDeviceBuffer(gpu::Runtime& rt, const void* buffer, const char* name)
 
 }  // namespace
 
-Status Comm::Impl::runCollectiveOnGpu(const CollCall& call) {
-  gpu::Runtime& rt = *gpu->runtime;
-  BRAID_TRY(rt.setDevice(gpu->device));
-  const bool rooted =
-      call.collective == Collective::kBroadcast || call.collective == Collective::kReduce;
-  const bool readsInput = !rooted || call.collective == Collective::kReduce || rank == call.root;
+Status Calls::runOnGpu(const CollCall& call) {
+  GpuSide& gpu = *gpu_;
+  const int rank = members_.rank;
+  gpu::Runtime& rt = *gpu.runtime;
+  BRAID_TRY(rt.setDevice(gpu.device));
+  const bool readsInput =
+      !rooted(call.collective) || call.collective == Collective::kReduce || rank == call.root;
   const bool writesOutput = call.collective != Collective::kReduce || rank == call.root;
   if (readsInput) BRAID_TRY(checkDeviceBuffer(rt, call.input, "sendbuff"));
   if (writesOutput) BRAID_TRY(checkDeviceBuffer(rt, call.output, "recvbuff"));
   OpSpec spec;
   if (reduces(call.collective)) {
-    BRAID_ASSIGN_OR_RETURN(spec, opSpecFor(call.type, call.op));
+    BRAID_ASSIGN_OR_RETURN(spec, userOps.spec(call.type, call.op, members_.nranks));
   }
   // A rank alone, whose operator leaves values as they are (all but
   // premulsum: avg divides by 1), only copies: cudaMemcpyAsync-fast, and
   // nothing at all in place, as NCCL does.
-  if (nranks == 1 && spec.functor != RedOp::kPreMulSum) {
+  if (members_.nranks == 1 && spec.functor != RedOp::kPreMulSum) {
     const size_t bytes = call.count * dataTypeSize(call.type);
-    BRAID_TRY(flushGpu());  // what the group queued on this stream comes first
+    BRAID_TRY(gpu.flush());  // what the group queued on this stream comes first
     if (call.input == call.output || bytes == 0) return Status::success();
     return rt.copy(call.output, call.input, bytes, call.stream).withContext("a lone rank's copy");
   }
-  BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, choose(call));
-  const double traceStart = trace ? trace->nowUs() : 0;
+  BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, selector_.choose(call));
+  const double traceStart = recorder_.traceNowUs();
   const size_t elemBytes = dataTypeSize(call.type);
   engine::EngineCall ec{};
   ec.input = call.input;
@@ -67,44 +69,46 @@ Status Comm::Impl::runCollectiveOnGpu(const CollCall& call) {
   ec.scalarPointer = spec.scalarPointer;
   if (choice.algorithm == algo::Algorithm::kOneShot) {
     // One block reads every peer's board; its LL cells serve either protocol.
-    ec.oneShot = gpu->oneShot->board();
+    ec.oneShot = gpu.oneShot->board();
     ec.nchannels = 1;
     ec.output = call.output;
     ec.sliceElems = call.count;
-    planFlight(choice, nullptr);
-    BRAID_TRY(enqueueGpu({ec}, {{-1, 0}}, call.stream));
-    traceCall(call, choice, 1, traceStart);
+    recorder_.plan(choice, nullptr);
+    BRAID_TRY(gpu.enqueue({ec}, {{-1, 0}}, call.stream));
+    recorder_.traceCall(call, choice, 1, traceStart);
     return Status::success();
   }
   BRAID_ASSIGN_OR_RETURN(const CachedSchedule* cached, scheduleFor(call, choice));
-  planFlight(choice, &cached->program);
+  recorder_.plan(choice, &cached->program);
   void* output = call.output;
   // As on the host: a tree reduce's inner nodes keep partial results in
   // their output, which a non-root must not see.
   if (call.collective == Collective::kReduce && rank != call.root &&
       choice.algorithm == algo::Algorithm::kTree) {
     const size_t need = call.count * elemBytes;
-    if (gpu->scratchBytes < need) {
-      if (gpu->scratch != nullptr) gpu->retiredScratch.push_back(gpu->scratch);
-      gpu->scratch = nullptr;
-      gpu->scratchBytes = 0;
-      BRAID_ASSIGN_OR_RETURN(gpu->scratch, rt.deviceAlloc(need));
-      gpu->scratchBytes = need;
+    if (gpu.scratchBytes < need) {
+      if (gpu.scratch != nullptr) gpu.retiredScratch.push_back(gpu.scratch);
+      gpu.scratch = nullptr;
+      gpu.scratchBytes = 0;
+      BRAID_ASSIGN_OR_RETURN(gpu.scratch, rt.deviceAlloc(need));
+      gpu.scratchBytes = need;
     }
-    output = gpu->scratch;
+    output = gpu.scratch;
   }
   ec.channels = cached->device->channels();
   ec.nchannels = cached->device->nchannels();
   ec.output = output;
   ec.sliceElems = cached->program.sliceElems;
-  BRAID_TRY(enqueueGpu({ec}, {{-1, 0}}, call.stream));
-  traceCall(call, choice, ec.nchannels, traceStart);
+  BRAID_TRY(gpu.enqueue({ec}, {{-1, 0}}, call.stream));
+  recorder_.traceCall(call, choice, ec.nchannels, traceStart);
   return Status::success();
 }
 
-Status Comm::Impl::sendRecvOnGpu(const std::vector<P2pOp>& ops, void* stream) {
-  gpu::Runtime& rt = *gpu->runtime;
-  BRAID_TRY(rt.setDevice(gpu->device));
+Status Calls::sendRecvOnGpu(const std::vector<P2pOp>& ops, void* stream) {
+  GpuSide& gpu = *gpu_;
+  const int rank = members_.rank;
+  gpu::Runtime& rt = *gpu.runtime;
+  BRAID_TRY(rt.setDevice(gpu.device));
   std::vector<const P2pOp*> selfSends, selfRecvs;
   std::vector<int> recvFrom, sendTo;
   for (const P2pOp& op : ops) {
@@ -124,12 +128,12 @@ Status Comm::Impl::sendRecvOnGpu(const std::vector<P2pOp>& ops, void* stream) {
                         std::to_string(selfRecvs.size()) +
                         " receive(s) from self in one group: each needs its match");
   }
-  BRAID_TRY(linkGpuP2p(recvFrom, sendTo));
-  const size_t slot = gpuP2pSlotBytes(slotBytes);
+  BRAID_TRY(gpu.linkP2p(recvFrom, sendTo));
+  const size_t slot = gpuP2pSlotBytes(links_.slotBytes);
   // The program of one transfer, made the first time its peer, direction
   // and size come up.
   auto programFor = [&](int peer, bool send, size_t bytes) -> Result<const exec::DeviceProgram*> {
-    auto& prog = gpu->p2pPrograms[{peer, send, bytes}];
+    auto& prog = gpu.p2pPrograms[{peer, send, bytes}];
     if (!prog) {
       exec::Program program;
       program.sliceElems = slot;
@@ -146,12 +150,12 @@ Status Comm::Impl::sendRecvOnGpu(const std::vector<P2pOp>& ops, void* stream) {
         program.channels.push_back(ch);
       } else {
         program.channels.push_back(exec::p2pChannel(send, peer, 0, bytes));
-        const auto e = send ? gpu->sendLinks[{peer, kP2pChannel}]->end()
-                            : gpu->recvLinks[{peer, kP2pChannel}]->end();
+        const auto e = send ? gpu.sendLinks[{peer, kP2pChannel}]->end()
+                            : gpu.recvLinks[{peer, kP2pChannel}]->end();
         (send ? ports.send : ports.recv).push_back({e.fifo, e.cursor, peer, 0});
       }
       BRAID_ASSIGN_OR_RETURN(exec::DeviceProgram uploaded,
-                             exec::DeviceProgram::upload(rt, program, {ports}, gpu->stream));
+                             exec::DeviceProgram::upload(rt, program, {ports}, gpu.stream));
       prog = std::make_unique<exec::DeviceProgram>(std::move(uploaded));
     }
     return prog.get();
@@ -195,7 +199,7 @@ Status Comm::Impl::sendRecvOnGpu(const std::vector<P2pOp>& ops, void* stream) {
     BRAID_TRY(transfer(send ? op.buffer : nullptr, send ? nullptr : op.buffer, op.peer, send, bytes,
                        send ? 1 : 0));
   }
-  return enqueueGpu(calls, lanes, stream);
+  return gpu.enqueue(calls, lanes, stream);
 }
 
-}  // namespace braid
+}  // namespace braid::comm

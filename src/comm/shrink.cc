@@ -17,9 +17,11 @@
 #include "base/hash.h"
 #include "base/log.h"
 #include "bootstrap/shrink_letter.h"
-#include "comm_impl.h"
+#include "comm/comm_impl.h"
 
 namespace braid {
+
+using comm::checkRank;
 namespace {
 
 Status checkExcluded(const std::vector<int>& exclude, int rank, int nranks) {
@@ -43,38 +45,42 @@ Status checkExcluded(const std::vector<int>& exclude, int rank, int nranks) {
 
 Result<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& excludeList, bool abortFirst) {
   Impl& c = *impl_;
-  ActiveCall active(c.activeCalls);
-  log::ScopedLogRank logRank(c.rank);
+  comm::ActiveCall active(c.health.activeCalls);
+  const int rank = c.members.rank;
+  const int nranks = c.members.nranks;
+  const std::unique_ptr<watch::PeerWatch>& watch = c.health.watch;
+  log::ScopedLogRank logRank(rank);
   std::vector<int> exclude = excludeList;
   std::sort(exclude.begin(), exclude.end());
-  BRAID_TRY(checkExcluded(exclude, c.rank, c.nranks));
-  if (c.finalized) return invalidUsage("communicator was finalized: it cannot be shrunk");
-  if (c.aborted.load()) return invalidUsage("communicator was aborted: it cannot be shrunk");
+  BRAID_TRY(checkExcluded(exclude, rank, nranks));
+  if (c.health.finalized) return invalidUsage("communicator was finalized: it cannot be shrunk");
+  if (c.health.aborted.load()) return invalidUsage("communicator was aborted: it cannot be shrunk");
   if (abortFirst) BRAID_TRY(c.quiesce(/*keepStopped=*/true, /*ownCalls=*/1).withContext("shrink"));
 
   std::vector<int> survivors;
-  for (int r = 0; r < c.nranks; ++r) {
+  for (int r = 0; r < nranks; ++r) {
     if (!std::binary_search(exclude.begin(), exclude.end(), r)) survivors.push_back(r);
   }
   const int newRank =
-      static_cast<int>(std::find(survivors.begin(), survivors.end(), c.rank) - survivors.begin());
+      static_cast<int>(std::find(survivors.begin(), survivors.end(), rank) - survivors.begin());
   const int leader = survivors.front();
-  std::string keyText = std::to_string(c.bootstrap->magic()) + "/" + std::to_string(c.shrinks++);
+  std::string keyText =
+      std::to_string(c.members.bootstrap->magic()) + "/" + std::to_string(c.health.shrinks++);
   for (int r : exclude) keyText += "," + std::to_string(r);
   const uint64_t key = stableHash(keyText);
   const Deadline deadline = Deadline::afterMs(c.config.timeoutMs);
-  BRAID_INFO("shrink: rank %d becomes rank %d of %zu (leader %d)", c.rank, newRank,
-             survivors.size(), leader);
+  BRAID_INFO("shrink: rank %d becomes rank %d of %zu (leader %d)", rank, newRank, survivors.size(),
+             leader);
 
   UniqueId id{};
-  if (survivors.size() > 1 && c.watch == nullptr) {
+  if (survivors.size() > 1 && watch == nullptr) {
     return internalError("shrink: no watcher to meet the other ranks through");
   }
-  if (c.rank == leader) {
+  if (rank == leader) {
     const Result<UniqueId> made = newUniqueId();
     const std::vector<char> letter = bootstrap::encodeShrinkLetter(made);
     for (size_t i = 1; i < survivors.size(); ++i) {
-      Status posted = c.watch->post(survivors[i], key, letter.data(), letter.size(), deadline);
+      Status posted = watch->post(survivors[i], key, letter.data(), letter.size(), deadline);
       if (!posted.ok()) {
         // That rank is gone too: the new communicator could only wait for it.
         return remoteError("shrink: rank " + std::to_string(survivors[i]) +
@@ -89,7 +95,7 @@ Result<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& excludeList, 
     while (true) {
       const Deadline slice = Deadline::afterMs(std::min<int64_t>(
           100, deadline.isNever() ? 100 : std::max<int64_t>(1, deadline.remainingMs())));
-      Result<std::vector<char>> got = c.watch->collect(key, slice);
+      Result<std::vector<char>> got = watch->collect(key, slice);
       if (got.ok()) {
         Result<UniqueId> sent = bootstrap::decodeShrinkLetter(got.value());
         if (!sent.ok()) {
@@ -98,7 +104,7 @@ Result<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& excludeList, 
         id = sent.value();
         break;
       }
-      for (const watch::Loss& loss : c.watch->losses()) {
+      for (const watch::Loss& loss : watch->losses()) {
         if (loss.rank == leader) {
           return remoteError("shrink: rank " + std::to_string(leader) +
                              ", the first rank not excluded, is lost too: " + loss.describe() +

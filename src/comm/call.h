@@ -1,0 +1,54 @@
+// One collective call as the communicator's parts pass it around, and the checks every call
+// shares, with the same messages.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "braid/status.h"
+#include "braid/types.h"
+
+namespace braid::comm {
+
+/// One collective, as the public methods describe it.
+struct CollCall {
+  Collective collective;
+  const void* input;
+  void* output;
+  size_t count;
+  DataType type;
+  RedOp op;
+  int root;
+  /// Variable-count reduce-scatter and all-gather: nranks block counts and
+  /// offsets (algo::RingParams::blockCounts); nullptr for the uniform
+  /// layout. `count` is then this rank's own block.
+  const size_t* blockCounts = nullptr;
+  const size_t* blockOffsets = nullptr;
+  void* stream = nullptr;  ///< GPU communicators: the cudaStream_t to enqueue on
+};
+
+/// Whether the collective has a root (broadcast, reduce).
+inline bool rooted(Collective collective) {
+  return collective == Collective::kBroadcast || collective == Collective::kReduce;
+}
+
+/// "AllReduce of 1024 x float sum", "Broadcast of 16 x int8, root 2".
+std::string describeCall(const CollCall& call);
+
+/// `type` must be one braid knows.
+inline Status checkDataType(DataType type) {
+  const int t = static_cast<int>(type);
+  if (t < 0 || t >= kNumDataTypes) return invalidArgument("unknown datatype " + std::to_string(t));
+  return Status::success();
+}
+
+/// `what` (a root, a peer) must name a rank of a communicator of `nranks`.
+inline Status checkRank(int value, int nranks, const char* what) {
+  if (value < 0 || value >= nranks) {
+    return invalidArgument(std::string(what) + " " + std::to_string(value) + " is outside [0, " +
+                           std::to_string(nranks) + ")");
+  }
+  return Status::success();
+}
+
+}  // namespace braid::comm

@@ -1,0 +1,215 @@
+// braid::Comm's own methods: creation, destruction, who it is, and its life's end (finalize,
+// abort, revoke, the asynchronous error); the calls are in collectives.cc, collectives_v.cc
+// and p2p.cc, splitting and shrinking in split.cc and shrink.cc.
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "base/log.h"
+#include "base/test_fault.h"
+#include "bootstrap/unique_id.h"
+#include "comm/comm_impl.h"
+
+namespace braid {
+
+using comm::ActiveCall;
+
+int Comm::currentDevice() {
+  gpu::Runtime& rt = gpu::runtime();
+  if (rt.deviceCount() == 0) return -1;
+  Result<int> d = rt.currentDevice();
+  return d.ok() ? d.value() : -1;
+}
+
+Result<UniqueId> Comm::newUniqueId() {
+  Config config = Config::fromEnvironment();
+  return bootstrap::createUniqueId(config.timeoutMs);
+}
+
+Comm::Comm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Comm::~Comm() {
+  if (!impl_) return;
+  impl_->recorder.forgetFlight();
+  // Said first, so that the neighbours take this rank's going for a departure, not a death.
+  impl_->health.stopWatching();
+  impl_->recorder.writeTrace();
+}
+
+int Comm::rank() const { return impl_->members.rank; }
+int Comm::size() const { return impl_->members.nranks; }
+int Comm::cudaDevice() const { return impl_->members.cudaDevice; }
+std::pair<int, int> Comm::hostBlock() const { return impl_->members.hostBlock(); }
+bool Comm::onGpu() const { return impl_->gpu != nullptr; }
+
+namespace {
+
+// The device a new communicator runs on, or -1 for host memory: the one
+// the options name, else the caller's current one, as NCCL takes it; host
+// memory when there is no usable device or it is asked for.
+Result<int> chooseDevice(const CommOptions& options, const Config& config) {
+  gpu::Runtime& rt = gpu::runtime();
+  if (options.hostMemory || config.hostComm || rt.deviceCount() == 0) return -1;
+  if (options.device >= 0) {
+    BRAID_TRY(rt.setDevice(options.device).withContext("the communicator's device"));
+    return options.device;
+  }
+  return rt.currentDevice();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int rank,
+                                           const CommOptions& options) {
+  if (nranks <= 0) return invalidArgument("nranks must be positive, got " + std::to_string(nranks));
+  if (rank < 0 || rank >= nranks) {
+    return invalidArgument("rank " + std::to_string(rank) + " is outside [0, " +
+                           std::to_string(nranks) + ")");
+  }
+  log::ScopedLogRank logRank(rank);
+  auto impl = std::make_unique<Impl>(Config::fromEnvironment());
+  const Config& config = impl->config;
+  BRAID_TRY(config.validate());
+  comm::Selector& selector = impl->selector;
+  BRAID_ASSIGN_OR_RETURN(selector.allowed, tune::parseAllowed(config.algo, config.proto));
+  selector.model = tune::Model::calibratedDefaults();
+  selector.deterministic = config.deterministic;
+  selector.algoForced = !config.algo.empty();
+  selector.nranks = nranks;
+  if (!config.tracePath.empty()) {
+    impl->recorder.trace = std::make_unique<trace::Recorder>(config.tracePath, rank);
+  }
+  comm::Members& members = impl->members;
+  members.rank = rank;
+  members.nranks = nranks;
+  if (options.stop) impl->health.stop = options.stop;
+  BRAID_ASSIGN_OR_RETURN(members.cudaDevice, chooseDevice(options, config));
+  if (rank == 0) BRAID_INFO("%s", config.describe().c_str());
+  BRAID_INFO("init: rank %d of %d, id %s", rank, nranks, bootstrap::describeUniqueId(id).c_str());
+
+  BRAID_ASSIGN_OR_RETURN(
+      members.bootstrap,
+      bootstrap::Bootstrap::create(id, rank, nranks, config.timeoutMs, impl->health.stop.get()));
+  test_fault::reached("bootstrap.joined");
+  Impl* raw = impl.get();
+  BRAID_TRY(
+      impl->health.startWatch(config, [raw](const watch::Loss& loss) { raw->onPeerLost(loss); })
+          .withContext("watching the peers"));
+  test_fault::reached("watch.started");
+  // From here on the watch sees a peer that dies: a step that fails because of it says so.
+  BRAID_TRY(impl->health.explainFailure(impl->finishCreate()));
+  return std::unique_ptr<Comm>(new Comm(std::move(impl)));
+}
+
+Status Comm::Impl::finishCreate() {
+  BRAID_TRY(recorder.startFlight());
+  BRAID_TRY(members.loadTopology(config).withContext("topology"));
+  BRAID_TRY(members.exchangePeers(config));
+  if (members.spansHosts()) BRAID_TRY(network.connect(selector.allowed));
+  BRAID_TRY(members.planTopology(config).withContext("topology"));
+  return connect().withContext("connecting the ring");
+}
+
+void Comm::Impl::onPeerLost(const watch::Loss& loss) {
+  // A kernel waiting for the dead rank gives up too; the fault it records then reads as the
+  // loss (GpuSide::faultStatus, explained by Health).
+  health.raiseStop();
+  // What every channel waited for when the word came: the moment worth keeping.
+  recorder.noteLoss(loss);
+}
+
+Status Comm::Impl::quiesce(bool keepStopped, int ownCalls) {
+  health.stop->store(true);
+  if (gpu) gpu->abortKernels();
+  // Calls blocked in a wait see the flag within one sleep slice.
+  while (health.activeCalls.load() > ownCalls) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (gpu) {
+    gpu->pending = {};  // never launched: nothing of it ran
+    BRAID_TRY(gpu->waitForLaunches().withContext("waiting for the communicator's kernels to stop"));
+  }
+  const bool lost = health.firstLoss().has_value();
+  if (keepStopped || lost) return Status::success();
+  // Quiet now: lower the flags, so that the bootstrap serves split() again, and forget what the
+  // stopped calls recorded: a revoked communicator reports success once it is quiet, as NCCL's.
+  health.stop->store(false);
+  if (gpu) gpu->resume();
+  health.broken.reset();
+  return Status::success();
+}
+
+Status Comm::finalize() {
+  Impl& c = *impl_;
+  comm::Health& health = c.health;
+  ActiveCall active(health.activeCalls);
+  log::ScopedLogRank logRank(c.members.rank);
+  if (health.finalized) return invalidUsage("communicator was already finalized");
+  if (health.revoked.load())
+    return invalidUsage("communicator was revoked: it cannot be finalized");
+  health.finalized = true;
+  if (health.aborted.load()) return Status::success();
+  // Host calls completed before they returned; a GPU communicator's
+  // kernels must finish first. Then the peers must be done with this
+  // rank's FIFOs too.
+  Status s = Status::success();
+  if (c.gpu) {
+    s = c.gpu->flush();
+    if (s.ok()) s = c.gpu->waitForLaunches();
+    if (s.ok()) s = c.gpu->faultStatus();
+  }
+  if (s.ok()) s = c.members.bootstrap->barrier();
+  return health.explainFailure(s).withContext("finalize");
+}
+
+Status Comm::asyncError() const {
+  const Impl& c = *impl_;
+  if (std::optional<watch::Loss> loss = c.health.firstLoss()) return c.health.lossStatus(*loss);
+  if (c.health.broken) return *c.health.broken;
+  if (!c.gpu) return Status::success();
+  const Status fault = c.gpu->faultStatus();
+  // A kernel that gave up is heard of here first: its story is worth a dump, once.
+  if (!fault.ok() && !c.recorder.faultDumped.exchange(true)) {
+    c.recorder.noteFailure(fault, "a kernel");
+  }
+  return fault;
+}
+
+Status Comm::revoke() {
+  Impl& c = *impl_;
+  log::ScopedLogRank logRank(c.members.rank);
+  if (c.health.finalized) return invalidUsage("communicator was finalized: it cannot be revoked");
+  if (c.health.aborted.load()) return invalidUsage("communicator was aborted");
+  if (c.health.revoked.exchange(true)) return invalidUsage("communicator was revoked already");
+  BRAID_INFO("revoke: stopping what runs on the communicator");
+  return c.quiesce(/*keepStopped=*/false, /*ownCalls=*/0).withContext("revoke");
+}
+
+void Comm::abort() {
+  Impl& c = *impl_;
+  c.health.aborted.store(true);
+  c.health.stop->store(true);
+  c.health.stopChildren();
+  // Kernels waiting for a peer poll this word and give up.
+  if (c.gpu) c.gpu->abortKernels();
+  if (c.members.bootstrap) c.members.bootstrap->abort();
+  // A call blocked in a wait sees the flag within one sleep slice (10 ms);
+  // only once it has left may the communicator's memory go away.
+  while (c.health.activeCalls.load() > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void Comm::beginFusedLaunch() {
+  if (impl_->gpu) impl_->gpu->fusing = true;
+}
+
+Status Comm::endFusedLaunch() {
+  if (!impl_->gpu) return Status::success();
+  impl_->gpu->fusing = false;
+  log::ScopedLogRank logRank(impl_->members.rank);
+  Status s = impl_->gpu->flush();
+  if (!s.ok()) impl_->gpu->pending = {};
+  return s;
+}
+
+}  // namespace braid

@@ -1,0 +1,77 @@
+// Comm::Impl: the state behind braid::Comm (include/braid/comm.h), as a few parts with one job
+// each. Each part's header says what it owns; Comm's methods (src/comm/*.cc) are short and
+// hand the work to the part whose job it is.
+//
+//   Members   who the ranks are and where they run: bootstrap, peers, hosts, topology, ring
+//   Health    whether the communicator may still be used: stop flags, abort, revoke, broken,
+//             the count of running calls, the peer watch and the wording of a lost rank
+//   Recorder  the flight recorder and BRAID_TRACE
+//   Network   the ranks on other hosts: listener, addresses, verbs or sockets
+//   Links     the host FIFOs: their geometry and names, schedule and point-to-point FIFOs, the
+//             one-shot board
+//   Selector  which algorithm and protocol run a call
+//   Calls     a call from its check to its last store: schedules, operators, the host run,
+//             the GPU enqueue, point-to-point batches
+//   GpuSide   a GPU communicator's device, stream, kernel words, GPU FIFOs and launches
+//
+// They are made in that order, each given the parts it uses, and go in the reverse order,
+// after the watcher (whose thread reaches Health, Recorder and GpuSide) has stopped.
+#pragma once
+
+#include <memory>
+
+#include "braid/comm.h"
+#include "comm/call.h"
+#include "comm/calls.h"
+#include "comm/gpu_side.h"
+#include "comm/health.h"
+#include "comm/links.h"
+#include "comm/members.h"
+#include "comm/network.h"
+#include "comm/recorder.h"
+#include "comm/selector.h"
+#include "config.h"
+
+namespace braid {
+
+class Comm::Impl {
+ public:
+  explicit Impl(Config c) : config(std::move(c)) {}
+  /// Stops SIGUSR1's dumps and the watcher first: the dump reads the GPU's wait records, and the
+  /// watcher's thread calls onPeerLost, which reaches the other parts.
+  ~Impl() {
+    recorder.forgetFlight();
+    health.stopWatching();
+  }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  Config config;
+  comm::Members members;
+  comm::Health health{members};
+  comm::Recorder recorder{config, members, health};
+  comm::Network network{config, members, health};
+  comm::Links links{config, members, health, network};
+  comm::Selector selector;
+  comm::Calls calls{config, members, health, recorder, links, selector};
+  /// Null on host communicators. After Calls, which points at it: it goes first.
+  std::unique_ptr<comm::GpuSide> gpu;
+
+  /// After the bootstrap joined: the watch, the peers, the topology, the FIFOs (comm.cc).
+  Status finishCreate();
+  /// What a lost peer does to this communicator: every wait ends (on the watcher's thread).
+  void onPeerLost(const watch::Loss& loss);
+  /// Stops what runs (calls in other threads, kernels) and waits until it has (revoke, shrink
+  /// with NCCL_SHRINK_ABORT): until `ownCalls` calls are left, the caller's own. The stop flag
+  /// stays raised when `keepStopped` or a peer is lost.
+  Status quiesce(bool keepStopped, int ownCalls);
+  /// Creates a child communicator (split, shrink) where this one runs; abort() stops its
+  /// creation too.
+  Result<std::unique_ptr<Comm>> createChild(const UniqueId& id, int childRanks, int childRank);
+
+ private:
+  /// The FIFOs' geometry, the ring's FIFOs and the one-shot board, or the GPU side (connect.cc).
+  Status connect();
+};
+
+}  // namespace braid

@@ -1,0 +1,187 @@
+// GpuSide (gpu_side.h): a GPU communicator's life: its state at creation, what its kernels tell
+// the host (faults), waiting for them, and abort.
+//
+// The communicator keeps two words in pinned host memory that its kernels
+// address: the abort word, which abort() raises and every waiting kernel
+// polls (so a kernel waiting for a dead peer ends), and the fault record,
+// where the first block that gives up says why. asyncError() reads the
+// record without waiting for any kernel, as ncclCommGetAsyncError does.
+#include "comm/gpu_side.h"
+
+#include <cinttypes>
+#include <cstring>
+#include <string>
+
+#include "base/log.h"
+#include "kernels/engine/interpreter.h"
+#include "kernels/engine_launch.h"
+
+namespace braid::comm {
+namespace {
+
+namespace engine = kernels::engine;
+
+// Cursors for every GPU FIFO end a communicator makes: rings and trees per
+// channel and point-to-point peers stay far below this.
+constexpr size_t kCursorCapacity = 8192;
+
+}  // namespace
+
+GpuSide::~GpuSide() {
+  if (runtime == nullptr) return;
+  (void)runtime->setDevice(device);
+  if (launchedAny) (void)runtime->eventSynchronize(lastLaunch);
+  // Peers may still read this rank's last one-shot call from its board.
+  if (oneShot && !oneShot->waitForReaders(static_cast<uint64_t>(config_.timeoutMs), abortWord) &&
+      engine::loadAcquire(abortWord) == 0) {
+    BRAID_WARN(
+        "destroy: a peer did not read this rank's last one-shot all-reduce in time; "
+        "freeing its board anyway");
+  }
+  oneShot.reset();
+  // FIFOs and programs first: their memory is what the kernels used.
+  recvLinks.clear();
+  sendLinks.clear();
+  p2pPrograms.clear();
+  selfCopy.reset();
+  retired.clear();
+  for (void* p : retiredScratch) (void)runtime->deviceFree(p);
+  if (scratch != nullptr) (void)runtime->deviceFree(scratch);
+  if (cursors != nullptr) (void)runtime->deviceFree(cursors);
+  if (fault != nullptr) (void)runtime->hostFree(fault);
+  if (waits != nullptr) (void)runtime->hostFree(waits);
+  // The watcher's thread must not raise a word that is gone.
+  if (health_.gpuAbortWord.load() == abortWord) health_.gpuAbortWord.store(nullptr);
+  if (abortWord != nullptr) (void)runtime->hostFree(abortWord);
+  if (lastLaunch != nullptr) (void)runtime->eventDestroy(lastLaunch);
+  if (stream != nullptr) (void)runtime->streamDestroy(stream);
+}
+
+Status GpuSide::open(int onDevice) {
+  gpu::Runtime& rt = gpu::runtime();
+  runtime = &rt;
+  device = onDevice;
+  BRAID_TRY(rt.setDevice(device));
+  BRAID_ASSIGN_OR_RETURN(stream, rt.streamCreate());
+  BRAID_ASSIGN_OR_RETURN(lastLaunch, rt.eventCreate());
+  BRAID_ASSIGN_OR_RETURN(void* word, rt.hostAlloc(sizeof(uint32_t)));
+  abortWord = static_cast<uint32_t*>(word);
+  // From here the watcher raises the word itself; a loss heard of before has raised the flag.
+  health_.gpuAbortWord.store(abortWord);
+  if (health_.stop->load()) engine::storePublish(abortWord, 1);
+  BRAID_ASSIGN_OR_RETURN(void* record, rt.hostAlloc(sizeof(engine::FaultRecord)));
+  fault = static_cast<engine::FaultRecord*>(record);
+  BRAID_ASSIGN_OR_RETURN(void* waitRecords,
+                         rt.hostAlloc(engine::kMaxWaitRecords * sizeof(engine::WaitRecord)));
+  memset(waitRecords, 0, engine::kMaxWaitRecords * sizeof(engine::WaitRecord));
+  waits = static_cast<engine::WaitRecord*>(waitRecords);
+  cursorCapacity = kCursorCapacity;
+  BRAID_ASSIGN_OR_RETURN(void* cursorWords,
+                         rt.deviceAlloc(kCursorCapacity * sizeof(engine::FifoCursor)));
+  cursors = static_cast<engine::FifoCursor*>(cursorWords);
+  BRAID_TRY(rt.fill(cursorWords, 0, kCursorCapacity * sizeof(engine::FifoCursor), stream));
+  BRAID_TRY(rt.streamSynchronize(stream));
+  BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo info, rt.deviceInfo(device));
+  BRAID_INFO("gpu: rank %d on device %d (%s, %s) with %s; engine of %u threads per channel",
+             members_.rank, device, info.name.c_str(), info.pciBusId.c_str(), rt.describe().c_str(),
+             kernels::engineThreadsPerBlock());
+  if (recorder_.flight) recorder_.flight->attachGpuWaits(waits);
+  return Status::success();
+}
+
+transport::cuda_ipc::FifoPlacement GpuSide::placementFor(int peer) const {
+  if (!config_.transportAllowed("cuda_ipc")) return transport::cuda_ipc::FifoPlacement::kPinnedHost;
+  Result<bool> reach = runtime->canAccessPeer(device, members_.peers[peer].cudaDevice);
+  return reach.ok() && reach.value() ? transport::cuda_ipc::FifoPlacement::kDeviceMemory
+                                     : transport::cuda_ipc::FifoPlacement::kPinnedHost;
+}
+
+Status GpuSide::faultStatus() const {
+  const engine::FaultRecord& f = *fault;
+  const auto code = static_cast<engine::FaultCode>(engine::loadAcquire(&f.code));
+  if (code == engine::FaultCode::kNone) return Status::success();
+  const std::string where = "a kernel of rank " + std::to_string(members_.rank) + " (block " +
+                            std::to_string(f.block) + ", call " + std::to_string(f.call) +
+                            " of its launch)";
+  const std::string peer = f.peer >= 0 ? "rank " + std::to_string(f.peer) : "its peer";
+  switch (code) {
+    case engine::FaultCode::kAborted:
+      return remoteError(where + " stopped waiting for " + peer +
+                         ": the communicator was aborted, or another channel of the launch "
+                         "gave up");
+    case engine::FaultCode::kTimedOut:
+      return remoteError(where + " timed out after " + std::to_string(f.got / 1000000) +
+                         " ms waiting for " + peer + " (BRAID_TIMEOUT_MS=" +
+                         std::to_string(config_.timeoutMs) + "); is it running the same calls?");
+    case engine::FaultCode::kSliceMismatch:
+      return invalidUsage(
+          where + " received a slice of " + std::to_string(f.got & ~engine::kLastSlice) + " bytes" +
+          ((f.got & engine::kLastSlice) ? " (a message's last)" : "") + " from " + peer +
+          " where it expected " + std::to_string(f.expected & ~engine::kLastSlice) +
+          ((f.expected & engine::kLastSlice) ? " (a message's last)" : "") +
+          ": do all ranks call the same collective with the same count, and "
+          "do sends and receives match in size?");
+    case engine::FaultCode::kNoPort:
+      return internalError(where + " met an instruction for a port its channel lacks");
+    case engine::FaultCode::kBadCall:
+      return internalError(where + " was launched with a call of another datatype or operator");
+    case engine::FaultCode::kEnvError:
+    case engine::FaultCode::kNone:
+      break;
+  }
+  return internalError(where + " stopped with fault " +
+                       std::to_string(static_cast<unsigned>(code)));
+}
+
+Status GpuSide::waitForLaunches() {
+  if (!launchedAny) return Status::success();
+  BRAID_TRY(runtime->setDevice(device));
+  return runtime->eventSynchronize(lastLaunch);
+}
+
+void GpuSide::abortKernels() { engine::storePublish(abortWord, 1); }
+
+void GpuSide::resume() {
+  engine::storeRelaxed(abortWord, 0);
+  engine::storeRelaxed(&fault->code, 0);
+  engine::storeRelaxed(&fault->claim, 0);
+}
+
+// A GPU communicator: its FIFOs are GPU FIFOs made on first use
+// (gpu_links.cc), with no shm ring; it runs the ring and the tree on
+// the Simple and LL protocols and the one-shot all-reduce on its GPU
+// boards (exec/device_one_shot.h), chosen by the GPU model
+// (tune::Model::gpuDefaults).
+Status GpuSide::connect(Selector& selector) {
+  const int rank = members_.rank;
+  const int nranks = members_.nranks;
+  selector.model = tune::Model::gpuDefaults();
+  tune::Allowed& allowed = selector.allowed;
+  const int oneShotAlgo = static_cast<int>(algo::Algorithm::kOneShot);
+  allowed.oneShotMaxBytes = 0;
+  if (nranks > static_cast<int>(kernels::engine::kMaxOneShotRanks)) {
+    allowed.algorithm[oneShotAlgo] = false;
+  }
+  if (allowed.algorithm[oneShotAlgo] && nranks > 1) {
+    // Every peer reads the board: it lies where each could place a FIFO.
+    auto placement = transport::cuda_ipc::FifoPlacement::kDeviceMemory;
+    for (int peer = 0; peer < nranks; ++peer) {
+      if (peer != rank && placementFor(peer) != placement) {
+        placement = transport::cuda_ipc::FifoPlacement::kPinnedHost;
+      }
+    }
+    bootstrap::Bootstrap* bootstrap = members_.bootstrap.get();
+    BRAID_ASSIGN_OR_RETURN(oneShot, exec::DeviceOneShot::create(
+                                        *runtime, links_.linkNonce ^ 0x6770756f6e657368ull, rank,
+                                        nranks, exec::DeviceOneShot::kDefaultMaxBytes, placement,
+                                        [bootstrap] { return bootstrap->barrier(); }, stream));
+    allowed.oneShotMaxBytes = oneShot->maxBytes();
+    selector.oneShotBoard = true;
+  }
+  BRAID_INFO(
+      "selection: %s (GPU)%s", tune::describeAllowed(allowed).c_str(),
+      selector.deterministic ? "; deterministic reductions in the in-order tree's order" : "");
+  return Status::success();
+}
+
+}  // namespace braid::comm

@@ -1,0 +1,180 @@
+// GpuSide: what a GPU communicator holds beside the host parts.
+//
+// It owns the device and a private stream (uploads and FIFO setup, never the user's work), the
+// words its kernels share with the host (abort, fault, what each block waits for), the GPU FIFOs
+// (transport/cuda_ipc) and their cursors, the device images of point-to-point programs, the
+// GPU one-shot boards, scratch, and the launch being filled: it turns engine calls into kernel
+// launches on the caller's stream (gpu_launch.cc) and makes the FIFOs they run on
+// (gpu_links.cc). Which calls to make is the Calls part's (calls_gpu.cc).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "braid/status.h"
+#include "comm/health.h"
+#include "comm/links.h"
+#include "comm/members.h"
+#include "comm/network.h"
+#include "comm/recorder.h"
+#include "comm/selector.h"
+#include "config.h"
+#include "exec/device_one_shot.h"
+#include "exec/device_program.h"
+#include "gpu/runtime.h"
+#include "kernels/engine/launch.h"
+#include "transport/cuda_ipc/gpu_fifo.h"
+
+namespace braid::comm {
+
+/// A GPU FIFO of the schedules: to or from `peer` on `channel`, of one protocol.
+struct GpuLinkKey {
+  int peer;
+  int channel;  ///< kP2pChannel for point-to-point
+  kernels::engine::FifoProtocol protocol = kernels::engine::FifoProtocol::kSimple;
+  bool operator<(const GpuLinkKey& o) const {
+    return std::tie(peer, channel, protocol) < std::tie(o.peer, o.channel, o.protocol);
+  }
+};
+inline constexpr int kP2pChannel = -1;
+
+/// Slot size of point-to-point GPU FIFOs for a communicator whose schedule
+/// FIFOs have slots of `slotBytes` (gpu_links.cc).
+size_t gpuP2pSlotBytes(size_t slotBytes);
+
+/// A point-to-point transfer's device program: one channel, one instruction.
+struct P2pProgramKey {
+  int peer;
+  bool send;
+  size_t bytes;
+  bool operator<(const P2pProgramKey& o) const {
+    return std::tie(peer, send, bytes) < std::tie(o.peer, o.send, o.bytes);
+  }
+};
+
+/// The calls waiting for one launch (GpuSide::enqueue).
+struct PendingLaunch {
+  std::vector<kernels::engine::EngineCall> calls;
+  /// For each call: the block it must run on when it is point-to-point
+  /// (its peer and direction), or -1 for a collective, which starts at 0.
+  std::vector<std::pair<int, int>>
+      lanes;  ///< (peer, 0 recv / 1 send / 2 self); peer -1: collective
+  gpu::Stream stream = nullptr;
+  bool typed = false;  ///< a call reduces: type and op say with what
+  uint8_t type = 0;
+  uint8_t op = 0;
+  /// For each call: its flight recorder record (Recorder::flightSeq when it was enqueued).
+  std::vector<uint64_t> flightSeqs;
+};
+
+class GpuSide {
+ public:
+  GpuSide(const Config& config, const Members& members, Health& health, Recorder& recorder,
+          Links& links, Network& network)
+      : config_(config),
+        members_(members),
+        health_(health),
+        recorder_(recorder),
+        links_(links),
+        network_(network) {}
+  /// Waits for the last launch, then frees what the side holds.
+  ~GpuSide();
+  GpuSide(const GpuSide&) = delete;
+  GpuSide& operator=(const GpuSide&) = delete;
+
+  gpu::Runtime* runtime = nullptr;
+  int device = -1;
+  gpu::Stream stream = nullptr;  ///< uploads and FIFO setup, never the user's work
+  /// Raised by abort(): kernels poll it and give up (pinned, mapped).
+  uint32_t* abortWord = nullptr;
+  /// Where a kernel that gives up says why (pinned, mapped).
+  kernels::engine::FaultRecord* fault = nullptr;
+  /// What each block waits for, for the flight recorder (kMaxWaitRecords; pinned, mapped).
+  kernels::engine::WaitRecord* waits = nullptr;
+  uint64_t launches = 0;  ///< launches so far: the next one's EngineArgs::launchSeq - 1
+  /// Every FIFO end's cursor, handed out in order (device memory, zeroed).
+  kernels::engine::FifoCursor* cursors = nullptr;
+  size_t cursorsUsed = 0;
+  size_t cursorCapacity = 0;
+
+  std::map<GpuLinkKey, std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> recvLinks;
+  std::map<GpuLinkKey, std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> sendLinks;
+  std::map<P2pProgramKey, std::unique_ptr<exec::DeviceProgram>> p2pPrograms;
+  /// The one-shot all-reduce's boards; null where the one-shot is not allowed.
+  std::unique_ptr<exec::DeviceOneShot> oneShot;
+  /// The self-copy program (one channel, no ports), made on first use.
+  std::unique_ptr<exec::DeviceProgram> selfCopy;
+  /// Device programs of schedules evicted from the schedule cache: a
+  /// launch still queued, or a captured graph, may read them, and freeing
+  /// device memory would wait for every kernel of the device.
+  std::vector<std::shared_ptr<exec::DeviceProgram>> retired;
+  /// Scratch output of a tree reduce's non-roots; old buffers are kept for
+  /// the same reason.
+  void* scratch = nullptr;
+  size_t scratchBytes = 0;
+  std::vector<void*> retiredScratch;
+
+  /// Orders the communicator's launches across streams: each launch waits
+  /// for the one before when it is on another stream.
+  gpu::Event lastLaunch = nullptr;
+  gpu::Stream lastStream = nullptr;
+  bool launchedAny = false;
+
+  PendingLaunch pending;
+  bool fusing = false;  ///< within beginFusedLaunch / endFusedLaunch
+
+  /// Makes the state of a communicator on `device` (after the peers are known).
+  Status open(int device);
+  /// A GPU communicator's part of connecting: the GPU cost model and the one-shot boards where
+  /// `selector` allows them (its FIFOs come with their first use).
+  Status connect(Selector& selector);
+  /// Where memory that rank `peer` writes or reads lies: this GPU's memory
+  /// when the peer's GPU reaches it and BRAID_TRANSPORTS allows cuda_ipc,
+  /// else pinned host memory (FIFOs, one-shot boards).
+  transport::cuda_ipc::FifoPlacement placementFor(int peer) const;
+  /// What a kernel of this communicator recorded when it gave up; success if nothing.
+  Status faultStatus() const;
+  /// Waits for every launch of this communicator to finish.
+  Status waitForLaunches();
+  /// Raises the abort word: every waiting kernel gives up.
+  void abortKernels();
+  /// After a quiesce: lowers the abort word and forgets the fault the stopped kernels recorded.
+  void resume();
+
+  /// Adds calls to the pending launch, all to the same one: `lanes[i]` is
+  /// (-1, 0) for a collective, else (peer, 0 recv / 1 send / 2 self copy).
+  /// Launches at once unless fusing; launches what is pending first when the
+  /// calls cannot join it.
+  Status enqueue(const std::vector<kernels::engine::EngineCall>& calls,
+                 const std::vector<std::pair<int, int>>& lanes, void* stream);
+  /// Launches the pending calls, if any.
+  Status flush();
+
+  /// The GPU FIFOs behind every port of `program`, made where missing:
+  /// receiving ends first, then sending ends (as Links::linkSchedule).
+  Result<std::vector<exec::ChannelPorts>> linkSchedule(const exec::Program& program,
+                                                       algo::Protocol protocol);
+  /// The GPU FIFOs of point-to-point transfers with these peers.
+  Status linkP2p(const std::vector<int>& recvFrom, const std::vector<int>& sendTo);
+
+ private:
+  struct LinkPlan;
+  /// Makes the FIFOs of `plan` in `format` with slots of `slot` bytes, names from `nonce`.
+  Status makeLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,
+                   transport::cuda_ipc::FifoFormat format);
+  Result<kernels::engine::FifoCursor*> takeCursor();
+
+  const Config& config_;
+  const Members& members_;
+  Health& health_;
+  Recorder& recorder_;
+  Links& links_;
+  Network& network_;
+};
+
+}  // namespace braid::comm

@@ -1,0 +1,104 @@
+// Health (health.h): a communicator that loses a peer (watch/peer_watch.h) and one that is told
+// to stop. The watcher's word raises the stop flag that every wait of every call watches, and
+// calls return ncclRemoteError naming the lost rank; revoke() or shrink() can then stop what
+// still runs and wait for it (Comm::Impl::quiesce).
+#include "comm/health.h"
+
+#include "base/log.h"
+#include "kernels/engine/sync.h"
+
+namespace braid::comm {
+namespace {
+
+/// How long a call that failed on its own waits for the word of a loss before it words its
+/// error: the socket of a dead rank may close under a transport a moment before the watcher
+/// reads its own, and the word from the far side of the ring takes a few milliseconds.
+constexpr int64_t kLossGraceMs = 500;
+
+}  // namespace
+
+Status Health::startWatch(const Config& config, std::function<void(const watch::Loss&)> onLost) {
+  watch::WatchOptions options;
+  options.magic = members_.bootstrap->magic();
+  options.proof = members_.bootstrap->proof(0);  // the purpose is the watcher's to set
+  options.heartbeatTimeoutMs = config.heartbeatTimeoutMs;
+  options.setupTimeoutMs = config.timeoutMs;
+  options.cancel = stop.get();
+  BRAID_ASSIGN_OR_RETURN(watch,
+                         watch::PeerWatch::start(*members_.bootstrap, options, std::move(onLost)));
+  return Status::success();
+}
+
+void Health::stopWatching() {
+  if (!watch) return;
+  watch->leave();
+  watch.reset();
+}
+
+void Health::raiseStop() {
+  stop->store(true);
+  // A kernel waiting for a peer polls this word and gives up (kernels/engine/device_waits.h).
+  if (uint32_t* word = gpuAbortWord.load()) kernels::engine::storePublish(word, 1);
+}
+
+void Health::stopChildren() {
+  std::lock_guard<std::mutex> lock(childrenMutex_);
+  for (const auto& child : childStops_) child->store(true);
+}
+
+std::optional<watch::Loss> Health::firstLoss() const {
+  return watch ? watch->firstLoss() : std::nullopt;
+}
+
+Status Health::lossStatus(const watch::Loss& loss) const {
+  const std::vector<PeerInfo>& peers = members_.peers;
+  std::string who = "rank " + std::to_string(loss.rank);
+  if (loss.rank == members_.rank) {
+    who = "this rank (" + std::to_string(members_.rank) + ") was given up by its peers";
+  } else if (loss.rank < static_cast<int>(peers.size()) && peers[loss.rank].pid != 0) {
+    // The pid is known once the peers exchanged their details; a rank lost before has none.
+    who += " (pid " + std::to_string(peers[loss.rank].pid) + ")";
+  }
+  return remoteError(who + " is lost: " + loss.describe() +
+                     "; the communicator cannot be used again (ncclCommShrink can make one "
+                     "without it)");
+}
+
+std::vector<std::string> Health::lossWords() const {
+  std::vector<std::string> words;
+  if (!watch) return words;
+  for (const watch::Loss& loss : watch->losses()) words.push_back(lossStatus(loss).message());
+  return words;
+}
+
+Status Health::explainFailure(const Status& s) const {
+  if (s.ok()) return s;
+  std::optional<watch::Loss> loss;
+  if (watch) {
+    loss = watch->firstLoss();
+    // A peer's death reaches a transport as a remote error (a greeting or a read that met
+    // end of file) or a system one (a reset connection, a refused connect).
+    const bool peerShaped =
+        s.code() == ErrorCode::kRemoteError || s.code() == ErrorCode::kSystemError;
+    if (!loss && peerShaped && !aborted.load()) {
+      loss = watch->awaitLoss(kLossGraceMs);
+    }
+  }
+  if (!loss) return s;
+  return remoteError(lossStatus(*loss).message() + "; the call stopped: " + s.message());
+}
+
+Status Health::checkUsable() const {
+  if (std::optional<watch::Loss> loss = firstLoss()) return lossStatus(*loss);
+  if (finalized) return invalidUsage("communicator was finalized");
+  if (aborted.load()) return invalidUsage("communicator was aborted");
+  if (revoked) {
+    return invalidUsage(
+        "communicator was revoked: only ncclCommDestroy, ncclCommSplit and ncclCommShrink are "
+        "left");
+  }
+  if (broken) return broken->withContext("communicator unusable after an earlier error");
+  return Status::success();
+}
+
+}  // namespace braid::comm

@@ -1,0 +1,110 @@
+// Health: whether a communicator may still be used, and why not.
+//
+// It owns what stops a communicator and what says so: the stop flag every wait watches (raised
+// by abort, revoke, a caller abandoning a creation, and the watcher when a peer is lost), the
+// abort, revoke, finalize and broken states, the count of calls running (abort waits for them
+// to leave), the stop flags of children being created, and the watcher of the ring of ranks
+// (watch/peer_watch.h), whose word of a lost peer turns a transport's "connection closed" into
+// "rank 3 (pid 4242) is lost".
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "braid/status.h"
+#include "comm/members.h"
+#include "config.h"
+#include "watch/peer_watch.h"
+
+namespace braid::comm {
+
+// Counts a call as running for Comm::abort() (declared first in a call, so
+// it is released last, after the call's final write to the communicator).
+class ActiveCall {
+ public:
+  explicit ActiveCall(std::atomic<int>& count) : count_(count) { count_.fetch_add(1); }
+  ~ActiveCall() { count_.fetch_sub(1); }
+  ActiveCall(const ActiveCall&) = delete;
+  ActiveCall& operator=(const ActiveCall&) = delete;
+
+ private:
+  std::atomic<int>& count_;
+};
+
+class Health {
+ public:
+  explicit Health(const Members& members) : members_(members) {}
+
+  /// ncclCommAbort was called (the stop flag below is raised with it).
+  std::atomic<bool> aborted{false};
+  /// What every wait of this communicator watches (WaitContext::abort, the deadlines of the
+  /// bootstrap and of creation). Shared so that the handle of a creation still running can
+  /// raise it (CommOptions::stop).
+  std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
+  /// ncclCommRevoke was called: only destroy, split and shrink are left.
+  std::atomic<bool> revoked{false};
+  bool finalized = false;
+  /// Set by the first failed call: the FIFOs are then mid-message and the communicator cannot
+  /// be used again (as with NCCL's async errors).
+  std::optional<Status> broken;
+  /// Calls now running on this communicator; abort() waits for them to leave before the caller
+  /// may free the communicator.
+  std::atomic<int> activeCalls{0};
+  /// The GPU's abort word once the GPU side exists, for the watcher's thread (which must not
+  /// touch the GPU side itself while creation may still be making it).
+  std::atomic<uint32_t*> gpuAbortWord{nullptr};
+  uint64_t shrinks = 0;  ///< shrink() calls so far: the key of the next one's letter
+  /// The watcher of the ring of ranks; null with one rank. Its thread calls the loss handler,
+  /// so it is stopped (stopWatching) before anything that handler touches goes away.
+  std::unique_ptr<watch::PeerWatch> watch;
+
+  /// Starts the watcher, after the bootstrap and before anything that waits for peers;
+  /// `onLost` runs on its thread.
+  Status startWatch(const Config& config, std::function<void(const watch::Loss&)> onLost);
+  /// Says goodbye to the neighbours, so that they take this rank's going for a departure, not a
+  /// death, and stops the watcher.
+  void stopWatching();
+  /// The stop flag and the GPU's abort word raised: every wait and every waiting kernel ends.
+  void raiseStop();
+  /// Raises the stop flag of every child being created (split, shrink) too.
+  void stopChildren();
+  /// Runs the creation of a child communicator with `stop` counted among the children's.
+  template <typename Create>
+  auto withChildStop(const std::shared_ptr<std::atomic<bool>>& childStop, Create create) {
+    {
+      std::lock_guard<std::mutex> lock(childrenMutex_);
+      childStops_.push_back(childStop);
+    }
+    auto made = create();
+    std::lock_guard<std::mutex> lock(childrenMutex_);
+    childStops_.erase(std::find(childStops_.begin(), childStops_.end(), childStop));
+    return made;
+  }
+
+  /// The first peer lost, if any.
+  std::optional<watch::Loss> firstLoss() const;
+  /// ncclRemoteError naming the lost rank, its process and how it was found.
+  Status lossStatus(const watch::Loss& loss) const;
+  /// Every loss, worded as lossStatus does.
+  std::vector<std::string> lossWords() const;
+  /// The error a failed call returns: when a lost peer is behind it, the loss first, then what
+  /// the call saw (waiting a moment for the word of a loss when the call saw a remote error).
+  Status explainFailure(const Status& s) const;
+  /// Refuses work on a finalized, aborted, revoked or broken communicator, or one that lost a
+  /// peer (its calls could only wait for the dead). The GPU side adds its kernels' faults.
+  Status checkUsable() const;
+
+ private:
+  const Members& members_;
+  std::mutex childrenMutex_;
+  std::vector<std::shared_ptr<std::atomic<bool>>> childStops_;
+};
+
+}  // namespace braid::comm

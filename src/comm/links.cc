@@ -1,0 +1,228 @@
+// Links (links.h): the connections the algorithms' schedules run on.
+//
+// A schedule names, per channel, the peers each step receives from and sends
+// to; ring, trees and their rooted variants need different pairs, so they
+// are connected the first time a schedule uses them, and kept. Segment names
+// are a function of the communicator, the pair, the channel and the
+// protocol, so no handshake is needed: the receiver creates its end, the
+// sender opens it once it exists and unlinks the name.
+//
+// linkSchedule makes every receiving end a schedule needs before it waits
+// for any sending end. Every rank that links the same schedule does the
+// same, so the ends a sender waits for are made by receivers that wait for
+// nothing first: no cycle of waits is possible.
+//
+// A peer on another host is a socket FIFO instead (comm/network.cc): the
+// sender connects to the receiver's listener, and the receiving end waits
+// for that connection on its own proxy thread, so linking waits for nobody.
+#include "comm/links.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "algo/ring_common.h"
+#include "base/futex.h"
+#include "base/log.h"
+#include "topology/host_id.h"
+#include "transport/net/socket_fifo.h"
+#include "transport/shm/shm_fifo.h"
+#include "transport/shm/shm_ll_fifo.h"
+
+namespace braid::comm {
+namespace {
+
+uint64_t protocolSalt(algo::Protocol protocol) {
+  return protocol == algo::Protocol::kLl ? 0x4c4c4c4c4c4c4c4cull : 0;
+}
+
+// With a core per rank, a waiter polls long enough to cover a peer's copy of
+// a FIFO slot (a few tens of microseconds) before paying for a futex sleep
+// and wake. With more ranks than cores it does not poll at all: the rank it
+// waits for may need this very core, and yielding it (base/futex.h) hands
+// it over at once. Measured with 4 ranks on 2 cores, 8 B all_reduce: 14 us
+// with no polling, 30 us with 2 us of polling, 90 us with 20 us.
+constexpr uint32_t kSpinNsDedicated = 100000;
+constexpr uint32_t kSpinNsShared = 0;
+// Channels of a GPU communicator unless BRAID_NCHANNELS says: a guess until
+// scripts/gpu-check has measured them on a GPU (docs/benchmarks.md).
+constexpr int kGpuChannels = 8;
+
+}  // namespace
+
+Links::~Links() {
+  // Receiving ends whose sender never came still have a name in /dev/shm.
+  for (const auto& name : madeSegments_) (void)transport::shm::unlinkSegment(name);
+}
+
+void Links::configure(tune::Model& model) {
+  nchannels = config_.nchannels;
+  // A GPU rank's channels are blocks of its kernel: one block cannot move
+  // data as fast as the GPU's memory, several can. On the emulated GPU a
+  // block is a thread, and one channel is the CPU path's own choice too.
+  if (members_.cudaDevice >= 0 && !config_.nchannelsSet && !gpu::runtime().emulated()) {
+    nchannels = kGpuChannels;
+  }
+  slotBytes = static_cast<size_t>(config_.buffSize) / transport::kFifoSlots;
+  slotBytes &= ~static_cast<size_t>(63);  // keep slots cache-line aligned
+
+  // Spinning helps only when every rank has a core to itself; beyond that a
+  // spinning rank steals the core its peer needs to make progress.
+  const int cores = topology::usableCores();
+  if (config_.spinUs >= 0) {
+    spinNs = static_cast<uint32_t>(std::min<int64_t>(config_.spinUs * 1000, UINT32_MAX));
+  } else {
+    spinNs = members_.nranks <= cores ? kSpinNsDedicated : kSpinNsShared;
+  }
+  model.hostCores = cores;
+
+  std::string ringText;
+  for (int r : members_.ring) ringText += " " + std::to_string(r);
+  BRAID_INFO(
+      "ring:%s; %d channel(s); transport %s; fifo %d x %zu bytes (ll %zu); "
+      "spin %u ns (%d cores)",
+      ringText.c_str(), nchannels,
+      members_.cudaDevice >= 0
+          ? "cuda_ipc"
+          : (network_.active() ? "shm within a host, socket between hosts" : "shm"),
+      transport::kFifoSlots, slotBytes, llSlotBytes(), spinNs, cores);
+
+  const uint64_t nonce = members_.peers[0].nonce ^ members_.bootstrap->magic();
+  p2pNonce = nonce ^ 0x7032707032703270ull;  // point-to-point FIFOs get names of their own
+  linkNonce = nonce;
+}
+
+Status Links::connectRing(Selector& selector) {
+  const int rank = members_.rank;
+  const int nranks = members_.nranks;
+  if (nranks == 1) return Status::success();
+  if (!config_.transportAllowed("shm")) {
+    return invalidUsage("BRAID_TRANSPORTS=" + config_.transports +
+                        " excludes shm, the only transport implemented for ranks on one host");
+  }
+  exec::Program ringLinks;
+  ringLinks.channels.resize(nchannels);
+  // Neighbours by this rank's place in the ring, which is its rank only
+  // when the order is 0..N-1.
+  const std::vector<int>& ring = members_.ring;
+  const int pos = algo::ringPosition(ring, rank);
+  if (pos == nranks) return internalError("rank " + std::to_string(rank) + " is not in its ring");
+  const auto [prev, next] = algo::ringNeighboursAt(ring, pos);
+  for (auto& channel : ringLinks.channels) {
+    channel.recvPeers.push_back(prev);
+    channel.sendPeers.push_back(next);
+  }
+  std::vector<exec::ChannelConnections> unused;
+  BRAID_TRY(linkSchedule(ringLinks, algo::Protocol::kSimple, &unused));
+
+  tune::Allowed& allowed = selector.allowed;
+  if (allowed.algorithm[static_cast<int>(algo::Algorithm::kOneShot)]) {
+    bootstrap::Bootstrap* bootstrap = members_.bootstrap.get();
+    BRAID_ASSIGN_OR_RETURN(
+        oneShot, exec::OneShotBoard::create(linkNonce ^ 0x6f6e6573686f7421ull, rank, nranks,
+                                            exec::OneShotBoard::kDefaultMaxBytes,
+                                            [bootstrap] { return bootstrap->barrier(); }));
+    allowed.oneShotMaxBytes = oneShot->maxBytes();
+    selector.oneShotBoard = true;
+  }
+  BRAID_INFO("selection: %s%s", tune::describeAllowed(allowed).c_str(),
+             selector.deterministic ? "; deterministic reductions" : "");
+  return Status::success();
+}
+
+transport::WaitContext Links::waitContext() const {
+  transport::WaitContext w;
+  w.deadline = Deadline::afterMs(config_.timeoutMs);
+  w.abort = health_.stop.get();
+  w.spinNs = spinNs;
+  return w;
+}
+
+size_t Links::llSlotBytes() const { return std::min(transport::shm::kLlSlotBytes, slotBytes); }
+
+Status Links::linkSchedule(const exec::Program& program, algo::Protocol protocol,
+                           std::vector<exec::ChannelConnections>* out) {
+  const bool ll = protocol == algo::Protocol::kLl;
+  const size_t slot = ll ? llSlotBytes() : slotBytes;
+  const uint64_t nonce = linkNonce ^ protocolSalt(protocol);
+  std::set<std::pair<int, int>> recvPairs;  // (channel, peer)
+  std::set<std::pair<int, int>> sendPairs;
+  for (size_t c = 0; c < program.channels.size(); ++c) {
+    for (int peer : program.channels[c].recvPeers) recvPairs.insert({static_cast<int>(c), peer});
+    for (int peer : program.channels[c].sendPeers) sendPairs.insert({static_cast<int>(c), peer});
+  }
+  BRAID_TRY(network_.checkCrossesHosts(protocol, recvPairs, sendPairs));
+  auto greeting = [&](int sender, int receiver, int channel) {
+    return transport::net::Greeting::of(nonce, sender, receiver, channel,
+                                        static_cast<int>(protocol));
+  };
+  for (const auto& [c, peer] : recvPairs) {
+    auto& end = recvLinks_[{peer, c, protocol}];
+    if (end || members_.onOtherHost(peer)) continue;
+    const std::string name = transport::shm::segmentName(nonce, peer, members_.rank, c);
+    if (ll) {
+      BRAID_ASSIGN_OR_RETURN(end, transport::shm::createLlRecvEnd(name, slot));
+    } else {
+      BRAID_ASSIGN_OR_RETURN(end, transport::shm::createRecvEnd(name, slot));
+    }
+    madeSegments_.push_back(name);  // unlinked by the sender, or at destruction if it never comes
+    BRAID_TRACE("links: %s FIFO from rank %d on channel %d made", algo::protocolName(protocol),
+                peer, c);
+  }
+  const transport::WaitContext wait = waitContext();
+  for (const auto& [c, peer] : sendPairs) {
+    auto& end = sendLinks_[{peer, c, protocol}];
+    if (end || !members_.onOtherHost(peer)) continue;
+    BRAID_ASSIGN_OR_RETURN(end, network_.connectFifo(peer, greeting(members_.rank, peer, c), slot));
+    BRAID_TRACE("links: socket FIFO to rank %d on channel %d connected", peer, c);
+  }
+  for (const auto& [c, peer] : sendPairs) {
+    auto& end = sendLinks_[{peer, c, protocol}];
+    if (end) continue;
+    const std::string name = transport::shm::segmentName(nonce, members_.rank, peer, c);
+    for (int attempt = 0; !end; ++attempt) {
+      if (ll) {
+        BRAID_ASSIGN_OR_RETURN(end, transport::shm::tryOpenLlSendEnd(name, slot));
+      } else {
+        BRAID_ASSIGN_OR_RETURN(end, transport::shm::tryOpenSendEnd(name, slot));
+      }
+      if (end) break;
+      if (health_.stop->load()) return futex::abortedError(peer);
+      if (wait.deadline.expired()) {
+        return remoteError("rank " + std::to_string(peer) + " did not make its " +
+                           algo::protocolName(protocol) + " FIFO for channel " + std::to_string(c) +
+                           " in time (BRAID_TIMEOUT_MS); is it running the same collective?");
+      }
+      // The receiver makes its end as soon as it links the same schedule.
+      if (attempt < 100) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    }
+    BRAID_TRY(transport::shm::unlinkSegment(name));
+    BRAID_TRACE("links: %s FIFO to rank %d on channel %d opened", algo::protocolName(protocol),
+                peer, c);
+  }
+  for (const auto& [c, peer] : recvPairs) {
+    auto& end = recvLinks_[{peer, c, protocol}];
+    if (end) continue;
+    BRAID_ASSIGN_OR_RETURN(end, network_.awaitFifo(peer, greeting(peer, members_.rank, c), slot));
+  }
+  out->assign(program.channels.size(), exec::ChannelConnections{});
+  for (size_t c = 0; c < program.channels.size(); ++c) {
+    const int ch = static_cast<int>(c);
+    for (int peer : program.channels[c].recvPeers) {
+      (*out)[c].recv.push_back(recvLinks_[{peer, ch, protocol}].get());
+    }
+    for (int peer : program.channels[c].sendPeers) {
+      (*out)[c].send.push_back(sendLinks_[{peer, ch, protocol}].get());
+    }
+  }
+  return Status::success();
+}
+
+}  // namespace braid::comm

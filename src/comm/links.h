@@ -1,0 +1,99 @@
+// Links: the host FIFOs a communicator's schedules and point-to-point transfers run on.
+//
+// It owns the FIFOs' geometry (channels, slot sizes, how long a waiter polls), the names they
+// are made under (nonces), every FIFO end made so far (by peer, channel and protocol for the
+// schedules; by peer for point-to-point), the names of shared segments still to unlink, and
+// the one-shot all-reduce's board. Within a host the ends are shm FIFOs; to another host,
+// network FIFOs (comm/network.h). GPU communicators keep only the geometry, nonces and segment
+// names here: their FIFOs are the GPU side's (comm/gpu_side.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "algo/schedule.h"
+#include "braid/status.h"
+#include "comm/health.h"
+#include "comm/members.h"
+#include "comm/network.h"
+#include "comm/selector.h"
+#include "config.h"
+#include "exec/host_executor.h"
+#include "exec/one_shot.h"
+#include "exec/p2p_executor.h"
+#include "exec/program.h"
+#include "transport/connection.h"
+
+namespace braid::comm {
+
+/// A connection the algorithms' schedules use: the FIFO to or from `peer`
+/// on `channel` with `protocol`.
+struct LinkKey {
+  int peer;
+  int channel;
+  algo::Protocol protocol;
+  bool operator<(const LinkKey& o) const {
+    return std::tie(peer, channel, protocol) < std::tie(o.peer, o.channel, o.protocol);
+  }
+};
+
+class Links {
+ public:
+  Links(const Config& config, const Members& members, const Health& health, Network& network)
+      : config_(config), members_(members), health_(health), network_(network) {}
+  /// Unlinks the names of receiving ends whose sender never came.
+  ~Links();
+  Links(const Links&) = delete;
+  Links& operator=(const Links&) = delete;
+
+  int nchannels = 1;
+  size_t slotBytes = 0;    ///< Simple FIFO slots; LL ones are llSlotBytes()
+  uint32_t spinNs = 0;     ///< how long a waiter polls before it sleeps
+  uint64_t linkNonce = 0;  ///< names the schedules' FIFOs
+  uint64_t p2pNonce = 0;   ///< names the point-to-point FIFOs
+  /// The one-shot all-reduce's board (null with one rank, on a GPU, or when not allowed).
+  std::unique_ptr<exec::OneShotBoard> oneShot;
+
+  /// The geometry and names of every FIFO (BRAID_NCHANNELS, BRAID_BUFFSIZE, BRAID_SPIN_US),
+  /// once the peers are known; says them at INFO.
+  void configure(tune::Model& model);
+  /// A host communicator's ring: its Simple FIFOs now, so that a communicator that cannot get
+  /// shared memory fails at creation (the others come with their first use), and the one-shot
+  /// board where `selector` allows it.
+  Status connectRing(Selector& selector);
+  size_t llSlotBytes() const;
+  /// What a wait of this communicator watches: its deadline, the stop flag, the spin.
+  transport::WaitContext waitContext() const;
+  /// Fills `out` with the connections behind every port of `program`, making
+  /// the missing ones: first every receiving end, then every sending end
+  /// (each waits for its receiver to have made its end), so ranks making
+  /// connections at the same time cannot wait on each other in a cycle.
+  Status linkSchedule(const exec::Program& program, algo::Protocol protocol,
+                      std::vector<exec::ChannelConnections>* out);
+  /// Runs a batch of point-to-point transfers on the p2p FIFOs (p2p_links.cc), noting its waits
+  /// in `waits`.
+  Status runP2p(const std::vector<exec::P2pTask>& tasks, kernels::engine::WaitRecord* waits);
+  /// A shared segment this rank made, to unlink at destruction unless its opener does first.
+  void noteSegment(const std::string& name) { madeSegments_.push_back(name); }
+
+ private:
+  class P2pEnds;  // exec::P2pLinks over p2pRecv_ and p2pSend_ (p2p_links.cc)
+
+  const Config& config_;
+  const Members& members_;
+  const Health& health_;
+  Network& network_;
+  std::map<LinkKey, std::unique_ptr<transport::RecvEnd>> recvLinks_;
+  std::map<LinkKey, std::unique_ptr<transport::SendEnd>> sendLinks_;
+  /// Point-to-point FIFOs, made the first time a pair needs them: by peer rank.
+  std::vector<std::unique_ptr<transport::RecvEnd>> p2pRecv_;
+  std::vector<std::unique_ptr<transport::SendEnd>> p2pSend_;
+  std::vector<std::string> madeSegments_;  ///< receiving ends' names, for cleanup
+};
+
+}  // namespace braid::comm

@@ -1,0 +1,77 @@
+// Members (members.h): the exchange of who every rank is, and the arithmetic of hosts.
+#include "comm/members.h"
+
+#include <unistd.h>
+
+#include <random>
+#include <string>
+
+#include "topology/host_id.h"
+
+namespace braid::comm {
+namespace {
+
+uint64_t randomNonce() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+}  // namespace
+
+Status Members::exchangePeers(const Config& config) {
+  peers.assign(nranks, PeerInfo{});
+  PeerInfo& me = peers[rank];
+  me.rank = rank;
+  me.pid = getpid();
+  me.hostId = topology::hostId(config.hostIdOverride);
+  me.nonce = randomNonce();
+  me.cudaDevice = cudaDevice;
+  me.numaId = numaIdOfThisRank();
+  BRAID_TRY(bootstrap->allGather(peers.data(), sizeof(PeerInfo)));
+  for (int r = 0; r < nranks; ++r) {
+    if (peers[r].rank != r) {
+      return internalError("bootstrap returned a garbled peer table at rank " + std::to_string(r));
+    }
+    if ((peers[r].cudaDevice >= 0) != (me.cudaDevice >= 0)) {
+      const int onGpu = me.cudaDevice >= 0 ? rank : r;
+      const int onHost = me.cudaDevice >= 0 ? r : rank;
+      return invalidUsage("rank " + std::to_string(onGpu) + " runs on a GPU but rank " +
+                          std::to_string(onHost) +
+                          " on host memory: all ranks of a communicator must do the same (set "
+                          "BRAID_HOST_COMM=1 everywhere for host memory, or give every rank a "
+                          "device)");
+    }
+  }
+  spansHosts_ = false;
+  for (int r = 0; r < nranks; ++r) spansHosts_ = spansHosts_ || onOtherHost(r);
+  return Status::success();
+}
+
+std::vector<int> Members::hostNumbers() const {
+  std::vector<int> hostOf(nranks, -1);
+  int hosts = 0;
+  for (int r = 0; r < nranks; ++r) {
+    for (int q = 0; q < r && hostOf[r] < 0; ++q) {
+      if (!onOtherHostThan(r, q)) hostOf[r] = hostOf[q];
+    }
+    if (hostOf[r] < 0) hostOf[r] = hosts++;
+  }
+  return hostOf;
+}
+
+int Members::localRank() const {
+  int before = 0;
+  for (int r = 0; r < rank; ++r) before += onOtherHost(r) ? 0 : 1;
+  return before;
+}
+
+std::pair<int, int> Members::hostBlock() const {
+  const uint64_t host = peers[rank].hostId;
+  int first = rank;
+  int last = rank;
+  while (first > 0 && peers[first - 1].hostId == host) --first;
+  while (last + 1 < nranks && peers[last + 1].hostId == host) ++last;
+  return {first, last - first + 1};
+}
+
+}  // namespace braid::comm

@@ -1,0 +1,77 @@
+// Members: who the ranks of a communicator are and where each runs.
+//
+// It owns the bootstrap (the ring of sockets every rank joined at creation, which carries the
+// out-of-band all-gathers and barriers), what every rank told the others about itself
+// (PeerInfo: process, host, device, NUMA node), the machine they run on (topology/) and the
+// ring order the topology search chose. Everything here is fixed once the communicator exists.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "braid/status.h"
+#include "config.h"
+#include "topology/graph.h"
+
+namespace braid::comm {
+
+/// What every rank tells the others at creation (bootstrap allGather).
+struct PeerInfo {
+  int32_t rank;
+  int32_t pid;
+  uint64_t hostId;
+  uint64_t nonce;  ///< random; rank 0's names this communicator's shm segments
+  int32_t cudaDevice;
+  /// The NUMA node of the CPU node holding every CPU this rank may run on
+  /// (topology/cpu_affinity.h); -1 when unpinned or unknown.
+  int32_t numaId;
+};
+
+class Members {
+ public:
+  int rank = 0;
+  int nranks = 1;
+  int cudaDevice = -1;  ///< this rank's device; -1 on host memory
+  std::unique_ptr<bootstrap::Bootstrap> bootstrap;
+  std::vector<PeerInfo> peers;  ///< by rank, once exchangePeers has run
+  std::vector<int> ring;        ///< ring order of ranks
+  /// The machine; empty when discovery failed (the ring order then stays 0..N-1).
+  std::optional<topology::Graph> machine;
+
+  bool onOtherHost(int peer) const { return onOtherHostThan(peer, rank); }
+  bool onOtherHostThan(int a, int b) const { return peers[a].hostId != peers[b].hostId; }
+  /// Whether some rank runs on another host than this one (known after exchangePeers).
+  bool spansHosts() const { return spansHosts_; }
+  /// Each rank's host, hosts numbered in the order of their first ranks.
+  std::vector<int> hostNumbers() const;
+  /// This rank's place among the ranks of its host.
+  int localRank() const;
+  /// The first rank of this rank's host and how many follow it there, when a host's ranks are
+  /// consecutive (Comm::hostBlock).
+  std::pair<int, int> hostBlock() const;
+
+  /// Tells every rank who this one is and learns theirs; refuses a mix of GPU and host-memory
+  /// ranks.
+  Status exchangePeers(const Config& config);
+  /// Finds the machine (topology/): loaded from BRAID_TOPO_FILE, or discovered. Before the
+  /// peers are exchanged, since each rank tells the others where on it it runs
+  /// (members_topology.cc).
+  Status loadTopology(const Config& config);
+  /// Places the ranks on the machine and takes the ring order from its search.
+  Status planTopology(const Config& config);
+
+ private:
+  /// The NUMA node this rank runs on, for PeerInfo (-1: unknown).
+  int32_t numaIdOfThisRank() const;
+  /// A communicator across hosts: every rank's host graph through the bootstrap, joined into
+  /// `machine` (left empty when a rank has none); `hostOf` is each rank's host in it.
+  Status exchangeTopology(const Config& config, std::vector<int>* hostOf);
+
+  bool spansHosts_ = false;
+};
+
+}  // namespace braid::comm

@@ -1,0 +1,241 @@
+// Network (network.h): a communicator whose ranks span hosts, and what changes when some peers
+// are on the network.
+//
+// Ranks on one host keep the shm FIFOs between them; a FIFO to or from a rank on another host is
+// a network FIFO made the first time a schedule needs it. Every rank listens on the interface
+// the bootstrap uses (BRAID_SOCKET_IFNAME; transport/net/socket_rendezvous.h) and a FIFO's two
+// ends meet on a connection to the receiver's listener. Over that connection either the bytes
+// flow (the socket transport, transport/net/socket_fifo.h) or the two ends trade the addresses
+// of their queue pairs and the bytes go by RDMA (the verbs transport, transport/net/ib_), which
+// is chosen wherever every rank has an active verbs port, unless BRAID_NET=Socket. A GPU
+// communicator's FIFO to another host is a GPU FIFO in pinned host memory with a proxy at its
+// other side (gpu_links.cc). Only the Simple protocol crosses hosts: LL's cells and the
+// one-shot board are memory a peer reads directly, which another host cannot.
+#include "comm/network.h"
+
+#include <strings.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/log.h"
+#include "transport/net/gpu_socket_fifo.h"
+#include "transport/net/ib/gpu_ib_fifo.h"
+#include "transport/net/ib/ib_fifo.h"
+#include "transport/net/socket_fifo.h"
+
+namespace braid::comm {
+
+Status Network::checkCrossesHosts(algo::Protocol protocol,
+                                  const std::set<std::pair<int, int>>& recv,
+                                  const std::set<std::pair<int, int>>& send) const {
+  // Simple is the only other protocol.
+  if (protocol == algo::Protocol::kSimple || !active()) return Status::success();
+  for (const auto* pairs : {&recv, &send}) {
+    for (const auto& [channel, peer] : *pairs) {
+      if (members_.onOtherHost(peer)) {
+        return invalidUsage("the LL protocol does not cross hosts yet (rank " +
+                            std::to_string(peer) + " is on another host)");
+      }
+    }
+  }
+  return Status::success();
+}
+
+Status Network::chooseTransport() {
+  const bool forceSocket = strcasecmp(config_.net.c_str(), "Socket") == 0;
+  const bool forceIb = strcasecmp(config_.net.c_str(), "IB") == 0;
+  std::string why;
+  if (forceSocket) {
+    why = "BRAID_NET=" + config_.net;
+  } else if (!config_.verbsAllowed()) {
+    why = "BRAID_TRANSPORTS=" + config_.transports + " excludes ibverbs";
+  } else {
+    BRAID_ASSIGN_OR_RETURN(ib_,
+                           transport::ib::IbNetwork::open(config_.ib, members_.localRank(), &why));
+    if (ib_) ib_->stopDrainsWhen(health_.stop.get());
+  }
+  // Both ends of a FIFO must run the same transport: verbs only if every rank has it.
+  std::vector<int32_t> usable(members_.nranks, 0);
+  usable[members_.rank] = ib_ != nullptr ? 1 : 0;
+  BRAID_TRY(members_.bootstrap->allGather(usable.data(), sizeof(int32_t))
+                .withContext("exchanging which ranks can use verbs"));
+  const auto without = std::find(usable.begin(), usable.end(), 0);
+  if (without != usable.end()) {
+    const int other = static_cast<int>(without - usable.begin());
+    if (forceIb) {
+      return invalidUsage("BRAID_NET=IB, but rank " + std::to_string(other) + " cannot use verbs" +
+                          (other == members_.rank ? ": " + why : std::string()));
+    }
+    ib_.reset();
+    if (!config_.socketAllowed()) {
+      return invalidUsage("ranks run on several hosts, rank " + std::to_string(other) +
+                          " cannot use verbs" + (other == members_.rank ? " (" + why + ")" : "") +
+                          ", and BRAID_TRANSPORTS=" + config_.transports + " excludes socket");
+    }
+    BRAID_INFO("network: socket transport (%s)",
+               other == members_.rank
+                   ? why.c_str()
+                   : ("rank " + std::to_string(other) + " has no verbs").c_str());
+    return Status::success();
+  }
+  BRAID_INFO("network: verbs transport on %s", ib_->describe().c_str());
+  return Status::success();
+}
+
+Status Network::connect(tune::Allowed& allowed) {
+  if (!config_.socketAllowed() && !config_.verbsAllowed()) {
+    return invalidUsage("ranks run on several hosts but BRAID_TRANSPORTS=" + config_.transports +
+                        " excludes socket and ibverbs, the transports between hosts");
+  }
+  BRAID_ASSIGN_OR_RETURN(net_, transport::net::SocketRendezvous::create(
+                                   members_.bootstrap->localAddress(),
+                                   members_.bootstrap->proof(bootstrap::kProveSocketFifo)));
+  addresses_.assign(members_.nranks, sockaddr_storage{});
+  addresses_[members_.rank] = net_->address();
+  BRAID_TRY(members_.bootstrap->allGather(addresses_.data(), sizeof(sockaddr_storage))
+                .withContext("exchanging the network transport's addresses"));
+  const std::vector<int> hostOf = members_.hostNumbers();
+  const int hosts = *std::max_element(hostOf.begin(), hostOf.end()) + 1;
+  if (!allowed.protocol[static_cast<int>(algo::Protocol::kSimple)]) {
+    return invalidUsage("BRAID_PROTO excludes simple, the only protocol between hosts");
+  }
+  if (allowed.protocol[static_cast<int>(algo::Protocol::kLl)] && !config_.proto.empty()) {
+    BRAID_WARN("BRAID_PROTO=%s: LL does not cross hosts yet; this communicator runs Simple",
+               config_.proto.c_str());
+  }
+  allowed.protocol[static_cast<int>(algo::Protocol::kLl)] = false;
+  allowed.algorithm[static_cast<int>(algo::Algorithm::kOneShot)] = false;
+  BRAID_INFO("network: %d hosts; listening on %s", hosts,
+             braid::net::addressToString(net_->address()).c_str());
+  return chooseTransport();
+}
+
+transport::net::SocketConnector Network::socketConnector(
+    const transport::net::Greeting& greeting) const {
+  transport::net::SocketRendezvous* rendezvous = net_.get();
+  const int64_t timeoutMs = config_.timeoutMs;
+  std::shared_ptr<std::atomic<bool>> commStop = health_.stop;
+  return [rendezvous, greeting, timeoutMs, commStop](const std::atomic<bool>& stop) {
+    return rendezvous->accept(greeting, Deadline::afterMs(timeoutMs).cancelledBy(commStop.get()),
+                              &stop);
+  };
+}
+
+Result<braid::net::Socket> Network::connectSocket(int peer,
+                                                  const transport::net::Greeting& greeting) {
+  return net_->connect(addresses_[peer], greeting,
+                       Deadline::afterMs(config_.timeoutMs).cancelledBy(health_.stop.get()));
+}
+
+transport::ib::IbRecvPump::SocketTaker Network::socketTaker(
+    const transport::net::Greeting& greeting) const {
+  transport::net::SocketRendezvous* rendezvous = net_.get();
+  return [rendezvous, greeting] { return rendezvous->tryAccept(greeting); };
+}
+
+transport::net::StripeLayout Network::stripeLayout() const {
+  transport::net::StripeLayout layout;
+  layout.threads = config_.socketThreads;
+  layout.socketsPerThread = config_.socketsPerThread;
+  return layout;
+}
+
+Result<std::vector<braid::net::Socket>> Network::connectStripes(
+    int peer, const transport::net::Greeting& greeting) {
+  const int n = stripeLayout().sockets();
+  std::vector<braid::net::Socket> sockets;
+  for (int i = 0; i < n; ++i) {
+    BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket, connectSocket(peer, greeting.stripeOf(i, n)));
+    sockets.push_back(std::move(socket));
+  }
+  return sockets;
+}
+
+transport::net::StripeConnector Network::stripeConnector(
+    const transport::net::Greeting& greeting) const {
+  transport::net::SocketRendezvous* rendezvous = net_.get();
+  const int64_t timeoutMs = config_.timeoutMs;
+  const int n = stripeLayout().sockets();
+  std::shared_ptr<std::atomic<bool>> commStop = health_.stop;
+  return [rendezvous, greeting, timeoutMs, n, commStop](
+             int index, const std::atomic<bool>& stop) -> Result<braid::net::Socket> {
+    // Filed by its stripe number only: a sender striped otherwise never arrives here, so the
+    // receiver times out saying so.
+    Result<braid::net::Socket> socket =
+        rendezvous->accept(greeting.stripeOf(index, n),
+                           Deadline::afterMs(timeoutMs).cancelledBy(commStop.get()), &stop);
+    if (!socket.ok()) {
+      return socket.status().withContext(
+          "connection " + std::to_string(index) + " of " + std::to_string(n) +
+          " (BRAID_SOCKET_NTHREADS x BRAID_NSOCKS_PERTHREAD must agree on all ranks)");
+    }
+    return socket;
+  };
+}
+
+Result<std::unique_ptr<transport::RecvEnd>> Network::awaitFifo(
+    int peer, const transport::net::Greeting& greeting, size_t slotBytes) {
+  if (ib_) {
+    return transport::ib::openIbRecvEnd(*ib_, socketTaker(greeting), slotBytes, peer,
+                                        config_.timeoutMs);
+  }
+  if (stripeLayout().striped()) {
+    return transport::net::openStripedSocketRecvEnd(stripeConnector(greeting), slotBytes, peer,
+                                                    stripeLayout());
+  }
+  return transport::net::openSocketRecvEnd(socketConnector(greeting), slotBytes, peer);
+}
+
+Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
+    int peer, const transport::net::Greeting& greeting, size_t slotBytes) {
+  if (!ib_ && stripeLayout().striped()) {
+    BRAID_ASSIGN_OR_RETURN(std::vector<braid::net::Socket> sockets, connectStripes(peer, greeting));
+    return transport::net::openStripedSocketSendEnd(std::move(sockets), slotBytes, peer,
+                                                    stripeLayout());
+  }
+  BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket, connectSocket(peer, greeting));
+  if (ib_) {
+    return transport::ib::openIbSendEnd(*ib_, std::move(socket), slotBytes, peer,
+                                        config_.timeoutMs);
+  }
+  return transport::net::openSocketSendEnd(std::move(socket), slotBytes, peer);
+}
+
+Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
+    gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
+    const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor) {
+  if (ib_) {
+    return transport::ib::openGpuIbRecvEnd(runtime, name, slot, cursor, stream, *ib_,
+                                           socketTaker(greeting), peer, config_.timeoutMs);
+  }
+  if (stripeLayout().striped()) {
+    return transport::net::openGpuStripedSocketRecvEnd(
+        runtime, name, slot, cursor, stream, stripeConnector(greeting), peer, stripeLayout());
+  }
+  return transport::net::openGpuSocketRecvEnd(runtime, name, slot, cursor, stream,
+                                              socketConnector(greeting), peer);
+}
+
+Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo(
+    gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
+    const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor,
+    kernels::engine::FifoCursor* proxyCursor) {
+  if (!ib_ && stripeLayout().striped()) {
+    BRAID_ASSIGN_OR_RETURN(std::vector<braid::net::Socket> sockets, connectStripes(peer, greeting));
+    return transport::net::openGpuStripedSocketSendEnd(
+        runtime, name, slot, cursor, proxyCursor, stream, std::move(sockets), peer, stripeLayout());
+  }
+  BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket, connectSocket(peer, greeting));
+  if (ib_) {
+    return transport::ib::openGpuIbSendEnd(runtime, name, slot, cursor, proxyCursor, stream, *ib_,
+                                           std::move(socket), peer, config_.timeoutMs);
+  }
+  return transport::net::openGpuSocketSendEnd(runtime, name, slot, cursor, proxyCursor, stream,
+                                              std::move(socket), peer);
+}
+
+}  // namespace braid::comm

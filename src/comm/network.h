@@ -1,0 +1,93 @@
+// Network: how a communicator whose ranks span hosts reaches the ranks on other hosts.
+//
+// It owns this rank's listener (transport/net/socket_rendezvous.h), every rank's listener
+// address, and the verbs transport where every rank has a port (transport/net/ib), else the
+// socket transport carries the FIFOs. It makes the network FIFOs' ends, for host and GPU
+// communicators; the receiving end never waits for its connection (its proxy does). All empty
+// when every rank shares one host.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "algo/schedule.h"
+#include "braid/status.h"
+#include "comm/health.h"
+#include "comm/members.h"
+#include "config.h"
+#include "gpu/runtime.h"
+#include "transport/connection.h"
+#include "transport/cuda_ipc/gpu_fifo.h"
+#include "transport/net/ib/ib_fifo_pump.h"
+#include "transport/net/ib/ib_network.h"
+#include "transport/net/socket_fifo.h"
+#include "transport/net/socket_rendezvous.h"
+#include "transport/net/socket_stripes.h"
+#include "tune/select.h"
+
+namespace braid::comm {
+
+class Network {
+ public:
+  Network(const Config& config, const Members& members, const Health& health)
+      : config_(config), members_(members), health_(health) {}
+
+  /// Joins the network: the listener, the exchange of addresses, the choice of transport. Takes
+  /// from `allowed` what does not cross hosts (LL, the one-shot).
+  Status connect(tune::Allowed& allowed);
+  /// Whether this communicator reaches some ranks through the network.
+  bool active() const { return net_ != nullptr; }
+  /// Whether FIFOs of `protocol` to and from these (channel, peer) pairs may be made: only the
+  /// Simple protocol crosses hosts.
+  Status checkCrossesHosts(algo::Protocol protocol, const std::set<std::pair<int, int>>& recv,
+                           const std::set<std::pair<int, int>>& send) const;
+
+  /// A network FIFO's ends, over verbs or sockets: the receiving one never waits for its
+  /// connection (its proxy does).
+  Result<std::unique_ptr<transport::RecvEnd>> awaitFifo(int peer,
+                                                        const transport::net::Greeting& greeting,
+                                                        size_t slotBytes);
+  Result<std::unique_ptr<transport::SendEnd>> connectFifo(int peer,
+                                                          const transport::net::Greeting& greeting,
+                                                          size_t slotBytes);
+  /// The same for a GPU communicator: a GPU FIFO in pinned host memory named `name`, with the
+  /// kernel's cursor and (sending) the one its receiving side needs; `stream` sets it up.
+  Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> awaitGpuFifo(
+      gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
+      const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor);
+  Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> connectGpuFifo(
+      gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
+      const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor,
+      kernels::engine::FifoCursor* proxyCursor);
+
+ private:
+  /// Opens the verbs transport if every rank can; keeps sockets otherwise.
+  Status chooseTransport();
+  /// What waits for the connection that opens with `greeting` (on a proxy's thread), and the
+  /// connection to `peer`'s listener that opens with it.
+  transport::net::SocketConnector socketConnector(const transport::net::Greeting& greeting) const;
+  Result<braid::net::Socket> connectSocket(int peer, const transport::net::Greeting& greeting);
+  /// The same as a verbs proxy takes it: at once, if it has arrived.
+  transport::ib::IbRecvPump::SocketTaker socketTaker(
+      const transport::net::Greeting& greeting) const;
+  /// A striped socket FIFO's connections (config's BRAID_SOCKET_NTHREADS x NSOCKS_PERTHREAD).
+  transport::net::StripeLayout stripeLayout() const;
+  Result<std::vector<braid::net::Socket>> connectStripes(int peer,
+                                                         const transport::net::Greeting& greeting);
+  transport::net::StripeConnector stripeConnector(const transport::net::Greeting& greeting) const;
+
+  const Config& config_;
+  const Members& members_;
+  const Health& health_;
+  std::unique_ptr<transport::net::SocketRendezvous> net_;
+  std::vector<sockaddr_storage> addresses_;
+  std::unique_ptr<transport::ib::IbNetwork> ib_;
+};
+
+}  // namespace braid::comm

@@ -1,0 +1,75 @@
+// braid::Comm's point-to-point calls: a batch of sends and receives (sendRecv), and gather,
+// scatter and all-to-all, which are such batches (p2p_batches.h). Calls (calls.h) runs them on
+// Links' FIFOs or the GPU side's.
+#include <string>
+
+#include "base/log.h"
+#include "comm/comm_impl.h"
+#include "comm/p2p_batches.h"
+
+namespace braid {
+
+using comm::checkDataType;
+using comm::checkRank;
+
+namespace {
+
+Status checkOp(const P2pOp& op, int nranks) {
+  BRAID_TRY(checkRank(op.peer, nranks, "peer"));
+  BRAID_TRY(checkDataType(op.type));
+  if (op.count > 0 && op.buffer == nullptr) {
+    return invalidArgument(std::string(op.kind == P2pOp::Kind::kSend ? "sendbuff" : "recvbuff") +
+                           " is NULL with count > 0");
+  }
+  return Status::success();
+}
+
+}  // namespace
+
+Status Comm::sendRecv(const std::vector<P2pOp>& ops, void* stream) {
+  comm::ActiveCall active(impl_->health.activeCalls);
+  log::ScopedLogRank logRank(rank());
+  for (const auto& op : ops) BRAID_TRY(checkOp(op, size()));
+  return impl_->calls.sendRecv(ops, stream);
+}
+
+// Gather, scatter and all-to-all are batches of sends and receives: every
+// byte crosses one FIFO once, which no ring schedule beats for these.
+Status Comm::gather(const void* input, void* output, size_t count, DataType type, int root,
+                    void* stream) {
+  BRAID_TRY(checkRank(root, size(), "root"));
+  return sendRecv(gatherBatch(rank(), size(), input, output, count, type, root), stream);
+}
+
+Status Comm::scatter(const void* input, void* output, size_t count, DataType type, int root,
+                     void* stream) {
+  BRAID_TRY(checkRank(root, size(), "root"));
+  return sendRecv(scatterBatch(rank(), size(), input, output, count, type, root), stream);
+}
+
+Status Comm::allToAll(const void* input, void* output, size_t count, DataType type, void* stream) {
+  return sendRecv(allToAllBatch(size(), input, output, count, type), stream);
+}
+
+// The model sees a batch as the bytes it sends and receives: every transfer
+// is in flight at once, as runP2p advances them.
+Result<double> Comm::estimateP2pUs(const std::vector<P2pOp>& ops) const {
+  tune::P2pQuery q;
+  q.nranks = size();
+  for (const auto& op : ops) {
+    BRAID_TRY(checkRank(op.peer, size(), "peer"));
+    BRAID_TRY(checkDataType(op.type));
+    const size_t bytes = op.count * dataTypeSize(op.type);
+    if (op.peer == rank()) {
+      // A self-send and its receive are one copy: count it once.
+      if (op.kind == P2pOp::Kind::kSend) q.selfBytes += bytes;
+    } else if (op.kind == P2pOp::Kind::kSend) {
+      q.sendBytes += bytes;
+    } else {
+      q.recvBytes += bytes;
+    }
+  }
+  return tune::predictP2pUs(impl_->selector.model, q);
+}
+
+}  // namespace braid

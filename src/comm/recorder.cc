@@ -1,0 +1,126 @@
+// Recorder (recorder.h): the communicator's side of the flight recorder (flight/
+// flight_recorder.h) and of BRAID_TRACE: making them, naming each call as it begins and what
+// runs it once that is chosen, and dumping on failures and losses.
+#include "comm/recorder.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "base/log.h"
+#include "flight/dump_on_signal.h"
+
+namespace braid::comm {
+
+void Recorder::forgetFlight() {
+  if (flight) flight::forget(flight.get());
+}
+
+Status Recorder::startFlight() {
+  flight::Identity who;
+  who.comm = members_.bootstrap->magic();
+  who.rank = members_.rank;
+  who.nranks = members_.nranks;
+  who.pid = getpid();
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0) who.host = host;
+  who.gpu = members_.cudaDevice >= 0;
+  flight = std::make_unique<flight::FlightRecorder>(
+      who, static_cast<size_t>(config_.flightRecorderEntries), config_.flightRecorderDir);
+  if (!config_.flightRecorderDir.empty()) {
+    const Health* health = &health_;
+    flight::dumpOnSignal(flight.get(), [health] { return health->lossWords(); });
+  }
+  return Status::success();
+}
+
+void Recorder::begin(const std::string& what, const std::string& how,
+                     std::vector<uint32_t> channelInstrs) {
+  flightSeq = flight->begin(what, how, std::move(channelInstrs));
+}
+
+void Recorder::end(const Status& s) { flight->end(flightSeq, s); }
+
+std::string describeCall(const CollCall& call) {
+  std::string out = collectiveName(call.collective);
+  if (call.blockCounts != nullptr) out += "V";
+  out += " of " + std::to_string(call.count) + " x " + dataTypeName(call.type);
+  if (reduces(call.collective)) {
+    const int op = static_cast<int>(call.op);
+    out += op >= kFirstUserOp ? " user operator " + std::to_string(op)
+                              : std::string(" ") + redOpName(call.op);
+  }
+  if (rooted(call.collective)) out += ", root " + std::to_string(call.root);
+  return out;
+}
+
+void Recorder::plan(const tune::Choice& choice, const exec::Program* program) {
+  std::vector<uint32_t> instrs;
+  if (program != nullptr) {
+    for (const exec::ChannelProgram& ch : program->channels) {
+      instrs.push_back(static_cast<uint32_t>(ch.instrs.size()));
+    }
+  }
+  const size_t channels = instrs.empty() ? 1 : instrs.size();
+  flight->planned(flightSeq,
+                  std::string(algo::algorithmName(choice.algorithm)) + "/" +
+                      algo::protocolName(choice.protocol) + ", " + std::to_string(channels) +
+                      (channels == 1 ? " channel" : " channels"),
+                  std::move(instrs));
+}
+
+void Recorder::noteFailure(const Status& s, const std::string& what) const {
+  const bool timedOut = s.message().find("timed out") != std::string::npos;
+  // A timeout is where a person most needs the story: it goes to the log even without a dump
+  // directory.
+  if (timedOut) {
+    BRAID_WARN("%s timed out; the flight recorder of rank %d:\n%s", what.c_str(), members_.rank,
+               flight->render("timeout", health_.lossWords()).c_str());
+  }
+  if (config_.flightRecorderDir.empty()) return;
+  Result<std::string> path =
+      flight->dump(what + " failed: " + s.message().substr(0, 200), health_.lossWords());
+  if (path.ok()) {
+    BRAID_INFO("flight recorder: dumped to %s", path.value().c_str());
+  } else {
+    BRAID_WARN("flight recorder: %s", path.status().message().c_str());
+  }
+}
+
+void Recorder::noteLoss(const watch::Loss& loss) {
+  if (!flight || config_.flightRecorderDir.empty()) return;
+  Result<std::string> path =
+      flight->dump("lost rank " + std::to_string(loss.rank), health_.lossWords());
+  if (!path.ok()) BRAID_WARN("flight recorder: %s", path.status().message().c_str());
+}
+
+void Recorder::traceCall(const CollCall& call, const tune::Choice& choice, int nchannels,
+                         double startUs) const {
+  if (!trace) return;
+  trace::Event e;
+  e.name = collectiveName(call.collective);
+  e.startUs = startUs;
+  e.durationUs = trace->nowUs() - startUs;
+  e.args = std::string("\"algorithm\":\"") + algo::algorithmName(choice.algorithm) +
+           "\",\"protocol\":\"" + algo::protocolName(choice.protocol) +
+           "\",\"channels\":" + std::to_string(nchannels) +
+           ",\"count\":" + std::to_string(call.count) + ",\"datatype\":\"" +
+           dataTypeName(call.type) +
+           "\",\"bytes\":" + std::to_string(call.count * dataTypeSize(call.type)) +
+           ",\"predicted_us\":" + std::to_string(choice.predictedUs);
+  trace->add(std::move(e));
+}
+
+void Recorder::writeTrace() {
+  if (!trace) return;
+  Status s = trace->write();
+  if (s.ok()) {
+    BRAID_INFO("trace written to %s", trace->path().c_str());
+  } else {
+    BRAID_WARN("%s", s.message().c_str());
+  }
+}
+
+}  // namespace braid::comm

@@ -1,0 +1,72 @@
+// Recorder: what a communicator writes down about its calls.
+//
+// It owns the flight recorder (flight/flight_recorder.h: the last calls, what ran them and what
+// each channel waits for, dumped on a failure, a lost peer or SIGUSR1) and BRAID_TRACE's
+// recorder (base/trace.h: one event per call, written when the communicator is destroyed).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/trace.h"
+#include "braid/status.h"
+#include "comm/call.h"
+#include "comm/health.h"
+#include "comm/members.h"
+#include "config.h"
+#include "exec/program.h"
+#include "flight/flight_recorder.h"
+#include "tune/select.h"
+#include "watch/peer_watch.h"
+
+namespace braid::comm {
+
+class Recorder {
+ public:
+  Recorder(const Config& config, const Members& members, const Health& health)
+      : config_(config), members_(members), health_(health) {}
+  ~Recorder() { forgetFlight(); }
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  std::unique_ptr<flight::FlightRecorder> flight;
+  uint64_t flightSeq = 0;  ///< the record of the call now running on this communicator
+  /// A GPU fault was dumped already (asyncError dumps the first it sees).
+  mutable std::atomic<bool> faultDumped{false};
+  /// BRAID_TRACE's events; null without it.
+  std::unique_ptr<trace::Recorder> trace;
+
+  /// Makes the flight recorder (after the bootstrap, whose magic names the communicator).
+  Status startFlight();
+  /// Opens the record of a call (`what`), which becomes the one running.
+  void begin(const std::string& what, const std::string& how = "",
+             std::vector<uint32_t> channelInstrs = {});
+  /// Closes the running call's record with its result.
+  void end(const Status& s);
+  /// What runs the call now recorded: its choice and, for schedules, its channels' programs.
+  void plan(const tune::Choice& choice, const exec::Program* program);
+  /// A call (`what`) failed: its story to the log on a timeout, and to the dump directory.
+  void noteFailure(const Status& s, const std::string& what) const;
+  /// A peer was lost: what every channel waited for when the word came (on the watcher's
+  /// thread).
+  void noteLoss(const watch::Loss& loss);
+  /// With BRAID_TRACE: one event on the collectives track saying what `call` ran (on a GPU
+  /// communicator the event spans the enqueue, not the kernel).
+  void traceCall(const CollCall& call, const tune::Choice& choice, int nchannels,
+                 double startUs) const;
+  /// Now on the trace's clock; 0 without a trace.
+  double traceNowUs() const { return trace ? trace->nowUs() : 0; }
+  /// SIGUSR1 no longer dumps this communicator's flight recorder.
+  void forgetFlight();
+  /// Writes BRAID_TRACE's file, saying where at INFO.
+  void writeTrace();
+
+ private:
+  const Config& config_;
+  const Members& members_;
+  const Health& health_;
+};
+
+}  // namespace braid::comm

@@ -1,0 +1,60 @@
+// Selector (selector.h): the choice of a call's algorithm and protocol.
+#include "comm/selector.h"
+
+namespace braid::comm {
+namespace {
+
+// What the selector's answer depends on in `call`: the size it is timed at
+// (nccl-tests' size: the whole gathered or scattered buffer, from the
+// largest block when the blocks vary) and whether only the ring can run it.
+ChoiceKey choiceKey(const CollCall& call, int nranks) {
+  const bool gathers =
+      call.collective == Collective::kAllGather || call.collective == Collective::kReduceScatter;
+  size_t elems = call.count;
+  if (call.blockCounts != nullptr) {
+    elems = *std::max_element(call.blockCounts, call.blockCounts + nranks);
+  }
+  ChoiceKey key;
+  key.collective = call.collective;
+  key.bytes = elems * dataTypeSize(call.type) * (gathers ? nranks : 1);
+  key.variableCounts = call.blockCounts != nullptr;
+  return key;
+}
+
+}  // namespace
+
+Result<tune::Choice> Selector::choose(const CollCall& call) {
+  const ChoiceKey key = choiceKey(call, nranks);
+  if (const tune::Choice* cached = choices.find(key)) return *cached;
+  tune::Query q;
+  q.collective = call.collective;
+  q.bytes = key.bytes;
+  q.nranks = nranks;
+  q.nchannels = nchannels;
+  q.deterministic = deterministic;
+  tune::Allowed a = allowed;
+  // Variable-count blocks have only ring schedules.
+  if (key.variableCounts) {
+    a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = false;
+    a.algorithm[static_cast<int>(algo::Algorithm::kOneShot)] = false;
+  }
+  if (!oneShotBoard) a.oneShotMaxBytes = 0;
+  // Broadcast and reduce stay on the ring unless BRAID_ALGO asks for the
+  // tree: the model times one call alone, but a chain's root returns once it
+  // has sent, so calls issued back to back overlap along the chain and beat
+  // the tree (braid-calibrate measured up to 2.9x at 2 ranks, 8 B).
+  if (rooted(call.collective) && !algoForced) {
+    a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = false;
+  }
+  // The deterministic ring (owner computes, calls_deterministic.cc) runs on
+  // the host only; on a GPU the tree gives the reference order.
+  if (onGpu && deterministic && call.collective == Collective::kAllReduce && nranks > 1) {
+    a.algorithm[static_cast<int>(algo::Algorithm::kRing)] = false;
+    a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = true;
+  }
+  BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, tune::choose(model, q, a));
+  choices.insert(key, choice);
+  return choice;
+}
+
+}  // namespace braid::comm

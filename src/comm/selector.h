@@ -1,0 +1,84 @@
+// Selector: which algorithm and protocol run a collective call.
+//
+// It owns what BRAID_ALGO / BRAID_PROTO allow, the cost model that chooses among it
+// (tune/select.h), deterministic mode, and the answers for the last few distinct calls. The
+// settings are made at creation (Comm::Impl::connect) and never change after, which is what
+// lets the cache key an answer by the call alone.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+
+#include "braid/status.h"
+#include "comm/call.h"
+#include "tune/select.h"
+
+namespace braid::comm {
+
+/// What the selector's answer for one call depends on beyond the communicator's fixed state.
+struct ChoiceKey {
+  Collective collective = Collective::kAllReduce;
+  size_t bytes = 0;             ///< tune::Query::bytes (from the largest block when variable)
+  bool variableCounts = false;  ///< blockCounts given: only the ring runs it
+  bool operator==(const ChoiceKey& o) const {
+    return collective == o.collective && bytes == o.bytes && variableCounts == o.variableCounts;
+  }
+};
+
+/// The selector's answers for the last few distinct calls, most recent first.
+/// tune::choose runs the cost model for every allowed (algorithm, protocol),
+/// 70-250 ns per call on the development VM, against a few microseconds for a
+/// whole small all_reduce; a training step repeats a handful of sizes, so a
+/// short list scanned in order finds them (9-40 ns, braid-select-bench).
+class ChoiceCache {
+ public:
+  static constexpr size_t kEntries = 8;
+
+  /// The answer kept for `key`, which becomes the most recent; nullptr when none is.
+  const tune::Choice* find(const ChoiceKey& key) {
+    for (size_t i = 0; i < size_; ++i) {
+      if (!(entries_[i].key == key)) continue;
+      std::rotate(entries_.begin(), entries_.begin() + i, entries_.begin() + i + 1);
+      return &entries_[0].choice;
+    }
+    return nullptr;
+  }
+
+  /// Keeps `choice` as the most recent answer, dropping the oldest when full.
+  void insert(const ChoiceKey& key, const tune::Choice& choice) {
+    if (size_ < kEntries) ++size_;
+    std::rotate(entries_.begin(), entries_.begin() + size_ - 1, entries_.begin() + size_);
+    entries_[0] = {key, choice};
+  }
+
+  size_t size() const { return size_; }
+
+ private:
+  struct Entry {
+    ChoiceKey key;
+    tune::Choice choice;
+  };
+  std::array<Entry, kEntries> entries_{};
+  size_t size_ = 0;
+};
+
+class Selector {
+ public:
+  tune::Allowed allowed;  ///< BRAID_ALGO / BRAID_PROTO, less what this communicator cannot run
+  tune::Model model;
+  bool deterministic = false;  ///< BRAID_DETERMINISTIC
+  bool algoForced = false;     ///< BRAID_ALGO was given
+  int nranks = 1;
+  int nchannels = 1;
+  bool onGpu = false;
+  bool oneShotBoard = false;  ///< a one-shot board was made (host or GPU)
+  /// The answers for recent calls.
+  ChoiceCache choices;
+
+  /// The algorithm and protocol of `call` (tune/select.h, or the ring for what only the ring
+  /// runs), from `choices` when a recent call asked the same.
+  Result<tune::Choice> choose(const CollCall& call);
+};
+
+}  // namespace braid::comm
