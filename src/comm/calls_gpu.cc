@@ -30,6 +30,45 @@ Status checkDeviceBuffer(gpu::Runtime& rt, const void* buffer, const char* name)
   return Status::success();
 }
 
+// What `call` reads and writes of this rank's memory, with `output` where it writes (the call's,
+// or scratch for a tree reduce's non-root): the input and output extents of its collective,
+// variable blocks included.
+std::vector<Access> accessesOf(const CollCall& call, int nranks, int rank, void* output) {
+  const size_t elem = dataTypeSize(call.type);
+  auto blocksExtent = [&]() -> size_t {
+    if (call.blockCounts == nullptr) return call.count * static_cast<size_t>(nranks);
+    size_t end = 0;
+    for (int r = 0; r < nranks; ++r) {
+      end = std::max(end, call.blockOffsets[r] + call.blockCounts[r]);
+    }
+    return end;
+  };
+  size_t in = call.count;
+  size_t out = call.count;
+  bool reads = true;
+  bool writes = true;
+  switch (call.collective) {
+    case Collective::kAllReduce:
+      break;
+    case Collective::kReduceScatter:
+      in = blocksExtent();
+      break;
+    case Collective::kAllGather:
+      out = blocksExtent();
+      break;
+    case Collective::kBroadcast:
+      reads = rank == call.root;
+      break;
+    case Collective::kReduce:
+      writes = rank == call.root || output != call.output;
+      break;
+  }
+  std::vector<Access> accesses;
+  if (reads) accesses.push_back({call.input, in * elem, false});
+  if (writes) accesses.push_back({output, out * elem, true});
+  return accesses;
+}
+
 }  // namespace
 
 Status Calls::runOnGpu(const CollCall& call) {
@@ -74,7 +113,8 @@ Status Calls::runOnGpu(const CollCall& call) {
     ec.output = call.output;
     ec.sliceElems = call.count;
     recorder_.plan(choice, nullptr);
-    BRAID_TRY(gpu.enqueue({ec}, {{-1, 0}}, call.stream));
+    BRAID_TRY(gpu.enqueue({ec}, {{-1, 0}}, accessesOf(call, members_.nranks, rank, call.output),
+                          call.stream));
     recorder_.traceCall(call, choice, 1, traceStart);
     return Status::success();
   }
@@ -99,7 +139,8 @@ Status Calls::runOnGpu(const CollCall& call) {
   ec.nchannels = cached->device->nchannels();
   ec.output = output;
   ec.sliceElems = cached->program.sliceElems;
-  BRAID_TRY(gpu.enqueue({ec}, {{-1, 0}}, call.stream));
+  BRAID_TRY(
+      gpu.enqueue({ec}, {{-1, 0}}, accessesOf(call, members_.nranks, rank, output), call.stream));
   recorder_.traceCall(call, choice, ec.nchannels, traceStart);
   return Status::success();
 }
@@ -165,8 +206,11 @@ Status Calls::sendRecvOnGpu(const std::vector<P2pOp>& ops, void* stream) {
   // receive, which comes after the peer's own send).
   std::vector<engine::EngineCall> calls;
   std::vector<std::pair<int, int>> lanes;
+  std::vector<Access> accesses;
   auto transfer = [&](const void* input, void* output, int peer, bool send, size_t bytes,
                       int lane) -> Status {
+    if (input != nullptr) accesses.push_back({input, bytes, false});
+    if (output != nullptr) accesses.push_back({output, bytes, true});
     BRAID_ASSIGN_OR_RETURN(const exec::DeviceProgram* prog, programFor(peer, send, bytes));
     engine::EngineCall ec{};
     ec.channels = prog->channels();
@@ -199,7 +243,7 @@ Status Calls::sendRecvOnGpu(const std::vector<P2pOp>& ops, void* stream) {
     BRAID_TRY(transfer(send ? op.buffer : nullptr, send ? nullptr : op.buffer, op.peer, send, bytes,
                        send ? 1 : 0));
   }
-  return gpu.enqueue(calls, lanes, stream);
+  return gpu.enqueue(calls, lanes, accesses, stream);
 }
 
 }  // namespace braid::comm

@@ -6,7 +6,8 @@
 // beginFusedLaunch / endFusedLaunch), calls gather until the group ends,
 // or until one cannot join: it is on another stream, it reduces with
 // another (datatype, operator) than a reducing call already there (each
-// kernel has one pair's loops), or the launch holds kMaxLaunchCalls.
+// kernel has one pair's loops), the launch holds kMaxLaunchCalls, or it
+// touches memory a call already there writes (or writes memory one reads).
 //
 // Blocks: a collective's channels start at block 0, so consecutive
 // collectives reuse the same blocks in order, as every rank does. Point-to-
@@ -30,13 +31,22 @@ namespace {
 
 namespace engine = kernels::engine;
 
-// Whether `calls` can join the pending launch: the same stream, room, and
-// at most one (datatype, operator) among the calls that reduce.
-bool joins(const PendingLaunch& p, const std::vector<engine::EngineCall>& calls, void* stream) {
+// Whether `calls` can join the pending launch: the same stream, room, at
+// most one (datatype, operator) among the calls that reduce, and no memory
+// that one of them writes and another reads or writes: the launch's blocks
+// order its calls per block only, so the second call's block 0 could read
+// what the first call's block 1 has not written yet.
+bool joins(const PendingLaunch& p, const std::vector<engine::EngineCall>& calls,
+           const std::vector<Access>& accesses, void* stream) {
   if (p.calls.empty()) return true;
   if (p.stream != stream || p.calls.size() + calls.size() > engine::kMaxLaunchCalls) return false;
   for (const engine::EngineCall& call : calls) {
     if (!call.copyOnly && p.typed && (p.type != call.type || p.op != call.op)) return false;
+  }
+  for (const Access& mine : accesses) {
+    for (const Access& theirs : p.accesses) {
+      if (conflicts(mine, theirs)) return false;
+    }
   }
   return true;
 }
@@ -44,7 +54,8 @@ bool joins(const PendingLaunch& p, const std::vector<engine::EngineCall>& calls,
 }  // namespace
 
 Status GpuSide::enqueue(const std::vector<engine::EngineCall>& calls,
-                        const std::vector<std::pair<int, int>>& lanes, void* callStream) {
+                        const std::vector<std::pair<int, int>>& lanes,
+                        const std::vector<Access>& accesses, void* callStream) {
   if (calls.empty()) return Status::success();
   if (calls.size() > engine::kMaxLaunchCalls) {
     return invalidUsage("a batch of " + std::to_string(calls.size()) +
@@ -53,8 +64,9 @@ Status GpuSide::enqueue(const std::vector<engine::EngineCall>& calls,
                         " at once so far (split the group)");
   }
   PendingLaunch& p = pending;
-  if (!joins(p, calls, callStream)) BRAID_TRY(flush());
+  if (!joins(p, calls, accesses, callStream)) BRAID_TRY(flush());
   if (p.calls.empty()) p.stream = callStream;
+  p.accesses.insert(p.accesses.end(), accesses.begin(), accesses.end());
   for (size_t i = 0; i < calls.size(); ++i) {
     p.calls.push_back(calls[i]);
     p.lanes.push_back(lanes[i]);

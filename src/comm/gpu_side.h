@@ -57,6 +57,24 @@ struct P2pProgramKey {
   }
 };
 
+/// A range of user memory a call reads or writes. The blocks of one launch run its calls in
+/// order per block but not across blocks: a call that reads what an earlier call of the launch
+/// writes (or writes what it reads or writes) must wait for the next launch.
+struct Access {
+  const void* begin = nullptr;
+  size_t bytes = 0;
+  bool write = false;
+};
+
+/// Whether `a` and `b` touch a common byte and one of them writes it.
+inline bool conflicts(const Access& a, const Access& b) {
+  if (!a.write && !b.write) return false;
+  if (a.bytes == 0 || b.bytes == 0) return false;
+  const auto* aBegin = static_cast<const unsigned char*>(a.begin);
+  const auto* bBegin = static_cast<const unsigned char*>(b.begin);
+  return aBegin < bBegin + b.bytes && bBegin < aBegin + a.bytes;
+}
+
 /// The calls waiting for one launch (GpuSide::enqueue).
 struct PendingLaunch {
   std::vector<kernels::engine::EngineCall> calls;
@@ -70,6 +88,8 @@ struct PendingLaunch {
   uint8_t op = 0;
   /// For each call: its flight recorder record (Recorder::flightSeq when it was enqueued).
   std::vector<uint64_t> flightSeqs;
+  /// What the calls read and write.
+  std::vector<Access> accesses;
 };
 
 class GpuSide {
@@ -147,11 +167,14 @@ class GpuSide {
   void resume();
 
   /// Adds calls to the pending launch, all to the same one: `lanes[i]` is
-  /// (-1, 0) for a collective, else (peer, 0 recv / 1 send / 2 self copy).
-  /// Launches at once unless fusing; launches what is pending first when the
-  /// calls cannot join it.
+  /// (-1, 0) for a collective, else (peer, 0 recv / 1 send / 2 self copy);
+  /// `accesses` is what they read and write. Launches at once unless fusing;
+  /// launches what is pending first when the calls cannot join it (another
+  /// stream, no room, another datatype or operator, or memory an earlier
+  /// call writes or reads).
   Status enqueue(const std::vector<kernels::engine::EngineCall>& calls,
-                 const std::vector<std::pair<int, int>>& lanes, void* stream);
+                 const std::vector<std::pair<int, int>>& lanes, const std::vector<Access>& accesses,
+                 void* stream);
   /// Launches the pending calls, if any.
   Status flush();
 

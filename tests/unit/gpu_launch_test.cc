@@ -1,8 +1,9 @@
 // How a GPU communicator's calls become kernel launches, seen through a runtime that wraps the
 // emulated GPU and records every launch: one launch per call outside a group; within one
 // (Comm::beginFusedLaunch / endFusedLaunch, what ncclGroupStart / End do), one launch for the
-// calls of one stream and (datatype, operator), one more for each change; a batch of sends and
-// receives in one launch, its transfers on blocks after the collectives'.
+// calls of one stream and (datatype, operator), one more for each change and for a call on
+// memory an earlier call of the launch writes; a batch of sends and receives in one launch, its
+// transfers on blocks after the collectives'.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -227,6 +228,37 @@ TEST_F(GpuLaunches, AnotherDatatypeOrOperatorStartsAnotherLaunch) {
   for (const auto& launches : byDevice()) ASSERT_EQ(launches.size(), 3u);
 }
 
+// A launch's blocks order its calls per block only: block 0 of a second call could read what
+// block 1 of the first has not written yet. So a call that reads or writes memory an earlier
+// call of the launch writes, or writes memory one reads, waits for the next launch.
+TEST_F(GpuLaunches, ACallOnMemoryAnEarlierCallTouchesStartsAnotherLaunch) {
+  onEveryRank([&](int r) {
+    comms_[r]->beginFusedLaunch();
+    // Writes a; reads a (read after write): a second launch.
+    EXPECT_TRUE(comms_[r]
+                    ->allReduce(a_[r], a_[r], kCount, DataType::kFloat32, RedOp::kSum, streams_[r])
+                    .ok());
+    EXPECT_TRUE(comms_[r]
+                    ->allReduce(a_[r], b_[r], kCount, DataType::kFloat32, RedOp::kSum, streams_[r])
+                    .ok());
+    // Touches neither a nor b: joins the second launch.
+    EXPECT_TRUE(comms_[r]
+                    ->allReduce(c_[r], c_[r], kCount, DataType::kFloat32, RedOp::kSum, streams_[r])
+                    .ok());
+    // Writes a, which the second all-reduce reads (write after read): a third launch.
+    EXPECT_TRUE(comms_[r]
+                    ->allReduce(d_[r], a_[r], kCount, DataType::kFloat32, RedOp::kSum, streams_[r])
+                    .ok());
+    EXPECT_TRUE(comms_[r]->endFusedLaunch().ok());
+  });
+  for (const auto& launches : byDevice()) {
+    ASSERT_EQ(launches.size(), 3u);
+    EXPECT_EQ(launches[0].ncalls, 1u);
+    EXPECT_EQ(launches[1].ncalls, 2u);
+    EXPECT_EQ(launches[2].ncalls, 1u);
+  }
+}
+
 TEST_F(GpuLaunches, ABatchOfSendsAndReceivesIsOneLaunchAfterTheCollectivesBlocks) {
   onEveryRank([&](int r) {
     const int peer = 1 - r;
@@ -243,7 +275,7 @@ TEST_F(GpuLaunches, ABatchOfSendsAndReceivesIsOneLaunchAfterTheCollectivesBlocks
   for (const auto& launches : byDevice()) {
     ASSERT_EQ(launches.size(), 1u);
     EXPECT_EQ(launches[0].ncalls, 3u);
-    // The all-reduce's one channel on block 0, then a block for each transfer.
+    // The all-reduce on block 0 (the one-shot, at this size), then a block for each transfer.
     EXPECT_EQ(launches[0].blocks, 3u);
   }
 }
