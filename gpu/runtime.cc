@@ -1,9 +1,14 @@
-// Choosing the process's Runtime (gpu/runtime.h), and the runtime of a
-// build without CUDA.
+// Choosing the process's Runtime (gpu/runtime.h), the runtime of a build without CUDA, and the
+// one a child forked after the GPU was used gets.
 #include "gpu/runtime.h"
+
+#include <pthread.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <string>
+#include <utility>
 
 #include "base/env.h"
 #include "base/log.h"
@@ -16,11 +21,17 @@ std::unique_ptr<Runtime> makeCudaRuntime();
 
 namespace {
 
-/// No devices; every call says why.
-class NoGpuRuntime final : public Runtime {
+/// A runtime that refuses every call, saying why: the runtime of a build without CUDA (no
+/// devices, which is a usable state: communicators run on host memory), and the one a forked
+/// child of a process that had used the GPU sees (not usable at all).
+class RefusingRuntime final : public Runtime {
  public:
-  std::string describe() const override { return "none (braid was built without CUDA)"; }
+  RefusingRuntime(std::string description, std::string why, bool usable)
+      : description_(std::move(description)), why_(std::move(why)), usable_(usable) {}
+
+  std::string describe() const override { return description_; }
   bool emulated() const override { return false; }
+  Status usable() override { return usable_ ? Status::success() : refuse(); }
   int deviceCount() override { return 0; }
   Result<int> currentDevice() override { return refuse(); }
   Status setDevice(int) override { return refuse(); }
@@ -33,7 +44,10 @@ class NoGpuRuntime final : public Runtime {
   Status hostFree(void*) override { return refuse(); }
   Status hostRegister(void*, size_t) override { return refuse(); }
   Status hostUnregister(void*) override { return refuse(); }
-  Result<PointerInfo> pointerInfo(const void*) override { return PointerInfo{}; }
+  Result<PointerInfo> pointerInfo(const void*) override {
+    if (usable_) return PointerInfo{};
+    return refuse();
+  }
   Status copy(void*, const void*, size_t, Stream) override { return refuse(); }
   Status fill(void*, int, size_t, Stream) override { return refuse(); }
   Result<IpcHandle> ipcHandle(void*) override { return refuse(); }
@@ -54,12 +68,14 @@ class NoGpuRuntime final : public Runtime {
   Status deviceSynchronize() override { return refuse(); }
 
  private:
-  static Status refuse() {
-    return invalidUsage(
-        "no GPU runtime: braid was built without CUDA (set BRAID_EMULATE_GPUS=<n> for an "
-        "emulated GPU)");
-  }
+  Status refuse() const { return invalidUsage(why_); }
+
+  const std::string description_;
+  const std::string why_;
+  const bool usable_;
 };
+
+constexpr int kMaxEmulatedThreadsPerBlock = 64;
 
 std::unique_ptr<Runtime> chooseRuntime() {
   // Read here, once, rather than in Config: the runtime is the process's,
@@ -67,18 +83,36 @@ std::unique_ptr<Runtime> chooseRuntime() {
   // first), like the logger's level.
   const int64_t emulated = env::getInt("EMULATE_GPUS", 0);
   if (emulated > 0) {
-    BRAID_INFO("gpu: BRAID_EMULATE_GPUS=%lld: an emulated GPU (host memory and threads)",
-               static_cast<long long>(emulated));
-    return makeEmulatedRuntime(static_cast<int>(emulated));
+    // A block is a team of threads, as on a GPU, so that the engine's barriers, shared values
+    // and strides run on the CPU too; BRAID_EMULATE_GPU_THREADS=1 makes each block one thread.
+    int64_t threads = env::getInt("EMULATE_GPU_THREADS", kEmulatedThreadsPerBlock);
+    if (threads < 1 || threads > kMaxEmulatedThreadsPerBlock) {
+      BRAID_WARN("gpu: BRAID_EMULATE_GPU_THREADS=%lld is outside [1, %d]; using %d",
+                 static_cast<long long>(threads), kMaxEmulatedThreadsPerBlock,
+                 kEmulatedThreadsPerBlock);
+      threads = kEmulatedThreadsPerBlock;
+    }
+    BRAID_INFO(
+        "gpu: BRAID_EMULATE_GPUS=%lld: an emulated GPU (host memory and threads, %lld per "
+        "block)",
+        static_cast<long long>(emulated), static_cast<long long>(threads));
+    return makeEmulatedRuntime(static_cast<int>(emulated), static_cast<int>(threads));
   }
 #if defined(BRAID_HAVE_CUDA)
   return makeCudaRuntime();
 #else
-  return std::make_unique<NoGpuRuntime>();
+  return std::make_unique<RefusingRuntime>(
+      "none (braid was built without CUDA)",
+      "no GPU runtime: braid was built without CUDA (set BRAID_EMULATE_GPUS=<n> for an "
+      "emulated GPU)",
+      /*usable=*/true);
 #endif
 }
 
 std::atomic<Runtime*> replaced{nullptr};
+/// Set in a child forked after this process made its runtime (pthread_atfork).
+std::atomic<bool> forkedAfterUse{false};
+pid_t parentThatUsedIt = 0;
 
 }  // namespace
 
@@ -87,7 +121,26 @@ Runtime& runtime() {
   // Never destroyed, as a CUDA context is not torn down at exit: its streams
   // may still run work (an emulated kernel waiting for a peer), and waiting
   // for them in a static destructor could block the exit.
-  static Runtime* const process = chooseRuntime().release();
+  static Runtime* const process = [] {
+    Runtime* made = chooseRuntime().release();
+    // CUDA duplicates none of its state into a forked child, so a child's calls are undefined
+    // behaviour (and the emulated GPU's streams are threads the child does not have): a child
+    // forked after this point gets a runtime that refuses every call, saying so, rather than
+    // a context that is not there.
+    parentThatUsedIt = getpid();
+    pthread_atfork(nullptr, nullptr, [] { forkedAfterUse.store(true); });
+    return made;
+  }();
+  if (forkedAfterUse.load(std::memory_order_relaxed)) {
+    static RefusingRuntime forked(
+        "unusable (the GPU runtime was used before this process was forked)",
+        "this process was forked from process " + std::to_string(parentThatUsedIt) +
+            " after that process used the GPU runtime, and CUDA cannot be used in such a child "
+            "(it duplicates none of its state): make the processes before any CUDA call (an "
+            "ncclCommInitRank on a GPU, cudaGetDeviceCount, cudaMalloc), or exec after fork",
+        /*usable=*/false);
+    return forked;
+  }
   return *process;
 }
 

@@ -8,8 +8,10 @@
 //     memory in shm segments (shareable between processes for IPC), a
 //     stream is an in-order queue run by a worker thread, an event marks a
 //     point in it, and a launch runs the CPU instance of the kernel;
-//   none (gpu/no_gpu_runtime.cc): zero devices, every call refused, when
-//     braid is built without CUDA and nothing asks for the emulation.
+//   none (gpu/runtime.cc): zero devices, every call refused, when
+//     braid is built without CUDA and nothing asks for the emulation;
+//   unusable (gpu/runtime.cc): in a child forked after its parent used the
+//     runtime, every call refused, saying so.
 //
 // Streams and events are opaque handles: cudaStream_t / cudaEvent_t on the
 // real runtime, the emulator's objects on the emulated one. A null stream
@@ -22,6 +24,10 @@
 #include <string>
 
 #include "braid/status.h"
+
+namespace braid::kernels::engine {
+class ThreadTeam;  // kernels/engine/thread_team.h: one thread of a block on the CPU
+}  // namespace braid::kernels::engine
 
 namespace braid::gpu {
 
@@ -57,11 +63,13 @@ struct IpcHandle {
 };
 
 /// What a launch runs: the __global__ function for the CUDA runtime, and
-/// its CPU instance for the emulated GPU (one call per block). Both take
-/// one parameter, the `argBytes` at `args`.
+/// its CPU instance for the emulated GPU (one call per thread of each block,
+/// the block's threads a team). Both take one parameter, the `argBytes` at
+/// `args`.
 struct Launch {
   const void* deviceFunction = nullptr;
-  void (*hostFunction)(const void* args, unsigned block, unsigned blocks) = nullptr;
+  void (*hostFunction)(const void* args, unsigned block, unsigned blocks,
+                       const kernels::engine::ThreadTeam& team) = nullptr;
   const void* args = nullptr;
   size_t argBytes = 0;
   unsigned blocks = 1;
@@ -76,6 +84,10 @@ class Runtime {
   virtual std::string describe() const = 0;
   virtual bool emulated() const = 0;
 
+  /// Whether this process may use the runtime at all: an error naming the cause in a child
+  /// forked after its parent used the GPU (CUDA cannot serve it); success otherwise, with or
+  /// without devices.
+  virtual Status usable() { return Status::success(); }
   // Devices. deviceCount() is 0, never an error, where none can be used.
   virtual int deviceCount() = 0;
   virtual Result<int> currentDevice() = 0;
@@ -138,8 +150,15 @@ class Runtime {
 /// BRAID_EMULATE_GPUS is a positive count, else CUDA (or none).
 Runtime& runtime();
 
-/// Makes an emulated GPU with `devices` devices (emulation/gpu/emulated_runtime.cc).
-std::unique_ptr<Runtime> makeEmulatedRuntime(int devices);
+/// Threads of an emulated block unless BRAID_EMULATE_GPU_THREADS says: enough that the leader's
+/// waits, the team's barriers and its strides all run; few enough that a 2-core machine runs
+/// several ranks' blocks.
+inline constexpr int kEmulatedThreadsPerBlock = 4;
+
+/// Makes an emulated GPU with `devices` devices whose blocks are teams of `threadsPerBlock`
+/// threads (emulation/gpu/emulated_runtime.cc).
+std::unique_ptr<Runtime> makeEmulatedRuntime(int devices,
+                                             int threadsPerBlock = kEmulatedThreadsPerBlock);
 
 /// Makes `replacement` the process's runtime until the returned guard goes
 /// out of scope; for tests of internals that run on an emulated GPU.

@@ -1,18 +1,19 @@
-// The engine's CPU instances: a block of a launch run by one thread, with
-// the code of the CUDA kernels (kernels/engine/engine_block.h), one per
-// (datatype, operator) from the dispatch table.
+// The engine's CPU instances: a block of a launch run by a team of threads (thread_team.h), with
+// the code of the CUDA kernels (kernels/engine/engine_block.h), one per (datatype, operator)
+// from the dispatch table.
 #include "kernels/dispatch.h"
 #include "kernels/engine/engine_block.h"
-#include "kernels/engine/team.h"
+#include "kernels/engine/thread_team.h"
 #include "kernels/engine_launch.h"
 
 namespace braid::kernels {
 namespace {
 
 template <typename T, typename O>
-void hostBlock(const void* args, unsigned block, unsigned /*blocks*/) {
-  engine::runEngineBlock<engine::SoloTeam, T, O>(
-      engine::SoloTeam{}, *static_cast<const engine::EngineArgs*>(args), block);
+void hostBlock(const void* args, unsigned block, unsigned /*blocks*/,
+               const engine::ThreadTeam& team) {
+  engine::runEngineBlock<engine::ThreadTeam, T, O>(
+      team, *static_cast<const engine::EngineArgs*>(args), block);
 }
 
 }  // namespace

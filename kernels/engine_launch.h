@@ -9,13 +9,19 @@
 
 namespace braid::kernels {
 
-using EngineHostBlock = void (*)(const void* args, unsigned block, unsigned blocks);
+namespace engine {
+class ThreadTeam;  // kernels/engine/thread_team.h: one thread of a block on the CPU
+}  // namespace engine
+
+/// One thread of one block on the CPU: the block's team (its threads share `team`'s BlockState).
+using EngineHostBlock = void (*)(const void* args, unsigned block, unsigned blocks,
+                                 const engine::ThreadTeam& team);
 
 struct EngineKernel {
   /// The __global__ function as cudaLaunchKernel takes it; null when braid
   /// is built without CUDA.
   const void* device = nullptr;
-  /// One block on the CPU.
+  /// One thread of a block on the CPU, as the emulated GPU runs it.
   EngineHostBlock host = nullptr;
 };
 

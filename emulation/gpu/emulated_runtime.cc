@@ -4,7 +4,8 @@
 // What it keeps of CUDA's semantics, because braid's correctness rests on
 // them: work on a stream runs in order and after the call that enqueued it
 // returns; an event wait holds a stream until the record it names has run;
-// a launch's blocks run at once; device memory can be mapped by another
+// a launch's blocks run at once, each a team of threads (thread_team.h) that
+// start in a shuffled order; device memory can be mapped by another
 // process through an IPC handle, and not by the process that made it;
 // copies with pageable host memory behave as CUDA's (staged at the call
 // from it, finished at return into it).
@@ -32,7 +33,8 @@ thread_local int tlsDevice = 0;
 
 class EmulatedRuntime final : public Runtime {
  public:
-  explicit EmulatedRuntime(int devices) : devices_(devices) {}
+  EmulatedRuntime(int devices, int threadsPerBlock)
+      : devices_(devices), threadsPerBlock_(static_cast<unsigned>(threadsPerBlock)) {}
 
   ~EmulatedRuntime() override {
     // Streams finish their queued work before memory goes away.
@@ -211,8 +213,11 @@ class EmulatedRuntime final : public Runtime {
         static_cast<const unsigned char*>(l.args) + l.argBytes);
     auto fn = l.hostFunction;
     const unsigned blocks = l.blocks;
-    s->enqueue([s, args, fn, blocks] {
-      s->runBlocks(blocks, [&](unsigned b) { fn(args->data(), b, blocks); });
+    const unsigned threads = threadsPerBlock_;
+    s->enqueue([s, args, fn, blocks, threads] {
+      s->runBlocks(blocks, threads, [&](unsigned b, const kernels::engine::ThreadTeam& team) {
+        fn(args->data(), b, blocks, team);
+      });
     });
     return Status::success();
   }
@@ -260,6 +265,7 @@ class EmulatedRuntime final : public Runtime {
   }
 
   const int devices_;
+  const unsigned threadsPerBlock_;
   EmulatedMemory memory_;
   std::mutex mutex_;
   std::map<Stream, std::unique_ptr<EmulatedStream>> streams_;
@@ -269,8 +275,8 @@ class EmulatedRuntime final : public Runtime {
 
 }  // namespace
 
-std::unique_ptr<Runtime> makeEmulatedRuntime(int devices) {
-  return std::make_unique<EmulatedRuntime>(devices);
+std::unique_ptr<Runtime> makeEmulatedRuntime(int devices, int threadsPerBlock) {
+  return std::make_unique<EmulatedRuntime>(devices, threadsPerBlock);
 }
 
 }  // namespace braid::gpu

@@ -1,6 +1,8 @@
 #include "emulation/gpu/emulated_stream.h"
 
 #include <algorithm>
+#include <memory>
+#include <random>
 #include <vector>
 
 namespace braid::gpu {
@@ -59,10 +61,25 @@ void EmulatedStream::synchronize() {
   changed_.wait(lock, [&] { return finished_ >= target; });
 }
 
-void EmulatedStream::runBlocks(unsigned blocks, const std::function<void(unsigned)>& job) {
+void EmulatedStream::runBlocks(
+    unsigned blocks, unsigned threads,
+    const std::function<void(unsigned, const kernels::engine::ThreadTeam&)>& job) {
+  std::vector<std::unique_ptr<kernels::engine::BlockState>> states;
+  std::vector<std::pair<unsigned, unsigned>> order;  // (block, thread)
+  for (unsigned b = 0; b < blocks; ++b) {
+    states.push_back(std::make_unique<kernels::engine::BlockState>(threads));
+    for (unsigned t = 0; t < threads; ++t) order.push_back({b, t});
+  }
+  // Started in another order at every launch: a block or a thread that only works when it
+  // starts first, or with its neighbours, fails here.
+  std::mt19937_64 rng(0x9e3779b97f4a7c15ull ^ ++launches_ ^ reinterpret_cast<uintptr_t>(this));
+  std::shuffle(order.begin(), order.end(), rng);
   std::vector<std::function<void()>> jobs;
-  jobs.reserve(blocks);
-  for (unsigned b = 0; b < blocks; ++b) jobs.push_back([&job, b] { job(b); });
+  jobs.reserve(order.size());
+  for (const auto& [b, t] : order) {
+    kernels::engine::BlockState* state = states[b].get();
+    jobs.push_back([&job, state, b = b, t = t] { job(b, kernels::engine::ThreadTeam(*state, t)); });
+  }
   blocks_.runConcurrently(jobs);
 }
 

@@ -2,9 +2,12 @@
 //
 // A stream is an in-order queue of tasks run by one worker thread; a task
 // is a copy, a fill, a host callback, an event record or wait, or a
-// launch, which runs the kernel's CPU instance once per block, the blocks
-// at once on threads of the stream's own pool (blocks of one launch may
-// wait for each other, as the engine's send and receive channels do).
+// launch, which runs the kernel's CPU instance once per thread of each
+// block, every thread of every block at once on threads of the stream's own
+// pool (blocks of one launch may wait for each other, as the engine's send
+// and receive channels do), started in a shuffled order: the engine may
+// assume its blocks are all resident, never that they start together or in
+// order.
 //
 // An event counts the records made of it and the records completed: a
 // wait or a synchronize made after record k waits for record k, as CUDA's
@@ -19,6 +22,7 @@
 #include <thread>
 
 #include "base/worker_pool.h"
+#include "kernels/engine/thread_team.h"
 
 namespace braid::gpu {
 
@@ -53,8 +57,10 @@ class EmulatedStream {
   void enqueue(std::function<void()> task);
   /// Blocks until every task enqueued before the call has run.
   void synchronize();
-  /// Runs job(b) for b < blocks at once: the body of a launch task.
-  void runBlocks(unsigned blocks, const std::function<void(unsigned)>& job);
+  /// Runs job(b, team) for every thread of every block b < blocks at once, each block a team of
+  /// `threads` threads: the body of a launch task.
+  void runBlocks(unsigned blocks, unsigned threads,
+                 const std::function<void(unsigned, const kernels::engine::ThreadTeam&)>& job);
 
  private:
   void loop();
@@ -66,6 +72,7 @@ class EmulatedStream {
   uint64_t enqueued_ = 0;
   uint64_t finished_ = 0;
   bool stop_ = false;
+  uint64_t launches_ = 0;  ///< seeds each launch's start order
   WorkerPool blocks_;
   std::thread worker_;
 };

@@ -47,8 +47,12 @@ namespace {
 // the options name, else the caller's current one, as NCCL takes it; host
 // memory when there is no usable device or it is asked for.
 Result<int> chooseDevice(const CommOptions& options, const Config& config) {
+  if (options.hostMemory || config.hostComm) return -1;
   gpu::Runtime& rt = gpu::runtime();
-  if (options.hostMemory || config.hostComm || rt.deviceCount() == 0) return -1;
+  // A process that cannot use the GPU at all (forked after its parent used it) must not get a
+  // host communicator in place of the GPU one it asked for.
+  BRAID_TRY(rt.usable().withContext("the communicator's device"));
+  if (rt.deviceCount() == 0) return -1;
   if (options.device >= 0) {
     BRAID_TRY(rt.setDevice(options.device).withContext("the communicator's device"));
     return options.device;

@@ -48,8 +48,11 @@ uint64_t protocolSalt(algo::Protocol protocol) {
 constexpr uint32_t kSpinNsDedicated = 100000;
 constexpr uint32_t kSpinNsShared = 0;
 // Channels of a GPU communicator unless BRAID_NCHANNELS says: a guess until
-// scripts/gpu-check has measured them on a GPU (docs/benchmarks.md).
+// scripts/gpu-check has measured them on a GPU (docs/benchmarks.md). The
+// emulated GPU runs two, so that every launch there has several blocks (and
+// a channel's share of a call's slices starts mid-buffer), as on a GPU.
 constexpr int kGpuChannels = 8;
+constexpr int kEmulatedGpuChannels = 2;
 
 }  // namespace
 
@@ -61,10 +64,9 @@ Links::~Links() {
 void Links::configure(tune::Model& model) {
   nchannels = config_.nchannels;
   // A GPU rank's channels are blocks of its kernel: one block cannot move
-  // data as fast as the GPU's memory, several can. On the emulated GPU a
-  // block is a thread, and one channel is the CPU path's own choice too.
-  if (members_.cudaDevice >= 0 && !config_.nchannelsSet && !gpu::runtime().emulated()) {
-    nchannels = kGpuChannels;
+  // data as fast as the GPU's memory, several can.
+  if (members_.cudaDevice >= 0 && !config_.nchannelsSet) {
+    nchannels = gpu::runtime().emulated() ? kEmulatedGpuChannels : kGpuChannels;
   }
   slotBytes = static_cast<size_t>(config_.buffSize) / transport::kFifoSlots;
   slotBytes &= ~static_cast<size_t>(63);  // keep slots cache-line aligned

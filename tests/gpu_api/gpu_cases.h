@@ -30,25 +30,35 @@ using matrix::CaseRun;
 
 inline const braidDeviceApi* deviceApi() { return braidGetDeviceApi(); }
 
+/// How many GPUs this process would see, counted in a child process (support/multiprocess.h's
+/// probeInChild) so that this one never touches the GPU runtime: a test that forks its ranks must
+/// not have used CUDA before the fork (CUDA duplicates none of its state into a child), and
+/// braid refuses every GPU call of a child forked after its parent used the runtime. Counted
+/// once per process.
+inline int devicesSeen() {
+  static const int seen = probeInChild([] { return deviceApi()->deviceCount(); });
+  return seen;
+}
+
 /// Skips the test unless `n` GPUs (real or emulated, as this binary expects) are there; fails
 /// instead where BRAID_EMULATE_GPUS asked for as many (support/emulated_gpus.h): the emulation
 /// not coming up is a failure, or every emulated-GPU test would pass by skipping.
-#define BRAID_REQUIRE_GPUS(n)                                                \
-  do {                                                                       \
-    const int braidHave = ::braid::testing::gpu::deviceApi()->deviceCount(); \
-    if (braidHave < (n)) {                                                   \
-      if (::braid::testing::emulatedGpusAsked() >= (n)) {                    \
-        FAIL() << ::braid::testing::emulatedGpusMissing(braidHave);          \
-      }                                                                      \
-      GTEST_SKIP() << "needs " << (n) << " GPU(s), has " << braidHave        \
-                   << ": a CUDA device, or BRAID_EMULATE_GPUS=<n>";          \
-    }                                                                        \
+#define BRAID_REQUIRE_GPUS(n)                                         \
+  do {                                                                \
+    const int braidHave = ::braid::testing::gpu::devicesSeen();       \
+    if (braidHave < (n)) {                                            \
+      if (::braid::testing::emulatedGpusAsked() >= (n)) {             \
+        FAIL() << ::braid::testing::emulatedGpusMissing(braidHave);   \
+      }                                                               \
+      GTEST_SKIP() << "needs " << (n) << " GPU(s), has " << braidHave \
+                   << ": a CUDA device, or BRAID_EMULATE_GPUS=<n>";   \
+    }                                                                 \
   } while (0)
 #define BRAID_REQUIRE_GPU() BRAID_REQUIRE_GPUS(1)
 
 /// The device of each of `nranks` ranks when `perDevice` ranks share one (0: spread them).
 inline std::vector<int> devicesFor(int nranks, int perDevice = 0) {
-  const int ndev = deviceApi()->deviceCount();
+  const int ndev = devicesSeen();
   std::vector<int> devices(nranks);
   for (int r = 0; r < nranks; ++r) devices[r] = (perDevice > 0 ? r / perDevice : r) % ndev;
   return devices;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <string>
 #include <vector>
 
 #include "gpu_api/gpu_cases.h"
@@ -43,7 +44,7 @@ std::vector<Case> everyCollective(int nranks) {
 class GpuProcesses : public ::testing::Test {
  protected:
   void SetUp() override { BRAID_REQUIRE_GPU(); }
-  static int devices() { return braid::testing::gpu::deviceApi()->deviceCount(); }
+  static int devices() { return braid::testing::gpu::devicesSeen(); }
 };
 
 TEST_F(GpuProcesses, TwoProcessesOnTwoGpus) {
@@ -67,6 +68,34 @@ TEST_F(GpuProcesses, PinnedHostFifosWithoutCudaIpc) {
   const int d1 = devices() > 1 ? 1 : 0;
   runCasesInProcesses(2, {0, d1}, everyCollective(2),
                       [](int) { setenv("BRAID_TRANSPORTS", "shm", 1); });
+}
+
+// CUDA duplicates none of its state into a forked child: a child of a process that used the GPU
+// runtime must not use it (multiprocess tests count GPUs in a child of their own for this
+// reason). braid refuses such a child's GPU calls, saying why, on the emulated GPU as it would
+// on a real one, so that a test or program that forks too late fails here and not on a GPU.
+TEST_F(GpuProcesses, AChildForkedAfterTheParentUsedTheGpuIsRefusedSayingWhy) {
+  // This process uses the runtime, on purpose, before it forks.
+  ASSERT_GT(braid::testing::gpu::deviceApi()->deviceCount(), 0);
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  braid::testing::runProcesses(1, [&](int) {
+    const braidDeviceApi* api = braid::testing::gpu::deviceApi();
+    EXPECT_EQ(api->deviceCount(), 0);
+    void* p = nullptr;
+    EXPECT_NE(api->alloc(&p, 64), ncclSuccess);
+    EXPECT_NE(std::string(ncclGetLastError(nullptr)).find("forked from process"), std::string::npos)
+        << ncclGetLastError(nullptr);
+    ncclComm_t comm = nullptr;
+    EXPECT_EQ(ncclCommInitRank(&comm, 1, id, 0), ncclInvalidUsage);
+    EXPECT_NE(std::string(ncclGetLastError(nullptr)).find("after that process used the GPU"),
+              std::string::npos)
+        << ncclGetLastError(nullptr);
+    // A host communicator needs no GPU: it is still made.
+    EXPECT_EQ(braidCommInitRankHost(&comm, 1, id, 0, nullptr), ncclSuccess)
+        << ncclGetLastError(nullptr);
+    if (comm != nullptr) EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  });
 }
 
 TEST_F(GpuProcesses, MixingHostAndGpuRanksIsRefusedByName) {

@@ -72,6 +72,29 @@ inline void runProcesses(int nranks, const std::function<void(int rank)>& body,
   }
 }
 
+/// What `probe()` returns when run in a forked child, or -1 if the child could not say: for
+/// questions whose answer this process must not ask itself (how many GPUs there are, asked of a
+/// process that forks its ranks afterwards). The child only runs `probe` and exits.
+inline int probeInChild(const std::function<int()>& probe) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    close(fds[0]);
+    const int answer = probe();
+    const bool sent = write(fds[1], &answer, sizeof(answer)) == sizeof(answer);
+    _exit(sent ? 0 : 1);
+  }
+  close(fds[1]);
+  int answer = -1;
+  if (read(fds[0], &answer, sizeof(answer)) != sizeof(answer)) answer = -1;
+  close(fds[0]);
+  waitpid(pid, nullptr, 0);
+  return answer;
+}
+
 inline void runThreads(int nranks, const std::function<void(int rank)>& body) {
   std::vector<std::thread> threads;
   for (int rank = 0; rank < nranks; ++rank) threads.emplace_back(body, rank);
