@@ -25,6 +25,17 @@ Status cudaStatus(cudaError_t err, const char* call) {
 
 cudaStream_t cuStream(Stream s) { return static_cast<cudaStream_t>(s); }
 cudaEvent_t cuEvent(Event e) { return static_cast<cudaEvent_t>(e); }
+cudaStreamCaptureMode cuMode(CaptureMode mode) {
+  switch (mode) {
+    case CaptureMode::kGlobal:
+      return cudaStreamCaptureModeGlobal;
+    case CaptureMode::kThreadLocal:
+      return cudaStreamCaptureModeThreadLocal;
+    case CaptureMode::kRelaxed:
+      return cudaStreamCaptureModeRelaxed;
+  }
+  return cudaStreamCaptureModeGlobal;
+}
 
 class CudaRuntime final : public Runtime {
  public:
@@ -218,6 +229,35 @@ class CudaRuntime final : public Runtime {
   }
 
   Status deviceSynchronize() override { return BRAID_CUDA_CALL(cudaDeviceSynchronize()); }
+
+  Status beginCapture(Stream s, CaptureMode mode) override {
+    return BRAID_CUDA_CALL(cudaStreamBeginCapture(cuStream(s), cuMode(mode)));
+  }
+  Result<Graph> endCapture(Stream s) override {
+    cudaGraph_t graph = nullptr;
+    BRAID_TRY(BRAID_CUDA_CALL(cudaStreamEndCapture(cuStream(s), &graph)));
+    cudaGraphExec_t exec = nullptr;
+    Status made = BRAID_CUDA_CALL(cudaGraphInstantiate(&exec, graph, 0));
+    (void)cudaGraphDestroy(graph);  // the instance keeps what it needs
+    BRAID_TRY(made);
+    return static_cast<Graph>(exec);
+  }
+  Status graphLaunch(Graph g, Stream s) override {
+    return BRAID_CUDA_CALL(cudaGraphLaunch(static_cast<cudaGraphExec_t>(g), cuStream(s)));
+  }
+  Status graphDestroy(Graph g) override {
+    return BRAID_CUDA_CALL(cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(g)));
+  }
+  CaptureMode exchangeCaptureMode(CaptureMode mode) override {
+    cudaStreamCaptureMode m = cuMode(mode);
+    if (cudaThreadExchangeStreamCaptureMode(&m) != cudaSuccess) {
+      cudaGetLastError();
+      return mode;
+    }
+    return m == cudaStreamCaptureModeGlobal        ? CaptureMode::kGlobal
+           : m == cudaStreamCaptureModeThreadLocal ? CaptureMode::kThreadLocal
+                                                   : CaptureMode::kRelaxed;
+  }
 };
 
 }  // namespace

@@ -66,6 +66,11 @@ class RefusingRuntime final : public Runtime {
   Status hostCallback(Stream, void (*)(void*), void*) override { return refuse(); }
   Status launch(const Launch&, Stream) override { return refuse(); }
   Status deviceSynchronize() override { return refuse(); }
+  Status beginCapture(Stream, CaptureMode) override { return refuse(); }
+  Result<Graph> endCapture(Stream) override { return refuse(); }
+  Status graphLaunch(Graph, Stream) override { return refuse(); }
+  Status graphDestroy(Graph) override { return refuse(); }
+  CaptureMode exchangeCaptureMode(CaptureMode mode) override { return mode; }
 
  private:
   Status refuse() const { return invalidUsage(why_); }

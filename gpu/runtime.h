@@ -33,6 +33,15 @@ namespace braid::gpu {
 
 using Stream = void*;
 using Event = void*;
+/// An instantiated graph (cudaGraphExec_t), or the emulator's.
+using Graph = void*;
+
+/// How one thread's calls meet captures (cudaStreamCaptureMode). A thread in kGlobal mode (CUDA's
+/// default) may not make a potentially unsafe call (allocating, freeing, synchronizing) while it
+/// captures a stream, or while any thread captures one in kGlobal mode; in kThreadLocal only
+/// while it captures one itself; in kRelaxed never. A capture's mode, given at its start, says
+/// whether it restricts other threads (kGlobal) or only its own (the others).
+enum class CaptureMode { kGlobal = 0, kThreadLocal = 1, kRelaxed = 2 };
 
 struct DeviceInfo {
   std::string name;      ///< "NVIDIA H200", "emulated GPU 0"
@@ -144,6 +153,35 @@ class Runtime {
   virtual Status launch(const Launch& launch, Stream stream) = 0;
   /// Waits for all work of the current device.
   virtual Status deviceSynchronize() = 0;
+
+  // Graph capture (CUDA graphs), as PyTorch uses it.
+  /// Starts capturing `stream` (cudaStreamBeginCapture): its work is recorded, not run.
+  virtual Status beginCapture(Stream stream, CaptureMode mode) = 0;
+  /// Ends the capture of `stream` and instantiates what it recorded (cudaStreamEndCapture,
+  /// cudaGraphInstantiate); fails if a call the capture's mode forbids was made meanwhile.
+  virtual Result<Graph> endCapture(Stream stream) = 0;
+  /// Runs an instantiated graph on `stream` (cudaGraphLaunch).
+  virtual Status graphLaunch(Graph graph, Stream stream) = 0;
+  virtual Status graphDestroy(Graph graph) = 0;
+  /// Sets this thread's capture mode and returns the one it had
+  /// (cudaThreadExchangeStreamCaptureMode).
+  virtual CaptureMode exchangeCaptureMode(CaptureMode mode) = 0;
+};
+
+/// This thread in relaxed capture mode while it lives, as NCCL puts itself around the
+/// allocations and synchronizations of a call's first use: a call made while the user's stream
+/// (or another thread's) is captured in global mode may still set itself up on a private stream.
+class RelaxedCapture {
+ public:
+  explicit RelaxedCapture(Runtime& runtime)
+      : runtime_(runtime), previous_(runtime.exchangeCaptureMode(CaptureMode::kRelaxed)) {}
+  ~RelaxedCapture() { runtime_.exchangeCaptureMode(previous_); }
+  RelaxedCapture(const RelaxedCapture&) = delete;
+  RelaxedCapture& operator=(const RelaxedCapture&) = delete;
+
+ private:
+  Runtime& runtime_;
+  const CaptureMode previous_;
 };
 
 /// The process's runtime, chosen at first use: emulated when

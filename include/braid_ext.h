@@ -91,8 +91,11 @@ BRAID_NCCL_EXPORT ncclResult_t braidCommInitRankHost(ncclComm_t* comm, int nrank
  * its streams and events are the only ones its calls accept; the CUDA runtime's own functions
  * know nothing of them. Every function returns ncclSuccess or an error whose text
  * ncclGetLastError(NULL) gives.
+ *
+ * Fields are only ever appended, with a new version: a program checks that `version` is at
+ * least the one it was built with. Version 2 added graph capture.
  */
-#define BRAID_DEVICE_API_VERSION 1
+#define BRAID_DEVICE_API_VERSION 2
 
 typedef struct braidDeviceApi {
   int version;  /* BRAID_DEVICE_API_VERSION */
@@ -122,6 +125,12 @@ typedef struct braidDeviceApi {
   ncclResult_t (*eventSynchronize)(void* event);
   /* Runs fn(arg) on a host thread when the stream reaches this point (cudaLaunchHostFunc). */
   ncclResult_t (*hostCallback)(cudaStream_t stream, void (*fn)(void*), void* arg);
+  /* Version 2: graph capture. mode is cudaStreamCaptureMode's value: 0 global, 1 thread-local,
+   * 2 relaxed. endCapture instantiates what was captured; graphLaunch runs it on a stream. */
+  ncclResult_t (*streamBeginCapture)(cudaStream_t stream, int mode);
+  ncclResult_t (*streamEndCapture)(cudaStream_t stream, void** graph);
+  ncclResult_t (*graphLaunch)(void* graph, cudaStream_t stream);
+  ncclResult_t (*graphDestroy)(void* graph);
 } braidDeviceApi;
 
 /** The table of the process's runtime, chosen at the first call (or the first communicator). */

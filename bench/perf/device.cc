@@ -118,7 +118,7 @@ std::unique_ptr<Device> choose() {
   auto getApi = reinterpret_cast<GetApi>(dlsym(RTLD_DEFAULT, "braidGetDeviceApi"));
   if (getApi != nullptr) {
     const braidDeviceApi* api = getApi();
-    if (api != nullptr && api->version == BRAID_DEVICE_API_VERSION && api->deviceCount() > 0) {
+    if (api != nullptr && api->version >= BRAID_DEVICE_API_VERSION && api->deviceCount() > 0) {
       return std::make_unique<BraidDevice>(api);
     }
     return std::make_unique<NoDevice>();

@@ -9,16 +9,26 @@
 // process through an IPC handle, and not by the process that made it;
 // copies with pageable host memory behave as CUDA's (staged at the call
 // from it, finished at return into it).
-// What it leaves out: graph capture (streamCapturing is always false), the
-// legacy default stream's implicit synchronization with other streams
-// (braid never relies on it), and any notion of speed.
+// Graph capture is modelled as CUDA's rules have it: a captured stream records
+// its work (launches, copies, fills, callbacks) instead of running it, until
+// endCapture makes a graph that graphLaunch runs on any stream, as often as
+// asked; a call that may allocate or synchronize (potentially unsafe, in
+// CUDA's words) fails while the thread's capture mode forbids it, and
+// invalidates the capture it broke, so that endCapture fails too; a stream
+// being captured may not be synchronized, take pageable memory or wait for an
+// event recorded outside the capture.
+// What it leaves out: the legacy default stream's implicit synchronization
+// with other streams (braid never relies on it), capture on the default
+// stream, graphs that fork across streams, and any notion of speed.
 #include <unistd.h>
 
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/dma_copy.h"
@@ -30,6 +40,22 @@ namespace braid::gpu {
 namespace {
 
 thread_local int tlsDevice = 0;
+/// This thread's capture mode (cudaThreadExchangeStreamCaptureMode); global by default, as CUDA's.
+thread_local CaptureMode tlsCaptureMode = CaptureMode::kGlobal;
+
+/// What a captured stream has recorded so far.
+struct Capture {
+  CaptureMode mode = CaptureMode::kGlobal;
+  std::thread::id owner;  ///< the thread that began it
+  std::vector<EmulatedStream::Task> tasks;
+  std::set<EmulatedEvent*> recorded;  ///< events recorded within the capture
+  std::string invalidatedBy;          ///< the forbidden call that broke it; empty while whole
+};
+
+/// An instantiated graph: the tasks of one capture, in order.
+struct EmulatedGraph {
+  std::vector<EmulatedStream::Task> tasks;
+};
 
 class EmulatedRuntime final : public Runtime {
  public:
@@ -80,12 +106,30 @@ class EmulatedRuntime final : public Runtime {
 
   Status enablePeerAccess(int peer) override { return checkDevice(peer); }
 
-  Result<void*> deviceAlloc(size_t bytes) override { return memory_.deviceAlloc(bytes, tlsDevice); }
-  Status deviceFree(void* p) override { return memory_.deviceFree(p); }
-  Result<void*> hostAlloc(size_t bytes) override { return memory_.hostAlloc(bytes); }
-  Status hostFree(void* p) override { return memory_.hostFree(p); }
-  Status hostRegister(void* p, size_t bytes) override { return memory_.hostRegister(p, bytes); }
-  Status hostUnregister(void* p) override { return memory_.hostUnregister(p); }
+  Result<void*> deviceAlloc(size_t bytes) override {
+    BRAID_TRY(checkUnsafe("cudaMalloc"));
+    return memory_.deviceAlloc(bytes, tlsDevice);
+  }
+  Status deviceFree(void* p) override {
+    BRAID_TRY(checkUnsafe("cudaFree"));
+    return memory_.deviceFree(p);
+  }
+  Result<void*> hostAlloc(size_t bytes) override {
+    BRAID_TRY(checkUnsafe("cudaHostAlloc"));
+    return memory_.hostAlloc(bytes);
+  }
+  Status hostFree(void* p) override {
+    BRAID_TRY(checkUnsafe("cudaFreeHost"));
+    return memory_.hostFree(p);
+  }
+  Status hostRegister(void* p, size_t bytes) override {
+    BRAID_TRY(checkUnsafe("cudaHostRegister"));
+    return memory_.hostRegister(p, bytes);
+  }
+  Status hostUnregister(void* p) override {
+    BRAID_TRY(checkUnsafe("cudaHostUnregister"));
+    return memory_.hostUnregister(p);
+  }
   Result<PointerInfo> pointerInfo(const void* p) override { return memory_.pointerInfo(p); }
 
   // As cudaMemcpyAsync with pageable host memory: a copy from it takes the
@@ -96,15 +140,21 @@ class EmulatedRuntime final : public Runtime {
     BRAID_ASSIGN_OR_RETURN(EmulatedStream * s, streamOf(stream));
     // The copy engine's accesses are dmaCopy's: a copy may read words peers keep storing (the
     // one-shot's acks) or write a flag a kernel polls, as on a real GPU.
-    if (memory_.pointerInfo(dst).kind == MemoryKind::kHost) {
-      s->enqueue([=] { dmaCopy(dst, src, bytes); });
+    const bool toPageable = memory_.pointerInfo(dst).kind == MemoryKind::kHost;
+    const bool fromPageable = memory_.pointerInfo(src).kind == MemoryKind::kHost;
+    if ((toPageable || fromPageable) && capturing(s)) {
+      return forbidInCapture(s, "cudaMemcpyAsync with pageable host memory");
+    }
+    if (toPageable) {
+      BRAID_TRY(checkUnsafe("cudaMemcpyAsync into pageable host memory (it synchronizes)"));
+      s->enqueue([=](EmulatedStream&) { dmaCopy(dst, src, bytes); });
       s->synchronize();
-    } else if (memory_.pointerInfo(src).kind == MemoryKind::kHost) {
+    } else if (fromPageable) {
       auto staged = std::make_shared<std::vector<unsigned char>>(
           static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(src) + bytes);
-      s->enqueue([=] { dmaCopy(dst, staged->data(), bytes); });
+      s->enqueue([=](EmulatedStream&) { dmaCopy(dst, staged->data(), bytes); });
     } else {
-      s->enqueue([=] { dmaCopy(dst, src, bytes); });
+      submit(s, [=](EmulatedStream&) { dmaCopy(dst, src, bytes); });
     }
     return Status::success();
   }
@@ -112,13 +162,19 @@ class EmulatedRuntime final : public Runtime {
   Status fill(void* dst, int value, size_t bytes, Stream stream) override {
     if (bytes == 0) return Status::success();
     BRAID_ASSIGN_OR_RETURN(EmulatedStream * s, streamOf(stream));
-    s->enqueue([=] { memset(dst, value, bytes); });
+    submit(s, [=](EmulatedStream&) { memset(dst, value, bytes); });
     return Status::success();
   }
 
   Result<IpcHandle> ipcHandle(void* p) override { return memory_.ipcHandle(p); }
-  Result<void*> ipcOpen(const IpcHandle& h) override { return memory_.ipcOpen(h); }
-  Status ipcClose(void* p) override { return memory_.ipcClose(p); }
+  Result<void*> ipcOpen(const IpcHandle& h) override {
+    BRAID_TRY(checkUnsafe("cudaIpcOpenMemHandle"));
+    return memory_.ipcOpen(h);
+  }
+  Status ipcClose(void* p) override {
+    BRAID_TRY(checkUnsafe("cudaIpcCloseMemHandle"));
+    return memory_.ipcClose(p);
+  }
 
   Result<Stream> streamCreate() override {
     auto stream = std::make_unique<EmulatedStream>(tlsDevice);
@@ -143,13 +199,15 @@ class EmulatedRuntime final : public Runtime {
 
   Status streamSynchronize(Stream stream) override {
     BRAID_ASSIGN_OR_RETURN(EmulatedStream * s, streamOf(stream));
+    if (capturing(s)) return forbidInCapture(s, "cudaStreamSynchronize of the captured stream");
+    BRAID_TRY(checkUnsafe("cudaStreamSynchronize"));
     s->synchronize();
     return Status::success();
   }
 
   Result<bool> streamCapturing(Stream stream) override {
-    BRAID_TRY(streamOf(stream).status());
-    return false;
+    BRAID_ASSIGN_OR_RETURN(EmulatedStream * s, streamOf(stream));
+    return capturing(s);
   }
 
   Result<Event> eventCreate() override {
@@ -171,20 +229,43 @@ class EmulatedRuntime final : public Runtime {
   Status eventRecord(Event event, Stream stream) override {
     BRAID_ASSIGN_OR_RETURN(std::shared_ptr<EmulatedEvent> e, eventOf(event));
     BRAID_ASSIGN_OR_RETURN(EmulatedStream * s, streamOf(stream));
+    {
+      // Recorded within a capture, the event only orders the capture's own work, which is one
+      // sequence here: the record is noted, and waits on it within the capture are allowed.
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto c = captures_.find(s);
+      if (c != captures_.end()) {
+        c->second.recorded.insert(e.get());
+        return Status::success();
+      }
+    }
     const uint64_t n = e->addRecord();
-    s->enqueue([e, n] { e->complete(n); });
+    s->enqueue([e, n](EmulatedStream&) { e->complete(n); });
     return Status::success();
   }
 
   Status streamWaitEvent(Stream stream, Event event) override {
     BRAID_ASSIGN_OR_RETURN(std::shared_ptr<EmulatedEvent> e, eventOf(event));
     BRAID_ASSIGN_OR_RETURN(EmulatedStream * s, streamOf(stream));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto c = captures_.find(s);
+      if (c != captures_.end()) {
+        if (c->second.recorded.count(e.get()) != 0) return Status::success();
+      }
+    }
+    if (capturing(s)) {
+      return forbidInCapture(s,
+                             "cudaStreamWaitEvent on an event recorded outside the capture "
+                             "(cudaErrorStreamCaptureIsolation)");
+    }
     const uint64_t n = e->latest();
-    if (n > 0) s->enqueue([e, n] { e->waitFor(n); });
+    if (n > 0) s->enqueue([e, n](EmulatedStream&) { e->waitFor(n); });
     return Status::success();
   }
 
   Status eventSynchronize(Event event) override {
+    BRAID_TRY(checkUnsafe("cudaEventSynchronize"));
     BRAID_ASSIGN_OR_RETURN(std::shared_ptr<EmulatedEvent> e, eventOf(event));
     e->waitFor(e->latest());
     return Status::success();
@@ -197,7 +278,7 @@ class EmulatedRuntime final : public Runtime {
 
   Status hostCallback(Stream stream, void (*fn)(void*), void* arg) override {
     BRAID_ASSIGN_OR_RETURN(EmulatedStream * s, streamOf(stream));
-    s->enqueue([fn, arg] { fn(arg); });
+    submit(s, [fn, arg](EmulatedStream&) { fn(arg); });
     return Status::success();
   }
 
@@ -214,8 +295,8 @@ class EmulatedRuntime final : public Runtime {
     auto fn = l.hostFunction;
     const unsigned blocks = l.blocks;
     const unsigned threads = threadsPerBlock_;
-    s->enqueue([s, args, fn, blocks, threads] {
-      s->runBlocks(blocks, threads, [&](unsigned b, const kernels::engine::ThreadTeam& team) {
+    submit(s, [args, fn, blocks, threads](EmulatedStream& on) {
+      on.runBlocks(blocks, threads, [&](unsigned b, const kernels::engine::ThreadTeam& team) {
         fn(args->data(), b, blocks, team);
       });
     });
@@ -223,6 +304,7 @@ class EmulatedRuntime final : public Runtime {
   }
 
   Status deviceSynchronize() override {
+    BRAID_TRY(checkUnsafe("cudaDeviceSynchronize"));
     std::vector<EmulatedStream*> mine;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -235,8 +317,121 @@ class EmulatedRuntime final : public Runtime {
     for (EmulatedStream* s : mine) s->synchronize();
     return Status::success();
   }
+  Status beginCapture(Stream stream, CaptureMode mode) override {
+    if (stream == nullptr) {
+      return invalidUsage("emulated GPU: the legacy default stream cannot be captured");
+    }
+    BRAID_ASSIGN_OR_RETURN(EmulatedStream * s, streamOf(stream));
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (captures_.count(s) != 0) {
+      return invalidUsage("emulated GPU: the stream is being captured already");
+    }
+    Capture& c = captures_[s];
+    c.mode = mode;
+    c.owner = std::this_thread::get_id();
+    return Status::success();
+  }
+
+  Result<Graph> endCapture(Stream stream) override {
+    BRAID_ASSIGN_OR_RETURN(EmulatedStream * s, streamOf(stream));
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto c = captures_.find(s);
+    if (c == captures_.end()) return invalidUsage("emulated GPU: the stream is not being captured");
+    Capture capture = std::move(c->second);
+    captures_.erase(c);
+    if (!capture.invalidatedBy.empty()) {
+      return Status(ErrorCode::kCudaError, "emulated GPU: the capture was invalidated by " +
+                                               capture.invalidatedBy +
+                                               " (cudaErrorStreamCaptureInvalidated)");
+    }
+    auto graph = std::make_unique<EmulatedGraph>();
+    graph->tasks = std::move(capture.tasks);
+    Graph handle = graph.get();
+    graphs_.emplace(handle, std::move(graph));
+    return handle;
+  }
+
+  Status graphLaunch(Graph graph, Stream stream) override {
+    BRAID_ASSIGN_OR_RETURN(EmulatedStream * s, streamOf(stream));
+    std::vector<EmulatedStream::Task> tasks;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto g = graphs_.find(graph);
+      if (g == graphs_.end()) return invalidArgument("emulated GPU: unknown graph");
+      tasks = g->second->tasks;
+    }
+    for (auto& task : tasks) submit(s, std::move(task));
+    return Status::success();
+  }
+
+  Status graphDestroy(Graph graph) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (graphs_.erase(graph) == 0) return invalidArgument("emulated GPU: unknown graph");
+    return Status::success();
+  }
+
+  CaptureMode exchangeCaptureMode(CaptureMode mode) override {
+    const CaptureMode previous = tlsCaptureMode;
+    tlsCaptureMode = mode;
+    return previous;
+  }
 
  private:
+  bool capturing(EmulatedStream* s) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return captures_.count(s) != 0;
+  }
+
+  /// Runs `task` on `s`, or records it if `s` is being captured.
+  void submit(EmulatedStream* s, EmulatedStream::Task task) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto c = captures_.find(s);
+      if (c != captures_.end()) {
+        c->second.tasks.push_back(std::move(task));
+        return;
+      }
+    }
+    s->enqueue(std::move(task));
+  }
+
+  /// A potentially unsafe call (`call`): refused, and the captures it would break invalidated,
+  /// when this thread's capture mode forbids it: in kGlobal mode while this thread captures a
+  /// stream (not in relaxed mode) or any other thread captures one in kGlobal mode; in
+  /// kThreadLocal mode only while this thread captures one; in kRelaxed mode never.
+  Status checkUnsafe(const char* call) {
+    if (tlsCaptureMode == CaptureMode::kRelaxed) return Status::success();
+    const std::thread::id me = std::this_thread::get_id();
+    bool forbidden = false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [stream, c] : captures_) {
+      const bool mine = c.owner == me && c.mode != CaptureMode::kRelaxed;
+      const bool othersGlobal =
+          c.owner != me && c.mode == CaptureMode::kGlobal && tlsCaptureMode == CaptureMode::kGlobal;
+      if (!mine && !othersGlobal) continue;
+      forbidden = true;
+      if (c.invalidatedBy.empty()) c.invalidatedBy = call;
+    }
+    if (!forbidden) return Status::success();
+    return Status(ErrorCode::kCudaError,
+                  std::string("emulated GPU: ") + call +
+                      " is not permitted while a stream is being captured "
+                      "(cudaErrorStreamCaptureUnsupported); make the call before the capture, or "
+                      "in relaxed capture mode (cudaThreadExchangeStreamCaptureMode)");
+  }
+
+  /// A call that no capture of `s` allows: refused, and the capture invalidated.
+  Status forbidInCapture(EmulatedStream* s, const std::string& call) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto c = captures_.find(s);
+      if (c != captures_.end() && c->second.invalidatedBy.empty()) c->second.invalidatedBy = call;
+    }
+    return Status(ErrorCode::kCudaError, "emulated GPU: " + call +
+                                             " is not permitted on a stream being captured "
+                                             "(cudaErrorStreamCaptureUnsupported)");
+  }
+
   Status checkDevice(int device) const {
     if (device < 0 || device >= devices_) {
       return invalidArgument("emulated GPU: device " + std::to_string(device) + " is outside [0, " +
@@ -271,6 +466,8 @@ class EmulatedRuntime final : public Runtime {
   std::map<Stream, std::unique_ptr<EmulatedStream>> streams_;
   std::map<int, std::unique_ptr<EmulatedStream>> defaultStreams_;
   std::map<Event, std::shared_ptr<EmulatedEvent>> events_;
+  std::map<EmulatedStream*, Capture> captures_;
+  std::map<Graph, std::unique_ptr<EmulatedGraph>> graphs_;
 };
 
 }  // namespace

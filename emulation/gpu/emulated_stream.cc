@@ -46,7 +46,7 @@ EmulatedStream::~EmulatedStream() {
   worker_.join();
 }
 
-void EmulatedStream::enqueue(std::function<void()> task) {
+void EmulatedStream::enqueue(Task task) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.push_back(std::move(task));
@@ -88,10 +88,10 @@ void EmulatedStream::loop() {
   for (;;) {
     changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and nothing left to run
-    std::function<void()> task = std::move(queue_.front());
+    Task task = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
-    task();
+    task(*this);
     lock.lock();
     ++finished_;
     changed_.notify_all();

@@ -53,8 +53,12 @@ class EmulatedStream {
   EmulatedStream(const EmulatedStream&) = delete;
   EmulatedStream& operator=(const EmulatedStream&) = delete;
 
+  /// What a stream runs, handed the stream that runs it (a task of a captured graph runs on
+  /// whichever stream the graph is launched on).
+  using Task = std::function<void(EmulatedStream&)>;
+
   int device() const { return device_; }
-  void enqueue(std::function<void()> task);
+  void enqueue(Task task);
   /// Blocks until every task enqueued before the call has run.
   void synchronize();
   /// Runs job(b, team) for every thread of every block b < blocks at once, each block a team of
@@ -68,7 +72,7 @@ class EmulatedStream {
   const int device_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<std::function<void()>> queue_;
+  std::deque<Task> queue_;
   uint64_t enqueued_ = 0;
   uint64_t finished_ = 0;
   bool stop_ = false;

@@ -1,5 +1,6 @@
 // braidGetDeviceApi (braid_ext.h): the process's gpu::Runtime as a C table.
 #include <cstring>
+#include <string>
 
 #include "api/api_util.h"
 #include "braid_ext.h"
@@ -75,6 +76,22 @@ ncclResult_t hostCallback(cudaStream_t stream, void (*fn)(void*), void* arg) {
   return report(rt().hostCallback(stream, fn, arg));
 }
 
+ncclResult_t streamBeginCapture(cudaStream_t stream, int mode) {
+  if (mode < 0 || mode > 2) {
+    return report(braid::invalidArgument("capture mode " + std::to_string(mode) +
+                                         " is none of 0 (global), 1 (thread-local), 2 (relaxed)"));
+  }
+  return report(rt().beginCapture(stream, static_cast<braid::gpu::CaptureMode>(mode)));
+}
+ncclResult_t streamEndCapture(cudaStream_t stream, void** graph) {
+  if (check(graph, "graph") != ncclSuccess) return ncclInvalidArgument;
+  return store(rt().endCapture(stream), graph);
+}
+ncclResult_t graphLaunch(void* graph, cudaStream_t stream) {
+  return report(rt().graphLaunch(graph, stream));
+}
+ncclResult_t graphDestroy(void* graph) { return report(rt().graphDestroy(graph)); }
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) const braidDeviceApi* braidGetDeviceApi(void) {
@@ -98,6 +115,10 @@ extern "C" __attribute__((visibility("default"))) const braidDeviceApi* braidGet
       streamWaitEvent,
       eventSynchronize,
       hostCallback,
+      streamBeginCapture,
+      streamEndCapture,
+      graphLaunch,
+      graphDestroy,
   };
   return &table;
 }

@@ -75,6 +75,11 @@ Status Calls::runOnGpu(const CollCall& call) {
   GpuSide& gpu = *gpu_;
   const int rank = members_.rank;
   gpu::Runtime& rt = *gpu.runtime;
+  // The first call of a shape allocates, uploads and waits on the private stream (its FIFOs,
+  // its device program, scratch), which a capture of the user's stream in global mode (PyTorch's
+  // default) would forbid: relaxed, as NCCL is, it may, and what goes on the user's stream is
+  // only the launch, which the capture records.
+  gpu::RelaxedCapture relaxed(rt);
   BRAID_TRY(rt.setDevice(gpu.device));
   const bool readsInput =
       !rooted(call.collective) || call.collective == Collective::kReduce || rank == call.root;
@@ -149,6 +154,7 @@ Status Calls::sendRecvOnGpu(const std::vector<P2pOp>& ops, void* stream) {
   GpuSide& gpu = *gpu_;
   const int rank = members_.rank;
   gpu::Runtime& rt = *gpu.runtime;
+  gpu::RelaxedCapture relaxed(rt);  // as runOnGpu: first uses set up on the private stream
   BRAID_TRY(rt.setDevice(gpu.device));
   std::vector<const P2pOp*> selfSends, selfRecvs;
   std::vector<int> recvFrom, sendTo;

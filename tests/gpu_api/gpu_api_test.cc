@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -165,6 +166,62 @@ TEST_F(GpuApi, OrderedWithTheStreamsOtherWork) {
           << "round " << round << " rank " << r;
     }
   }
+}
+
+// A communicator's first call ever, made while the user's stream is captured into a CUDA graph in
+// global mode (PyTorch's default): its set-up (FIFOs, the device program) allocates and waits on
+// the communicator's private stream, which global mode forbids unless braid relaxes its thread,
+// as NCCL does; the launch itself is captured, runs only when the graph does, and as often.
+TEST_F(GpuApi, AFirstCallCapturedInGlobalModeRunsWhenItsGraphDoes) {
+  GpuRanks g(devicesFor(2));
+  ASSERT_TRUE(g.ok());
+  const size_t count = 100003;  // past the one-shot's size: a schedule, FIFOs and a program
+  std::vector<std::unique_ptr<DeviceFloats>> buffers;
+  for (int r = 0; r < 2; ++r) {
+    deviceApi()->setDevice(g.device(r));
+    buffers.push_back(std::make_unique<DeviceFloats>(count));
+    buffers[r]->write(std::vector<float>(count, 1.0f + r), g.stream(r));
+    ASSERT_EQ(deviceApi()->streamSynchronize(g.stream(r)), ncclSuccess);
+  }
+  std::vector<void*> graphs(2, nullptr);
+  std::vector<ncclResult_t> called(2, ncclInternalError);
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      deviceApi()->setDevice(g.device(r));
+      constexpr int kGlobal = 0;
+      if (deviceApi()->streamBeginCapture(g.stream(r), kGlobal) != ncclSuccess) {
+        errors[r] = ncclGetLastError(nullptr);
+        return;
+      }
+      called[r] = ncclAllReduce(buffers[r]->ptr, buffers[r]->ptr, count, ncclFloat32, ncclSum,
+                                g.comm(r), g.stream(r));
+      if (called[r] != ncclSuccess) errors[r] = ncclGetLastError(g.comm(r));
+      if (deviceApi()->streamEndCapture(g.stream(r), &graphs[r]) != ncclSuccess) {
+        errors[r] += std::string(" / end of capture: ") + ncclGetLastError(nullptr);
+        graphs[r] = nullptr;
+      }
+    });
+  }
+  for (auto& t : ranks) t.join();
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(called[r], ncclSuccess) << "rank " << r << ": " << errors[r];
+    ASSERT_NE(graphs[r], nullptr) << "rank " << r << ": " << errors[r];
+    // Captured, not run.
+    EXPECT_EQ(buffers[r]->read(g.stream(r)), std::vector<float>(count, 1.0f + r));
+  }
+  for (float want : {3.0f, 6.0f}) {
+    for (int r = 0; r < 2; ++r) {
+      deviceApi()->setDevice(g.device(r));
+      ASSERT_EQ(deviceApi()->graphLaunch(graphs[r], g.stream(r)), ncclSuccess)
+          << ncclGetLastError(nullptr);
+    }
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_EQ(buffers[r]->read(g.stream(r)), std::vector<float>(count, want)) << "rank " << r;
+    }
+  }
+  for (void* graph : graphs) EXPECT_EQ(deviceApi()->graphDestroy(graph), ncclSuccess);
 }
 
 // Four communicators driven by one thread: several calls of each in one group, on one stream per

@@ -90,6 +90,15 @@ class RecordingRuntime final : public gpu::Runtime {
     return inner_->hostCallback(s, fn, a);
   }
   Status deviceSynchronize() override { return inner_->deviceSynchronize(); }
+  Status beginCapture(gpu::Stream s, gpu::CaptureMode m) override {
+    return inner_->beginCapture(s, m);
+  }
+  Result<gpu::Graph> endCapture(gpu::Stream s) override { return inner_->endCapture(s); }
+  Status graphLaunch(gpu::Graph g, gpu::Stream s) override { return inner_->graphLaunch(g, s); }
+  Status graphDestroy(gpu::Graph g) override { return inner_->graphDestroy(g); }
+  gpu::CaptureMode exchangeCaptureMode(gpu::CaptureMode m) override {
+    return inner_->exchangeCaptureMode(m);
+  }
 
  private:
   std::unique_ptr<gpu::Runtime> inner_;
