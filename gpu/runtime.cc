@@ -131,9 +131,12 @@ Runtime& runtime() {
     // CUDA duplicates none of its state into a forked child, so a child's calls are undefined
     // behaviour (and the emulated GPU's streams are threads the child does not have): a child
     // forked after this point gets a runtime that refuses every call, saying so, rather than
-    // a context that is not there.
-    parentThatUsedIt = getpid();
-    pthread_atfork(nullptr, nullptr, [] { forkedAfterUse.store(true); });
+    // a context that is not there. Without devices there is no such state, and a host-memory
+    // program may fork as it likes.
+    if (made->deviceCount() > 0) {
+      parentThatUsedIt = getpid();
+      pthread_atfork(nullptr, nullptr, [] { forkedAfterUse.store(true); });
+    }
     return made;
   }();
   if (forkedAfterUse.load(std::memory_order_relaxed)) {
