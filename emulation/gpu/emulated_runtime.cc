@@ -247,14 +247,14 @@ class EmulatedRuntime final : public Runtime {
   Status streamWaitEvent(Stream stream, Event event) override {
     BRAID_ASSIGN_OR_RETURN(std::shared_ptr<EmulatedEvent> e, eventOf(event));
     BRAID_ASSIGN_OR_RETURN(EmulatedStream * s, streamOf(stream));
+    bool captured = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto c = captures_.find(s);
-      if (c != captures_.end()) {
-        if (c->second.recorded.count(e.get()) != 0) return Status::success();
-      }
+      captured = c != captures_.end();
+      if (captured && c->second.recorded.count(e.get()) != 0) return Status::success();
     }
-    if (capturing(s)) {
+    if (captured) {
       return forbidInCapture(s,
                              "cudaStreamWaitEvent on an event recorded outside the capture "
                              "(cudaErrorStreamCaptureIsolation)");

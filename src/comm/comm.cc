@@ -27,12 +27,10 @@ Result<UniqueId> Comm::newUniqueId() {
 }
 
 Comm::Comm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+// ~Impl then stops SIGUSR1's dumps and the watcher (whose goodbye lets the neighbours take this
+// rank's going for a departure, not a death) before any part goes.
 Comm::~Comm() {
-  if (!impl_) return;
-  impl_->recorder.forgetFlight();
-  // Said first, so that the neighbours take this rank's going for a departure, not a death.
-  impl_->health.stopWatching();
-  impl_->recorder.writeTrace();
+  if (impl_) impl_->recorder.writeTrace();
 }
 
 int Comm::rank() const { return impl_->members.rank; }
@@ -122,8 +120,7 @@ void Comm::Impl::onPeerLost(const watch::Loss& loss) {
 }
 
 Status Comm::Impl::quiesce(bool keepStopped, int ownCalls) {
-  health.stop->store(true);
-  if (gpu) gpu->abortKernels();
+  health.raiseStop();
   // Calls blocked in a wait see the flag within one sleep slice.
   while (health.activeCalls.load() > ownCalls) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -191,10 +188,9 @@ Status Comm::revoke() {
 void Comm::abort() {
   Impl& c = *impl_;
   c.health.aborted.store(true);
-  c.health.stop->store(true);
+  // Every wait, and every kernel waiting for a peer (it polls the GPU's abort word), gives up.
+  c.health.raiseStop();
   c.health.stopChildren();
-  // Kernels waiting for a peer poll this word and give up.
-  if (c.gpu) c.gpu->abortKernels();
   if (c.members.bootstrap) c.members.bootstrap->abort();
   // A call blocked in a wait sees the flag within one sleep slice (10 ms);
   // only once it has left may the communicator's memory go away.

@@ -139,8 +139,6 @@ Status GpuSide::waitForLaunches() {
   return runtime->eventSynchronize(lastLaunch);
 }
 
-void GpuSide::abortKernels() { engine::storePublish(abortWord, 1); }
-
 void GpuSide::resume() {
   engine::storeRelaxed(abortWord, 0);
   engine::storeRelaxed(&fault->code, 0);

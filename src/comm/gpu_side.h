@@ -161,8 +161,6 @@ class GpuSide {
   Status faultStatus() const;
   /// Waits for every launch of this communicator to finish.
   Status waitForLaunches();
-  /// Raises the abort word: every waiting kernel gives up.
-  void abortKernels();
   /// After a quiesce: lowers the abort word and forgets the fault the stopped kernels recorded.
   void resume();
 
