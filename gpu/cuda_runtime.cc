@@ -228,6 +228,16 @@ class CudaRuntime final : public Runtime {
                                             dim3(l.threadsPerBlock), params, 0, cuStream(s)));
   }
 
+  Result<int> residentBlocksPerSm(const Launch& kernel) override {
+    if (kernel.deviceFunction == nullptr) {
+      return invalidUsage("this kernel was not compiled for the GPU (braid built without CUDA?)");
+    }
+    int blocks = 0;
+    BRAID_TRY(BRAID_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks, kernel.deviceFunction, static_cast<int>(kernel.threadsPerBlock), 0)));
+    return blocks;
+  }
+
   Status deviceSynchronize() override { return BRAID_CUDA_CALL(cudaDeviceSynchronize()); }
 
   Status beginCapture(Stream s, CaptureMode mode) override {

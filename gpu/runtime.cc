@@ -65,6 +65,7 @@ class RefusingRuntime final : public Runtime {
   Result<bool> eventDone(Event) override { return refuse(); }
   Status hostCallback(Stream, void (*)(void*), void*) override { return refuse(); }
   Status launch(const Launch&, Stream) override { return refuse(); }
+  Result<int> residentBlocksPerSm(const Launch&) override { return refuse(); }
   Status deviceSynchronize() override { return refuse(); }
   Status beginCapture(Stream, CaptureMode) override { return refuse(); }
   Result<Graph> endCapture(Stream) override { return refuse(); }
@@ -81,6 +82,17 @@ class RefusingRuntime final : public Runtime {
 };
 
 constexpr int kMaxEmulatedThreadsPerBlock = 64;
+constexpr int kMaxEmulatedMultiprocessors = 1024;
+constexpr int kMaxEmulatedBlocksPerSm = 32;
+
+/// BRAID_<name> for the emulated GPU's shape: `fallback` when unset or outside [1, most].
+int emulatedKnob(const char* name, int fallback, int most) {
+  const int64_t value = env::getInt(name, fallback);
+  if (value >= 1 && value <= most) return static_cast<int>(value);
+  BRAID_WARN("gpu: BRAID_%s=%lld is outside [1, %d]; using %d", name, static_cast<long long>(value),
+             most, fallback);
+  return fallback;
+}
 
 std::unique_ptr<Runtime> chooseRuntime() {
   // Read here, once, rather than in Config: the runtime is the process's,
@@ -90,18 +102,21 @@ std::unique_ptr<Runtime> chooseRuntime() {
   if (emulated > 0) {
     // A block is a team of threads, as on a GPU, so that the engine's barriers, shared values
     // and strides run on the CPU too; BRAID_EMULATE_GPU_THREADS=1 makes each block one thread.
-    int64_t threads = env::getInt("EMULATE_GPU_THREADS", kEmulatedThreadsPerBlock);
-    if (threads < 1 || threads > kMaxEmulatedThreadsPerBlock) {
-      BRAID_WARN("gpu: BRAID_EMULATE_GPU_THREADS=%lld is outside [1, %d]; using %d",
-                 static_cast<long long>(threads), kMaxEmulatedThreadsPerBlock,
-                 kEmulatedThreadsPerBlock);
-      threads = kEmulatedThreadsPerBlock;
-    }
+    EmulatedShape shape;
+    shape.devices = static_cast<int>(emulated);
+    shape.threadsPerBlock =
+        emulatedKnob("EMULATE_GPU_THREADS", kEmulatedThreadsPerBlock, kMaxEmulatedThreadsPerBlock);
+    // Multiprocessors and the blocks each holds: what bounds the ranks one device can carry
+    // (comm/gpu_channels.h); a test makes them small to see the bound act.
+    shape.multiprocessors =
+        emulatedKnob("EMULATE_GPU_SMS", kEmulatedMultiprocessors, kMaxEmulatedMultiprocessors);
+    shape.blocksPerSm =
+        emulatedKnob("EMULATE_GPU_BLOCKS_PER_SM", kEmulatedBlocksPerSm, kMaxEmulatedBlocksPerSm);
     BRAID_INFO(
-        "gpu: BRAID_EMULATE_GPUS=%lld: an emulated GPU (host memory and threads, %lld per "
-        "block)",
-        static_cast<long long>(emulated), static_cast<long long>(threads));
-    return makeEmulatedRuntime(static_cast<int>(emulated), static_cast<int>(threads));
+        "gpu: BRAID_EMULATE_GPUS=%d: an emulated GPU (host memory and threads, %d per block; "
+        "%d multiprocessors of %d blocks each)",
+        shape.devices, shape.threadsPerBlock, shape.multiprocessors, shape.blocksPerSm);
+    return makeEmulatedRuntime(shape);
   }
 #if defined(BRAID_HAVE_CUDA)
   return makeCudaRuntime();

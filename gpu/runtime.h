@@ -151,6 +151,11 @@ class Runtime {
   /// Runs fn(arg) on a host thread once the stream reaches this point.
   virtual Status hostCallback(Stream stream, void (*fn)(void*), void* arg) = 0;
   virtual Status launch(const Launch& launch, Stream stream) = 0;
+  /// How many blocks of `kernel` (its deviceFunction, threadsPerBlock threads each) one
+  /// multiprocessor of the current device holds at once
+  /// (cudaOccupancyMaxActiveBlocksPerMultiprocessor): with DeviceInfo::multiprocessors, how
+  /// many of its blocks can spin at the same time.
+  virtual Result<int> residentBlocksPerSm(const Launch& kernel) = 0;
   /// Waits for all work of the current device.
   virtual Status deviceSynchronize() = 0;
 
@@ -193,10 +198,31 @@ Runtime& runtime();
 /// several ranks' blocks.
 inline constexpr int kEmulatedThreadsPerBlock = 4;
 
-/// Makes an emulated GPU with `devices` devices whose blocks are teams of `threadsPerBlock`
-/// threads (emulation/gpu/emulated_runtime.cc).
-std::unique_ptr<Runtime> makeEmulatedRuntime(int devices,
-                                             int threadsPerBlock = kEmulatedThreadsPerBlock);
+/// Multiprocessors of an emulated device unless BRAID_EMULATE_GPU_SMS says, and engine blocks
+/// each holds at once unless BRAID_EMULATE_GPU_BLOCKS_PER_SM says (what a real SM holds of a
+/// 512-thread block capped at 64 registers a thread). Small, so that the co-residency rules of
+/// comm/gpu_channels.h bind in tests as they would on a GPU with more ranks.
+inline constexpr int kEmulatedMultiprocessors = 16;
+inline constexpr int kEmulatedBlocksPerSm = 2;
+
+/// The shape of an emulated GPU.
+struct EmulatedShape {
+  int devices = 1;
+  int threadsPerBlock = kEmulatedThreadsPerBlock;  ///< threads of each block's team
+  int multiprocessors = kEmulatedMultiprocessors;
+  int blocksPerSm = kEmulatedBlocksPerSm;
+};
+
+/// Makes an emulated GPU of that shape (emulation/gpu/emulated_runtime.cc).
+std::unique_ptr<Runtime> makeEmulatedRuntime(const EmulatedShape& shape);
+/// The same with `devices` devices whose blocks are teams of `threadsPerBlock` threads.
+inline std::unique_ptr<Runtime> makeEmulatedRuntime(
+    int devices, int threadsPerBlock = kEmulatedThreadsPerBlock) {
+  EmulatedShape shape;
+  shape.devices = devices;
+  shape.threadsPerBlock = threadsPerBlock;
+  return makeEmulatedRuntime(shape);
+}
 
 /// Makes `replacement` the process's runtime until the returned guard goes
 /// out of scope; for tests of internals that run on an emulated GPU.

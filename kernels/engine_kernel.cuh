@@ -22,7 +22,7 @@
 namespace braid::kernels::detail {
 
 template <typename T, typename O>
-__global__ void __launch_bounds__(engine::kEngineThreads)
+__global__ void __launch_bounds__(engine::kEngineThreads, engine::kEngineMinBlocksPerSm)
     engineKernel(const __grid_constant__ engine::EngineArgs args) {
   engine::runEngineBlock<engine::BlockTeam, T, O>(engine::BlockTeam{}, args, blockIdx.x);
 }

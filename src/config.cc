@@ -28,6 +28,8 @@ Config Config::fromEnvironment() {
   c.timeoutMs = env::getInt("TIMEOUT_MS", c.timeoutMs);
   c.nchannels = getIntKnob("NCHANNELS", c.nchannels);
   c.nchannelsSet = env::get("NCHANNELS").has_value();
+  c.minChannels = getIntKnob("MIN_NCHANNELS", c.minChannels);
+  c.maxChannels = getIntKnob("MAX_NCHANNELS", c.maxChannels);
   c.buffSize = env::getInt("BUFFSIZE", c.buffSize);
   c.algo = env::get("ALGO").value_or("");
   c.proto = env::get("PROTO").value_or("");
@@ -91,6 +93,12 @@ Status Config::validate() const {
   if (nchannels < 1 || nchannels > 64) {
     return invalidArgument("BRAID_NCHANNELS must be between 1 and 64, got " +
                            std::to_string(nchannels));
+  }
+  if (minChannels < 0 || minChannels > 64 || maxChannels < 0 || maxChannels > 64) {
+    return invalidArgument(
+        "BRAID_MIN_NCHANNELS and BRAID_MAX_NCHANNELS must be between 0 (unset) "
+        "and 64, got " +
+        std::to_string(minChannels) + " and " + std::to_string(maxChannels));
   }
   if (buffSize < (64 << 10) || buffSize > (1LL << 30)) {
     return invalidArgument("BRAID_BUFFSIZE must be between 64K and 1G, got " +
@@ -160,8 +168,10 @@ bool Config::transportAllowed(const std::string& name) const {
 
 std::string Config::describe() const {
   std::ostringstream o;
-  o << "config: timeout_ms=" << timeoutMs << " nchannels=" << nchannels << " buffsize=" << buffSize
-    << " algo=" << (algo.empty() ? "auto" : algo) << " proto=" << (proto.empty() ? "auto" : proto)
+  o << "config: timeout_ms=" << timeoutMs << " nchannels=" << nchannels
+    << " min_nchannels=" << minChannels << " max_nchannels=" << maxChannels
+    << " buffsize=" << buffSize << " algo=" << (algo.empty() ? "auto" : algo)
+    << " proto=" << (proto.empty() ? "auto" : proto)
     << " transports=" << (transports.empty() ? "all" : transports)
     << " dump_schedule=" << dumpSchedule << " deterministic=" << deterministic
     << " trace=" << (tracePath.empty() ? "off" : tracePath)

@@ -14,6 +14,11 @@ struct Config {
   int64_t timeoutMs = 600000;  ///< BRAID_TIMEOUT_MS: deadline of every blocking wait; 0 = none
   int nchannels = 1;           ///< BRAID_NCHANNELS
   bool nchannelsSet = false;  ///< BRAID_NCHANNELS was given (else GPU communicators pick their own)
+  /// BRAID_MIN_NCHANNELS / BRAID_MAX_NCHANNELS (NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS), or
+  /// ncclConfig_t's minCTAs / maxCTAs: bounds on the channels a GPU communicator picks
+  /// (comm/gpu_channels.h); 0 = unset.
+  int minChannels = 0;
+  int maxChannels = 0;
   int64_t buffSize = 4 << 20;  ///< BRAID_BUFFSIZE: bytes of one FIFO (all its slots)
   std::string algo;            ///< BRAID_ALGO: empty = let braid choose
   std::string proto;           ///< BRAID_PROTO: empty = let braid choose

@@ -59,8 +59,11 @@ struct EmulatedGraph {
 
 class EmulatedRuntime final : public Runtime {
  public:
-  EmulatedRuntime(int devices, int threadsPerBlock)
-      : devices_(devices), threadsPerBlock_(static_cast<unsigned>(threadsPerBlock)) {}
+  explicit EmulatedRuntime(const EmulatedShape& shape)
+      : devices_(shape.devices),
+        threadsPerBlock_(static_cast<unsigned>(shape.threadsPerBlock)),
+        multiprocessors_(shape.multiprocessors),
+        blocksPerSm_(shape.blocksPerSm) {}
 
   ~EmulatedRuntime() override {
     // Streams finish their queued work before memory goes away.
@@ -91,7 +94,7 @@ class EmulatedRuntime final : public Runtime {
     char bus[32];
     snprintf(bus, sizeof(bus), "0000:%02x:00.0", 0xe0 + device % 32);
     info.pciBusId = bus;
-    info.multiprocessors = 4;
+    info.multiprocessors = multiprocessors_;
     info.computeMajor = 9;
     info.computeMinor = 0;
     info.memoryBytes = uint64_t{1} << 30;
@@ -303,6 +306,16 @@ class EmulatedRuntime final : public Runtime {
     return Status::success();
   }
 
+  // Every block of an emulated launch is a thread team of its own and all run at once, so
+  // nothing stops when more spin than fit; the shape's figure is what a GPU would hold, and
+  // braid keeps within it (comm/gpu_channels.h) as on one.
+  Result<int> residentBlocksPerSm(const Launch& kernel) override {
+    if (kernel.threadsPerBlock == 0) {
+      return invalidArgument("emulated GPU: an occupancy query needs the block's threads");
+    }
+    return blocksPerSm_;
+  }
+
   Status deviceSynchronize() override {
     BRAID_TRY(checkUnsafe("cudaDeviceSynchronize"));
     std::vector<EmulatedStream*> mine;
@@ -461,6 +474,8 @@ class EmulatedRuntime final : public Runtime {
 
   const int devices_;
   const unsigned threadsPerBlock_;
+  const int multiprocessors_;
+  const int blocksPerSm_;
   EmulatedMemory memory_;
   std::mutex mutex_;
   std::map<Stream, std::unique_ptr<EmulatedStream>> streams_;
@@ -472,8 +487,8 @@ class EmulatedRuntime final : public Runtime {
 
 }  // namespace
 
-std::unique_ptr<Runtime> makeEmulatedRuntime(int devices, int threadsPerBlock) {
-  return std::make_unique<EmulatedRuntime>(devices, threadsPerBlock);
+std::unique_ptr<Runtime> makeEmulatedRuntime(const EmulatedShape& shape) {
+  return std::make_unique<EmulatedRuntime>(shape);
 }
 
 }  // namespace braid::gpu

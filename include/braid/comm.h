@@ -35,6 +35,10 @@ struct CommOptions {
   /// non-blocking creation still runs): every wait of it ends within milliseconds and create()
   /// fails. It stays the communicator's stop flag afterwards. Null: the communicator makes its own.
   std::shared_ptr<std::atomic<bool>> stop;
+  /// Bounds on a GPU communicator's channels (ncclConfig_t's minCTAs and maxCTAs), over the
+  /// environment's NCCL_MIN_NCHANNELS and NCCL_MAX_NCHANNELS; 0 leaves them to it.
+  int minChannels = 0;
+  int maxChannels = 0;
 };
 
 /// One send or receive of a point-to-point batch (Comm::sendRecv).

@@ -42,6 +42,10 @@ inline constexpr uint32_t kMaxPorts = 8;
 inline constexpr uint32_t kMaxLaunchCalls = 48;
 /// Threads of a block.
 inline constexpr unsigned kEngineThreads = 512;
+/// Blocks of the engine kernel each multiprocessor must hold at once (__launch_bounds__'s
+/// minimum): caps a thread at 64 registers, what the kernels use anyway (ptxas -v, sm_90), so
+/// that ranks sharing a GPU find room for each other's spinning blocks (comm/gpu_channels.h).
+inline constexpr unsigned kEngineMinBlocksPerSm = 2;
 
 /// How the slots of a call's FIFOs carry data; the values are algo::Protocol's.
 enum class FifoProtocol : uint8_t {

@@ -1,8 +1,10 @@
 // The C API of communicator life: ids, creation, destruction and queries.
+#include <cstddef>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "api/api_util.h"
@@ -18,6 +20,17 @@ using braid::api::report;
 namespace {
 
 constexpr unsigned int kConfigMagic = 0xcafebeef;
+/// Most blocks (channels) a communicator runs (Config::validate's bound on BRAID_NCHANNELS).
+constexpr int kMaxCtas = 64;
+
+/// ncclConfig_t's minCTAs or maxCTAs: 0 where unset, or where the caller's struct is too small
+/// to hold the field.
+int ctaBound(const ncclConfig_t* config, size_t offset) {
+  if (config == nullptr || config->size < offset + sizeof(int)) return 0;
+  int value = 0;
+  memcpy(&value, reinterpret_cast<const char*>(config) + offset, sizeof value);
+  return value == NCCL_CONFIG_UNDEF_INT ? 0 : value;
+}
 
 Status checkConfig(const ncclConfig_t* config) {
   if (config == nullptr) return Status::success();
@@ -32,6 +45,15 @@ Status checkConfig(const ncclConfig_t* config) {
   }
   if (config->blocking != NCCL_CONFIG_UNDEF_INT && config->blocking != 0 && config->blocking != 1) {
     return braid::invalidArgument("ncclConfig_t.blocking must be 0 or 1");
+  }
+  for (const auto& [name, value] :
+       {std::pair{"minCTAs", ctaBound(config, offsetof(ncclConfig_t, minCTAs))},
+        std::pair{"maxCTAs", ctaBound(config, offsetof(ncclConfig_t, maxCTAs))}}) {
+    if (value < 0 || value > kMaxCtas) {
+      return braid::invalidArgument(std::string("ncclConfig_t.") + name +
+                                    " must be between 1 and " + std::to_string(kMaxCtas) +
+                                    ", got " + std::to_string(value));
+    }
   }
   return Status::success();
 }
@@ -68,6 +90,8 @@ Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int ran
   BRAID_TRY(checkInit(out, nranks, rank, config));
   // The device is the calling thread's, also for a creation on another thread.
   if (options.device < 0) options.device = Comm::currentDevice();
+  options.minChannels = ctaBound(config, offsetof(ncclConfig_t, minCTAs));
+  options.maxChannels = ctaBound(config, offsetof(ncclConfig_t, maxCTAs));
   auto handle = std::make_unique<ncclComm>();
   if (!nonBlocking(config)) {
     BRAID_ASSIGN_OR_RETURN(handle->comm, makeComm(nranks, commId, rank, options));

@@ -69,6 +69,8 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
   }
   log::ScopedLogRank logRank(rank);
   auto impl = std::make_unique<Impl>(Config::fromEnvironment());
+  if (options.minChannels > 0) impl->config.minChannels = options.minChannels;
+  if (options.maxChannels > 0) impl->config.maxChannels = options.maxChannels;
   const Config& config = impl->config;
   BRAID_TRY(config.validate());
   comm::Selector& selector = impl->selector;

@@ -16,6 +16,9 @@ Status Comm::Impl::connect() {
   }
   auto side = std::make_unique<comm::GpuSide>(config, members, health, recorder, links, network);
   BRAID_TRY(side->open(members.cudaDevice));
+  // A GPU rank's channels are blocks of its kernel: how many comes from the device.
+  BRAID_TRY(side->chooseChannels());
+  selector.nchannels = links.nchannels;
   gpu = std::move(side);
   calls.attachGpu(gpu.get());
   selector.onGpu = true;

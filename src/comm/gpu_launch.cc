@@ -6,8 +6,10 @@
 // beginFusedLaunch / endFusedLaunch), calls gather until the group ends,
 // or until one cannot join: it is on another stream, it reduces with
 // another (datatype, operator) than a reducing call already there (each
-// kernel has one pair's loops), the launch holds kMaxLaunchCalls, or it
-// touches memory a call already there writes (or writes memory one reads).
+// kernel has one pair's loops), the launch holds kMaxLaunchCalls, it would
+// need more blocks than this rank's share of the device (GpuSide::
+// blockBudget, gpu_channels.h), or it touches memory a call already there
+// writes (or writes memory one reads).
 //
 // Blocks: a collective's channels start at block 0, so consecutive
 // collectives reuse the same blocks in order, as every rank does. Point-to-
@@ -21,6 +23,7 @@
 // into a CUDA graph skips the event: the graph's own edges order it.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "base/log.h"
 #include "comm/gpu_side.h"
@@ -31,15 +34,37 @@ namespace {
 
 namespace engine = kernels::engine;
 
-// Whether `calls` can join the pending launch: the same stream, room, at
-// most one (datatype, operator) among the calls that reduce, and no memory
-// that one of them writes and another reads or writes: the launch's blocks
-// order its calls per block only, so the second call's block 0 could read
-// what the first call's block 1 has not written yet.
+// Blocks a launch of these calls uses: the most channels of a collective, then one per
+// point-to-point lane.
+uint32_t blocksOf(const std::vector<engine::EngineCall>& calls,
+                  const std::vector<std::pair<int, int>>& lanes) {
+  uint32_t collective = 0;
+  std::set<std::pair<int, int>> p2p;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (lanes[i].first < 0) {
+      collective = std::max(collective, calls[i].nchannels);
+    } else {
+      p2p.insert(lanes[i]);
+    }
+  }
+  return collective + static_cast<uint32_t>(p2p.size());
+}
+
+// Whether `calls` can join the pending launch: the same stream, room (calls, and blocks within
+// the budget that keeps every rank on the device resident), at most one (datatype, operator)
+// among the calls that reduce, and no memory that one of them writes and another reads or
+// writes: the launch's blocks order its calls per block only, so the second call's block 0
+// could read what the first call's block 1 has not written yet.
 bool joins(const PendingLaunch& p, const std::vector<engine::EngineCall>& calls,
-           const std::vector<Access>& accesses, void* stream) {
+           const std::vector<std::pair<int, int>>& lanes, const std::vector<Access>& accesses,
+           void* stream, int blockBudget) {
   if (p.calls.empty()) return true;
   if (p.stream != stream || p.calls.size() + calls.size() > engine::kMaxLaunchCalls) return false;
+  std::vector<engine::EngineCall> allCalls = p.calls;
+  std::vector<std::pair<int, int>> allLanes = p.lanes;
+  allCalls.insert(allCalls.end(), calls.begin(), calls.end());
+  allLanes.insert(allLanes.end(), lanes.begin(), lanes.end());
+  if (blocksOf(allCalls, allLanes) > static_cast<uint32_t>(blockBudget)) return false;
   for (const engine::EngineCall& call : calls) {
     if (!call.copyOnly && p.typed && (p.type != call.type || p.op != call.op)) return false;
   }
@@ -63,8 +88,18 @@ Status GpuSide::enqueue(const std::vector<engine::EngineCall>& calls,
                         std::to_string(engine::kMaxLaunchCalls) +
                         " at once so far (split the group)");
   }
+  const uint32_t blocks = blocksOf(calls, lanes);
+  if (blocks > static_cast<uint32_t>(blockBudget)) {
+    return invalidUsage(
+        "a batch of " + std::to_string(calls.size()) + " calls needs " + std::to_string(blocks) +
+        " blocks at once (a block per channel of a collective and per peer and direction of "
+        "sends and receives), more than the " +
+        std::to_string(blockBudget) +
+        " this rank may use so that the blocks of every rank on its GPU are resident together "
+        "(gpu_channels.h): split the group, or run fewer ranks per GPU");
+  }
   PendingLaunch& p = pending;
-  if (!joins(p, calls, accesses, callStream)) BRAID_TRY(flush());
+  if (!joins(p, calls, lanes, accesses, callStream, blockBudget)) BRAID_TRY(flush());
   if (p.calls.empty()) p.stream = callStream;
   p.accesses.insert(p.accesses.end(), accesses.begin(), accesses.end());
   for (size_t i = 0; i < calls.size(); ++i) {

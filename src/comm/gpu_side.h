@@ -148,8 +148,16 @@ class GpuSide {
   PendingLaunch pending;
   bool fusing = false;  ///< within beginFusedLaunch / endFusedLaunch
 
+  /// Most blocks one launch may use: this rank's share of what the device holds at once
+  /// (gpu_channels.h); set by chooseChannels.
+  int blockBudget = 1;
+
   /// Makes the state of a communicator on `device` (after the peers are known).
   Status open(int device);
+  /// Sets the channels of the communicator (Links::nchannels) and blockBudget from the
+  /// device, the ranks that share it and the user's bounds (gpu_residency.cc); fails where the
+  /// ranks sharing the device cannot all have their blocks resident.
+  Status chooseChannels();
   /// A GPU communicator's part of connecting: the GPU cost model and the one-shot boards where
   /// `selector` allows them (its FIFOs come with their first use).
   Status connect(Selector& selector);

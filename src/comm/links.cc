@@ -47,12 +47,6 @@ uint64_t protocolSalt(algo::Protocol protocol) {
 // with no polling, 30 us with 2 us of polling, 90 us with 20 us.
 constexpr uint32_t kSpinNsDedicated = 100000;
 constexpr uint32_t kSpinNsShared = 0;
-// Channels of a GPU communicator unless BRAID_NCHANNELS says: a guess until
-// scripts/gpu-check has measured them on a GPU (docs/benchmarks.md). The
-// emulated GPU runs two, so that every launch there has several blocks (and
-// a channel's share of a call's slices starts mid-buffer), as on a GPU.
-constexpr int kGpuChannels = 8;
-constexpr int kEmulatedGpuChannels = 2;
 
 }  // namespace
 
@@ -62,12 +56,8 @@ Links::~Links() {
 }
 
 void Links::configure(tune::Model& model) {
+  // A GPU rank's channels come from its device (GpuSide::chooseChannels), after this.
   nchannels = config_.nchannels;
-  // A GPU rank's channels are blocks of its kernel: one block cannot move
-  // data as fast as the GPU's memory, several can.
-  if (members_.cudaDevice >= 0 && !config_.nchannelsSet) {
-    nchannels = gpu::runtime().emulated() ? kEmulatedGpuChannels : kGpuChannels;
-  }
   slotBytes = static_cast<size_t>(config_.buffSize) / transport::kFifoSlots;
   slotBytes &= ~static_cast<size_t>(63);  // keep slots cache-line aligned
 
@@ -83,10 +73,13 @@ void Links::configure(tune::Model& model) {
 
   std::string ringText;
   for (int r : members_.ring) ringText += " " + std::to_string(r);
+  const std::string channelText = members_.cudaDevice >= 0
+                                      ? std::string("channels from the device")
+                                      : std::to_string(nchannels) + " channel(s)";
   BRAID_INFO(
-      "ring:%s; %d channel(s); transport %s; fifo %d x %zu bytes (ll %zu); "
+      "ring:%s; %s; transport %s; fifo %d x %zu bytes (ll %zu); "
       "spin %u ns (%d cores)",
-      ringText.c_str(), nchannels,
+      ringText.c_str(), channelText.c_str(),
       members_.cudaDevice >= 0
           ? "cuda_ipc"
           : (network_.active() ? "shm within a host, socket between hosts" : "shm"),

@@ -19,34 +19,13 @@
 #include <vector>
 
 #include "nccl.h"
+#include "support/scoped_env.h"
 
 namespace braid::testing {
 
 /// How long a call that should fail quickly may run before the test calls it a hang. Far above
 /// any deadline these tests set, so it never decides a result on a slow machine.
 inline constexpr auto kHangGuard = std::chrono::seconds(60);
-
-/// Sets an environment variable for one scope and restores what was there before.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = getenv(name)) saved_ = old;
-    setenv(name, value, /*overwrite=*/1);
-  }
-  ~ScopedEnv() {
-    if (saved_) {
-      setenv(name_.c_str(), saved_->c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> saved_;
-};
 
 // Two calls that fail without side effects, each leaving a text of its own in ncclGetLastError.
 inline std::string primeWithVersion() {

@@ -197,11 +197,17 @@ TEST(BadInputInitRank, BadConfigIsRejected) {
   badBlocking.blocking = 7;
   ncclConfig_t badSize = NCCL_CONFIG_INITIALIZER;
   badSize.size = 4;
+  ncclConfig_t badMinCtas = NCCL_CONFIG_INITIALIZER;
+  badMinCtas.minCTAs = 65;
+  ncclConfig_t badMaxCtas = NCCL_CONFIG_INITIALIZER;
+  badMaxCtas.maxCTAs = -2;
   const std::vector<std::pair<ncclConfig_t*, const char*>> cases = {
       {&zeroed, "NCCL_CONFIG_INITIALIZER"},
       {&garbage, "NCCL_CONFIG_INITIALIZER"},
       {&badBlocking, "blocking"},
-      {&badSize, "size"}};
+      {&badSize, "size"},
+      {&badMinCtas, "minCTAs"},
+      {&badMaxCtas, "maxCTAs"}};
   for (const auto& badCase : cases) {
     ncclConfig_t* config = badCase.first;  // a lambda may not capture a structured binding
     const char* needle = badCase.second;

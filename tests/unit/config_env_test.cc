@@ -98,6 +98,24 @@ TEST(ConfigValidate, DeadlinesAndSpinFitInNanoseconds) {
   }
 }
 
+// NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS bound a GPU communicator's pick (comm/gpu_channels.h),
+// read under either prefix; 0 leaves a bound unset, and past BRAID_NCHANNELS's 64 is refused.
+TEST(ConfigValidate, ChannelBoundsAreReadUnderEitherPrefixAndRanged) {
+  {
+    ScopedVariables scoped({{"NCCL_MIN_NCHANNELS", "4"}, {"NCCL_MAX_NCHANNELS", "12"}});
+    const Config c = Config::fromEnvironment();
+    EXPECT_EQ(c.minChannels, 4);
+    EXPECT_EQ(c.maxChannels, 12);
+    EXPECT_TRUE(c.validate().ok());
+  }
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"BRAID_MIN_NCHANNELS", "65"}, {"BRAID_MAX_NCHANNELS", "-1"}}) {
+    const Status status = validated({{name, value}});
+    ASSERT_FALSE(status.ok()) << name << "=" << value;
+    EXPECT_NE(status.message().find(name), std::string::npos) << status.message();
+  }
+}
+
 // Found by config_env_fuzz: int knobs were read as int64 and cut to int, so a value past int's
 // range wrapped round into one validate() accepts: BRAID_IB_ROCE_VERSION_NUM=21474836482 was
 // RoCE v2, BRAID_NCHANNELS=4294967297 one channel.

@@ -1,0 +1,96 @@
+// GpuSide::chooseChannels (gpu_side.h): the device's size and the engine kernel's occupancy, the
+// ranks that share the device, and the user's bounds, turned into channels by
+// chooseGpuChannels (gpu_channels.h).
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "base/env.h"
+#include "base/log.h"
+#include "comm/gpu_channels.h"
+#include "comm/gpu_side.h"
+#include "kernels/engine_launch.h"
+
+namespace braid::comm {
+namespace {
+
+// Engine blocks one multiprocessor holds at once: the fewest over every kernel, since any of
+// them may be the one a launch runs (they differ in registers).
+Result<int> engineBlocksPerSm(gpu::Runtime& rt) {
+  int fewest = -1;
+  for (int type = 0; type < kNumDataTypes; ++type) {
+    for (int op = 0; op < kNumRedOps; ++op) {
+      const kernels::EngineKernel k =
+          kernels::engineKernelFor(static_cast<DataType>(type), static_cast<RedOp>(op));
+      if (k.host == nullptr) continue;
+      gpu::Launch launch;
+      launch.deviceFunction = k.device;
+      launch.hostFunction = k.host;
+      launch.threadsPerBlock = kernels::engineThreadsPerBlock();
+      BRAID_ASSIGN_OR_RETURN(const int blocks, rt.residentBlocksPerSm(launch));
+      fewest = fewest < 0 ? blocks : std::min(fewest, blocks);
+    }
+  }
+  if (fewest < 0) return internalError("no engine kernel to ask the occupancy of");
+  return fewest;
+}
+
+// Whether an MPS control daemon listens (CUDA_MPS_PIPE_DIRECTORY, else its default place): its
+// clients' kernels share the GPU at once instead of in turns.
+bool mpsRunning() {
+  const std::string dir = env::raw("CUDA_MPS_PIPE_DIRECTORY").value_or("/tmp/nvidia-mps");
+  struct stat st {};
+  return stat((dir + "/control").c_str(), &st) == 0;
+}
+
+}  // namespace
+
+Status GpuSide::chooseChannels() {
+  GpuChannelInputs in;
+  BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo info, runtime->deviceInfo(device));
+  in.multiprocessors = info.multiprocessors;
+  BRAID_ASSIGN_OR_RETURN(in.blocksPerSm, engineBlocksPerSm(*runtime));
+  // Ranks on this device: on this host, with this device number (what the peers told).
+  in.ranksOnDevice = 0;
+  std::set<int32_t> processes;
+  const PeerInfo& me = members_.peers[members_.rank];
+  for (const PeerInfo& p : members_.peers) {
+    if (p.hostId != me.hostId || p.cudaDevice != me.cudaDevice) continue;
+    ++in.ranksOnDevice;
+    processes.insert(p.pid);
+  }
+  in.forced = config_.nchannelsSet ? config_.nchannels : 0;
+  in.minChannels = config_.minChannels;
+  in.maxChannels = config_.maxChannels;
+  Result<GpuChannelChoice> chosen = chooseGpuChannels(in);
+  if (!chosen.ok()) {
+    return chosen.status().withContext("rank " + std::to_string(members_.rank) + " on GPU " +
+                                       std::to_string(device));
+  }
+  const GpuChannelChoice& choice = chosen.value();
+  links_.nchannels = choice.channels;
+  blockBudget = choice.blockBudget;
+  BRAID_INFO(
+      "gpu: %d channel(s) (%s); %d rank(s) on this device of %d multiprocessors x %d engine "
+      "blocks; at most %d blocks a launch",
+      choice.channels, choice.why.c_str(), in.ranksOnDevice, in.multiprocessors, in.blocksPerSm,
+      choice.blockBudget);
+  if (processes.size() > 1 && !mpsRunning()) {
+    // Kernels of different processes take turns on a GPU without MPS: every step that waits for
+    // a peer on the same GPU waits for a time slice. Said once per process.
+    static std::once_flag said;
+    std::call_once(said, [&] {
+      BRAID_INFO(
+          "gpu: ranks of %zu processes share GPU %d without MPS: correct, but their kernels run "
+          "in turns and every step waits for a time slice; ranks as threads of one process (or "
+          "MPS) run at once",
+          processes.size(), device);
+    });
+  }
+  return Status::success();
+}
+
+}  // namespace braid::comm
