@@ -201,21 +201,26 @@ class DeviceEnv {
     if (stepReceives(ins.op)) releaseSlot(ch_.recv[ins.recvPort].fifo, recvCur_[ins.recvPort]);
   }
 
-  /// Waits for `ready`, noting the wait for the flight recorder when it does not hold at once.
+  /// Waits for `ready`, noting the wait for the flight recorder once it has lasted
+  /// kPollsBeforeNote polls (device_waits.h), and clearing the note when it ends.
   template <typename Ready>
   BRAID_HOST_DEVICE Fault waitFor(Ready ready, int peer, WaitKind kind,
                                   const Instruction& ins) const {
     if (ready()) return noFault();
-    if (wait_ != nullptr) {
+    bool noted = false;
+    auto note = [&](uint64_t sinceNs) {
+      if (wait_ == nullptr) return;
       storeRelaxed(reinterpret_cast<uint32_t*>(&wait_->peer), static_cast<uint32_t>(peer));
       storeRelaxed(&wait_->call, call_);
       storeRelaxed(&wait_->instr, static_cast<uint32_t>(&ins - ch_.instrs));
-      storeRelaxed(&wait_->sinceNs, clockNs());
+      storeRelaxed(&wait_->sinceNs, sinceNs);
       storeRelaxed(&wait_->launch, args_.launchSeq);
       storeRelaxed(&wait_->kind, static_cast<uint32_t>(kind));
+    };
+    const Fault f = waitUntil(args_, ready, peer, note, &noted);
+    if (noted && wait_ != nullptr) {
+      storeRelaxed(&wait_->kind, static_cast<uint32_t>(WaitKind::kNone));
     }
-    const Fault f = waitUntil(args_, ready, peer);
-    if (wait_ != nullptr) storeRelaxed(&wait_->kind, static_cast<uint32_t>(WaitKind::kNone));
     return f;
   }
 

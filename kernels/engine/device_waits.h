@@ -20,16 +20,32 @@ namespace braid::kernels::engine {
 inline constexpr uint32_t kPollsPerCheck = 64;
 /// Polls after which a waiter backs off between checks (sync.h backOff).
 inline constexpr uint32_t kPollsBeforeBackOff = 1024;
+/// Polls after which a wait is long enough to tell the flight recorder about (a write to
+/// pinned host memory that the next system fence must drain: the short waits of a fast
+/// collective never pay it).
+inline constexpr uint32_t kPollsBeforeNote = kPollsBeforeBackOff;
 
-/// Polls ready() until it holds; the fault names `peer`, the rank waited for.
-template <typename Ready>
-BRAID_HOST_DEVICE Fault waitUntil(const EngineArgs& args, Ready ready, int peer) {
+/// A wait's note for no one.
+struct NoNote {
+  BRAID_HOST_DEVICE void operator()(uint64_t) const {}
+};
+
+/// Polls ready() until it holds; the fault names `peer`, the rank waited for. Once the wait
+/// has lasted kPollsBeforeNote polls, note(start) says so (start: clockNs() when it began), and
+/// the result's `noted` is set.
+template <typename Ready, typename Note = NoNote>
+BRAID_HOST_DEVICE Fault waitUntil(const EngineArgs& args, Ready ready, int peer,
+                                  Note note = NoNote{}, bool* noted = nullptr) {
   if (ready()) return noFault();
   const uint64_t start = clockNs();
   for (uint32_t polls = 1;; ++polls) {
     spinPause();
     if (ready()) return noFault();
     if (polls % kPollsPerCheck != 0) continue;
+    if (polls == kPollsBeforeNote) {
+      note(start);
+      if (noted != nullptr) *noted = true;
+    }
     if (loadRelaxed(args.abortFlag) != 0) return {FaultCode::kAborted, peer, 0, 0};
     // Another block of this launch gave up: the rank's calls cannot finish.
     if (loadRelaxed(&args.fault->code) != 0) return {FaultCode::kAborted, peer, 0, 0};

@@ -10,7 +10,9 @@
 // thread then takes kUnroll packs per turn, team.size() apart in pack
 // order (so a warp's loads are contiguous), loading all of them before
 // computing any (the loads overlap);
-// the elements after the last whole pack are the tail. Pointers at
+// the elements after the last whole pack are the tail. Copies whose
+// pointers sit at different offsets within 16 bytes move the widest words
+// (8, 4 or 2 bytes) at which they agree (copyBytes); reductions at
 // different offsets run element by element.
 //
 // Sources that a peer wrote (a FIFO slot) are read with loads that bypass
@@ -19,12 +21,15 @@
 // `Peer` bit mask says which sources those are.
 //
 // The arithmetic is the functors' (reduce_op.h), element by element, so the
-// GPU computes exactly what the host loops compute.
+// GPU computes exactly what the host loops compute; the one exception,
+// sums of half and bfloat16 on Hopper, adds pairs with one instruction and
+// gives the same bits (PairedSum).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/host_device.h"
 #include "kernels/reduce_op.h"
@@ -97,6 +102,46 @@ BRAID_HOST_DEVICE T loadElem(const T* p, bool fromPeer) {
   return *p;
 }
 
+/// The element function of copies: transform moves their packs whole, kCopyUnroll a turn
+/// whatever the type (a copy computes nothing, so byte copies move four packs a turn too).
+template <typename T>
+struct CopyElem {
+  BRAID_HOST_DEVICE T operator()(const T (&x)[1]) const { return x[0]; }
+};
+inline constexpr unsigned kCopyUnroll = 4;
+
+template <typename T, typename Fn>
+inline constexpr bool kIsCopy = std::is_same<Fn, CopyElem<T>>::value;
+
+/// Whether fn, over two sources, is a sum of 16-bit floats with nothing applied first: on a GPU
+/// such packs are added two elements to an instruction (add.rn.f16x2 / bf16x2), which rounds
+/// each sum once, as the widening path does (a sum of two 16-bit floats is exact in float, so
+/// rounding it to 16 bits again is the correctly rounded 16-bit sum). Set below, by the
+/// element functions.
+template <typename T, typename Fn>
+struct PairedSum {
+  static constexpr bool kHas = false;
+};
+
+#if defined(__CUDA_ARCH__)
+/// Two 16-bit sums per instruction over the packs a and b (PairedSum).
+template <typename T>
+__device__ Pack<T> addPairs(const Pack<T>& a, const Pack<T>& b) {
+  Pack<T> out;
+  const uint32_t* x = reinterpret_cast<const uint32_t*>(&a);
+  const uint32_t* y = reinterpret_cast<const uint32_t*>(&b);
+  uint32_t* z = reinterpret_cast<uint32_t*>(&out);
+  for (unsigned i = 0; i < kPackBytes / 4; ++i) {
+    if constexpr (std::is_same<T, Float16>::value) {
+      asm("add.rn.f16x2 %0, %1, %2;" : "=r"(z[i]) : "r"(x[i]), "r"(y[i]));
+    } else {
+      asm("add.rn.bf16x2 %0, %1, %2;" : "=r"(z[i]) : "r"(x[i]), "r"(y[i]));
+    }
+  }
+  return out;
+}
+#endif
+
 /// The pointers of one loop: kDsts outputs, kSrcs inputs.
 template <typename T, int kDsts, int kSrcs>
 struct Operands {
@@ -144,10 +189,10 @@ BRAID_HOST_DEVICE void transform(const Team& team, Operands<T, kDsts, kSrcs> o, 
   };
   for (size_t i = team.rank(); i < first; i += team.size()) scalar(i);
 
-  constexpr unsigned kTurn = kUnroll<T>;
+  constexpr unsigned kTurn = kIsCopy<T, Fn> ? kCopyUnroll : kUnroll<T>;
   const size_t stride = static_cast<size_t>(team.size()) * kTurn;
   for (size_t base = team.rank(); base < packs; base += stride) {
-    Pack<T> in[kTurn][kSrcs];
+    Pack<T> in[kTurn][kSrcs] = {};  // only the loaded ones are read; zeroed for the compiler
     for (unsigned u = 0; u < kTurn; ++u) {
       const size_t p = base + static_cast<size_t>(u) * team.size();
       if (p >= packs) break;
@@ -159,10 +204,18 @@ BRAID_HOST_DEVICE void transform(const Team& team, Operands<T, kDsts, kSrcs> o, 
       const size_t p = base + static_cast<size_t>(u) * team.size();
       if (p >= packs) break;
       Pack<T> out;
-      for (unsigned e = 0; e < kElems; ++e) {
-        T x[kSrcs];
-        for (int s = 0; s < kSrcs; ++s) x[s] = in[u][s].e[e];
-        out.e[e] = fn(x);
+      if constexpr (kIsCopy<T, Fn>) {
+        out = in[u][0];
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      } else if constexpr (PairedSum<T, Fn>::kHas) {
+        out = addPairs(in[u][0], in[u][1]);
+#endif
+      } else {
+        for (unsigned e = 0; e < kElems; ++e) {
+          T x[kSrcs];
+          for (int s = 0; s < kSrcs; ++s) x[s] = in[u][s].e[e];
+          out.e[e] = fn(x);
+        }
       }
       for (int d = 0; d < kDsts; ++d) storePack(o.dst[d] + first + p * kElems, out);
     }
@@ -170,11 +223,7 @@ BRAID_HOST_DEVICE void transform(const Team& team, Operands<T, kDsts, kSrcs> o, 
   for (size_t i = first + packs * kElems + team.rank(); i < n; i += team.size()) scalar(i);
 }
 
-// The element functions of the loops below.
-template <typename T>
-struct CopyElem {
-  BRAID_HOST_DEVICE T operator()(const T (&x)[1]) const { return x[0]; }
-};
+// The element functions of the loops below (CopyElem is above transform, which knows it).
 template <typename T, typename Pre, typename F>
 struct ReduceElem {  ///< op(recv, pre(in))
   Pre pre;
@@ -186,18 +235,75 @@ struct CombineElem {  ///< op(a, b): both loaded already
   F f;
   BRAID_HOST_DEVICE T operator()(const T (&x)[2]) const { return f(x[0], x[1]); }
 };
+
+template <typename T>
+inline constexpr bool kIsHalfWidth =
+    std::is_same<T, Float16>::value || std::is_same<T, Bfloat16>::value;
+template <typename T, typename Pre>
+struct PairedSum<T, ReduceElem<T, Pre, FuncSum<T>>> {
+  static constexpr bool kHas = kIsHalfWidth<T> && Pre::kIdentity;
+};
+template <typename T>
+struct PairedSum<T, CombineElem<T, FuncSum<T>>> {
+  static constexpr bool kHas = kIsHalfWidth<T>;
+};
 template <typename T, typename U>
 struct MapElem {  ///< u(x): a pre or a post
   U u;
   BRAID_HOST_DEVICE T operator()(const T (&x)[1]) const { return u(x[0]); }
 };
 
+/// Copies `bytes` from o.src[0] to every o.dst as words of W, whose pointers agree modulo
+/// sizeof(W): the bytes before the first word boundary and after the last whole word one by
+/// one, the words between as transform moves them (in packs where the pointers agree modulo
+/// 16 as well).
+template <typename W, unsigned kPeer, int kDsts, typename Team>
+BRAID_HOST_DEVICE void copyAsWords(const Team& team, Operands<uint8_t, kDsts, 1> o, size_t bytes) {
+  const size_t misfit = reinterpret_cast<uintptr_t>(o.src[0]) % sizeof(W);
+  size_t head = misfit == 0 ? 0 : sizeof(W) - misfit;
+  if (head > bytes) head = bytes;
+  const size_t words = (bytes - head) / sizeof(W);
+  const size_t body = words * sizeof(W);
+  Operands<W, kDsts, 1> w;
+  Operands<uint8_t, kDsts, 1> tail;
+  for (int d = 0; d < kDsts; ++d) {
+    w.dst[d] = reinterpret_cast<W*>(o.dst[d] + head);
+    tail.dst[d] = o.dst[d] + head + body;
+  }
+  w.src[0] = reinterpret_cast<const W*>(o.src[0] + head);
+  tail.src[0] = o.src[0] + head + body;
+  transform<kPeer>(team, o, head, CopyElem<uint8_t>{});
+  transform<kPeer>(team, w, words, CopyElem<W>{});
+  transform<kPeer>(team, tail, bytes - head - body, CopyElem<uint8_t>{});
+}
+
+/// Copies `bytes` from o.src[0] to every o.dst in the widest words their addresses allow:
+/// 16-byte packs where all agree modulo 16, else 8-, 4- or 2-byte words, so that a slice that
+/// starts mid-pack in the user's buffer but at a slot's start in a FIFO still moves words,
+/// not bytes.
+template <unsigned kPeer, int kDsts, typename Team>
+BRAID_HOST_DEVICE void copyBytes(const Team& team, Operands<uint8_t, kDsts, 1> o, size_t bytes) {
+  const uintptr_t base = reinterpret_cast<uintptr_t>(o.src[0]);
+  uintptr_t spread = 0;  // a bit set wherever two addresses differ below it
+  for (int d = 0; d < kDsts; ++d) spread |= reinterpret_cast<uintptr_t>(o.dst[d]) - base;
+  if (spread % 8 == 0) {
+    // Also the 16-byte case: transform finds the packs once the words are aligned.
+    copyAsWords<uint64_t, kPeer>(team, o, bytes);
+  } else if (spread % 4 == 0) {
+    copyAsWords<uint32_t, kPeer>(team, o, bytes);
+  } else if (spread % 2 == 0) {
+    copyAsWords<uint16_t, kPeer>(team, o, bytes);
+  } else {
+    transform<kPeer>(team, o, bytes, CopyElem<uint8_t>{});
+  }
+}
+
 /// dst = src over `bytes` (src local, or from a peer with kPeer = 1): one
 /// function per team for every datatype, since copies do not depend on it.
 template <unsigned kPeer, typename Team>
 BRAID_HOST_DEVICE_NOINLINE void copyBytesLoop(const Team& team, uint8_t* dst, const uint8_t* src,
                                               size_t bytes) {
-  transform<kPeer>(team, Operands<uint8_t, 1, 1>{{dst}, {src}}, bytes, CopyElem<uint8_t>{});
+  copyBytes<kPeer>(team, Operands<uint8_t, 1, 1>{{dst}, {src}}, bytes);
 }
 
 /// dst1 = dst2 = src over `bytes`, src from a peer.
@@ -205,7 +311,7 @@ template <typename Team>
 BRAID_HOST_DEVICE_NOINLINE void copyPeerBytesTwiceLoop(const Team& team, uint8_t* dst1,
                                                        uint8_t* dst2, const uint8_t* src,
                                                        size_t bytes) {
-  transform<1>(team, Operands<uint8_t, 2, 1>{{dst1, dst2}, {src}}, bytes, CopyElem<uint8_t>{});
+  copyBytes<1>(team, Operands<uint8_t, 2, 1>{{dst1, dst2}, {src}}, bytes);
 }
 
 /// The engine's loops for one (type, pre, op, post) on one team: what

@@ -2,9 +2,9 @@
 // op) pair: a receive-reduce-copy of a FIFO slot with the rank's input, then the operator's
 // finish, launched through the CUDA seam on random inputs that include every special value of
 // the 16- and 8-bit float types (premulsum's scalar applied, avg divided by 3). Also copies with
-// every offset within a pack, which the loops take element by element, the unaligned head, the
-// packs and the tail. The one allowed difference: NaN payloads, since a GPU float operation
-// returns its canonical NaN.
+// every offset within a pack, which the loops take in the widest words the offset allows, the
+// unaligned head, the packs and the tail. The one allowed difference: NaN payloads, since a GPU
+// float operation returns its canonical NaN.
 //
 // Built twice: braid_engine_emulated_tests on an emulated GPU (label emulated-gpu), and, with
 // CUDA, braid_gpu_tests on the real one (label gpu; skipped without a device), where these are
@@ -255,10 +255,13 @@ TEST_F(EngineKernel, EveryTypeAndOpMatchesTheHostLoopsBitForBit) {
 
 TEST_F(EngineKernel, CopiesAtEveryOffsetWithinAPack) {
   // kRecv copies the slot to the output at `offset` bytes into a buffer: every offset within 16
-  // bytes, so the packs run at 0 and the element loop elsewhere; lengths around pack multiples.
+  // bytes, so the packs run at 0, 8-byte words at 8, 4-byte words at 4 and 12, 2-byte words at
+  // the other even offsets and bytes at the odd ones (elementwise.h copyBytes); lengths around
+  // pack multiples, and one of several turns of every thread.
   std::mt19937_64 rng(7);
   for (size_t offset = 0; offset < 16; ++offset) {
-    for (size_t bytes : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{4099}}) {
+    for (size_t bytes :
+         {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{4099}, kSlotBytes - 3}) {
       std::vector<unsigned char> data(bytes);
       for (auto& b : data) b = static_cast<unsigned char>(rng());
       postSlot(data.data(), bytes);
