@@ -30,9 +30,9 @@ Result<GpuChannelChoice> chooseGpuChannels(const GpuChannelInputs& in) {
                         "blocks could wait for each other forever; run fewer ranks per GPU");
   }
   if (in.minChannels > 0 && in.maxChannels > 0 && in.minChannels > in.maxChannels) {
-    return invalidArgument("NCCL_MIN_NCHANNELS (minCTAs) = " + std::to_string(in.minChannels) +
-                           " exceeds NCCL_MAX_NCHANNELS (maxCTAs) = " +
-                           std::to_string(in.maxChannels));
+    return invalidArgument(
+        "NCCL_MIN_NCHANNELS (minCTAs) = " + std::to_string(in.minChannels) +
+        " exceeds NCCL_MAX_NCHANNELS (maxCTAs) = " + std::to_string(in.maxChannels));
   }
   bool userBound = false;  // the count comes from the user, who must be told if it cannot be
   if (in.forced > 0) {

@@ -153,7 +153,8 @@ class GpuResidency : public ::testing::Test {
         for (size_t i = 0; i < kCount; ++i) in[i] = static_cast<float>((r + 1) * (i % 97));
         void* buf = rt.deviceAlloc(kCount * sizeof(float)).value();
         EXPECT_TRUE(rt.copy(buf, in.data(), kCount * sizeof(float), s).ok());
-        EXPECT_TRUE(comms_[r]->allReduce(buf, buf, kCount, DataType::kFloat32, RedOp::kSum, s).ok());
+        EXPECT_TRUE(
+            comms_[r]->allReduce(buf, buf, kCount, DataType::kFloat32, RedOp::kSum, s).ok());
         EXPECT_TRUE(rt.copy(results[r].data(), buf, kCount * sizeof(float), s).ok());
         EXPECT_TRUE(rt.streamSynchronize(s).ok());
         (void)rt.deviceFree(buf);
