@@ -1,10 +1,12 @@
 /*
- * nccl.h: the NCCL 2.28 C API as braid provides it.
+ * nccl.h: the NCCL 2.30 C API as braid provides it.
  *
  * braid's libnccl.so.2 is meant to replace NVIDIA's library without recompiling anything, so
- * this header reproduces NCCL 2.28.9's public interface exactly: the same names, constant values,
+ * this header reproduces NCCL 2.30.7's public interface exactly: the same names, constant values,
  * enum values, struct layouts and function signatures. A program built against either header
- * runs against either library. The wording and organisation of this file are braid's own.
+ * runs against either library, and so does one built against NCCL 2.28's or 2.29's: 2.30 only
+ * adds to them (ncclConfig_t grew at its end; the library reads as much of it as the caller's
+ * `size` says). The wording and organisation of this file are braid's own.
  *
  * CUDA headers are optional. When <cuda_runtime.h> can be found, this header includes it (and
  * cuda_fp16.h / cuda_bf16.h / cuda_fp8.h, as NCCL's header does, so code that relies on getting
@@ -22,6 +24,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* ---- CUDA types ------------------------------------------------------------------------------ */
 
@@ -53,12 +56,12 @@ typedef struct CUstream_st* cudaStream_t;
 
 /** Version of the NCCL API this header describes. */
 #define NCCL_MAJOR 2
-#define NCCL_MINOR 28
-#define NCCL_PATCH 9
+#define NCCL_MINOR 30
+#define NCCL_PATCH 7
 #define NCCL_SUFFIX ""
 
 /** NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH); ncclGetVersion reports the same code. */
-#define NCCL_VERSION_CODE 22809
+#define NCCL_VERSION_CODE 23007
 
 /** Encodes a version as one integer. Releases up to 2.8 used X*1000 + Y*100 + Z; since 2.9 the
  *  code is X*10000 + Y*100 + Z, so that minor versions above 9 stay ordered. */
@@ -123,7 +126,8 @@ typedef enum BRAID_NCCL_ENUM_BASE {
   ncclInvalidUsage = 5,       /**< Calls were made in an order or context that is not allowed. */
   ncclRemoteError = 6,        /**< A peer failed, disconnected or timed out. */
   ncclInProgress = 7,         /**< A non-blocking operation has not finished yet. */
-  ncclNumResults = 8          /**< Number of result codes; not a result itself. */
+  ncclTimeout = 8,            /**< An operation did not finish in the time allowed (2.30). */
+  ncclNumResults = 9          /**< Number of result codes; not a result itself. */
 } ncclResult_t;
 
 /* ---- Constants ------------------------------------------------------------------------------- */
@@ -138,10 +142,17 @@ typedef enum BRAID_NCCL_ENUM_BASE {
 /** "Not set" marker for float fields (ncclSimInfo_t::estimatedTime). */
 #define NCCL_UNDEF_FLOAT (-1.0f)
 
+/** The value of the `magic` field of the versioned structs (ncclConfig_t, and the device API's
+ *  ncclCommProperties_t): marks one initialized with its initializer. */
+#define NCCL_API_MAGIC 0xcafebeef
+
 /** Flags of ncclCommWindowRegister: a plain window, or one that every rank registers with the
  *  same size so that collectives can address peers' windows directly. */
 #define NCCL_WIN_DEFAULT 0x00
 #define NCCL_WIN_COLL_SYMMETRIC 0x01
+/** Flag of ncclCommWindowRegister (2.30): one-sided operations on the window complete in the
+ *  order they were issued. */
+#define NCCL_WIN_STRICT_ORDERING 0x02
 
 /** Alignment, in bytes, that a window's buffer must have. */
 #define NCCL_WIN_REQUIRED_ALIGNMENT 4096
@@ -161,12 +172,15 @@ typedef enum BRAID_NCCL_ENUM_BASE {
 /** Flags of ncclCommRevoke; only DEFAULT (0) is defined. */
 #define NCCL_REVOKE_DEFAULT 0x00
 
+/** Flag of ncclCommSuspend: release the memory the communicator can give back. */
+#define NCCL_SUSPEND_MEM 0x01
+
 /* ---- Communicator configuration -------------------------------------------------------------- */
 
 /** Options for creating a communicator. Always start from NCCL_CONFIG_INITIALIZER, then set the
  *  fields you care about; fields left at their "undefined" marker take the library default.
  *  The first three fields identify the struct's version and must not be changed by hand. */
-typedef struct ncclConfig_v22800 {
+typedef struct ncclConfig_v23000 {
   size_t size;             /**< sizeof(ncclConfig_t) as the caller compiled it. */
   unsigned int magic;      /**< Marks an initialized struct. */
   unsigned int version;    /**< NCCL_VERSION_CODE of the caller's header. */
@@ -186,14 +200,20 @@ typedef struct ncclConfig_v22800 {
   int nvlsCTAs;            /**< Thread blocks for NVLink SHARP (NVLS) operations. */
   int nChannelsPerNetPeer; /**< Channels used per network peer. */
   int nvlinkCentricSched;  /**< Prefer NVLink-centric scheduling of operations. */
+  /* Since 2.30. A caller built against an older header passes a smaller `size`; the library
+   * then takes these as not set. */
+  int graphUsageMode;      /**< How the communicator's work is captured into CUDA graphs. */
+  int numRmaCtx;           /**< Contexts for one-sided (put / signal) operations. */
+  int maxP2pPeers;         /**< Most peers of point-to-point operations at once. */
+  int graphStreamOrdering; /**< Order captured work with the capturing stream's. */
 } ncclConfig_t;
 
 /** Value to initialize every ncclConfig_t with. */
 /* clang-format off */
 #define NCCL_CONFIG_INITIALIZER {                                                \
   sizeof(ncclConfig_t),                                /* size */                \
-  0xcafebeef,                                          /* magic */               \
-  NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH),    /* version */             \
+  NCCL_API_MAGIC,                                      /* magic */               \
+  NCCL_VERSION_CODE,                                   /* version */             \
   NCCL_CONFIG_UNDEF_INT,                               /* blocking */            \
   NCCL_CONFIG_UNDEF_INT,                               /* cgaClusterSize */      \
   NCCL_CONFIG_UNDEF_INT,                               /* minCTAs */             \
@@ -207,7 +227,11 @@ typedef struct ncclConfig_v22800 {
   NCCL_CONFIG_UNDEF_INT,                               /* shrinkShare */         \
   NCCL_CONFIG_UNDEF_INT,                               /* nvlsCTAs */            \
   NCCL_CONFIG_UNDEF_INT,                               /* nChannelsPerNetPeer */ \
-  NCCL_CONFIG_UNDEF_INT                                /* nvlinkCentricSched */  \
+  NCCL_CONFIG_UNDEF_INT,                               /* nvlinkCentricSched */  \
+  NCCL_CONFIG_UNDEF_INT,                               /* graphUsageMode */      \
+  NCCL_CONFIG_UNDEF_INT,                               /* numRmaCtx */           \
+  NCCL_CONFIG_UNDEF_INT,                               /* maxP2pPeers */         \
+  NCCL_CONFIG_UNDEF_INT                                /* graphStreamOrdering */ \
 }
 /* clang-format on */
 
@@ -227,7 +251,7 @@ typedef struct ncclSimInfo_v22200 {
 #define NCCL_SIM_INFO_INITIALIZER {                                        \
   sizeof(ncclSimInfo_t),                               /* size */          \
   0x74685283,                                          /* magic */         \
-  NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH),    /* version */       \
+  NCCL_VERSION_CODE,                                   /* version */       \
   NCCL_UNDEF_FLOAT                                     /* estimatedTime */ \
 }
 /* clang-format on */
@@ -378,6 +402,23 @@ BRAID_NCCL_EXPORT ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRank
                                                int excludeRanksCount, ncclComm_t* newcomm,
                                                ncclConfig_t* config, int shrinkFlags);
 
+/** Makes the unique id with which new ranks join `comm` in ncclCommGrow (2.30). Called on the
+ *  one existing rank that will pass it to ncclCommGrow (the grow's root); a second id may not be
+ *  made before the first has been used by a grow. */
+BRAID_NCCL_EXPORT ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+BRAID_NCCL_EXPORT ncclResult_t pncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+
+/** Makes a communicator of `nRanks` ranks from `comm`'s ranks and new ones (2.30). The ranks of
+ *  `comm` call it with rank = -1 (the root with the id from ncclCommGetUniqueId, the others with
+ *  uniqueId NULL) and keep their ranks; each new rank calls it with comm NULL, the id, and its
+ *  rank (from comm's size up). The id is used up by the grow. */
+BRAID_NCCL_EXPORT ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks,
+                                            const ncclUniqueId* uniqueId, int rank,
+                                            ncclComm_t* newcomm, ncclConfig_t* config);
+BRAID_NCCL_EXPORT ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks,
+                                             const ncclUniqueId* uniqueId, int rank,
+                                             ncclComm_t* newcomm, ncclConfig_t* config);
+
 /* ---- Communicator teardown and errors -------------------------------------------------------- */
 
 /** Completes every operation issued on `comm` and releases the resources it shares with other
@@ -434,6 +475,29 @@ BRAID_NCCL_EXPORT ncclResult_t pncclCommRegister(const ncclComm_t comm, void* bu
 BRAID_NCCL_EXPORT ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle);
 BRAID_NCCL_EXPORT ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle);
 
+/** Gives back the memory the communicator can release (flags: NCCL_SUSPEND_MEM) until
+ *  ncclCommResume (2.30); the communicator cannot be used meanwhile. */
+BRAID_NCCL_EXPORT ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags);
+BRAID_NCCL_EXPORT ncclResult_t pncclCommSuspend(ncclComm_t comm, int flags);
+
+/** Restores what ncclCommSuspend released (2.30). */
+BRAID_NCCL_EXPORT ncclResult_t ncclCommResume(ncclComm_t comm);
+BRAID_NCCL_EXPORT ncclResult_t pncclCommResume(ncclComm_t comm);
+
+/** What ncclCommMemStats reports (2.30). */
+typedef enum BRAID_NCCL_ENUM_BASE {
+  ncclStatGpuMemSuspend = 0,   /**< Bytes of GPU memory that ncclCommSuspend can release. */
+  ncclStatGpuMemSuspended = 1, /**< 1 while the memory is suspended, else 0. */
+  ncclStatGpuMemPersist = 2,   /**< Bytes of GPU memory that stay while suspended. */
+  ncclStatGpuMemTotal = 3      /**< Bytes of GPU memory the communicator holds. */
+} ncclCommMemStat_t;
+
+/** Stores one of the communicator's memory figures in *value (2.30). */
+BRAID_NCCL_EXPORT ncclResult_t ncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat,
+                                                uint64_t* value);
+BRAID_NCCL_EXPORT ncclResult_t pncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat,
+                                                 uint64_t* value);
+
 /** Registers `size` bytes at `buff` as a memory window of `comm`; collective over the ranks of
  *  comm. `winFlags` is a combination of NCCL_WIN_*; `buff` must be aligned to
  *  NCCL_WIN_REQUIRED_ALIGNMENT. */
@@ -445,6 +509,12 @@ BRAID_NCCL_EXPORT ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* bu
 /** Undoes ncclCommWindowRegister. */
 BRAID_NCCL_EXPORT ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
 BRAID_NCCL_EXPORT ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
+
+/** Stores in *outUserPtr the buffer this rank registered as `win` (2.30). */
+BRAID_NCCL_EXPORT ncclResult_t ncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win,
+                                                 void** outUserPtr);
+BRAID_NCCL_EXPORT ncclResult_t pncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win,
+                                                  void** outUserPtr);
 
 /* ---- Custom reduction operators -------------------------------------------------------------- */
 
@@ -574,6 +644,42 @@ BRAID_NCCL_EXPORT ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataTy
 BRAID_NCCL_EXPORT ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype,
                                          int peer, ncclComm_t comm, cudaStream_t stream);
 
+/* ---- One-sided operations (2.30) ------------------------------------------------------------ */
+
+/** Writes `count` elements from localbuff into rank `peer`'s part of the window `peerWin`, at
+ *  `peerWinOffset` bytes, without a matching call on the peer, then raises signal `sigIdx` of
+ *  context `ctx` there. `flags` is reserved (0). */
+BRAID_NCCL_EXPORT ncclResult_t ncclPutSignal(const void* localbuff, size_t count,
+                                             ncclDataType_t datatype, int peer,
+                                             ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx,
+                                             int ctx, unsigned int flags, ncclComm_t comm,
+                                             cudaStream_t stream);
+BRAID_NCCL_EXPORT ncclResult_t pncclPutSignal(const void* localbuff, size_t count,
+                                              ncclDataType_t datatype, int peer,
+                                              ncclWindow_t peerWin, size_t peerWinOffset,
+                                              int sigIdx, int ctx, unsigned int flags,
+                                              ncclComm_t comm, cudaStream_t stream);
+
+/** Raises signal `sigIdx` of context `ctx` on rank `peer`, moving no data. */
+BRAID_NCCL_EXPORT ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int flags,
+                                          ncclComm_t comm, cudaStream_t stream);
+BRAID_NCCL_EXPORT ncclResult_t pncclSignal(int peer, int sigIdx, int ctx, unsigned int flags,
+                                           ncclComm_t comm, cudaStream_t stream);
+
+/** One thing ncclWaitSignal waits for: `opCnt` signals from `peer` on (sigIdx, ctx). */
+typedef struct {
+  int opCnt;  /**< Signals to wait for. */
+  int peer;   /**< The rank that raises them. */
+  int sigIdx; /**< The signal. */
+  int ctx;    /**< Its context. */
+} ncclWaitSignalDesc_t;
+
+/** Makes `stream` wait until every one of the `nDesc` descriptors is satisfied. */
+BRAID_NCCL_EXPORT ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs,
+                                              ncclComm_t comm, cudaStream_t stream);
+BRAID_NCCL_EXPORT ncclResult_t pncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs,
+                                               ncclComm_t comm, cudaStream_t stream);
+
 /* ---- Groups -----------------------------------------------------------------------------------
  *
  * Calls between ncclGroupStart and the matching ncclGroupEnd are collected and launched
@@ -597,6 +703,61 @@ BRAID_NCCL_EXPORT ncclResult_t pncclGroupEnd(void);
  *  NCCL_SIM_INFO_INITIALIZER). */
 BRAID_NCCL_EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
 BRAID_NCCL_EXPORT ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
+
+/* ---- Parameters (2.30) -----------------------------------------------------------------------
+ *
+ * The library's settings, by key: the NCCL_* (or BRAID_*) environment variable's name. Values
+ * are what a communicator created now would use. Returned strings and tables belong to the
+ * library and stay valid until the same call is made again on the same thread.
+ */
+
+/** A parameter, as ncclParamBind finds it. The library owns it; never free it. */
+typedef struct ncclParamHandle* ncclParamHandle_t;
+
+/** Finds the parameter called `key`. */
+BRAID_NCCL_EXPORT ncclResult_t ncclParamBind(ncclParamHandle_t* out, const char* key);
+BRAID_NCCL_EXPORT ncclResult_t pncclParamBind(ncclParamHandle_t* out, const char* key);
+
+/** Reads a parameter of that integer type; a parameter of another type is refused. */
+BRAID_NCCL_EXPORT ncclResult_t ncclParamGetI8(ncclParamHandle_t h, int8_t* out);
+BRAID_NCCL_EXPORT ncclResult_t pncclParamGetI8(ncclParamHandle_t h, int8_t* out);
+BRAID_NCCL_EXPORT ncclResult_t ncclParamGetI16(ncclParamHandle_t h, int16_t* out);
+BRAID_NCCL_EXPORT ncclResult_t pncclParamGetI16(ncclParamHandle_t h, int16_t* out);
+BRAID_NCCL_EXPORT ncclResult_t ncclParamGetI32(ncclParamHandle_t h, int32_t* out);
+BRAID_NCCL_EXPORT ncclResult_t pncclParamGetI32(ncclParamHandle_t h, int32_t* out);
+BRAID_NCCL_EXPORT ncclResult_t ncclParamGetI64(ncclParamHandle_t h, int64_t* out);
+BRAID_NCCL_EXPORT ncclResult_t pncclParamGetI64(ncclParamHandle_t h, int64_t* out);
+BRAID_NCCL_EXPORT ncclResult_t ncclParamGetU8(ncclParamHandle_t h, uint8_t* out);
+BRAID_NCCL_EXPORT ncclResult_t pncclParamGetU8(ncclParamHandle_t h, uint8_t* out);
+BRAID_NCCL_EXPORT ncclResult_t ncclParamGetU16(ncclParamHandle_t h, uint16_t* out);
+BRAID_NCCL_EXPORT ncclResult_t pncclParamGetU16(ncclParamHandle_t h, uint16_t* out);
+BRAID_NCCL_EXPORT ncclResult_t ncclParamGetU32(ncclParamHandle_t h, uint32_t* out);
+BRAID_NCCL_EXPORT ncclResult_t pncclParamGetU32(ncclParamHandle_t h, uint32_t* out);
+BRAID_NCCL_EXPORT ncclResult_t ncclParamGetU64(ncclParamHandle_t h, uint64_t* out);
+BRAID_NCCL_EXPORT ncclResult_t pncclParamGetU64(ncclParamHandle_t h, uint64_t* out);
+
+/** Reads a string parameter. */
+BRAID_NCCL_EXPORT ncclResult_t ncclParamGetStr(ncclParamHandle_t h, const char** out);
+BRAID_NCCL_EXPORT ncclResult_t pncclParamGetStr(ncclParamHandle_t h, const char** out);
+
+/** Copies a parameter's value, as raw bytes of its type, into out (maxLen bytes of room); its
+ *  length goes to *len. */
+BRAID_NCCL_EXPORT ncclResult_t ncclParamGet(ncclParamHandle_t h, void* out, int maxLen, int* len);
+BRAID_NCCL_EXPORT ncclResult_t pncclParamGet(ncclParamHandle_t h, void* out, int maxLen, int* len);
+
+/** A parameter's value as text, by key. */
+BRAID_NCCL_EXPORT ncclResult_t ncclParamGetParameter(const char* key, const char** value,
+                                                     int* valueLen);
+BRAID_NCCL_EXPORT ncclResult_t pncclParamGetParameter(const char* key, const char** value,
+                                                      int* valueLen);
+
+/** Every parameter's key. */
+BRAID_NCCL_EXPORT ncclResult_t ncclParamGetAllParameterKeys(const char*** table, int* tableLen);
+BRAID_NCCL_EXPORT ncclResult_t pncclParamGetAllParameterKeys(const char*** table, int* tableLen);
+
+/** Prints every parameter and its value to standard output. */
+BRAID_NCCL_EXPORT void ncclParamDumpAll(void);
+BRAID_NCCL_EXPORT void pncclParamDumpAll(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -81,6 +81,13 @@ class Comm {
   /// part without joining one and gets null.
   Result<std::unique_ptr<Comm>> split(int color, int key);
 
+  /// Collective over this communicator: it and the ranks that join with `id` form a new
+  /// communicator of `newSize` ranks, in which this communicator's ranks keep theirs. Exactly
+  /// one rank passes the id (made by newUniqueId() in its process, ncclCommGetUniqueId); the
+  /// others pass null and learn it from that rank. The new ranks join with
+  /// create(id, newSize, rank) (ncclCommGrow).
+  Result<std::unique_ptr<Comm>> grow(int newSize, const UniqueId* id);
+
   ~Comm();
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;

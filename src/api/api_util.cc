@@ -24,7 +24,7 @@ ncclResult_t report(const Status& status) {
   return static_cast<ncclResult_t>(status.code());
 }
 
-Result<Comm*> commFrom(const ncclComm_t comm) {
+Result<Comm*> commFrom(const ncclComm_t comm, bool evenSuspended) {
   if (comm == nullptr) return invalidArgument("comm is NULL");
   if (comm->magic != ncclComm::kMagic) {
     return invalidArgument("comm is not a live communicator (destroyed, or not made by braid)");
@@ -40,6 +40,9 @@ Result<Comm*> commFrom(const ncclComm_t comm) {
   if (!comm->comm) {
     if (!comm->initResult.ok()) return comm->initResult.withContext("the communicator's creation");
     return invalidArgument("comm is not a live communicator (destroyed, or not made by braid)");
+  }
+  if (!evenSuspended && comm->suspended.load(std::memory_order_acquire)) {
+    return invalidUsage("the communicator is suspended (ncclCommSuspend): ncclCommResume it first");
   }
   return comm->comm.get();
 }

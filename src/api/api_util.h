@@ -36,6 +36,12 @@ struct ncclComm {
   std::shared_ptr<std::atomic<bool>> initStop = std::make_shared<std::atomic<bool>>(false);
   braid::Status initResult;
   std::mutex initMutex;
+  /// Between ncclCommSuspend and ncclCommResume: calls that use the communicator fail.
+  std::atomic<bool> suspended{false};
+  /// The id ncclCommGetUniqueId made for the next ncclCommGrow, while it is unused.
+  std::mutex growMutex;
+  bool growIdPending = false;
+  ncclUniqueId growId{};
   /// Waits for a non-blocking creation; returns how it ended.
   braid::Status finishInit() {
     std::lock_guard<std::mutex> lock(initMutex);
@@ -59,9 +65,10 @@ void remember(const Status& status);
 /// This thread's last error message ("" when none).
 const std::string& lastError();
 
-/// The Comm behind a handle, or an error for NULL, a handle braid did not make, or one whose
-/// non-blocking creation has not ended (NCCL refuses those calls too).
-Result<Comm*> commFrom(const ncclComm_t comm);
+/// The Comm behind a handle, or an error for NULL, a handle braid did not make, one whose
+/// non-blocking creation has not ended (NCCL refuses those calls too), or, unless
+/// `evenSuspended` (queries, resume), one suspended by ncclCommSuspend.
+Result<Comm*> commFrom(const ncclComm_t comm, bool evenSuspended = false);
 
 /// Converts and range-checks the C enums.
 Result<DataType> dataTypeFrom(ncclDataType_t type);

@@ -8,55 +8,20 @@
 #include <vector>
 
 #include "api/api_util.h"
+#include "api/config_view.h"
 #include "api/group.h"
 #include "base/log.h"
 #include "braid_ext.h"
 
 using braid::Comm;
 using braid::Status;
+using braid::api::checkConfig;
 using braid::api::commFrom;
+using braid::api::ctaBound;
+using braid::api::readConfig;
 using braid::api::report;
 
 namespace {
-
-constexpr unsigned int kConfigMagic = 0xcafebeef;
-/// Most blocks (channels) a communicator runs (Config::validate's bound on BRAID_NCHANNELS).
-constexpr int kMaxCtas = 64;
-
-/// ncclConfig_t's minCTAs or maxCTAs: 0 where unset, or where the caller's struct is too small
-/// to hold the field.
-int ctaBound(const ncclConfig_t* config, size_t offset) {
-  if (config == nullptr || config->size < offset + sizeof(int)) return 0;
-  int value = 0;
-  memcpy(&value, reinterpret_cast<const char*>(config) + offset, sizeof value);
-  return value == NCCL_CONFIG_UNDEF_INT ? 0 : value;
-}
-
-Status checkConfig(const ncclConfig_t* config) {
-  if (config == nullptr) return Status::success();
-  if (config->magic != kConfigMagic) {
-    return braid::invalidArgument(
-        "ncclConfig_t was not initialized with NCCL_CONFIG_INITIALIZER (bad magic)");
-  }
-  if (config->size < offsetof(ncclConfig_t, blocking) + sizeof(int) ||
-      config->size > sizeof(ncclConfig_t)) {
-    return braid::invalidArgument("ncclConfig_t has an unexpected size " +
-                                  std::to_string(config->size));
-  }
-  if (config->blocking != NCCL_CONFIG_UNDEF_INT && config->blocking != 0 && config->blocking != 1) {
-    return braid::invalidArgument("ncclConfig_t.blocking must be 0 or 1");
-  }
-  for (const auto& [name, value] :
-       {std::pair{"minCTAs", ctaBound(config, offsetof(ncclConfig_t, minCTAs))},
-        std::pair{"maxCTAs", ctaBound(config, offsetof(ncclConfig_t, maxCTAs))}}) {
-    if (value < 0 || value > kMaxCtas) {
-      return braid::invalidArgument(std::string("ncclConfig_t.") + name +
-                                    " must be between 1 and " + std::to_string(kMaxCtas) +
-                                    ", got " + std::to_string(value));
-    }
-  }
-  return Status::success();
-}
 
 // Checks what creation needs of its arguments, before any thread starts.
 Status checkInit(ncclComm_t* out, int nranks, int rank, const ncclConfig_t* config) {
@@ -79,7 +44,9 @@ braid::Result<std::unique_ptr<Comm>> makeComm(int nranks, const ncclUniqueId& co
   return Comm::create(id, nranks, rank, options);
 }
 
-bool nonBlocking(const ncclConfig_t* config) { return config != nullptr && config->blocking == 0; }
+bool nonBlocking(const ncclConfig_t* config) {
+  return config != nullptr && readConfig(config).blocking == 0;
+}
 
 // Creates the communicator: at once, or with blocking = 0 on a thread of
 // its own, setting *inProgress (ncclInProgress: ncclCommGetAsyncError says
@@ -90,8 +57,9 @@ Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int ran
   BRAID_TRY(checkInit(out, nranks, rank, config));
   // The device is the calling thread's, also for a creation on another thread.
   if (options.device < 0) options.device = Comm::currentDevice();
-  options.minChannels = ctaBound(config, offsetof(ncclConfig_t, minCTAs));
-  options.maxChannels = ctaBound(config, offsetof(ncclConfig_t, maxCTAs));
+  const ncclConfig_t whole = readConfig(config);
+  options.minChannels = ctaBound(whole.minCTAs);
+  options.maxChannels = ctaBound(whole.maxCTAs);
   auto handle = std::make_unique<ncclComm>();
   if (!nonBlocking(config)) {
     BRAID_ASSIGN_OR_RETURN(handle->comm, makeComm(nranks, commId, rank, options));
@@ -140,7 +108,7 @@ ncclResult_t initRankOrDefer(ncclComm_t* comm, int nranks, const ncclUniqueId& c
   // In a group creation blocks until ncclGroupEnd, whatever the config says.
   std::optional<ncclConfig_t> saved;
   if (config != nullptr) {
-    saved = *config;
+    saved = readConfig(config);
     saved->blocking = 1;
   }
   if (!hostMemory) options.device = Comm::currentDevice();
@@ -350,7 +318,7 @@ BRAID_NCCL_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclCommCount, const ncclComm_t comm, int* count) {
-  auto c = commFrom(comm);
+  auto c = commFrom(comm, /*evenSuspended=*/true);
   if (!c.ok()) return report(c.status());
   if (count == nullptr) return report(braid::invalidArgument("count is NULL"));
   *count = c.value()->size();
@@ -358,7 +326,7 @@ BRAID_NCCL_API(ncclResult_t, ncclCommCount, const ncclComm_t comm, int* count) {
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclCommUserRank, const ncclComm_t comm, int* rank) {
-  auto c = commFrom(comm);
+  auto c = commFrom(comm, /*evenSuspended=*/true);
   if (!c.ok()) return report(c.status());
   if (rank == nullptr) return report(braid::invalidArgument("rank is NULL"));
   *rank = c.value()->rank();
@@ -366,7 +334,7 @@ BRAID_NCCL_API(ncclResult_t, ncclCommUserRank, const ncclComm_t comm, int* rank)
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclCommCuDevice, const ncclComm_t comm, int* device) {
-  auto c = commFrom(comm);
+  auto c = commFrom(comm, /*evenSuspended=*/true);
   if (!c.ok()) return report(c.status());
   if (device == nullptr) return report(braid::invalidArgument("device is NULL"));
   *device = c.value()->cudaDevice();
@@ -415,6 +383,8 @@ BRAID_NCCL_API(const char*, ncclGetErrorString, ncclResult_t result) {
       return "remote process exited, timed out or there was a network error";
     case ncclInProgress:
       return "operation in progress";
+    case ncclTimeout:
+      return "operation timed out";
     default:
       return "unknown result code";
   }

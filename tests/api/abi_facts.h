@@ -1,6 +1,12 @@
 /*
  * abi_facts.h: the list of ABI facts that braid's nccl.h must share with NVIDIA's.
  *
+ * braid's header is NCCL 2.30.7's API; the header installed here to compare with is NVIDIA's
+ * 2.28.9. 2.30 only adds to 2.28 (a result code, four config fields at the end, functions), so
+ * the list holds what the two releases share, which is what a program built against either
+ * relies on; what 2.30 changed (the version, ncclNumResults, the config's size) is checked
+ * against 2.30.7's values in abi_test.cc.
+ *
  * The two headers declare the same names, so no translation unit can include both. Instead each
  * fact is written once here as an expression over the nccl.h names, and every translation unit
  * that includes *some* nccl.h (ours in C++, ours in C, NVIDIA's in upstream_abi_facts.cc)
@@ -25,9 +31,6 @@
 #define BRAID_ABI_NUMBERS(X)                                                             \
   /* version */                                                                          \
   X(NCCL_MAJOR, NCCL_MAJOR)                                                              \
-  X(NCCL_MINOR, NCCL_MINOR)                                                              \
-  X(NCCL_PATCH, NCCL_PATCH)                                                              \
-  X(NCCL_VERSION_CODE, NCCL_VERSION_CODE)                                                \
   X(NCCL_VERSION_2_8_4, NCCL_VERSION(2, 8, 4))                                           \
   X(NCCL_VERSION_2_9_6, NCCL_VERSION(2, 9, 6))                                           \
   X(NCCL_VERSION_2_28_9, NCCL_VERSION(2, 28, 9))                                         \
@@ -51,7 +54,6 @@
   X(ncclInvalidUsage, ncclInvalidUsage)                                                  \
   X(ncclRemoteError, ncclRemoteError)                                                    \
   X(ncclInProgress, ncclInProgress)                                                      \
-  X(ncclNumResults, ncclNumResults)                                                      \
   /* constants */                                                                        \
   X(NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT)                                        \
   X(NCCL_CONFIG_UNDEF_PTR_is_null, (const void*)NCCL_CONFIG_UNDEF_PTR == (const void*)0) \
@@ -68,9 +70,7 @@
   X(NCCL_SHRINK_ABORT, NCCL_SHRINK_ABORT)                                                \
   X(NCCL_REVOKE_DEFAULT, NCCL_REVOKE_DEFAULT)                                            \
   /* ncclConfig_t layout */                                                              \
-  X(sizeof_ncclConfig_t, sizeof(ncclConfig_t))                                           \
   X(alignof_ncclConfig_t, __alignof__(ncclConfig_t))                                     \
-  X(sizeof_struct_ncclConfig_v22800, sizeof(struct ncclConfig_v22800))                   \
   BRAID_ABI_MEMBER(X, ncclConfig_t, size)                                                \
   BRAID_ABI_MEMBER(X, ncclConfig_t, magic)                                               \
   BRAID_ABI_MEMBER(X, ncclConfig_t, version)                                             \
@@ -89,9 +89,7 @@
   BRAID_ABI_MEMBER(X, ncclConfig_t, nChannelsPerNetPeer)                                 \
   BRAID_ABI_MEMBER(X, ncclConfig_t, nvlinkCentricSched)                                  \
   /* NCCL_CONFIG_INITIALIZER */                                                          \
-  X(config_size, config.size)                                                            \
   X(config_magic, config.magic)                                                          \
-  X(config_version, config.version)                                                      \
   X(config_blocking, config.blocking)                                                    \
   X(config_cgaClusterSize, config.cgaClusterSize)                                        \
   X(config_minCTAs, config.minCTAs)                                                      \
@@ -116,7 +114,6 @@
   BRAID_ABI_MEMBER(X, ncclSimInfo_t, estimatedTime)                                      \
   X(simInfo_size, simInfo.size)                                                          \
   X(simInfo_magic, simInfo.magic)                                                        \
-  X(simInfo_version, simInfo.version)                                                    \
   X(simInfo_estimatedTime_x1000, (long long)(simInfo.estimatedTime * 1000.0f))           \
   /* reduction operators */                                                              \
   X(sizeof_ncclRedOp_t, sizeof(ncclRedOp_t))                                             \

@@ -182,6 +182,27 @@ TEST_F(ExportsTest, EveryDeclaredFunctionResolvesWithDlsym) {
   }
 }
 
+// Every function NVIDIA's libnccl.so.2 2.30.7 exports, and its pnccl twin, is in braid's: the
+// list (nccl_2_30_7_functions.txt) says how it was made from NVIDIA's sources.
+TEST_F(ExportsTest, EveryFunctionOfNccl2307IsExportedWithItsTwin) {
+  std::ifstream list(BRAID_NCCL_FUNCTION_LIST);
+  ASSERT_TRUE(list) << "cannot read " << BRAID_NCCL_FUNCTION_LIST;
+  std::vector<std::string> missing;
+  size_t listed = 0;
+  for (std::string line; std::getline(list, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    ++listed;
+    for (const std::string& name : {line, "p" + line}) {
+      bool found = false;
+      for (const std::string& ours : info_.definedSymbols) found = found || ours == name;
+      if (!found) missing.push_back(name);
+    }
+  }
+  EXPECT_EQ(listed, 82u) << "the list of NCCL 2.30.7's functions changed";
+  EXPECT_TRUE(missing.empty()) << path_ << " lacks " << missing.size() << ", the first "
+                               << (missing.empty() ? "" : missing.front());
+}
+
 // Every symbol NVIDIA's libnccl.so.2 exports is in braid's, so that no program linked against
 // NVIDIA's fails to load braid's in its place. NVIDIA's library is read where CUDA installs it, or
 // at BRAID_NVIDIA_NCCL.

@@ -44,14 +44,40 @@ std::vector<Unimplemented> unimplementedEntryPoints(Scratch& x) {
   float* r = x.recv.data();
   const size_t bytes = 8 * sizeof(float);
   Scratch* p = &x;
+  (void)r, (void)bytes, (void)p;
   // clang-format off
   return {
-      {"ncclCommWindowRegister", [=](ncclComm_t c) {
-         return ncclCommWindowRegister(c, r, bytes, &p->window, NCCL_WIN_DEFAULT); }},
-      {"ncclCommWindowDeregister",
-       [](ncclComm_t c) { return ncclCommWindowDeregister(c, nullptr); }},
+      {"ncclSignal", [](ncclComm_t c) { return ncclSignal(0, 0, 0, 0, c, nullptr); }},
+      {"ncclWaitSignal", [](ncclComm_t c) {
+         ncclWaitSignalDesc_t desc = {1, 0, 0, 0};
+         return ncclWaitSignal(1, &desc, c, nullptr); }},
   };
   // clang-format on
+}
+
+// braid has no symmetric memory: windows are declined as NCCL declines them on a communicator
+// without it (success, a NULL window, a NULL user pointer), and the one-sided put, which needs
+// a window, says why it has none.
+TEST_F(NotImplementedOneRank, WindowsAreDeclinedAsNcclDeclinesThem) {
+  Scratch x;
+  ncclWindow_t window = reinterpret_cast<ncclWindow_t>(&x);
+  ASSERT_EQ(ncclCommWindowRegister(comm_, x.recv.data(), 8 * sizeof(float), &window,
+                                   NCCL_WIN_COLL_SYMMETRIC),
+            ncclSuccess)
+      << ncclGetLastError(comm_);
+  EXPECT_EQ(window, nullptr);
+  void* user = &x;
+  EXPECT_EQ(ncclWinGetUserPtr(comm_, window, &user), ncclSuccess);
+  EXPECT_EQ(user, nullptr);
+  EXPECT_EQ(ncclCommWindowDeregister(comm_, window), ncclSuccess);
+  EXPECT_TRUE(failsWith(
+      [&] {
+        return ncclPutSignal(x.send.data(), 4, ncclFloat, 0, window, 0, 0, 0, 0, comm_, nullptr);
+      },
+      ncclInvalidArgument, {"ncclPutSignal", "no symmetric memory"}, comm_));
+  EXPECT_TRUE(failsWith(
+      [&] { return ncclCommWindowRegister(comm_, nullptr, 64, &window, NCCL_WIN_DEFAULT); },
+      ncclInvalidArgument, {"NULL"}, comm_));
 }
 
 TEST_F(NotImplementedOneRank, EveryEntryPointSaysSo) {

@@ -4,7 +4,8 @@
 // and hands its facts over as plain data (see abi_facts.h). It is found by absolute path, never
 // through the include path, so that "nccl.h" elsewhere in the tests is always braid's. The
 // header needs the CUDA runtime headers; where either is missing, or the installed NCCL is not
-// the 2.28.9 that braid follows, braidUpstreamAbiFacts returns false and the comparisons skip.
+// 2.28.9 whose facts abi_facts.h lists as the ones 2.30.7 shares, braidUpstreamAbiFacts returns
+// false and the comparisons skip.
 #include "api/abi_facts.h"
 
 #if defined(__has_include)
