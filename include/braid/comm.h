@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -87,6 +88,20 @@ class Comm {
   /// others pass null and learn it from that rank. The new ranks join with
   /// create(id, newSize, rank) (ncclCommGrow).
   Result<std::unique_ptr<Comm>> grow(int newSize, const UniqueId* id);
+
+  /// Collective (ncclCommSuspend with NCCL_SUSPEND_MEM): waits for this communicator's kernels,
+  /// then gives back its device memory (FIFOs, device programs, scratch, one-shot boards); a
+  /// host communicator holds none. Calls may follow: they make their FIFOs again.
+  Status suspendMemory();
+  /// Collective (ncclCommResume): makes again what a call needs before its first use (the
+  /// one-shot boards).
+  Status resumeMemory();
+  /// Device memory this communicator holds now (none on host memory).
+  struct DeviceMemory {
+    uint64_t held = 0;  ///< bytes in all
+    uint64_t kept = 0;  ///< of them, what suspendMemory() keeps
+  };
+  DeviceMemory deviceMemory() const;
 
   ~Comm();
   Comm(const Comm&) = delete;

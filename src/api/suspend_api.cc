@@ -1,9 +1,9 @@
-// NCCL 2.30's ncclCommSuspend, ncclCommResume and ncclCommMemStats, as far as braid can honour
-// them. NCCL_SUSPEND_MEM asks a communicator to give back its GPU memory: a host communicator
-// holds none, so there it releases nothing and says so truthfully (0 bytes suspendable); a GPU
-// communicator's FIFOs are mapped by its peers (cuda_ipc) and would have to be made and
-// exchanged again, which braid does not do yet, so there it is refused with that reason.
-// Between suspend and resume every call that uses the communicator fails (commFrom).
+// NCCL 2.30's ncclCommSuspend, ncclCommResume and ncclCommMemStats. NCCL_SUSPEND_MEM asks a
+// communicator to give back its GPU memory: a GPU communicator frees its FIFOs, device
+// programs, scratch and one-shot boards (Comm::suspendMemory; collective in braid, since its
+// FIFOs are mapped by its peers), a host communicator holds none. Between suspend and resume
+// every call that uses the communicator fails (commFrom). The memory figures are what the
+// communicator's meter counts (gpu/metered_runtime.h).
 #include <cstdint>
 #include <string>
 
@@ -12,14 +12,6 @@
 using braid::api::commFrom;
 using braid::api::report;
 
-namespace {
-
-constexpr const char* kGpuSuspendPlan =
-    "braid cannot yet give back a GPU communicator's memory: its FIFOs are mapped by its peers "
-    "and would have to be made and exchanged again (the communicator stays usable)";
-
-}  // namespace
-
 BRAID_NCCL_API(ncclResult_t, ncclCommSuspend, ncclComm_t comm, int flags) {
   auto c = commFrom(comm);
   if (!c.ok()) return report(c.status());
@@ -27,9 +19,12 @@ BRAID_NCCL_API(ncclResult_t, ncclCommSuspend, ncclComm_t comm, int flags) {
     return report(braid::invalidArgument("ncclCommSuspend: unknown flags " + std::to_string(flags) +
                                          " (NCCL_SUSPEND_MEM is 1)"));
   }
-  if ((flags & NCCL_SUSPEND_MEM) != 0 && c.value()->onGpu()) {
-    return report(
-        braid::invalidUsage(std::string("ncclCommSuspend(NCCL_SUSPEND_MEM): ") + kGpuSuspendPlan));
+  if (comm->suspended.load(std::memory_order_acquire)) {
+    return report(braid::invalidUsage("ncclCommSuspend: the communicator is suspended already"));
+  }
+  if ((flags & NCCL_SUSPEND_MEM) != 0) {
+    const braid::Status s = c.value()->suspendMemory();
+    if (!s.ok()) return report(s.withContext("ncclCommSuspend"));
   }
   comm->suspended.store(true, std::memory_order_release);
   return ncclSuccess;
@@ -38,9 +33,12 @@ BRAID_NCCL_API(ncclResult_t, ncclCommSuspend, ncclComm_t comm, int flags) {
 BRAID_NCCL_API(ncclResult_t, ncclCommResume, ncclComm_t comm) {
   auto c = commFrom(comm, /*evenSuspended=*/true);
   if (!c.ok()) return report(c.status());
-  if (!comm->suspended.exchange(false, std::memory_order_acq_rel)) {
+  if (!comm->suspended.load(std::memory_order_acquire)) {
     return report(braid::invalidUsage("ncclCommResume: the communicator is not suspended"));
   }
+  const braid::Status s = c.value()->resumeMemory();
+  if (!s.ok()) return report(s.withContext("ncclCommResume"));
+  comm->suspended.store(false, std::memory_order_release);
   return ncclSuccess;
 }
 
@@ -54,14 +52,20 @@ BRAID_NCCL_API(ncclResult_t, ncclCommMemStats, ncclComm_t comm, ncclCommMemStat_
     return report(
         braid::invalidArgument("ncclCommMemStats: unknown statistic " + std::to_string(which)));
   }
-  if (which == ncclStatGpuMemSuspended) {
-    *value = comm->suspended.load(std::memory_order_acquire) ? 1 : 0;
-    return ncclSuccess;
+  const braid::Comm::DeviceMemory m = c.value()->deviceMemory();
+  switch (which) {
+    case ncclStatGpuMemSuspended:
+      *value = comm->suspended.load(std::memory_order_acquire) ? 1 : 0;
+      break;
+    case ncclStatGpuMemSuspend:
+      *value = m.held - m.kept;
+      break;
+    case ncclStatGpuMemPersist:
+      *value = m.kept;
+      break;
+    default:
+      *value = m.held;
+      break;
   }
-  if (c.value()->onGpu()) {
-    return report(braid::invalidUsage(
-        "ncclCommMemStats: braid does not count a GPU communicator's device memory yet"));
-  }
-  *value = 0;  // a host communicator holds no GPU memory
   return ncclSuccess;
 }

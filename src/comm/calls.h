@@ -49,6 +49,9 @@ class Calls {
 
   /// A GPU communicator's side, once made; the calls then run there.
   void attachGpu(GpuSide* gpu) { gpu_ = gpu; }
+  /// Forgets the cached schedules, and with them their device programs and FIFO ports (a GPU
+  /// communicator's suspend); the next calls make them again.
+  void dropSchedules() { schedules_.clear(); }
 
   /// Runs a collective: checked, recorded, and on failure explained and noted.
   Status run(const CollCall& call);

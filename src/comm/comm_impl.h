@@ -31,6 +31,7 @@
 #include "comm/recorder.h"
 #include "comm/selector.h"
 #include "config.h"
+#include "gpu/metered_runtime.h"
 
 namespace braid {
 
@@ -53,6 +54,9 @@ class Comm::Impl {
   comm::Network network{config, members, health};
   comm::Links links{config, members, health, network};
   comm::Selector selector;
+  /// A GPU communicator's device memory is all allocated through this meter, which counts it;
+  /// before Calls and the GPU side, whose device programs and FIFOs free through it.
+  std::unique_ptr<gpu::MeteredRuntime> gpuMemory;
   comm::Calls calls{config, members, health, recorder, links, selector};
   /// Null on host communicators. After Calls, which points at it: it goes first.
   std::unique_ptr<comm::GpuSide> gpu;

@@ -15,7 +15,8 @@ Status Comm::Impl::connect() {
                         " excludes both cuda_ipc and shm, the transports of GPUs on one host");
   }
   auto side = std::make_unique<comm::GpuSide>(config, members, health, recorder, links, network);
-  BRAID_TRY(side->open(members.cudaDevice));
+  gpuMemory = std::make_unique<gpu::MeteredRuntime>(gpu::runtime());
+  BRAID_TRY(side->open(members.cudaDevice, *gpuMemory));
   // A GPU rank's channels are blocks of its kernel: how many comes from the device.
   BRAID_TRY(side->chooseChannels());
   selector.nchannels = links.nchannels;

@@ -57,8 +57,11 @@ GpuSide::~GpuSide() {
   if (stream != nullptr) (void)runtime->streamDestroy(stream);
 }
 
-Status GpuSide::open(int onDevice) {
-  gpu::Runtime& rt = gpu::runtime();
+Status GpuSide::open(int onDevice, gpu::MeteredRuntime& metered) {
+  // Everything this side allocates goes through the meter, which counts the device memory the
+  // communicator holds (ncclCommMemStats).
+  meter = &metered;
+  gpu::Runtime& rt = metered;
   runtime = &rt;
   device = onDevice;
   BRAID_TRY(rt.setDevice(device));
@@ -145,21 +148,11 @@ void GpuSide::resume() {
   engine::storeRelaxed(&fault->claim, 0);
 }
 
-// A GPU communicator: its FIFOs are GPU FIFOs made on first use
-// (gpu_links.cc), with no shm ring; it runs the ring and the tree on
-// the Simple and LL protocols and the one-shot all-reduce on its GPU
-// boards (exec/device_one_shot.h), chosen by the GPU model
-// (tune::Model::gpuDefaults).
-Status GpuSide::connect(Selector& selector) {
+Status GpuSide::makeOneShot(Selector& selector) {
   const int rank = members_.rank;
   const int nranks = members_.nranks;
-  selector.model = tune::Model::gpuDefaults();
   tune::Allowed& allowed = selector.allowed;
   const int oneShotAlgo = static_cast<int>(algo::Algorithm::kOneShot);
-  allowed.oneShotMaxBytes = 0;
-  if (nranks > static_cast<int>(kernels::engine::kMaxOneShotRanks)) {
-    allowed.algorithm[oneShotAlgo] = false;
-  }
   if (allowed.algorithm[oneShotAlgo] && nranks > 1) {
     // Every peer reads the board: it lies where each could place a FIFO.
     auto placement = transport::cuda_ipc::FifoPlacement::kDeviceMemory;
@@ -176,6 +169,49 @@ Status GpuSide::connect(Selector& selector) {
     allowed.oneShotMaxBytes = oneShot->maxBytes();
     selector.oneShotBoard = true;
   }
+  return Status::success();
+}
+
+Status GpuSide::releaseMemory() {
+  BRAID_TRY(runtime->setDevice(device));
+  oneShot.reset();
+  recvLinks.clear();
+  sendLinks.clear();
+  p2pPrograms.clear();
+  selfCopy.reset();
+  retired.clear();
+  for (void* p : retiredScratch) BRAID_TRY(runtime->deviceFree(p));
+  retiredScratch.clear();
+  if (scratch != nullptr) BRAID_TRY(runtime->deviceFree(scratch));
+  scratch = nullptr;
+  scratchBytes = 0;
+  return Status::success();
+}
+
+Status GpuSide::restoreMemory(Selector& selector) {
+  BRAID_TRY(runtime->setDevice(device));
+  // The FIFOs made from here on start afresh, their cursors too.
+  cursorsUsed = 0;
+  BRAID_TRY(runtime->fill(cursors, 0, cursorCapacity * sizeof(engine::FifoCursor), stream));
+  BRAID_TRY(runtime->streamSynchronize(stream));
+  return makeOneShot(selector);
+}
+
+// A GPU communicator: its FIFOs are GPU FIFOs made on first use
+// (gpu_links.cc), with no shm ring; it runs the ring and the tree on
+// the Simple and LL protocols and the one-shot all-reduce on its GPU
+// boards (exec/device_one_shot.h), chosen by the GPU model
+// (tune::Model::gpuDefaults).
+Status GpuSide::connect(Selector& selector) {
+  const int nranks = members_.nranks;
+  selector.model = tune::Model::gpuDefaults();
+  tune::Allowed& allowed = selector.allowed;
+  const int oneShotAlgo = static_cast<int>(algo::Algorithm::kOneShot);
+  allowed.oneShotMaxBytes = 0;
+  if (nranks > static_cast<int>(kernels::engine::kMaxOneShotRanks)) {
+    allowed.algorithm[oneShotAlgo] = false;
+  }
+  BRAID_TRY(makeOneShot(selector));
   BRAID_INFO(
       "selection: %s (GPU)%s", tune::describeAllowed(allowed).c_str(),
       selector.deterministic ? "; deterministic reductions in the in-order tree's order" : "");

@@ -26,6 +26,7 @@
 #include "config.h"
 #include "exec/device_one_shot.h"
 #include "exec/device_program.h"
+#include "gpu/metered_runtime.h"
 #include "gpu/runtime.h"
 #include "kernels/engine/launch.h"
 #include "transport/cuda_ipc/gpu_fifo.h"
@@ -107,6 +108,9 @@ class GpuSide {
   GpuSide(const GpuSide&) = delete;
   GpuSide& operator=(const GpuSide&) = delete;
 
+  /// The process's runtime, counting this communicator's device memory (Comm::Impl owns it:
+  /// the cached device programs of Calls outlive this side); `runtime` is it.
+  gpu::MeteredRuntime* meter = nullptr;
   gpu::Runtime* runtime = nullptr;
   int device = -1;
   gpu::Stream stream = nullptr;  ///< uploads and FIFO setup, never the user's work
@@ -152,8 +156,9 @@ class GpuSide {
   /// (gpu_channels.h); set by chooseChannels.
   int blockBudget = 1;
 
-  /// Makes the state of a communicator on `device` (after the peers are known).
-  Status open(int device);
+  /// Makes the state of a communicator on `device` (after the peers are known), allocating
+  /// through `metered`.
+  Status open(int device, gpu::MeteredRuntime& metered);
   /// Sets the channels of the communicator (Links::nchannels) and blockBudget from the
   /// device, the ranks that share it and the user's bounds (gpu_residency.cc); fails where the
   /// ranks sharing the device cannot all have their blocks resident.
@@ -171,6 +176,13 @@ class GpuSide {
   Status waitForLaunches();
   /// After a quiesce: lowers the abort word and forgets the fault the stopped kernels recorded.
   void resume();
+
+  /// ncclCommSuspend: frees the FIFOs, programs, scratch and one-shot boards (every launch has
+  /// ended, on every rank: Comm::suspendMemory); the cursors, abort and fault words stay.
+  Status releaseMemory();
+  /// ncclCommResume: zeroed cursors for the FIFOs to come, and the one-shot boards again
+  /// (collective); the FIFOs come with their first use, as at creation.
+  Status restoreMemory(Selector& selector);
 
   /// Adds calls to the pending launch, all to the same one: `lanes[i]` is
   /// (-1, 0) for a collective, else (peer, 0 recv / 1 send / 2 self copy);
@@ -197,6 +209,9 @@ class GpuSide {
   Status makeLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,
                    transport::cuda_ipc::FifoFormat format);
   Result<kernels::engine::FifoCursor*> takeCursor();
+
+  /// The one-shot boards, where `selector` allows the one-shot (connect, restoreMemory).
+  Status makeOneShot(Selector& selector);
 
   const Config& config_;
   const Members& members_;

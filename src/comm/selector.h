@@ -53,6 +53,8 @@ class ChoiceCache {
   }
 
   size_t size() const { return size_; }
+  /// Forgets every answer (a suspend took away what some of them relied on).
+  void clear() { size_ = 0; }
 
  private:
   struct Entry {

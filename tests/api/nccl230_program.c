@@ -1,8 +1,9 @@
 /*
  * nccl230_program.c: a C program written against NCCL 2.30's nccl.h that calls every function
  * 2.29 and 2.30 added, on a host communicator ("host") or on the emulated GPU ("gpu"), and
- * checks each answer: what braid does, and what it declines with which result. It prints "OK"
- * last, and the first unexpected answer otherwise (ctest api.nccl230_*).
+ * checks each answer: what braid does, and what it declines with which result. The grow makes
+ * a communicator of two ranks (this thread and a new one), which then suspends and resumes. It
+ * prints "OK" last, and the first unexpected answer otherwise (ctest api.nccl230_*).
  *
  * The device API's entry points are declared in NVIDIA's nccl_device headers, not in nccl.h;
  * the prototypes below repeat theirs.
@@ -42,14 +43,28 @@ ncclResult_t ncclGetLsaMultimemDevicePointer(ncclWindow_t window, size_t offset,
 ncclResult_t ncclGinOutboxCreateRequirement(int nBlocks, int sizeLog2, void* outHandle,
                                             void* outReq);
 
+/* Failures so far, counted by both threads of the grown communicator. */
 static int failures = 0;
+static pthread_mutex_t failuresLock = PTHREAD_MUTEX_INITIALIZER;
 
-#define EXPECT(what, cond)                                                               \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      printf("FAIL %s:%d: %s (%s)\n", __FILE__, __LINE__, what, ncclGetLastError(NULL)); \
-      ++failures;                                                                        \
-    }                                                                                    \
+static void fail(const char* file, int line, const char* what) {
+  pthread_mutex_lock(&failuresLock);
+  printf("FAIL %s:%d: %s (%s)\n", file, line, what, ncclGetLastError(NULL));
+  ++failures;
+  pthread_mutex_unlock(&failuresLock);
+}
+
+static int failuresSoFar(void) {
+  int n;
+  pthread_mutex_lock(&failuresLock);
+  n = failures;
+  pthread_mutex_unlock(&failuresLock);
+  return n;
+}
+
+#define EXPECT(what, cond)                       \
+  do {                                           \
+    if (!(cond)) fail(__FILE__, __LINE__, what); \
   } while (0)
 
 #define EXPECT_RESULT(call, want) EXPECT(#call " gives " #want, (call) == (want))
@@ -85,6 +100,34 @@ static ncclResult_t sumOnes(ncclComm_t comm, int n, float expect) {
   return ncclSuccess;
 }
 
+/* Suspend and resume on one rank of a communicator whose every rank does the same (braid's
+ * suspend is collective): the memory it reports goes down to what a suspend keeps, calls fail
+ * until the resume, and afterwards the all-reduce is right again. Returns the failures seen. */
+static int checkSuspend(ncclComm_t comm, int nranks) {
+  uint64_t held = 0, kept = 0, releasable = 0, after = 0, state = 9;
+  const int before = failuresSoFar();
+  EXPECT_RESULT(sumOnes(comm, 16, (float)nranks), ncclSuccess); /* its FIFOs are made */
+  EXPECT_RESULT(ncclCommMemStats(comm, ncclStatGpuMemTotal, &held), ncclSuccess);
+  EXPECT_RESULT(ncclCommMemStats(comm, ncclStatGpuMemPersist, &kept), ncclSuccess);
+  EXPECT_RESULT(ncclCommMemStats(comm, ncclStatGpuMemSuspend, &releasable), ncclSuccess);
+  EXPECT("the figures add up", held == kept + releasable);
+  EXPECT("a GPU communicator's FIFOs take device memory; a host one's none",
+         onGpu ? releasable > 0 : held == 0);
+  EXPECT_RESULT(ncclCommSuspend(comm, NCCL_SUSPEND_MEM), ncclSuccess);
+  EXPECT_RESULT(ncclCommMemStats(comm, ncclStatGpuMemSuspended, &state), ncclSuccess);
+  EXPECT("suspended", state == 1);
+  EXPECT_RESULT(ncclCommMemStats(comm, ncclStatGpuMemTotal, &after), ncclSuccess);
+  EXPECT("the memory went down to what a suspend keeps", after == kept);
+  EXPECT_RESULT(sumOnes(comm, 4, (float)nranks), ncclInvalidUsage); /* not while suspended */
+  EXPECT_RESULT(ncclCommSuspend(comm, NCCL_SUSPEND_MEM), ncclInvalidUsage); /* already */
+  EXPECT_RESULT(ncclCommResume(comm), ncclSuccess);
+  EXPECT_RESULT(ncclCommResume(comm), ncclInvalidUsage); /* not suspended any more */
+  EXPECT_RESULT(sumOnes(comm, 16, (float)nranks), ncclSuccess);
+  EXPECT_RESULT(ncclCommMemStats(comm, ncclStatGpuMemSuspended, &state), ncclSuccess);
+  EXPECT("resumed", state == 0);
+  return failuresSoFar() - before;
+}
+
 struct NewRank {
   ncclUniqueId id;
   ncclComm_t comm;
@@ -97,6 +140,7 @@ static void* joinGrow(void* arg) {
   if (onGpu) dev->setDevice(1);
   r->made = ncclCommGrow(NULL, 2, &r->id, 1, &r->comm, NULL);
   r->summed = r->made == ncclSuccess ? sumOnes(r->comm, 16, 2.0f) : r->made;
+  if (r->summed == ncclSuccess && checkSuspend(r->comm, 2) != 0) r->summed = ncclInternalError;
   return NULL;
 }
 
@@ -145,7 +189,6 @@ static void checkParameters(void) {
 
 static void checkOneRank(ncclComm_t comm) {
   CommProperties props;
-  uint64_t value = 99;
   ncclWindow_t win = (ncclWindow_t)1;
   void* user = (void*)1;
   void* pointer = (void*)1;
@@ -162,21 +205,6 @@ static void checkOneRank(ncclComm_t comm) {
          !props.deviceApiSupport && !props.hostRmaSupport);
   EXPECT("properties: the device", props.cudaDev == (onGpu ? 0 : -1));
 
-  EXPECT_RESULT(ncclCommMemStats(comm, ncclStatGpuMemSuspended, &value), ncclSuccess);
-  EXPECT("not suspended", value == 0);
-  if (!onGpu) {
-    EXPECT_RESULT(ncclCommMemStats(comm, ncclStatGpuMemTotal, &value), ncclSuccess);
-    EXPECT("a host communicator holds no GPU memory", value == 0);
-    EXPECT_RESULT(ncclCommSuspend(comm, NCCL_SUSPEND_MEM), ncclSuccess);
-    EXPECT_RESULT(ncclCommMemStats(comm, ncclStatGpuMemSuspended, &value), ncclSuccess);
-    EXPECT("suspended", value == 1);
-    EXPECT_RESULT(sumOnes(comm, 4, 1.0f), ncclInvalidUsage); /* unusable while suspended */
-    EXPECT_RESULT(ncclCommResume(comm), ncclSuccess);
-    EXPECT_RESULT(ncclCommResume(comm), ncclInvalidUsage); /* not suspended any more */
-  } else {
-    EXPECT_RESULT(ncclCommMemStats(comm, ncclStatGpuMemTotal, &value), ncclInvalidUsage);
-    EXPECT_RESULT(ncclCommSuspend(comm, NCCL_SUSPEND_MEM), ncclInvalidUsage);
-  }
   EXPECT_RESULT(ncclCommSuspend(comm, 4), ncclInvalidArgument);
   EXPECT_RESULT(sumOnes(comm, 4, 1.0f), ncclSuccess);
 
@@ -248,7 +276,10 @@ int main(int argc, char** argv) {
   EXPECT_RESULT(ncclCommGrow(comm, 2, &newRank.id, 0, &grown, NULL), ncclInvalidArgument);
   pthread_create(&thread, NULL, joinGrow, &newRank);
   EXPECT_RESULT(ncclCommGrow(comm, 2, &newRank.id, -1, &grown, NULL), ncclSuccess);
-  if (grown != NULL) EXPECT_RESULT(sumOnes(grown, 16, 2.0f), ncclSuccess);
+  if (grown != NULL) {
+    EXPECT_RESULT(sumOnes(grown, 16, 2.0f), ncclSuccess);
+    checkSuspend(grown, 2);
+  }
   pthread_join(thread, NULL);
   EXPECT_RESULT(newRank.made, ncclSuccess);
   EXPECT_RESULT(newRank.summed, ncclSuccess);
@@ -257,8 +288,8 @@ int main(int argc, char** argv) {
   if (newRank.made == ncclSuccess) ncclCommDestroy(newRank.comm);
   ncclCommDestroy(comm);
 
-  if (failures != 0) {
-    printf("%d check(s) failed\n", failures);
+  if (failuresSoFar() != 0) {
+    printf("%d check(s) failed\n", failuresSoFar());
     return 1;
   }
   printf("OK: every NCCL 2.29/2.30 function answered as expected (%s)\n",
