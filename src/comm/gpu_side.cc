@@ -11,6 +11,7 @@
 #include <cinttypes>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "base/log.h"
 #include "kernels/engine/interpreter.h"
@@ -38,15 +39,8 @@ GpuSide::~GpuSide() {
         "destroy: a peer did not read this rank's last one-shot all-reduce in time; "
         "freeing its board anyway");
   }
-  oneShot.reset();
   // FIFOs and programs first: their memory is what the kernels used.
-  recvLinks.clear();
-  sendLinks.clear();
-  p2pPrograms.clear();
-  selfCopy.reset();
-  retired.clear();
-  for (void* p : retiredScratch) (void)runtime->deviceFree(p);
-  if (scratch != nullptr) (void)runtime->deviceFree(scratch);
+  (void)releaseMemory();
   if (cursors != nullptr) (void)runtime->deviceFree(cursors);
   if (fault != nullptr) (void)runtime->hostFree(fault);
   if (waits != nullptr) (void)runtime->hostFree(waits);
@@ -173,19 +167,23 @@ Status GpuSide::makeOneShot(Selector& selector) {
 }
 
 Status GpuSide::releaseMemory() {
-  BRAID_TRY(runtime->setDevice(device));
+  Status first = runtime->setDevice(device);
   oneShot.reset();
   recvLinks.clear();
   sendLinks.clear();
   p2pPrograms.clear();
   selfCopy.reset();
   retired.clear();
-  for (void* p : retiredScratch) BRAID_TRY(runtime->deviceFree(p));
+  // Every buffer is freed even after one fails; the first failure is the answer.
+  auto keep = [&first](Status s) {
+    if (first.ok()) first = std::move(s);
+  };
+  for (void* p : retiredScratch) keep(runtime->deviceFree(p));
   retiredScratch.clear();
-  if (scratch != nullptr) BRAID_TRY(runtime->deviceFree(scratch));
+  if (scratch != nullptr) keep(runtime->deviceFree(scratch));
   scratch = nullptr;
   scratchBytes = 0;
-  return Status::success();
+  return first;
 }
 
 Status GpuSide::restoreMemory(Selector& selector) {
