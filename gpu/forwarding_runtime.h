@@ -33,9 +33,7 @@ class ForwardingRuntime : public Runtime {
   Status copy(void* d, const void* s, size_t b, Stream st) override {
     return inner_.copy(d, s, b, st);
   }
-  Status fill(void* d, int v, size_t b, Stream st) override {
-    return inner_.fill(d, v, b, st);
-  }
+  Status fill(void* d, int v, size_t b, Stream st) override { return inner_.fill(d, v, b, st); }
   Result<IpcHandle> ipcHandle(void* p) override { return inner_.ipcHandle(p); }
   Result<void*> ipcOpen(const IpcHandle& h) override { return inner_.ipcOpen(h); }
   Status ipcClose(void* p) override { return inner_.ipcClose(p); }
@@ -46,9 +44,7 @@ class ForwardingRuntime : public Runtime {
   Result<Event> eventCreate() override { return inner_.eventCreate(); }
   Status eventDestroy(Event e) override { return inner_.eventDestroy(e); }
   Status eventRecord(Event e, Stream s) override { return inner_.eventRecord(e, s); }
-  Status streamWaitEvent(Stream s, Event e) override {
-    return inner_.streamWaitEvent(s, e);
-  }
+  Status streamWaitEvent(Stream s, Event e) override { return inner_.streamWaitEvent(s, e); }
   Status eventSynchronize(Event e) override { return inner_.eventSynchronize(e); }
   Result<bool> eventDone(Event e) override { return inner_.eventDone(e); }
   Status hostCallback(Stream s, void (*fn)(void*), void* a) override {
@@ -58,15 +54,11 @@ class ForwardingRuntime : public Runtime {
     return inner_.residentBlocksPerSm(k);
   }
   Status deviceSynchronize() override { return inner_.deviceSynchronize(); }
-  Status beginCapture(Stream s, CaptureMode m) override {
-    return inner_.beginCapture(s, m);
-  }
+  Status beginCapture(Stream s, CaptureMode m) override { return inner_.beginCapture(s, m); }
   Result<Graph> endCapture(Stream s) override { return inner_.endCapture(s); }
   Status graphLaunch(Graph g, Stream s) override { return inner_.graphLaunch(g, s); }
   Status graphDestroy(Graph g) override { return inner_.graphDestroy(g); }
-  CaptureMode exchangeCaptureMode(CaptureMode m) override {
-    return inner_.exchangeCaptureMode(m);
-  }
+  CaptureMode exchangeCaptureMode(CaptureMode m) override { return inner_.exchangeCaptureMode(m); }
 
  protected:
   Runtime& inner() { return inner_; }
