@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# scripts/gpu-check's phase perf: braid-perf tables, every one checked (each rank counts its own
+# wrong elements), and on a GPU the timings the goals are judged on (perf_goals.py):
+#   - the engine's reduce loop alone against the device-to-device copy (braid-kernel-bench);
+#   - all_reduce N = 1 on braid and, the same binary, on NVIDIA's libnccl.so.2 (LD_LIBRARY_PATH
+#     comes before braid-perf's RUNPATH); N = 2, 4, 8 ranks as threads on the one GPU;
+#   - a NCCL_MAX_NCHANNELS sweep at 256 MiB (N = 2); one odd count of floats, whose channel and
+#     chunk bounds are not 16-byte aligned; every type and op; Simple, LL and one-shot forced;
+#   - the kernels' registers, and the blocks of 512 threads they leave room for on an SM, from
+#     cuobjdump --dump-resource-usage.
+# On the emulated GPU the same tables are a correctness run at small sizes, on one emulated device
+# as on the one-GPU machine, and nothing is timed against anything.
+source "$(dirname "${BASH_SOURCE[0]}")/record.sh"
+
+perf=$GC_BIN/braid-perf
+if ((GC_EMULATED)); then
+  export BRAID_EMULATE_GPUS=1
+  big=(-b 8 -e 2M -f 8 -n 2 -w 1)
+  sweep_bytes=1M channels=(1 2 4)
+  odd_count=100003
+  small=(-b 8 -e 256K -f 8 -n 2 -w 1)
+  oneshot=(-b 8 -e 64K -f 8 -n 2 -w 1)
+else
+  big=(-b 8 -e 1G -f 2 -n 20 -w 5)
+  sweep_bytes=256M channels=(1 2 4 8 16 32)
+  odd_count=$(((1 << 26) + 1))
+  small=(-b 8 -e 4M -f 4 -n 20 -w 5)
+  oneshot=(-b 8 -e 64K -f 4 -n 20 -w 5)
+fi
+# N = 4 and 8 stop at 256 MiB on a GPU: their host-side checks of 1 GiB per rank take minutes.
+mid=("${big[@]}")
+((GC_EMULATED)) || mid=(-b 8 -e 256M -f 2 -n 20 -w 5)
+
+# perf_case NAME WANT THROUGH COMMAND...: a braid-perf run that passes when it exits 0, its table
+# reads "0 OK" and its header says the devices are reached through THROUGH (a prefix).
+perf_case() {
+  local name=$1 want=$2 through=$3
+  shift 3
+  gc_run "$name" "$want" "$@" || return 0
+  local rows seen wrong
+  rows=$(grep -cE '^ +[0-9]+ +[0-9]+ ' "$GC_LOG")
+  seen=$(grep -m1 '^#  devices through' "$GC_LOG" | sed 's/^#  devices through //')
+  wrong=$(grep -m1 '^# Wrong elements' "$GC_LOG" | sed 's/^# Wrong elements *: *//')
+  if gc_timed_out; then
+    gc_finish "$name" FAIL "did not finish within $GC_LIMIT s"
+  elif ((GC_RC != 0)); then
+    local said
+    said=$(grep -m1 -E 'braid-perf: |error' "$GC_LOG" | cut -c1-160)
+    gc_finish "$name" FAIL "exit status $GC_RC (the table says: ${wrong:-nothing}): $said"
+  elif [[ $wrong != "0 OK" || $rows -eq 0 ]]; then
+    gc_finish "$name" FAIL "$rows rows, wrong elements: ${wrong:-none counted}"
+  elif [[ $seen != "$through"* ]]; then
+    gc_finish "$name" FAIL "devices through ${seen:-none (host memory)}, not $through"
+  else
+    gc_finish "$name" PASS "$rows rows, 0 wrong, $(python3 "$GC_LIB/perf_goals.py" row "$GC_LOG")"
+  fi
+}
+
+if ((GC_EMULATED)); then
+  braids="emulated GPU"
+  gc_record perf.kernels SKIP "braid-kernel-bench times CUDA's own copy: a real GPU only"
+else
+  braids="CUDA (braid's"
+  if gc_run perf.kernels 120 "$GC_BIN/braid-kernel-bench" $((1 << 30)); then
+    if ((GC_RC == 0)); then
+      gc_finish perf.kernels PASS "$(grep -c engine "$GC_LOG") engine loops timed against the copy"
+    else
+      gc_finish perf.kernels FAIL "exit status $GC_RC: $(tail -1 "$GC_LOG")"
+    fi
+  fi
+fi
+
+perf_case perf.n1 150 "$braids" "$perf" all_reduce "${big[@]}"
+if ((GC_EMULATED)); then
+  gc_record perf.n1_nccl SKIP "NVIDIA's NCCL needs a real GPU"
+elif nccl=$(python3 "$GC_LIB/nvidia_nccl.py"); then
+  # A folder holding NVIDIA's library alone, under the name braid-perf asks for.
+  mkdir -p "$GC_WORK/nvidia-nccl" && ln -sf "$nccl" "$GC_WORK/nvidia-nccl/libnccl.so.2"
+  perf_case perf.n1_nccl 150 "CUDA (braid-perf's" env \
+    LD_LIBRARY_PATH="$GC_WORK/nvidia-nccl${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$perf" all_reduce "${big[@]}"
+else
+  gc_record perf.n1_nccl SKIP "NVIDIA's libnccl.so.2 not found (its wheel, torch/lib, CUDA's lib64)"
+fi
+perf_case perf.n2 150 "$braids" "$perf" all_reduce "${big[@]}" -t 2
+perf_case perf.n4 120 "$braids" "$perf" all_reduce "${mid[@]}" -t 4
+perf_case perf.n8 120 "$braids" "$perf" all_reduce "${mid[@]}" -t 8
+
+for c in "${channels[@]}"; do
+  perf_case "perf.channels$c" 60 "$braids" env NCCL_MAX_NCHANNELS="$c" \
+    "$perf" all_reduce -b "$sweep_bytes" -e "$sweep_bytes" -n 5 -w 2 -t 2
+done
+# An odd count of floats: no channel's part, and no chunk, starts on a 16-byte boundary.
+perf_case perf.odd_count 60 "$braids" "$perf" all_reduce -b $((odd_count * 4)) \
+  -e $((odd_count * 4)) -n 5 -w 2 -t 2
+perf_case perf.types_ops 120 "$braids" "$perf" all_reduce -d all -o all -b 1K -e 64K -f 64 \
+  -n 1 -w 1 -t 2
+# Both protocols forced at N = 2, to see where LL stops paying off on this GPU (which
+# src/tune/gpu_defaults.cc only guesses so far), and the one-shot all_reduce up to its 64 KiB.
+perf_case perf.simple 60 "$braids" env BRAID_PROTO=simple "$perf" all_reduce "${small[@]}" -t 2
+perf_case perf.ll 60 "$braids" env BRAID_PROTO=ll "$perf" all_reduce "${small[@]}" -t 2
+perf_case perf.oneshot 60 "$braids" env BRAID_ALGO=oneshot "$perf" all_reduce "${oneshot[@]}" -t 2
+
+if ((GC_EMULATED)); then
+  gc_record perf.registers SKIP "cuobjdump reads a CUDA build's machine code: a real GPU's check"
+elif cuobjdump=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump 2>/dev/null); then
+  dump=$GC_WORK/logs/perf.registers.log
+  "$cuobjdump" --dump-resource-usage "$GC_LIBDIR/libnccl.so.2" >"$dump" 2>&1
+  gc_record perf.registers INFO "$(python3 "$GC_LIB/perf_goals.py" registers "$dump")" 0 info \
+    logs/perf.registers.log
+else
+  gc_record perf.registers INFO "cuobjdump absent: no register or occupancy figures"
+fi
+
+# The goals, from the tables above (perf_goals.py).
+python3 "$GC_LIB/perf_goals.py" goals "$GC_WORK/logs" "$GC_CASES" --emulated "$GC_EMULATED"
+exit 0
