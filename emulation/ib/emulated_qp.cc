@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "emulation/ib/emulated_cq.h"
+#include "emulation/ib/emulated_faults.h"
 #include "emulation/ib/emulated_hca.h"
 #include "emulation/ib/emulated_limits.h"
 #include "emulation/ib/emulated_requester.h"
@@ -216,11 +217,16 @@ int QueuePair::postSend(ibv_send_wr* wr, ibv_send_wr** bad) {
     if (err == 0 && attrs_.state == IBV_QPS_RTS && sends_.outstanding() >= cap_.max_send_wr) {
       err = ENOMEM;
     }
+    const WriteFault fault = err == 0 ? nextWriteFault() : WriteFault::kNone;
+    if (fault == WriteFault::kPost) err = EIO;
     if (err != 0) break;
     if (attrs_.state == IBV_QPS_ERR) {
       pushSendCompletion(wr->wr_id, IBV_WC_WR_FLUSH_ERR);
     } else {
       sends_.post(makeSendWork(*wr), now);
+      if (fault == WriteFault::kCompletion) {
+        failHeadLocked(IBV_WC_RETRY_EXC_ERR, "injected by BRAID_IB_EMULATE_FAULT");
+      }
     }
   }
   if (err != 0 && bad != nullptr) *bad = wr;

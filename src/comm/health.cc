@@ -46,11 +46,45 @@ void Health::stopChildren() {
   for (const auto& child : childStops_) child->store(true);
 }
 
+void Health::noteLinkFailure(int peer, const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(linkMutex_);
+    if (linkFailure_) return;
+    linkFailure_ = LinkFailure{peer, why};
+  }
+  BRAID_WARN("the link to rank %d failed: %s; every call of this communicator stops", peer,
+             why.c_str());
+  raiseStop();
+  if (watch) watch->reportLinkFailure(peer);
+}
+
+std::optional<Health::LinkFailure> Health::linkFailure() const {
+  std::lock_guard<std::mutex> lock(linkMutex_);
+  return linkFailure_;
+}
+
 std::optional<watch::Loss> Health::firstLoss() const {
-  return watch ? watch->firstLoss() : std::nullopt;
+  if (watch) {
+    if (std::optional<watch::Loss> loss = watch->firstLoss()) return loss;
+  }
+  // A link failure this rank saw is known here before the watcher has passed it on.
+  if (std::optional<LinkFailure> link = linkFailure()) {
+    return watch::Loss{link->peer, watch::wire::Cause::kLinkFailed, members_.rank, 0};
+  }
+  return std::nullopt;
 }
 
 Status Health::lossStatus(const watch::Loss& loss) const {
+  if (loss.cause == watch::wire::Cause::kLinkFailed) {
+    std::string text = "the network link between rank " + std::to_string(loss.observer) +
+                       " and rank " + std::to_string(loss.rank) + " failed";
+    std::optional<LinkFailure> mine = linkFailure();
+    if (mine && loss.observer == members_.rank && mine->peer == loss.rank) text += ": " + mine->why;
+    return remoteError(text +
+                       "; the communicator cannot be used again (ncclCommShrink can make "
+                       "one without rank " +
+                       std::to_string(loss.rank) + ")");
+  }
   const std::vector<PeerInfo>& peers = members_.peers;
   std::string who = "rank " + std::to_string(loss.rank);
   if (loss.rank == members_.rank) {
@@ -73,9 +107,8 @@ std::vector<std::string> Health::lossWords() const {
 
 Status Health::explainFailure(const Status& s) const {
   if (s.ok()) return s;
-  std::optional<watch::Loss> loss;
+  std::optional<watch::Loss> loss = firstLoss();
   if (watch) {
-    loss = watch->firstLoss();
     // A peer's death reaches a transport as a remote error (a greeting or a read that met
     // end of file) or a system one (a reset connection, a refused connect).
     const bool peerShaped =

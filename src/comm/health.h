@@ -88,6 +88,11 @@ class Health {
     return made;
   }
 
+  /// This rank's transport link to `peer` failed (the verbs proxy's thread, a socket proxy's):
+  /// keeps the first such `why` (the NIC, the status) for the errors, raises the stop flag so
+  /// that every wait of this rank ends, and has the watcher tell every other rank.
+  void noteLinkFailure(int peer, const std::string& why);
+
   /// The first peer lost, if any.
   std::optional<watch::Loss> firstLoss() const;
   /// ncclRemoteError naming the lost rank, its process and how it was found.
@@ -102,7 +107,16 @@ class Health {
   Status checkUsable() const;
 
  private:
+  /// The first link failure this rank saw itself.
+  struct LinkFailure {
+    int peer = -1;
+    std::string why;
+  };
+  std::optional<LinkFailure> linkFailure() const;
+
   const Members& members_;
+  mutable std::mutex linkMutex_;
+  std::optional<LinkFailure> linkFailure_;
   std::mutex childrenMutex_;
   std::vector<std::shared_ptr<std::atomic<bool>>> childStops_;
 };

@@ -56,7 +56,13 @@ Status Network::chooseTransport() {
   } else {
     BRAID_ASSIGN_OR_RETURN(ib_,
                            transport::ib::IbNetwork::open(config_.ib, members_.localRank(), &why));
-    if (ib_) ib_->stopDrainsWhen(health_.stop.get());
+    if (ib_) {
+      ib_->stopDrainsWhen(health_.stop.get());
+      // A FIFO end that fails ends every call at once, here and, through the watch, elsewhere.
+      Health* health = &health_;
+      ib_->onFailure(
+          [health](int peer, const std::string& why) { health->noteLinkFailure(peer, why); });
+    }
   }
   // Both ends of a FIFO must run the same transport: verbs only if every rank has it.
   std::vector<int32_t> usable(members_.nranks, 0);

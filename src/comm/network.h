@@ -35,7 +35,7 @@ namespace braid::comm {
 
 class Network {
  public:
-  Network(const Config& config, const Members& members, const Health& health)
+  Network(const Config& config, const Members& members, Health& health)
       : config_(config), members_(members), health_(health) {}
 
   /// Joins the network: the listener, the exchange of addresses, the choice of transport. Takes
@@ -84,7 +84,7 @@ class Network {
 
   const Config& config_;
   const Members& members_;
-  const Health& health_;
+  Health& health_;
   std::unique_ptr<transport::net::SocketRendezvous> net_;
   std::vector<sockaddr_storage> addresses_;
   std::unique_ptr<transport::ib::IbNetwork> ib_;

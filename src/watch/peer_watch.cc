@@ -73,6 +73,8 @@ std::string Loss::describe() const {
     what = "nothing came from it for " + std::to_string(silentMs) +
            " ms (BRAID_HEARTBEAT_TIMEOUT_MS): its host is down, the link is cut, or it is "
            "stopped";
+  } else if (cause == wire::Cause::kLinkFailed) {
+    what = "the network link to it failed (a transport error, not its process ending)";
   } else {
     what =
         "its watch connection closed without a goodbye: the process ended (killed, crashed "
@@ -245,6 +247,12 @@ void PeerWatch::pollOnce() {
     uint64_t count = 0;
     (void)!::read(wakeFd_, &count, sizeof(count));
   }
+  std::vector<Loss> reported;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    reported.swap(reported_);
+  }
+  for (const Loss& loss : reported) learn(loss);
   if (fds[2].revents != 0) readLink(successor_);
   if (fds[3].revents != 0) readLink(predecessor_);
   // Arrivals before the listener, whose accepts append to the list.
@@ -410,6 +418,15 @@ void PeerWatch::checkSilence() {
   }
 }
 
+void PeerWatch::reportLinkFailure(int peer) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    reported_.push_back({peer, wire::Cause::kLinkFailed, rank_, 0});
+  }
+  const uint64_t one = 1;
+  (void)!::write(wakeFd_, &one, sizeof(one));
+}
+
 void PeerWatch::learn(const Loss& loss) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -424,8 +441,10 @@ void PeerWatch::learn(const Loss& loss) {
   // this rank's own reaction (an abort, an exit) can close its connections.
   wire::Frame word{static_cast<uint32_t>(wire::FrameKind::kLoss), loss.rank, loss.observer,
                    static_cast<uint32_t>(loss.cause), loss.silentMs};
-  if (successor_.peer != loss.rank) sendFrame(successor_, word);
-  if (predecessor_.peer != loss.rank) sendFrame(predecessor_, word);
+  // A rank at the end of a failed link still lives and must hear of it too; a dead one cannot.
+  const bool alive = loss.cause == wire::Cause::kLinkFailed;
+  if (alive || successor_.peer != loss.rank) sendFrame(successor_, word);
+  if (alive || predecessor_.peer != loss.rank) sendFrame(predecessor_, word);
   if (onLoss_) onLoss_(loss);
 }
 

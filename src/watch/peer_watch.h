@@ -91,6 +91,11 @@ class PeerWatch {
   /// a kernel timed out) learns whether a loss is behind it before it words its error.
   std::optional<Loss> awaitLoss(int64_t ms) const;
 
+  /// This rank's transport link to `peer` failed: the watcher passes it round the ring as a
+  /// loss of `peer` (Cause::kLinkFailed, this rank observing), so that every rank's waits end,
+  /// not only those on the link. Any thread; it returns at once.
+  void reportLinkFailure(int peer);
+
   /// Leaves in order: tells both neighbours, then stops the thread. Idempotent.
   void leave();
 
@@ -155,6 +160,7 @@ class PeerWatch {
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
   std::vector<Loss> losses_;
+  std::vector<Loss> reported_;  ///< reportLinkFailure's, for the thread to learn
   std::map<uint64_t, std::vector<char>> letters_;
 
   friend struct ForkRegistry;

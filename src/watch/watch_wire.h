@@ -43,6 +43,9 @@ enum class FrameKind : uint32_t {
 enum class Cause : uint32_t {
   kClosed = 1,  ///< its watch connection closed without a kLeaving (the process ended)
   kSilent = 2,  ///< nothing came from it for the heartbeat timeout (host down, link cut, stopped)
+  /// The observer's transport link to it failed (a verbs completion or post error, a broken
+  /// socket): it may live, but the communicator cannot move data between the two.
+  kLinkFailed = 3,
 };
 
 struct Frame {

@@ -73,8 +73,16 @@ void IbPump::detach() {
 
 void IbPump::fail(const std::string& why) {
   if (state_.exchange(State::kFailed) == State::kFailed) return;
-  BRAID_WARN("verbs transport: %s", why.c_str());
+  // The NICs this end's queue pairs use, so that the error says where it happened.
+  std::string nics;
+  for (int i = 0; qps_ != nullptr && i < qps_->size(); ++i) {
+    const std::string& name = qps_->port(i).name();
+    if (nics.find(name) == std::string::npos) nics += (nics.empty() ? "" : ", ") + name;
+  }
+  const std::string where = nics.empty() ? why : why + " (on " + nics + ")";
+  BRAID_WARN("verbs transport: %s", where.c_str());
   socket_.close();
+  network_.reportFailure(peer_, "verbs: " + where);
 }
 
 IbHello IbSendPump::ourHello() const {
@@ -193,7 +201,8 @@ void IbSendPump::completed(const ibv_wc& wc, uint32_t tag) {
   if (state_.load() == State::kFailed) return;
   if (wc.status != IBV_WC_SUCCESS) {
     fail("a write to rank " + std::to_string(peer_) + " failed: " + wcStatusName(wc.status) +
-         " (vendor error " + std::to_string(wc.vendor_err) + ")");
+         " (ibv_wc_status " + std::to_string(static_cast<int>(wc.status)) + ", vendor error " +
+         std::to_string(wc.vendor_err) + ")");
     return;
   }
   written_.mark(tag);

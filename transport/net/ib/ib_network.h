@@ -3,8 +3,10 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "braid/status.h"
@@ -38,6 +40,15 @@ class IbNetwork {
   void stopDrainsWhen(const std::atomic<bool>* flag) { drainCancel_ = flag; }
   const std::atomic<bool>* drainCancel() const { return drainCancel_; }
 
+  /// Who hears of a failed FIFO end (a completion or post error, a broken handshake): the
+  /// communicator, which ends every call waiting on it at once (comm::Health). Set before any
+  /// FIFO is made; called on the proxy's thread with the peer and what failed.
+  using OnFailure = std::function<void(int peer, const std::string& why)>;
+  void onFailure(OnFailure f) { onFailure_ = std::move(f); }
+  void reportFailure(int peer, const std::string& why) const {
+    if (onFailure_) onFailure_(peer, why);
+  }
+
  private:
   IbNetwork(const VerbsApi* verbs, IbSettings settings, std::vector<std::unique_ptr<IbPort>> ports,
             int first);
@@ -47,6 +58,7 @@ class IbNetwork {
   std::vector<std::unique_ptr<IbPort>> ports_;
   int first_;
   const std::atomic<bool>* drainCancel_ = nullptr;
+  OnFailure onFailure_;
   std::unique_ptr<IbProxy> proxy_;  // after ports_, so it stops before they close
 };
 

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# A NIC fails under a live peer: 2 hosts x 2 ranks run all_reduce in a loop over the emulated
+# HCA, and rank 1's HCA fails its 300th RDMA write (BRAID_IB_EMULATE_FAULT=KIND:300: a completion
+# with IBV_WC_RETRY_EXC_ERR, or a post refused). Every rank must fail within seconds, with the
+# deadline left at 10 minutes (so no rank may wait for it): rank 1 naming the peer, the NIC and
+# the verbs status, the others the failed link.
+#
+# usage: perf_verbs_fault.sh BRAID_PERF completion|post
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+[[ $# -eq 2 ]] || fail "usage: $0 BRAID_PERF completion|post"
+perf=$1 kind=$2
+export BRAID_IB_EMULATE=1 BRAID_NET=IB BRAID_TIMEOUT_MS=600000
+export E2E_RUN_LIMIT_S=60 # read by run_on_hosts (lib.sh): far below the deadline
+start=$(date +%s%N)
+run_on_hosts "$E2E_TMP/out" "$E2E_TMP/err" 2 4 bash -c \
+  'if [[ $RANK == 1 ]]; then export BRAID_IB_EMULATE_FAULT=$0:300; fi; exec "$@"' "$kind" \
+  "$perf" all_reduce -b 64K -e 64K -n 100000 -w 1 -c 0
+took_ms=$((($(date +%s%N) - start) / 1000000))
+((RUN_RC != 0)) || fail "every rank exited 0 although a NIC failed" "$E2E_TMP/out"
+status="transport retry counter exceeded (ibv_wc_status 12"
+[[ $kind == post ]] && status="posting a write"
+grep -q "the network link between rank 1 and rank [0-9]* failed: verbs: .*$status.*(on emu_" \
+  "$E2E_TMP/err.1" || fail "rank 1 does not name the peer, the NIC and the verbs status" \
+  "$E2E_TMP/err.1"
+for ((rank = 0; rank < 4; rank++)); do
+  err=$E2E_TMP/err.$rank
+  ((rank == 0)) && err=$E2E_TMP/err
+  grep -q "the network link between rank" "$err" || fail "rank $rank does not say a link failed" "$err"
+done
+echo "PASS [$E2E_NAME]: every rank failed naming the link, ${took_ms} ms for the whole run"
