@@ -7,6 +7,12 @@
 # time and busbw at 8 B, 1 MiB and 64 MiB with the ratio braid / MPI (a
 # ratio above 1 means braid is faster).
 #
+# The memory is the physical limit: memcpy-bw (bench/peers/memcpy_bw.c) measures
+# this machine's copy rate M (bytes read plus written per second, glibc memcpy on
+# 2 threads, 256 MiB) in the same run, and for 1 MiB and up the table gives the
+# zero-copy bound of an N-rank all_reduce, busbw <= M (N - 1) / N^2, and the
+# fraction of it braid reaches (docs/benchmarks.md derives the formula).
+#
 # usage: bench/compare-mpi.sh [ranks...]      (default: 2 4)
 # env:   BUILD (default build), REPEAT (runs per figure, default 5; the median is shown)
 # Iterations per size (both libraries get the same): 1000 at 8 B, where a
@@ -24,7 +30,7 @@ declare -A ITERS=([8]=1000 [1048576]=200 [67108864]=20)
 declare -A WARMUP=([8]=100 [1048576]=20 [67108864]=5)
 
 braid_install_deps
-BRAID_BUILD="$BUILD" braid_build braid-perf mpi-allreduce-perf >/dev/null
+BRAID_BUILD="$BUILD" braid_build braid-perf mpi-allreduce-perf memcpy-bw >/dev/null
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 tmp="$(mktemp -d)"
@@ -36,11 +42,20 @@ row_for() {  # file size -> "time busbw"
   awk -v s="$2" '$1 == s { print $6, $8; exit }' "$1"
 }
 
+# The memory's copy rate, GB/s: the median of REPEAT runs of memcpy-bw.
+copy_rates=()
+for ((rep = 0; rep < REPEAT; ++rep)); do
+  copy_rates+=("$("$BUILD/bin/memcpy-bw" 2 | awk '{ print $(NF - 1) }')")
+done
+M=$(median "${copy_rates[@]}")
+
 echo "Each figure is the median of $REPEAT runs; braid and MPI runs alternate, so both see the"
 echo "same machine state. Out-of-place, float32 sum, time averaged over ranks."
+echo "Memory copy rate M = $M GB/s (memcpy-bw, 2 threads, 256 MiB, bytes read + written; runs:"
+echo "${copy_rates[*]}). Zero-copy bound of an N-rank all_reduce: busbw <= M (N - 1) / N^2."
 echo
-echo "| ranks | size | braid time (us) | MPI time (us) | braid busbw (GB/s) | MPI busbw (GB/s) | busbw ratio braid/MPI |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| ranks | size | braid time (us) | MPI time (us) | braid busbw (GB/s) | MPI busbw (GB/s) | busbw ratio braid/MPI | bound busbw (GB/s) | braid / bound |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for n in "${RANKS[@]}"; do
   for size in "${SIZES[@]}"; do
     iters="${ITERS[$size]}"
@@ -56,12 +71,14 @@ for n in "${RANKS[@]}"; do
       bts+=("$bt") bbs+=("$bb") mts+=("$mt") mbs+=("$mb")
     done
     awk -v n="$n" -v s="$size" -v bt="$(median "${bts[@]}")" -v bb="$(median "${bbs[@]}")" \
-        -v mt="$(median "${mts[@]}")" -v mb="$(median "${mbs[@]}")" 'BEGIN {
+        -v mt="$(median "${mts[@]}")" -v mb="$(median "${mbs[@]}")" -v m="$M" 'BEGIN {
       label = s >= 1048576 ? sprintf("%d MiB", s / 1048576) : sprintf("%d B", s);
       # At 8 B busbw rounds to 0.00: compare times there (MPI time / braid time).
       r = s < 1024 ? (bt > 0 ? sprintf("%.2f (time)", mt / bt) : "n/a") \
                    : (mb > 0 ? sprintf("%.2f", bb / mb) : "n/a");
-      printf("| %d | %s | %.2f | %.2f | %.2f | %.2f | %s |\n", n, label, bt, mt, bb, mb, r);
+      bound = m * (n - 1) / (n * n);
+      fb = s >= 1048576 ? sprintf("%.2f | %.2f", bound, bb / bound) : "- | -";
+      printf("| %d | %s | %.2f | %.2f | %.2f | %.2f | %s | %s |\n", n, label, bt, mt, bb, mb, r, fb);
     }'
   done
 done
