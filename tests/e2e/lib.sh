@@ -107,7 +107,11 @@ run_on_hosts() {
     rc=0
     wait "${pids[$rank]}" || rc=$?
     if [[ $rc -eq 124 || $rc -eq 137 ]]; then
-      fail "rank $rank of '$*' did not finish within ${E2E_RUN_LIMIT_S}s" "$out" "$err.$rank"
+      # Rank 0 writes to $out and $err themselves, the others to $out.N and $err.N: show the
+      # hung rank's stderr, and every other rank's too (a hang is often another rank's doing).
+      local logs=("$out" "$err")
+      for ((r = 1; r < nranks; r++)); do logs+=("$err.$r"); done
+      fail "rank $rank of '$*' did not finish within ${E2E_RUN_LIMIT_S}s" "${logs[@]}"
     fi
     ((RUN_RC != 0)) || RUN_RC=$rc
   done
