@@ -1,12 +1,13 @@
 // Memory windows and the one-sided operations on them (ncclCommWindowRegister, NCCL 2.30's
 // ncclWinGetUserPtr, ncclPutSignal, ncclSignal, ncclWaitSignal).
 //
-// braid has no symmetric memory yet, so it declines windows exactly as NCCL does on a
+// braid has no symmetric memory yet, so it declines windows exactly as NCCL 2.30 does on a
 // communicator without symmetric support: registering succeeds and makes no window (*win =
 // NULL), deregistering NULL succeeds, and a window's user pointer is NULL. Programs that test
-// for the NULL window (PyTorch does) fall back to their ordinary path. The one-sided operations
-// need a window, or, for the bare signals, a path on which a peer's signal arrives without a
-// matching call, which braid does not have yet: they fail and say so, never a silent success.
+// for the NULL window (PyTorch does) fall back to their ordinary path. Without symmetric memory
+// NCCL's communicator has no host RMA either (ncclCommQueryProperties: hostRmaSupport false),
+// and its one-sided calls (put, signal, wait) fail with ncclInvalidArgument saying so; braid's
+// answer the same, never a silent success.
 #include <string>
 
 #include "api/api_util.h"
@@ -20,9 +21,9 @@ namespace {
 constexpr const char* kNoWindows =
     "braid has no symmetric memory yet: ncclCommWindowRegister makes no window (NULL), as NCCL "
     "does on a communicator without symmetric support";
-constexpr const char* kNoSignals =
-    "braid has no path yet on which a peer's signal arrives without a matching call (one-sided "
-    "operations are planned with symmetric windows)";
+constexpr const char* kNoHostRma =
+    "host RMA is not supported in this communicator (ncclCommQueryProperties: hostRmaSupport = "
+    "false; braid has no symmetric memory yet), as NCCL answers on such a communicator";
 
 }  // namespace
 
@@ -70,16 +71,11 @@ BRAID_NCCL_API(ncclResult_t, ncclWinGetUserPtr, ncclComm_t comm, ncclWindow_t wi
 BRAID_NCCL_API(ncclResult_t, ncclPutSignal, const void* localbuff, size_t count,
                ncclDataType_t datatype, int peer, ncclWindow_t peerWin, size_t peerWinOffset,
                int sigIdx, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t stream) {
-  (void)localbuff, (void)count, (void)datatype, (void)peer, (void)peerWinOffset, (void)sigIdx;
-  (void)ctx, (void)flags, (void)stream;
+  (void)localbuff, (void)count, (void)datatype, (void)peer, (void)peerWin, (void)peerWinOffset;
+  (void)sigIdx, (void)ctx, (void)flags, (void)stream;
   auto c = commFrom(comm);
   if (!c.ok()) return report(c.status());
-  if (peerWin == nullptr) {
-    return report(braid::invalidArgument(std::string("ncclPutSignal: the window is NULL (") +
-                                         kNoWindows + ")"));
-  }
-  return report(
-      braid::invalidArgument("ncclPutSignal: this window is not braid's (braid makes none)"));
+  return report(braid::invalidArgument(std::string("ncclPutSignal: ") + kNoHostRma));
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclSignal, int peer, int sigIdx, int ctx, unsigned int flags,
@@ -87,7 +83,7 @@ BRAID_NCCL_API(ncclResult_t, ncclSignal, int peer, int sigIdx, int ctx, unsigned
   (void)peer, (void)sigIdx, (void)ctx, (void)flags, (void)stream;
   auto c = commFrom(comm);
   if (!c.ok()) return report(c.status());
-  return braid::api::notImplemented("ncclSignal", kNoSignals);
+  return report(braid::invalidArgument(std::string("ncclSignal: ") + kNoHostRma));
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclWaitSignal, int nDesc, ncclWaitSignalDesc_t* signalDescs,
@@ -95,5 +91,5 @@ BRAID_NCCL_API(ncclResult_t, ncclWaitSignal, int nDesc, ncclWaitSignalDesc_t* si
   (void)nDesc, (void)signalDescs, (void)stream;
   auto c = commFrom(comm);
   if (!c.ok()) return report(c.status());
-  return braid::api::notImplemented("ncclWaitSignal", kNoSignals);
+  return report(braid::invalidArgument(std::string("ncclWaitSignal: ") + kNoHostRma));
 }

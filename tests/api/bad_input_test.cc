@@ -2,8 +2,8 @@
 //
 // A program that passes NULL, a rank out of range, an uninitialized ncclConfig_t or an unknown
 // enum value must get the documented ncclResult_t and a ncclGetLastError() text that names the
-// problem; never a crash, never a hang, never a silent success. (Entry points braid does not
-// implement yet are checked in not_implemented_test.cc.) Most checks need no peers, because a
+// problem; never a crash, never a hang, never a silent success. (The entry points braid declines
+// are checked in windows_test.cc and device_team_test.cc.) Most checks need no peers, because a
 // 1-rank communicator connects to nobody. The missing-peer tests shorten BRAID_TIMEOUT_MS so that
 // braid's own deadline, not the test runner, ends the wait.
 //

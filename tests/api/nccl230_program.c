@@ -217,8 +217,8 @@ static void checkOneRank(ncclComm_t comm) {
   EXPECT_RESULT(ncclCommWindowDeregister(comm, win), ncclSuccess);
   EXPECT_RESULT(ncclPutSignal(buffer, 1, ncclInt8, 0, win, 0, 0, 0, 0, comm, NULL),
                 ncclInvalidArgument);
-  EXPECT_RESULT(ncclSignal(0, 0, 0, 0, comm, NULL), ncclInvalidUsage);
-  EXPECT_RESULT(ncclWaitSignal(1, &desc, comm, NULL), ncclInvalidUsage);
+  EXPECT_RESULT(ncclSignal(0, 0, 0, 0, comm, NULL), ncclInvalidArgument); /* no host RMA */
+  EXPECT_RESULT(ncclWaitSignal(1, &desc, comm, NULL), ncclInvalidArgument);
   EXPECT_RESULT(ncclGetLsaDevicePointer(win, 0, 0, &pointer), ncclInvalidArgument);
   EXPECT_RESULT(ncclGetPeerDevicePointer(win, 0, 0, &pointer), ncclInvalidArgument);
   EXPECT_RESULT(ncclGetLsaMultimemDevicePointer(win, 0, &pointer), ncclInvalidArgument);
