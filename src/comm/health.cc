@@ -14,6 +14,11 @@ namespace {
 /// error: the socket of a dead rank may close under a transport a moment before the watcher
 /// reads its own, and the word from the far side of the ring takes a few milliseconds.
 constexpr int64_t kLossGraceMs = 500;
+/// How long a failed link waits for the word of a death before it calls itself a link failure:
+/// a dead rank's links break too, and then its death is the news (the watcher sees a closed
+/// connection within milliseconds). Below kLossGraceMs, so that a call that failed with the link
+/// still finds the link's word while it waits for a loss.
+constexpr int64_t kLinkGraceMs = 200;
 
 }  // namespace
 
@@ -49,12 +54,23 @@ void Health::stopChildren() {
 void Health::noteLinkFailure(int peer, const std::string& why) {
   {
     std::lock_guard<std::mutex> lock(linkMutex_);
-    if (linkFailure_) return;
+    if (linkNoted_) return;
+    linkNoted_ = true;
+  }
+  raiseStop();  // every wait of this rank ends now, whatever the cause turns out to be
+  if (watch) {
+    if (std::optional<watch::Loss> death = watch->awaitLoss(kLinkGraceMs)) {
+      BRAID_INFO("the link to rank %d failed (%s) after rank %d was lost: the loss is the news",
+                 peer, why.c_str(), death->rank);
+      return;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(linkMutex_);
     linkFailure_ = LinkFailure{peer, why};
   }
   BRAID_WARN("the link to rank %d failed: %s; every call of this communicator stops", peer,
              why.c_str());
-  raiseStop();
   if (watch) watch->reportLinkFailure(peer);
 }
 
@@ -107,7 +123,7 @@ std::vector<std::string> Health::lossWords() const {
 
 Status Health::explainFailure(const Status& s) const {
   if (s.ok()) return s;
-  std::optional<watch::Loss> loss = firstLoss();
+  std::optional<watch::Loss> loss = watch ? watch->firstLoss() : std::nullopt;
   if (watch) {
     // A peer's death reaches a transport as a remote error (a greeting or a read that met
     // end of file) or a system one (a reset connection, a refused connect).
@@ -117,6 +133,7 @@ Status Health::explainFailure(const Status& s) const {
       loss = watch->awaitLoss(kLossGraceMs);
     }
   }
+  if (!loss) loss = firstLoss();  // this rank's own link failure, not passed on yet
   if (!loss) return s;
   return remoteError(lossStatus(*loss).message() + "; the call stopped: " + s.message());
 }

@@ -89,8 +89,10 @@ class Health {
   }
 
   /// This rank's transport link to `peer` failed (the verbs proxy's thread, a socket proxy's):
-  /// keeps the first such `why` (the NIC, the status) for the errors, raises the stop flag so
-  /// that every wait of this rank ends, and has the watcher tell every other rank.
+  /// raises the stop flag so that every wait of this rank ends; then, unless the watch hears of
+  /// a lost rank within a moment (a death breaks links too, and is the better news), keeps the
+  /// first such `why` (the NIC, the status) for the errors and has the watcher tell every other
+  /// rank. Blocks its caller for that moment (kLinkGraceMs).
   void noteLinkFailure(int peer, const std::string& why);
 
   /// The first peer lost, if any.
@@ -116,6 +118,7 @@ class Health {
 
   const Members& members_;
   mutable std::mutex linkMutex_;
+  bool linkNoted_ = false;  ///< a link failure came (the first is the one handled)
   std::optional<LinkFailure> linkFailure_;
   std::mutex childrenMutex_;
   std::vector<std::shared_ptr<std::atomic<bool>>> childStops_;

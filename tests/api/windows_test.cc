@@ -39,8 +39,8 @@ TEST_F(WindowsOneRank, AreDeclinedAsNcclDeclinesThemWithoutSymmetricMemory) {
         return ncclPutSignal(send.data(), 4, ncclFloat, 0, window, 0, 0, 0, 0, comm_, nullptr);
       },
       ncclInvalidArgument, {"ncclPutSignal", "host RMA is not supported"}, comm_));
-  EXPECT_TRUE(failsWith([&] { return ncclSignal(0, 0, 0, 0, comm_, nullptr); },
-                        ncclInvalidArgument, {"ncclSignal", "host RMA is not supported"}, comm_));
+  EXPECT_TRUE(failsWith([&] { return ncclSignal(0, 0, 0, 0, comm_, nullptr); }, ncclInvalidArgument,
+                        {"ncclSignal", "host RMA is not supported"}, comm_));
   ncclWaitSignalDesc_t desc = {1, 0, 0, 0};
   EXPECT_TRUE(failsWith([&] { return ncclWaitSignal(1, &desc, comm_, nullptr); },
                         ncclInvalidArgument, {"ncclWaitSignal", "host RMA is not supported"},
