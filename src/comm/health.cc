@@ -36,7 +36,11 @@ Status Health::startWatch(const Config& config, std::function<void(const watch::
 
 void Health::stopWatching() {
   if (!watch) return;
-  watch->leave();
+  // Aborted: the peers' calls cannot finish without this rank, so they are to hear its going
+  // as a loss, not a departure. (A rank whose call failed on its own and that then destroys
+  // its communicator still leaves in order: its peers most often failed the same way, and a
+  // word of loss would hide their own reasons, which the flight recorder keeps.)
+  watch->leave(/*abandoning=*/aborted.load());
   watch.reset();
 }
 

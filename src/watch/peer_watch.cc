@@ -75,6 +75,8 @@ std::string Loss::describe() const {
            "stopped";
   } else if (cause == wire::Cause::kLinkFailed) {
     what = "the network link to it failed (a transport error, not its process ending)";
+  } else if (cause == wire::Cause::kAbandoned) {
+    what = "it aborted the communicator and left, so its part of the calls will not come";
   } else {
     what =
         "its watch connection closed without a goodbye: the process ended (killed, crashed "
@@ -172,9 +174,10 @@ PeerWatch::~PeerWatch() {
   if (wakeFd_ >= 0) ::close(wakeFd_);
 }
 
-void PeerWatch::leave() {
+void PeerWatch::leave(bool abandoning) {
   if (left_ || forkedAway_) return;
   left_ = true;
+  abandoning_.store(abandoning);
   leaving_.store(true);
   if (thread_.joinable()) {
     const uint64_t one = 1;
@@ -215,7 +218,10 @@ std::optional<Loss> PeerWatch::awaitLoss(int64_t ms) const {
 void PeerWatch::run() {
   while (!leaving_.load()) pollOnce();
   // Leaving in order: the kLeaving frames must reach the neighbours before the close does.
-  wire::Frame bye{static_cast<uint32_t>(wire::FrameKind::kLeaving), rank_, rank_, 0, 0};
+  // A rank that aborted its communicator says so: its neighbours take its going for a loss
+  // then, since the calls they wait in cannot finish without it.
+  const uint32_t cause = abandoning_.load() ? static_cast<uint32_t>(wire::Cause::kAbandoned) : 0;
+  wire::Frame bye{static_cast<uint32_t>(wire::FrameKind::kLeaving), rank_, rank_, cause, 0};
   for (Link* link : {&successor_, &predecessor_}) {
     if (!link->socket.valid()) continue;
     const Deadline flushBy = Deadline::afterMs(kLeavingFlushMs);
@@ -300,6 +306,9 @@ void PeerWatch::handleFrame(Link& link, const wire::Frame& frame) {
       return;
     case wire::FrameKind::kLeaving:
       link.leaving = true;
+      if (frame.cause == static_cast<uint32_t>(wire::Cause::kAbandoned)) {
+        learn(Loss{link.peer, wire::Cause::kAbandoned, rank_, 0});
+      }
       return;
     case wire::FrameKind::kLoss: {
       const std::string problem = wire::checkLossFrame(frame, nranks_);

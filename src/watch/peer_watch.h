@@ -96,8 +96,10 @@ class PeerWatch {
   /// not only those on the link. Any thread; it returns at once.
   void reportLinkFailure(int peer);
 
-  /// Leaves in order: tells both neighbours, then stops the thread. Idempotent.
-  void leave();
+  /// Leaves in order: tells both neighbours, then stops the thread. Idempotent. `abandoning`:
+  /// the communicator was aborted here, and the neighbours are to take the going for a loss
+  /// (Cause::kAbandoned), since their calls cannot finish without this rank.
+  void leave(bool abandoning = false);
 
   /// Sends a letter of `bytes` (<= wire::kMaxLetterBytes) with `key` to `peer`'s watcher.
   Status post(int peer, uint64_t key, const void* payload, size_t bytes, const Deadline& deadline);
@@ -160,7 +162,8 @@ class PeerWatch {
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
   std::vector<Loss> losses_;
-  std::vector<Loss> reported_;  ///< reportLinkFailure's, for the thread to learn
+  std::vector<Loss> reported_;           ///< reportLinkFailure's, for the thread to learn
+  std::atomic<bool> abandoning_{false};  ///< leave(true): the goodbye says so
   std::map<uint64_t, std::vector<char>> letters_;
 
   friend struct ForkRegistry;

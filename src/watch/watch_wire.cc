@@ -19,7 +19,8 @@ std::string checkLossFrame(const Frame& f, int nranks) {
   if (f.observer < 0 || f.observer >= nranks) return "observer " + std::to_string(f.observer);
   if (f.cause != static_cast<uint32_t>(Cause::kClosed) &&
       f.cause != static_cast<uint32_t>(Cause::kSilent) &&
-      f.cause != static_cast<uint32_t>(Cause::kLinkFailed)) {
+      f.cause != static_cast<uint32_t>(Cause::kLinkFailed) &&
+      f.cause != static_cast<uint32_t>(Cause::kAbandoned)) {
     return "cause " + std::to_string(f.cause);
   }
   if (f.silentMs < 0) return "a negative silence";

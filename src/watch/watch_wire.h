@@ -46,6 +46,9 @@ enum class Cause : uint32_t {
   /// The observer's transport link to it failed (a verbs completion or post error, a broken
   /// socket): it may live, but the communicator cannot move data between the two.
   kLinkFailed = 3,
+  /// It aborted its communicator and left (its kLeaving carries this cause): it lives, but its
+  /// part of any call will not come.
+  kAbandoned = 4,
 };
 
 struct Frame {

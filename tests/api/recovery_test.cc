@@ -287,6 +287,38 @@ void expectAbortUnblocks(const char* what, const std::function<ncclResult_t(nccl
   });
 }
 
+// A rank that aborts its communicator instead of joining an all-reduce leaves saying so, and its
+// peers' calls, which cannot finish without it, end at once naming it, long before
+// BRAID_TIMEOUT_MS (left at its 10 minutes).
+TEST(Abort, ARankThatAbortsInsteadOfCallingEndsItsPeersCallsNamingIt) {
+  const ncclUniqueId id = newId();
+  runProcesses(
+      3,
+      [&](int rank) {
+        setenv("BRAID_HOST_COMM", "1", 1);
+        ncclComm_t comm = nullptr;
+        ASSERT_EQ(ncclCommInitRank(&comm, 3, id, rank), ncclSuccess) << lastError(nullptr);
+        std::string why;
+        ASSERT_TRUE(allReduceWorks(comm, &why)) << why;
+        if (rank == 2) {
+          EXPECT_EQ(ncclCommAbort(comm), ncclSuccess);
+          return;
+        }
+        std::vector<float> data(1 << 16, 1.0f);
+        const auto start = std::chrono::steady_clock::now();
+        const ncclResult_t r =
+            ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat, ncclSum, comm, nullptr);
+        const auto took = std::chrono::steady_clock::now() - start;
+        EXPECT_EQ(r, ncclRemoteError);
+        const std::string text = lastError(comm);
+        EXPECT_NE(text.find("rank 2"), std::string::npos) << text;
+        EXPECT_NE(text.find("aborted the communicator"), std::string::npos) << text;
+        EXPECT_LT(took, std::chrono::seconds(10));
+        EXPECT_EQ(ncclCommAbort(comm), ncclSuccess);
+      },
+      60);
+}
+
 TEST(Abort, FromAnotherThreadUnblocksACollective) {
   expectAbortUnblocks("all-reduce", [](ncclComm_t comm) {
     std::vector<float> data(1 << 16, 1.0f);

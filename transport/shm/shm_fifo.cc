@@ -24,6 +24,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <new>
+#include <random>
+#include <string>
 
 #include "base/futex.h"
 #include "kernels/engine/fifo.h"
@@ -236,8 +238,17 @@ Status unlinkSegment(const std::string& name) { return ShmSegment::unlink(name);
 
 Result<PrivateFifo> createPrivateFifo(size_t slotBytes) {
   static std::atomic<uint64_t> counter{0};
-  const std::string name =
-      "/braid-net-" + std::to_string(getpid()) + "-" + std::to_string(counter.fetch_add(1));
+  // The name lives only until both ends have it, but a process killed in between leaves it in
+  // /dev/shm, and pids come round again (a CI run wraps 32768 of them): a random part per
+  // process keeps a later process with the same pid from meeting it.
+  static const uint64_t salt = [] {
+    std::random_device device;
+    return (static_cast<uint64_t>(device()) << 32) ^ device();
+  }();
+  char saltText[17];
+  snprintf(saltText, sizeof(saltText), "%016llx", static_cast<unsigned long long>(salt));
+  const std::string name = "/braid-net-" + std::to_string(getpid()) + "-" + saltText + "-" +
+                           std::to_string(counter.fetch_add(1));
   PrivateFifo fifo;
   BRAID_ASSIGN_OR_RETURN(fifo.recv, createRecvEnd(name, slotBytes));
   Result<std::unique_ptr<SendEnd>> send = openSendEnd(name, slotBytes);
