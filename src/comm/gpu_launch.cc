@@ -23,7 +23,6 @@
 // into a CUDA graph skips the event: the graph's own edges order it.
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "base/log.h"
 #include "comm/gpu_side.h"
@@ -33,22 +32,6 @@ namespace braid::comm {
 namespace {
 
 namespace engine = kernels::engine;
-
-// Blocks a launch of these calls uses: the most channels of a collective, then one per
-// point-to-point lane.
-uint32_t blocksOf(const std::vector<engine::EngineCall>& calls,
-                  const std::vector<std::pair<int, int>>& lanes) {
-  uint32_t collective = 0;
-  std::set<std::pair<int, int>> p2p;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    if (lanes[i].first < 0) {
-      collective = std::max(collective, calls[i].nchannels);
-    } else {
-      p2p.insert(lanes[i]);
-    }
-  }
-  return collective + static_cast<uint32_t>(p2p.size());
-}
 
 // Whether `calls` can join the pending launch: the same stream, room (calls, and blocks within
 // the budget that keeps every rank on the device resident), at most one (datatype, operator)
@@ -60,11 +43,9 @@ bool joins(const PendingLaunch& p, const std::vector<engine::EngineCall>& calls,
            void* stream, int blockBudget) {
   if (p.calls.empty()) return true;
   if (p.stream != stream || p.calls.size() + calls.size() > engine::kMaxLaunchCalls) return false;
-  std::vector<engine::EngineCall> allCalls = p.calls;
-  std::vector<std::pair<int, int>> allLanes = p.lanes;
-  allCalls.insert(allCalls.end(), calls.begin(), calls.end());
-  allLanes.insert(allLanes.end(), lanes.begin(), lanes.end());
-  if (blocksOf(allCalls, allLanes) > static_cast<uint32_t>(blockBudget)) return false;
+  LaunchBlocks both = p.blocks;
+  for (size_t i = 0; i < calls.size(); ++i) both.add(calls[i], lanes[i]);
+  if (both.total() > static_cast<uint32_t>(blockBudget)) return false;
   for (const engine::EngineCall& call : calls) {
     if (!call.copyOnly && p.typed && (p.type != call.type || p.op != call.op)) return false;
   }
@@ -88,7 +69,9 @@ Status GpuSide::enqueue(const std::vector<engine::EngineCall>& calls,
                         std::to_string(engine::kMaxLaunchCalls) +
                         " at once so far (split the group)");
   }
-  const uint32_t blocks = blocksOf(calls, lanes);
+  LaunchBlocks mine;
+  for (size_t i = 0; i < calls.size(); ++i) mine.add(calls[i], lanes[i]);
+  const uint32_t blocks = mine.total();
   if (blocks > static_cast<uint32_t>(blockBudget)) {
     return invalidUsage(
         "a batch of " + std::to_string(calls.size()) + " calls needs " + std::to_string(blocks) +
@@ -105,6 +88,7 @@ Status GpuSide::enqueue(const std::vector<engine::EngineCall>& calls,
   for (size_t i = 0; i < calls.size(); ++i) {
     p.calls.push_back(calls[i]);
     p.lanes.push_back(lanes[i]);
+    p.blocks.add(calls[i], lanes[i]);
     p.flightSeqs.push_back(recorder_.flightSeq);
     if (!calls[i].copyOnly) {
       p.typed = true;

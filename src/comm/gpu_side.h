@@ -8,10 +8,12 @@
 // (gpu_links.cc). Which calls to make is the Calls part's (calls_gpu.cc).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -76,6 +78,23 @@ inline bool conflicts(const Access& a, const Access& b) {
   return aBegin < bBegin + b.bytes && bBegin < aBegin + a.bytes;
 }
 
+/// The blocks a launch of some calls uses: the most channels of its collectives (they start at
+/// block 0), then one per point-to-point lane (peer, direction).
+struct LaunchBlocks {
+  uint32_t collective = 0;
+  std::set<std::pair<int, int>> lanes;
+
+  /// Counts `call`, whose lane is `lane` ((-1, 0) for a collective).
+  void add(const kernels::engine::EngineCall& call, const std::pair<int, int>& lane) {
+    if (lane.first < 0) {
+      collective = std::max(collective, call.nchannels);
+    } else {
+      lanes.insert(lane);
+    }
+  }
+  uint32_t total() const { return collective + static_cast<uint32_t>(lanes.size()); }
+};
+
 /// The calls waiting for one launch (GpuSide::enqueue).
 struct PendingLaunch {
   std::vector<kernels::engine::EngineCall> calls;
@@ -91,6 +110,8 @@ struct PendingLaunch {
   std::vector<uint64_t> flightSeqs;
   /// What the calls read and write.
   std::vector<Access> accesses;
+  /// The blocks the calls use so far.
+  LaunchBlocks blocks;
 };
 
 class GpuSide {
