@@ -48,6 +48,8 @@ Config Config::fromEnvironment() {
   c.heartbeatTimeoutMs = env::getInt("HEARTBEAT_TIMEOUT_MS", c.heartbeatTimeoutMs);
   c.flightRecorderDir = env::get("FLIGHT_RECORDER").value_or("");
   c.flightRecorderEntries = env::getInt("FLIGHT_RECORDER_ENTRIES", c.flightRecorderEntries);
+  c.zeroCopy = env::getInt("ZERO_COPY", 1) != 0;
+  c.zeroCopyMinBytes = env::getInt("ZERO_COPY_MIN_BYTES", c.zeroCopyMinBytes);
   c.socketThreads = getIntKnob("SOCKET_NTHREADS", c.socketThreads);
   c.socketsPerThread = getIntKnob("NSOCKS_PERTHREAD", c.socketsPerThread);
   transport::ib::IbSettings& ib = c.ib;
@@ -89,6 +91,10 @@ Status Config::validate() const {
   if (heartbeatTimeoutMs < 0 || (heartbeatTimeoutMs > 0 && heartbeatTimeoutMs < 100)) {
     return invalidArgument("BRAID_HEARTBEAT_TIMEOUT_MS must be 0 (off) or at least 100, got " +
                            std::to_string(heartbeatTimeoutMs));
+  }
+  if (zeroCopyMinBytes < 0) {
+    return invalidArgument("BRAID_ZERO_COPY_MIN_BYTES must be >= 0, got " +
+                           std::to_string(zeroCopyMinBytes));
   }
   if (nchannels < 1 || nchannels > 64) {
     return invalidArgument("BRAID_NCHANNELS must be between 1 and 64, got " +
@@ -183,7 +189,8 @@ std::string Config::describe() const {
     << " ib_gid_index=" << ib.gidIndex << " ib_timeout=" << ib.timeout
     << " ib_retry_cnt=" << ib.retryCount << " ib_qps_per_connection=" << ib.qpsPerConnection
     << " ib_emulate=" << ib.emulate << " socket_nthreads=" << socketThreads
-    << " nsocks_perthread=" << socketsPerThread << " check_calls=" << checkCalls
+    << " nsocks_perthread=" << socketsPerThread << " zero_copy=" << zeroCopy
+    << " zero_copy_min_bytes=" << zeroCopyMinBytes << " check_calls=" << checkCalls
     << " heartbeat_timeout_ms=" << heartbeatTimeoutMs
     << " flight_recorder=" << (flightRecorderDir.empty() ? "log" : flightRecorderDir)
     << " flight_recorder_entries=" << flightRecorderEntries;

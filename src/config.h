@@ -52,6 +52,11 @@ struct Config {
   /// a lost peer and SIGUSR1 (src/flight); empty = no files (a timeout still goes to the log).
   std::string flightRecorderDir;
   int64_t flightRecorderEntries = 32;  ///< BRAID_FLIGHT_RECORDER_ENTRIES: calls kept
+  /// BRAID_ZERO_COPY: large all_reduces on one host read peers' inputs in place and write their
+  /// outputs (exec/zero_copy.h) where the kernel allows it and the result keeps its bits.
+  bool zeroCopy = true;
+  /// BRAID_ZERO_COPY_MIN_BYTES: the smallest message that goes zero-copy.
+  int64_t zeroCopyMinBytes = 256 * 1024;
   int socketThreads = 1;     ///< BRAID_SOCKET_NTHREADS: threads per socket FIFO end (striping)
   int socketsPerThread = 1;  ///< BRAID_NSOCKS_PERTHREAD: connections per such thread  ///<
                              ///< BRAID_IB_* (transport/net/ib/ib_settings.h)

@@ -139,6 +139,18 @@ Result<const Calls::CachedSchedule*> Calls::scheduleFor(const CollCall& call,
   return &schedules_.back();
 }
 
+// Zero-copy takes a large all_reduce when braid chooses the algorithm (BRAID_ALGO / NCCL_ALGO
+// unset: a forced ring or tree runs as forced), the ranks can reach each other's memory, and
+// its result has the bits the FIFO path's would (exec/zero_copy.h).
+bool Calls::zeroCopyFits(const CollCall& call, const kernels::HostOp& op) const {
+  const exec::ZeroCopyBoard* board = links_.zeroCopy.get();
+  return board != nullptr && board->usable() && call.collective == Collective::kAllReduce &&
+         config_.algo.empty() &&
+         call.count * dataTypeSize(call.type) >= static_cast<size_t>(config_.zeroCopyMinBytes) &&
+         exec::zeroCopyKeepsResult(call.type, call.op, op, members_.nranks,
+                                   selector_.deterministic);
+}
+
 Status Calls::checkUsable() const {
   BRAID_TRY(health_.checkUsable());
   if (gpu_) {
@@ -179,6 +191,7 @@ Status Calls::runRecorded(const CollCall& call) {
   const bool deterministicRing = selector_.deterministic &&
                                  choice.algorithm == algo::Algorithm::kRing &&
                                  call.collective == Collective::kAllReduce && nranks > 1;
+  bool finished = false;  // the executor applied avg's division itself
   if (choice.algorithm == algo::Algorithm::kOneShot) {
     recorder_.plan(choice, nullptr);
     if (config_.dumpSchedule) {
@@ -190,6 +203,17 @@ Status Calls::runRecorded(const CollCall& call) {
     }
     s = links_.oneShot->allReduce(call.input, call.output, call.count, elemBytes, op,
                                   choice.protocol, links_.waitContext());
+  } else if (zeroCopyFits(call, op)) {
+    recorder_.plan(choice, nullptr);
+    if (config_.dumpSchedule) {
+      fprintf(stderr,
+              "[rank %d] %s of %zu x %s: zero-copy, no schedule (each rank folds its block of "
+              "every peer's input in place and writes it into every peer's output)\n",
+              rank, collectiveName(call.collective), call.count, dataTypeName(call.type));
+    }
+    s = links_.zeroCopy->allReduce(call.input, call.output, call.count, call.type, op,
+                                   links_.waitContext());
+    finished = true;
   } else if (deterministicRing) {
     recorder_.plan(choice, nullptr);
     s = deterministicRingAllReduce(call, op, choice.protocol);
@@ -228,7 +252,8 @@ Status Calls::runRecorded(const CollCall& call) {
   // avg divides once, on the part of the result this rank holds: a
   // schedule's program does it as its last instructions, the one-shot and
   // the deterministic ring here.
-  const bool scheduled = choice.algorithm != algo::Algorithm::kOneShot && !deterministicRing;
+  const bool scheduled =
+      finished || (choice.algorithm != algo::Algorithm::kOneShot && !deterministicRing);
   if (!scheduled && (call.collective != Collective::kReduce || rank == call.root)) {
     if (reduces(call.collective)) op.finishOutput(call.output, call.count);
   }

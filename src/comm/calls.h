@@ -86,6 +86,8 @@ class Calls {
   Status runRecorded(const CollCall& call);
   /// The schedule of `call` as `choice` runs it, made and connected if no recent call had it.
   Result<const CachedSchedule*> scheduleFor(const CollCall& call, const tune::Choice& choice);
+  /// Whether `call` runs on the zero-copy board (links' zeroCopy) rather than its choice.
+  bool zeroCopyFits(const CollCall& call, const kernels::HostOp& op) const;
   /// All-reduce in deterministic mode on the ring (calls_deterministic.cc).
   Status deterministicRingAllReduce(const CollCall& call, const kernels::HostOp& op,
                                     algo::Protocol protocol);

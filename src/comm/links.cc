@@ -17,6 +17,8 @@
 // for that connection on its own proxy thread, so linking waits for nobody.
 #include "comm/links.h"
 
+#include <atomic>
+
 #include <algorithm>
 #include <chrono>
 #include <set>
@@ -123,6 +125,22 @@ Status Links::connectRing(Selector& selector) {
     allowed.oneShotMaxBytes = oneShot->maxBytes();
     selector.oneShotBoard = true;
   }
+  if (config_.zeroCopy && !members_.spansHosts()) {
+    bootstrap::Bootstrap* bootstrap = members_.bootstrap.get();
+    BRAID_ASSIGN_OR_RETURN(
+        zeroCopy, exec::ZeroCopyBoard::create(linkNonce ^ 0x7a65726f636f7079ull, rank, nranks,
+                                              [bootstrap] { return bootstrap->barrier(); }));
+    if (!zeroCopy->usable()) {
+      // Said once per process: every communicator of it would say the same.
+      static std::atomic<bool> said{false};
+      if (!said.exchange(true)) {
+        BRAID_INFO(
+            "zero-copy off: %s; large all_reduces copy through the FIFOs (ptrace scope, "
+            "a seccomp filter or separate PID namespaces forbid cross-memory attach)",
+            zeroCopy->unusableReason().c_str());
+      }
+    }
+  }
   BRAID_INFO("selection: %s%s", tune::describeAllowed(allowed).c_str(),
              selector.deterministic ? "; deterministic reductions" : "");
   return Status::success();
@@ -130,7 +148,8 @@ Status Links::connectRing(Selector& selector) {
 
 transport::WaitContext Links::waitContext() const {
   transport::WaitContext w;
-  w.deadline = Deadline::afterMs(config_.timeoutMs);
+  // Every call makes one and few reach it: the tick clock's read is a fraction of a precise one.
+  w.deadline = Deadline::afterMsCoarse(config_.timeoutMs);
   w.abort = health_.stop.get();
   w.spinNs = spinNs;
   return w;

@@ -27,6 +27,7 @@
 #include "exec/one_shot.h"
 #include "exec/p2p_executor.h"
 #include "exec/program.h"
+#include "exec/zero_copy.h"
 #include "transport/connection.h"
 
 namespace braid::comm {
@@ -58,6 +59,9 @@ class Links {
   uint64_t p2pNonce = 0;   ///< names the point-to-point FIFOs
   /// The one-shot all-reduce's board (null with one rank, on a GPU, or when not allowed).
   std::unique_ptr<exec::OneShotBoard> oneShot;
+  /// The zero-copy all-reduce's board: ranks on one host of a host communicator, unless
+  /// BRAID_ZERO_COPY=0; null otherwise. It may exist and not be usable (board->usable()).
+  std::unique_ptr<exec::ZeroCopyBoard> zeroCopy;
 
   /// The geometry and names of every FIFO (BRAID_NCHANNELS, BRAID_BUFFSIZE, BRAID_SPIN_US),
   /// once the peers are known; says them at INFO.

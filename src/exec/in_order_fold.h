@@ -31,6 +31,8 @@ class InOrderFold {
   void setOperand(int rank, const char* data);
   /// Rank `rank`'s operand, loaded, in `scratch` from takeScratch().
   void setScratchOperand(int rank, char* scratch);
+  /// Where rank `rank`'s operand of this chunk lies.
+  const char* operand(int rank) const { return values_[rank].data; }
   /// output = the fold of the operands, `count` elements of `bytes` in all,
   /// joined with op.combine.
   void foldInto(char* output, size_t count, size_t bytes, const kernels::HostOp& op);

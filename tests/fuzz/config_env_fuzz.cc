@@ -99,6 +99,7 @@ void checkAccepted(const braid::Config& c) {
       {"HEARTBEAT_TIMEOUT_MS", c.heartbeatTimeoutMs},
       {"SOCKET_NTHREADS", c.socketThreads},
       {"NSOCKS_PERTHREAD", c.socketsPerThread},
+      {"ZERO_COPY_MIN_BYTES", c.zeroCopyMinBytes},
       {"IB_GID_INDEX", c.ib.gidIndex},
       {"IB_ROCE_VERSION_NUM", c.ib.rocVersion},
       {"IB_TIMEOUT", c.ib.timeout},

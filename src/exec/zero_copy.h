@@ -1,0 +1,123 @@
+// The zero-copy all_reduce for large messages on one host: every rank reads
+// its peers' inputs in place and writes its result into their outputs.
+//
+// The FIFO ring copies each byte through a shared slot: the sender writes it
+// there, the receiver reads it back, and every element crosses the memory
+// bus several times more than the reduction needs. Here rank r owns block r
+// of the message (the same blocks as the deterministic ring: ceil(count / N)
+// elements each, the last ones shorter or empty) and, a chunk at a time,
+//
+//   1. reads block r of every peer's input into a scratch chunk that stays
+//      in its cache (exec/peer_memory.h: process_vm_readv, or a plain copy
+//      between threads of one process),
+//   2. folds the N operands in the in-order tree's order (algo::foldInOrder)
+//      straight into block r of its own output, applying avg's division,
+//   3. writes that chunk, still in its cache, into block r of every peer's
+//      output (process_vm_writev).
+//
+// Each rank reads S/N bytes of every input and writes S/N bytes of every
+// output, so the memory moves 2 N S bytes in all: the least an all_reduce
+// can (docs/benchmarks.md, "The memory limit").
+//
+// A call is two meetings on a board in shared memory (one page per rank):
+// each rank publishes its buffers' addresses and the call's number, reads
+// its peers', works, then says it is done and waits until every peer is:
+// a rank must not return while a peer may still read its input or write its
+// output. Waits spin, yield and sleep as the one-shot board's do
+// (exec/peer_wait.h) and end at the deadline or the abort flag.
+//
+// Which calls may run here (Calls decides; zeroCopyKeepsResult) is a question
+// of bits: the result must be the one the FIFO path gives. In deterministic
+// mode both fold every element in the in-order tree's order, so any call
+// qualifies. Otherwise the ring's order depends on the block an element
+// falls in, and the result is the same only where order cannot matter:
+// integers (their sum, product, min and max do not depend on it), and two
+// ranks' float sum, product or avg (a + b and b + a are the same number).
+// premulsum's scalar is the sender's, so it keeps the FIFOs.
+//
+// Whether the kernel lets ranks reach each other's memory is probed when the
+// board is made, by every rank for every peer; the answer is the same on
+// every rank (all must reach all) and, when it is no, said once at INFO.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "braid/status.h"
+#include "braid/types.h"
+#include "exec/in_order_fold.h"
+#include "exec/peer_memory.h"
+#include "kernels/host_reduce.h"
+#include "transport/connection.h"
+
+namespace braid::exec {
+
+/// "/braid-<16 hex digits of nonce>-zerocopy-<rank>".
+std::string zeroCopySegmentName(uint64_t nonce, int rank);
+
+/// Whether a zero-copy all_reduce of `nranks` ranks gives the same bits as
+/// the FIFO path for this type and operator (see the top of this file).
+bool zeroCopyKeepsResult(DataType type, RedOp op, const kernels::HostOp& hostOp, int nranks,
+                         bool deterministic);
+
+class ZeroCopyBoard {
+ public:
+  /// Every rank calls create with the same nonce and nranks; `barrier` is the
+  /// bootstrap barrier. The board is made whether or not ranks may reach
+  /// each other; usable() says which, the same on every rank.
+  /// `probe` reads a word of a peer process (probePeerWord; tests pass one that refuses);
+  /// `chunkBytes` (a multiple of 64) replaces the chunk sized for the cache, for tests that
+  /// cross chunk boundaries with small messages.
+  using Probe = Result<uint64_t> (*)(pid_t pid, const void* remote);
+  static Result<std::unique_ptr<ZeroCopyBoard>> create(uint64_t nonce, int rank, int nranks,
+                                                       const std::function<Status()>& barrier,
+                                                       Probe probe = probePeerWord,
+                                                       size_t chunkBytes = 0);
+
+  ZeroCopyBoard(const ZeroCopyBoard&) = delete;
+  ZeroCopyBoard& operator=(const ZeroCopyBoard&) = delete;
+  ~ZeroCopyBoard();
+
+  /// Every rank can read and write every peer's memory.
+  bool usable() const { return usable_; }
+  /// Why not, when !usable() (the first refusal this rank saw, or a peer's word).
+  const std::string& unusableReason() const { return unusableReason_; }
+  /// Whether peers are threads of this process (copies without syscalls).
+  bool peersInProcess() const;
+  uint64_t calls() const { return calls_; }
+  /// Bytes of a block reduced at once.
+  size_t chunkBytes() const { return chunkBytes_; }
+
+  /// output = the fold over all ranks of input, `count` elements of type
+  /// `type`, with `op` (whose load must be null: no premulsum) including
+  /// its finish (avg's division). `output` may equal `input`. Every rank
+  /// makes the same call. Fails with kRemoteError naming the peer on a
+  /// deadline, the abort flag, or a copy the kernel refused; the board is
+  /// unusable afterwards.
+  Status allReduce(const void* input, void* output, size_t count, DataType type,
+                   const kernels::HostOp& op, const transport::WaitContext& wait);
+
+ private:
+  struct Rank;
+
+  ZeroCopyBoard(int rank, int nranks, size_t chunkBytes);
+  Status reduceBlock(const std::vector<const char*>& inputs, const std::vector<char*>& outputs,
+                     size_t offset, size_t count, size_t elemBytes, const kernels::HostOp& op);
+
+  int rank_;
+  int nranks_;
+  bool usable_ = false;
+  std::string unusableReason_;
+  uint64_t calls_ = 0;
+  Status broken_;
+  std::vector<Rank> ranks_;
+  std::vector<PeerAddressSpace> spaces_;
+  size_t chunkBytes_;
+  InOrderFold fold_;
+};
+
+}  // namespace braid::exec

@@ -1,0 +1,148 @@
+// The zero-copy all_reduce through the API, ranks in processes (exec/zero_copy.h): each child
+// joins two communicators, one as braid is by default and one with BRAID_ZERO_COPY=0, runs the
+// same all_reduce of random data on both (about 1 MiB, above BRAID_ZERO_COPY_MIN_BYTES), and
+// checks that the results have the same bits, and from each communicator's BRAID_DUMP_SCHEDULE
+// line that the first went zero-copy exactly where the result cannot change (and the second
+// never did). The data spans many binary orders of magnitude, so a float sum in another order
+// would show in the last bits.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "api/api_test_util.h"
+#include "nccl.h"
+#include "support/multiprocess.h"
+
+namespace {
+
+using braid::testing::ScopedEnv;
+
+struct Case {
+  int nranks;
+  ncclDataType_t type;
+  ncclRedOp_t op;
+  bool deterministic;
+  bool inPlace;
+  bool expectZeroCopy;  ///< zeroCopyKeepsResult's answer for this case
+};
+
+std::string caseName(const ::testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  const char* type = c.type == ncclFloat32 ? "float" : c.type == ncclBfloat16 ? "bf16" : "int32";
+  const char* op = c.op == ncclSum ? "sum" : c.op == ncclAvg ? "avg" : "max";
+  return std::to_string(c.nranks) + "ranks_" + type + "_" + op +
+         (c.deterministic ? "_deterministic" : "") + (c.inPlace ? "_inplace" : "");
+}
+
+size_t elemBytes(ncclDataType_t type) { return type == ncclBfloat16 ? 2 : 4; }
+
+std::vector<unsigned char> rankInput(const Case& c, int rank, size_t count) {
+  std::mt19937_64 rng(0x2e40c0f7ull * 31 + rank);
+  std::uniform_real_distribution<float> mantissa(-1, 1);
+  std::uniform_int_distribution<int> exponent(-10, 10);
+  std::vector<unsigned char> bytes(count * elemBytes(c.type));
+  for (size_t i = 0; i < count; ++i) {
+    const float x = std::ldexp(mantissa(rng), exponent(rng));
+    uint32_t bits;
+    memcpy(&bits, &x, 4);
+    if (c.type == ncclInt32) bits = static_cast<uint32_t>(rng());
+    if (c.type == ncclBfloat16) {
+      const uint16_t half = static_cast<uint16_t>(bits >> 16);
+      memcpy(&bytes[i * 2], &half, 2);
+    } else {
+      memcpy(&bytes[i * 4], &bits, 4);
+    }
+  }
+  return bytes;
+}
+
+// One all_reduce on a new communicator; returns the output and what the dump said.
+std::vector<unsigned char> allReduceOnce(const Case& c, const ncclUniqueId& id, int rank,
+                                         size_t count, const std::string& dumpPath) {
+  // BRAID_DUMP_SCHEDULE writes to stderr: send it to a file for the length of this call.
+  fflush(stderr);
+  const int saved = dup(STDERR_FILENO);
+  FILE* dump = fopen(dumpPath.c_str(), "w");
+  EXPECT_NE(dump, nullptr);
+  if (dump == nullptr) return {};
+  dup2(fileno(dump), STDERR_FILENO);
+  std::vector<unsigned char> input = rankInput(c, rank, count);
+  std::vector<unsigned char> separate(input.size(), 0x5a);
+  std::vector<unsigned char>& output = c.inPlace ? input : separate;
+  ncclComm_t comm = nullptr;
+  ncclResult_t init = ncclCommInitRank(&comm, c.nranks, id, rank);
+  ncclResult_t call = ncclInternalError;
+  if (init == ncclSuccess) {
+    call = ncclAllReduce(input.data(), output.data(), count, c.type, c.op, comm, nullptr);
+  }
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  fclose(dump);
+  EXPECT_EQ(init, ncclSuccess) << ncclGetLastError(nullptr);
+  EXPECT_EQ(call, ncclSuccess) << ncclGetLastError(comm);
+  if (comm != nullptr) EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  return output;
+}
+
+bool dumpSaysZeroCopy(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str().find(": zero-copy") != std::string::npos;
+}
+
+class ZeroCopyProcesses : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ZeroCopyProcesses, HasTheFifoPathsBitsAndRunsWhereItMay) {
+  const Case c = GetParam();
+  const size_t count = (size_t{1} << 18) + 5;
+  ncclUniqueId zeroCopyId;
+  ncclUniqueId fifoId;
+  ASSERT_EQ(ncclGetUniqueId(&zeroCopyId), ncclSuccess);
+  ASSERT_EQ(ncclGetUniqueId(&fifoId), ncclSuccess);
+  const std::string dir = ::testing::TempDir();
+  braid::testing::runProcesses(c.nranks, [&](int rank) {
+    ScopedEnv dumpOn("BRAID_DUMP_SCHEDULE", "1");
+    ScopedEnv mode("BRAID_DETERMINISTIC", c.deterministic ? "1" : "0");
+    const std::string base = dir + "/zc-" + std::to_string(getppid()) + "-" + std::to_string(rank);
+    std::vector<unsigned char> zeroCopied;
+    {
+      ScopedEnv on("BRAID_ZERO_COPY", "1");
+      zeroCopied = allReduceOnce(c, zeroCopyId, rank, count, base + "-on.txt");
+    }
+    std::vector<unsigned char> copied;
+    {
+      ScopedEnv off("BRAID_ZERO_COPY", "0");
+      copied = allReduceOnce(c, fifoId, rank, count, base + "-off.txt");
+    }
+    EXPECT_EQ(dumpSaysZeroCopy(base + "-on.txt"), c.expectZeroCopy) << "rank " << rank;
+    EXPECT_FALSE(dumpSaysZeroCopy(base + "-off.txt")) << "rank " << rank;
+    ASSERT_EQ(zeroCopied.size(), copied.size());
+    size_t at = 0;
+    while (at < copied.size() && zeroCopied[at] == copied[at]) ++at;
+    EXPECT_EQ(at, copied.size()) << "rank " << rank << ": the results differ at byte " << at;
+    unlink((base + "-on.txt").c_str());
+    unlink((base + "-off.txt").c_str());
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ZeroCopyProcesses,
+    ::testing::Values(Case{2, ncclFloat32, ncclSum, false, false, true},
+                      Case{2, ncclBfloat16, ncclAvg, false, true, true},
+                      Case{3, ncclInt32, ncclMax, false, false, true},
+                      Case{3, ncclFloat32, ncclSum, true, true, true},
+                      // Three ranks' float sum adds in the ring's order: the FIFOs keep it.
+                      Case{3, ncclFloat32, ncclSum, false, false, false}),
+    caseName);
+
+}  // namespace

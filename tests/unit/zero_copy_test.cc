@@ -1,0 +1,342 @@
+// Tests of the zero-copy all_reduce board (src/exec/zero_copy.h).
+//
+// Ranks run as forked processes (their buffers reached with
+// process_vm_readv / process_vm_writev) or as threads of this process
+// (plain copies), 2 to 5 of them, and make sequences of calls that every
+// rank derives from one seed: float32, bfloat16, float16, float64, int32 and
+// int8 data, sum, prod, max, min and avg, counts from one element to several
+// chunks, with blocks that are empty on the last ranks, in place and out of
+// place. Every output must equal, bit for bit, the fold of the ranks' inputs
+// in the in-order tree's order computed here on whole buffers (what the
+// deterministic ring gives), and the integer sums a plain loop as well, so
+// a fold that skipped or repeated a rank could not pass.
+//
+// Failures: a peer that never comes (deadline, naming it), the abort flag,
+// a probe refused on one rank (every rank then finds the board unusable,
+// with the reason), and which calls keep their bits (zeroCopyKeepsResult).
+#include "exec/zero_copy.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "algo/tree.h"
+#include "kernels/float_types.h"
+#include "support/fifo_contract.h"
+#include "support/multiprocess.h"
+#include "support/shared_barrier.h"
+
+namespace braid::exec {
+namespace {
+
+using braid::testing::existsInDevShm;
+using braid::testing::SharedBarrier;
+using Bytes = std::vector<unsigned char>;
+
+uint64_t uniqueNonce() {
+  static std::atomic<uint32_t> counter{0};
+  return (static_cast<uint64_t>(getpid()) << 32) | (0x40000000u + counter.fetch_add(1));
+}
+
+transport::WaitContext waitContext(int64_t timeoutMs = 20000) {
+  transport::WaitContext wait;
+  wait.deadline = Deadline::afterMs(timeoutMs);
+  wait.spinNs = 2000;
+  return wait;
+}
+
+uint64_t mix(uint64_t x) {  // splitmix64's finalizer
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+struct CallSpec {
+  DataType type;
+  RedOp op;
+  size_t count;
+  bool inPlace;
+};
+
+std::string describe(const CallSpec& c, int call) {
+  return "call " + std::to_string(call) + ": " + std::to_string(c.count) + " x " +
+         dataTypeName(c.type) + " " + redOpName(c.op) + (c.inPlace ? " in place" : "");
+}
+
+// Counts that matter: 1 element (one rank has it all), fewer elements than
+// ranks (empty blocks), a block that is one chunk give or take one element,
+// several chunks and a ragged tail.
+std::vector<CallSpec> makeCalls(int ncalls, uint64_t seed, int nranks, size_t chunkBytes) {
+  const DataType types[] = {DataType::kFloat32, DataType::kBfloat16, DataType::kFloat16,
+                            DataType::kFloat64, DataType::kInt32,    DataType::kInt8};
+  const RedOp ops[] = {RedOp::kSum, RedOp::kProd, RedOp::kMax, RedOp::kMin, RedOp::kAvg};
+  std::mt19937_64 rng(seed);
+  std::vector<CallSpec> calls;
+  for (int i = 0; i < ncalls; ++i) {
+    CallSpec c{};
+    c.type = types[rng() % 6];
+    c.op = ops[rng() % 5];
+    const size_t chunk = chunkBytes / dataTypeSize(c.type);
+    const size_t n = static_cast<size_t>(nranks);
+    const size_t special[] = {1,
+                              n - 1,
+                              n,
+                              chunk * n - 1,
+                              chunk * n,
+                              chunk * n + 1,
+                              3 * chunk * n + 7,
+                              1 + rng() % (4 * chunk * n)};
+    c.count = std::max<size_t>(1, special[rng() % 8]);
+    c.inPlace = rng() % 3 == 0;
+    calls.push_back(c);
+  }
+  return calls;
+}
+
+// Values over 12 binary orders of magnitude, so float sums show their order.
+Bytes makeInput(DataType type, size_t count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-6, 6);
+  const size_t elem = dataTypeSize(type);
+  Bytes bytes(count * elem);
+  for (size_t i = 0; i < count; ++i) {
+    const float f = std::ldexp(mantissa(rng), exponent(rng));
+    if (type == DataType::kFloat32) {
+      memcpy(&bytes[i * 4], &f, 4);
+    } else if (type == DataType::kFloat64) {
+      const double d = f;
+      memcpy(&bytes[i * 8], &d, 8);
+    } else if (type == DataType::kBfloat16) {
+      const uint16_t bits = kernels::Bfloat16::fromFloat(f).bits;
+      memcpy(&bytes[i * 2], &bits, 2);
+    } else if (type == DataType::kFloat16) {
+      const uint16_t bits = kernels::Float16::fromFloat(f).bits;
+      memcpy(&bytes[i * 2], &bits, 2);
+    } else {
+      const uint64_t bits = rng();
+      memcpy(&bytes[i * elem], &bits, elem);
+    }
+  }
+  return bytes;
+}
+
+kernels::HostOp opFor(const CallSpec& c, int nranks) {
+  kernels::OpArgs args;
+  args.nranks = nranks;
+  auto op = kernels::hostOp(c.type, c.op, args);
+  EXPECT_TRUE(op.ok()) << op.status().message();
+  return op.ok() ? op.value() : kernels::HostOp{};
+}
+
+Bytes rankInput(const CallSpec& c, uint64_t seed, int call, int rank) {
+  return makeInput(c.type, c.count, mix(seed ^ mix(call * 1000003ull + rank)));
+}
+
+Bytes referenceResult(const CallSpec& c, uint64_t seed, int call, int nranks) {
+  std::vector<Bytes> inputs(nranks);
+  for (int r = 0; r < nranks; ++r) inputs[r] = rankInput(c, seed, call, r);
+  const kernels::HostOp op = opFor(c, nranks);
+  Bytes result = algo::foldInOrder(
+      nranks, [&](int r) { return inputs[r]; },
+      [&](const Bytes& a, const Bytes& b) {
+        Bytes sum(a.size());
+        op.combine(op.args, sum.data(), a.data(), b.data(), c.count);
+        return sum;
+      });
+  op.finishOutput(result.data(), c.count);
+  if (c.type == DataType::kInt32 && c.op == RedOp::kSum) {
+    for (size_t i = 0; i < c.count; ++i) {
+      uint32_t expected = 0;
+      for (int r = 0; r < nranks; ++r) {
+        uint32_t x;
+        memcpy(&x, &inputs[r][i * 4], 4);
+        expected += x;
+      }
+      uint32_t got;
+      memcpy(&got, &result[i * 4], 4);
+      if (got != expected) {
+        ADD_FAILURE() << "the reference's int32 sum is wrong at " << i;
+        break;
+      }
+    }
+  }
+  return result;
+}
+
+struct Scenario {
+  uint64_t nonce;
+  uint64_t seed;
+  int nranks;
+  int ncalls = 24;
+};
+
+// Runs the scenario's calls on `rank`; returns how many were right.
+int runRank(const Scenario& s, int rank, SharedBarrier& barrier, bool expectSameProcess) {
+  // 1 KiB chunks: a few KiB cross every boundary; the default size is covered by the
+  // communicator tests (tests/api/zero_copy_test.cc).
+  auto board = ZeroCopyBoard::create(
+      s.nonce, rank, s.nranks, [&barrier] { return barrier.wait(); }, probePeerWord, 1024);
+  EXPECT_TRUE(board.ok()) << "rank " << rank << ": " << board.status().message();
+  if (!board.ok()) return 0;
+  EXPECT_TRUE(board.value()->usable()) << board.value()->unusableReason();
+  EXPECT_EQ(board.value()->peersInProcess(), expectSameProcess);
+  const std::vector<CallSpec> calls =
+      makeCalls(s.ncalls, s.seed, s.nranks, board.value()->chunkBytes());
+  int right = 0;
+  for (int i = 0; i < s.ncalls; ++i) {
+    const CallSpec& c = calls[i];
+    Bytes input = rankInput(c, s.seed, i, rank);
+    Bytes separate(input.size(), 0xa5);
+    Bytes& output = c.inPlace ? input : separate;
+    const Status status = board.value()->allReduce(input.data(), output.data(), c.count, c.type,
+                                                   opFor(c, s.nranks), waitContext());
+    EXPECT_TRUE(status.ok()) << "rank " << rank << " " << describe(c, i) << ": "
+                             << status.message();
+    if (!status.ok()) return right;
+    const Bytes expected = referenceResult(c, s.seed, i, s.nranks);
+    if (output != expected) {
+      size_t at = 0;
+      while (output[at] == expected[at]) ++at;
+      ADD_FAILURE() << "rank " << rank << " " << describe(c, i) << ": wrong bits at element "
+                    << at / dataTypeSize(c.type);
+      return right;
+    }
+    ++right;
+  }
+  EXPECT_EQ(board.value()->calls(), static_cast<uint64_t>(s.ncalls));
+  return right;
+}
+
+class ZeroCopyRanks : public ::testing::TestWithParam<int> {};
+
+TEST_P(ZeroCopyRanks, ThreadsGetTheInOrderFoldBitForBit) {
+  const Scenario s{uniqueNonce(), 0x5eed0000u + static_cast<uint64_t>(GetParam()), GetParam()};
+  SharedBarrier barrier(s.nranks);
+  std::vector<int> right(s.nranks);
+  braid::testing::runThreads(s.nranks,
+                             [&](int rank) { right[rank] = runRank(s, rank, barrier, true); });
+  for (int r = 0; r < s.nranks; ++r) {
+    EXPECT_EQ(right[r], s.ncalls) << "rank " << r;
+    EXPECT_FALSE(existsInDevShm(zeroCopySegmentName(s.nonce, r))) << "rank " << r;
+  }
+}
+
+TEST_P(ZeroCopyRanks, ProcessesGetTheInOrderFoldBitForBit) {
+  const Scenario s{uniqueNonce(), 0x5eed1000u + static_cast<uint64_t>(GetParam()), GetParam()};
+  SharedBarrier barrier(s.nranks);
+  // A child's failures end its process with a non-zero status, which runProcesses reports.
+  braid::testing::runProcesses(s.nranks, [&](int rank) {
+    if (runRank(s, rank, barrier, false) != s.ncalls) _exit(1);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, ZeroCopyRanks, ::testing::Values(2, 3, 5));
+
+TEST(ZeroCopyBoard, APeerThatNeverComesEndsTheCallAtTheDeadlineNamingIt) {
+  const uint64_t nonce = uniqueNonce();
+  SharedBarrier barrier(2);
+  std::vector<Status> results(2);
+  braid::testing::runThreads(2, [&](int rank) {
+    auto board = ZeroCopyBoard::create(nonce, rank, 2, [&barrier] { return barrier.wait(); });
+    ASSERT_TRUE(board.ok()) << board.status().message();
+    if (rank == 1) return;  // never calls
+    std::vector<float> data(1024, 1.0f);
+    const CallSpec c{DataType::kFloat32, RedOp::kSum, data.size(), true};
+    results[0] = board.value()->allReduce(data.data(), data.data(), data.size(), c.type,
+                                          opFor(c, 2), waitContext(/*timeoutMs=*/200));
+    // The board refuses calls after a failure: its peer may be mid-call.
+    const Status again = board.value()->allReduce(data.data(), data.data(), data.size(), c.type,
+                                                  opFor(c, 2), waitContext(200));
+    EXPECT_EQ(again.code(), ErrorCode::kInvalidUsage);
+  });
+  EXPECT_EQ(results[0].code(), ErrorCode::kRemoteError);
+  EXPECT_NE(results[0].message().find("rank 1"), std::string::npos) << results[0].message();
+}
+
+TEST(ZeroCopyBoard, TheAbortFlagEndsAWait) {
+  const uint64_t nonce = uniqueNonce();
+  SharedBarrier barrier(2);
+  Status result;
+  std::atomic<bool> abort{false};
+  braid::testing::runThreads(2, [&](int rank) {
+    auto board = ZeroCopyBoard::create(nonce, rank, 2, [&barrier] { return barrier.wait(); });
+    ASSERT_TRUE(board.ok()) << board.status().message();
+    if (rank == 1) {
+      abort.store(true);
+      return;
+    }
+    std::vector<int32_t> data(64, 3);
+    const CallSpec c{DataType::kInt32, RedOp::kSum, data.size(), false};
+    std::vector<int32_t> out(data.size());
+    transport::WaitContext wait = waitContext();
+    wait.abort = &abort;
+    result =
+        board.value()->allReduce(data.data(), out.data(), data.size(), c.type, opFor(c, 2), wait);
+  });
+  EXPECT_EQ(result.code(), ErrorCode::kRemoteError) << result.message();
+}
+
+// Rank 2 of 3 cannot read its peers: every rank must find the board unusable, so that all take
+// the FIFOs together, and say why.
+Result<uint64_t> refusingProbe(pid_t, const void*) {
+  return systemError("Operation not permitted");
+}
+
+TEST(ZeroCopyBoard, ARefusedProbeOnOneRankMakesTheBoardUnusableOnEvery) {
+  const uint64_t nonce = uniqueNonce();
+  SharedBarrier barrier(3);
+  std::vector<int> usable(3, -1);
+  std::vector<std::string> reasons(3);
+  braid::testing::runThreads(3, [&](int rank) {
+    auto board = ZeroCopyBoard::create(
+        nonce, rank, 3, [&barrier] { return barrier.wait(); },
+        rank == 2 ? refusingProbe : probePeerWord);
+    ASSERT_TRUE(board.ok()) << board.status().message();
+    usable[rank] = board.value()->usable() ? 1 : 0;
+    reasons[rank] = board.value()->unusableReason();
+    std::vector<float> data(16, 1.0f);
+    const CallSpec c{DataType::kFloat32, RedOp::kSum, data.size(), true};
+    const Status s = board.value()->allReduce(data.data(), data.data(), data.size(), c.type,
+                                              opFor(c, 3), waitContext(1000));
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidUsage) << s.message();
+  });
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(usable[r], 0) << "rank " << r;
+  EXPECT_NE(reasons[2].find("Operation not permitted"), std::string::npos) << reasons[2];
+  EXPECT_NE(reasons[0].find("rank 2"), std::string::npos) << reasons[0];
+}
+
+TEST(ZeroCopyBoard, OnlyCallsWhoseBitsCannotChangeQualify) {
+  auto op = [](DataType t, RedOp o) {
+    kernels::OpArgs args;
+    args.nranks = 4;
+    const float scalar = 2.0f;
+    args.setScalar(&scalar, 4);
+    return kernels::hostOp(t, o, args).value();
+  };
+  const DataType f = DataType::kFloat32;
+  // Deterministic mode folds in the same order as the deterministic ring: any built-in op.
+  EXPECT_TRUE(zeroCopyKeepsResult(f, RedOp::kSum, op(f, RedOp::kSum), 4, true));
+  EXPECT_TRUE(zeroCopyKeepsResult(f, RedOp::kMax, op(f, RedOp::kMax), 2, true));
+  // Otherwise: two ranks' float sum, product and avg; any integer op; nothing else.
+  EXPECT_TRUE(zeroCopyKeepsResult(f, RedOp::kSum, op(f, RedOp::kSum), 2, false));
+  EXPECT_TRUE(zeroCopyKeepsResult(f, RedOp::kAvg, op(f, RedOp::kAvg), 2, false));
+  EXPECT_FALSE(zeroCopyKeepsResult(f, RedOp::kSum, op(f, RedOp::kSum), 3, false));
+  EXPECT_FALSE(zeroCopyKeepsResult(f, RedOp::kMax, op(f, RedOp::kMax), 2, false));
+  EXPECT_TRUE(zeroCopyKeepsResult(DataType::kInt32, RedOp::kSum, op(DataType::kInt32, RedOp::kSum),
+                                  8, false));
+  // premulsum's scalar is each sender's own: never.
+  const DataType h = DataType::kFloat32;
+  EXPECT_FALSE(zeroCopyKeepsResult(h, RedOp::kPreMulSum, op(h, RedOp::kPreMulSum), 2, true));
+}
+
+}  // namespace
+}  // namespace braid::exec
