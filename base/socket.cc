@@ -31,10 +31,21 @@ std::string errnoText(int err) { return std::generic_category().message(err); }
 /// poll()'s timeout argument for a deadline: -1 when there is none.
 int pollTimeoutMs(const Deadline& deadline) { return deadline.pollMs(); }
 
-void setNoDelay(int fd) {
-  int one = 1;
+/// What every connection made or accepted here gets: no delay, and a dead peer noticed.
+void tuneConnection(int fd) {
+  const int one = 1;
   // Bootstrap messages are tiny and latency-bound (barrier is one byte).
   (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  // Liveness (socket.h). Best effort: a kernel without one of these still connects.
+  const int userTimeout = Liveness::kUserTimeoutMs;
+  const int idle = Liveness::kKeepIdleS;
+  const int interval = Liveness::kKeepIntervalS;
+  const int count = Liveness::kKeepCount;
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &userTimeout, sizeof(userTimeout));
+  (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
 }
 
 bool isPeerGone(int err) { return err == EPIPE || err == ECONNRESET; }
@@ -214,7 +225,9 @@ std::string IoResult::describe() const {
     case IoEnd::kCancelled:
       return "cancelled (the communicator was aborted, or a peer was lost)";
     case IoEnd::kPeerClosed:
-      return "peer closed the connection";
+      // An orderly close has no errno; a reset or a broken pipe says which it was.
+      return sysErrno == 0 ? "peer closed the connection"
+                           : "peer closed the connection (" + errnoText(sysErrno) + ")";
     case IoEnd::kFailed:
       return errnoText(sysErrno);
   }
@@ -234,6 +247,54 @@ std::string addressToString(const sockaddr_storage& addr) {
     return "[" + std::string(text) + "]:" + std::to_string(ntohs(a6->sin6_port));
   }
   return "<unspecified>";
+}
+
+namespace {
+
+/// Whether two addresses are the same host address, whatever their ports.
+bool sameHost(const sockaddr_storage& a, const sockaddr* b) {
+  if (a.ss_family != b->sa_family) return false;
+  if (a.ss_family == AF_INET) {
+    return reinterpret_cast<const sockaddr_in&>(a).sin_addr.s_addr ==
+           reinterpret_cast<const sockaddr_in*>(b)->sin_addr.s_addr;
+  }
+  if (a.ss_family == AF_INET6) {
+    return memcmp(&reinterpret_cast<const sockaddr_in6&>(a).sin6_addr,
+                  &reinterpret_cast<const sockaddr_in6*>(b)->sin6_addr, sizeof(in6_addr)) == 0;
+  }
+  return false;
+}
+
+}  // namespace
+
+ConnectionEnds connectionEnds(const Socket& socket) {
+  ConnectionEnds ends;
+  socklen_t len = sizeof(ends.local);
+  if (getsockname(socket.fd(), reinterpret_cast<sockaddr*>(&ends.local), &len) != 0) {
+    ends.local = {};
+  }
+  len = sizeof(ends.remote);
+  if (getpeername(socket.fd(), reinterpret_cast<sockaddr*>(&ends.remote), &len) != 0) {
+    ends.remote = {};
+  }
+  return ends;
+}
+
+std::string interfaceOf(const sockaddr_storage& addr) {
+  ifaddrs* list = nullptr;
+  if (addr.ss_family == AF_UNSPEC || getifaddrs(&list) != 0) return "";
+  std::string name;
+  for (const ifaddrs* ifa = list; ifa != nullptr && name.empty(); ifa = ifa->ifa_next) {
+    if (ifa->ifa_addr != nullptr && sameHost(addr, ifa->ifa_addr)) name = ifa->ifa_name;
+  }
+  freeifaddrs(list);
+  return name;
+}
+
+std::string describe(const ConnectionEnds& ends) {
+  const std::string nic = interfaceOf(ends.local);
+  return addressToString(ends.local) + (nic.empty() ? "" : " (" + nic + ")") + " -> " +
+         addressToString(ends.remote);
 }
 
 socklen_t addressLength(const sockaddr_storage& addr) {
@@ -343,7 +404,7 @@ Result<Socket> connectWithRetry(const sockaddr_storage& addr, const Deadline& de
     if (!socket.valid()) return systemError("socket(): " + errnoText(errno));
     int err = tryConnect(socket, addr, deadline);
     if (err == 0) {
-      setNoDelay(socket.fd());
+      tuneConnection(socket.fd());
       return socket;
     }
     if (deadline.cancelled()) {
@@ -375,7 +436,7 @@ Result<Socket> connectOnce(const sockaddr_storage& addr, const Deadline& deadlin
   if (err != 0) {
     return remoteError("cannot connect to " + addressToString(addr) + ": " + errnoText(err));
   }
-  setNoDelay(socket.fd());
+  tuneConnection(socket.fd());
   return socket;
 }
 
@@ -436,7 +497,7 @@ bool GreetingAcceptor::acceptPending() {
   while (true) {
     int fd = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) {
-      setNoDelay(fd);
+      tuneConnection(fd);
       Pending p{Socket(fd),
                 std::vector<char>(greetingBytes_ + (proof_ ? kProofTagBytes : 0)),
                 0,

@@ -57,8 +57,35 @@ struct IoResult {
   int sysErrno = 0;     ///< the errno behind kFailed
   bool onSend = false;  ///< exchange(): the send side is the one that stopped
   bool ok() const { return end == IoEnd::kDone; }
-  /// "timed out", "peer closed the connection" or the system error text.
+  /// "timed out", "peer closed the connection" (with the system's words for a reset or a broken
+  /// pipe) or the system error text.
   std::string describe() const;
+};
+
+/// The two addresses of a connection, taken while it is up: a connection that was reset has no
+/// peer name any more, and its error still has to say where it ran.
+struct ConnectionEnds {
+  sockaddr_storage local{};
+  sockaddr_storage remote{};
+};
+ConnectionEnds connectionEnds(const Socket& socket);
+/// "10.0.0.1:41000 (eth0) -> 10.0.0.2:5000": where a connection ran, for errors. The interface
+/// is the one that holds the local address now (left out when none does).
+std::string describe(const ConnectionEnds& ends);
+/// The name of the interface that holds `addr` (its port ignored), or "" when none does.
+std::string interfaceOf(const sockaddr_storage& addr);
+
+/// How every connection made or accepted here notices a peer that went silent (a cable pulled,
+/// a host that hung or lost power), so that a transfer blocked on a dead link fails with
+/// ETIMEDOUT instead of waiting forever: TCP gives up on data left unacknowledged for
+/// kUserTimeoutMs (TCP_USER_TIMEOUT), and probes a connection idle for kKeepIdleS every
+/// kKeepIntervalS (SO_KEEPALIVE), giving up after kKeepCount probes unanswered. Far above any
+/// pause of a live peer's kernel, which acknowledges for a process that is stopped or busy.
+struct Liveness {
+  static constexpr int kUserTimeoutMs = 30000;
+  static constexpr int kKeepIdleS = 10;
+  static constexpr int kKeepIntervalS = 5;
+  static constexpr int kKeepCount = 3;
 };
 
 /// "1.2.3.4:5678" or "[::1]:5678"; "<unspecified>" for AF_UNSPEC.

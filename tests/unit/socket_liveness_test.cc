@@ -1,0 +1,92 @@
+// Every connection base/socket.h makes or accepts, the bootstrap's and the transports' alike,
+// notices a peer that went silent (Liveness: TCP_USER_TIMEOUT and keepalive probes), and can say
+// where it ran once it is gone (connectionEnds, describe).
+#include <gtest/gtest.h>
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <string>
+#include <vector>
+
+#include "base/socket.h"
+#include "support/network_fifo_checks.h"
+
+namespace braid::net {
+namespace {
+
+int option(const Socket& socket, int level, int name) {
+  int value = -1;
+  socklen_t len = sizeof(value);
+  EXPECT_EQ(getsockopt(socket.fd(), level, name, &value, &len), 0) << name;
+  return value;
+}
+
+void expectLiveness(const Socket& socket, const char* side) {
+  SCOPED_TRACE(side);
+  EXPECT_EQ(option(socket, IPPROTO_TCP, TCP_USER_TIMEOUT), Liveness::kUserTimeoutMs);
+  EXPECT_EQ(option(socket, SOL_SOCKET, SO_KEEPALIVE), 1);
+  EXPECT_EQ(option(socket, IPPROTO_TCP, TCP_KEEPIDLE), Liveness::kKeepIdleS);
+  EXPECT_EQ(option(socket, IPPROTO_TCP, TCP_KEEPINTVL), Liveness::kKeepIntervalS);
+  EXPECT_EQ(option(socket, IPPROTO_TCP, TCP_KEEPCNT), Liveness::kKeepCount);
+  EXPECT_EQ(option(socket, IPPROTO_TCP, TCP_NODELAY), 1);
+}
+
+/// A connection made with `connect` to a listener on loopback, and its accepted side.
+template <typename Connect>
+void expectBothSidesLive(Connect connect) {
+  auto listener = listenOn(braid::testing::loopbackAddress(), /*reuseAddr=*/false);
+  ASSERT_TRUE(listener.ok()) << listener.status().message();
+  auto address = boundAddress(listener.value());
+  ASSERT_TRUE(address.ok());
+  Result<Socket> out = connect(address.value());
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  const char hello = 'h';
+  ASSERT_TRUE(sendAll(out.value(), &hello, 1, Deadline::afterMs(5000)).ok());
+  GreetingAcceptor acceptor(listener.value(), 1);
+  Socket in;
+  std::vector<char> greeting;
+  ASSERT_TRUE(acceptor.next(Deadline::afterMs(5000), &in, &greeting).ok());
+  expectLiveness(out.value(), "connecting side");
+  expectLiveness(in, "accepting side");
+}
+
+TEST(SocketLivenessTest, ARetriedConnectionAndItsAcceptedSideNoticeASilentPeer) {
+  expectBothSidesLive(
+      [](const sockaddr_storage& to) { return connectWithRetry(to, Deadline::afterMs(5000)); });
+}
+
+TEST(SocketLivenessTest, AOneShotConnectionAndItsAcceptedSideNoticeASilentPeer) {
+  expectBothSidesLive(
+      [](const sockaddr_storage& to) { return connectOnce(to, Deadline::afterMs(5000)); });
+}
+
+TEST(SocketLivenessTest, AConnectionSaysWhereItRanAfterItIsGone) {
+  auto listener = listenOn(braid::testing::loopbackAddress(), /*reuseAddr=*/false);
+  ASSERT_TRUE(listener.ok());
+  auto address = boundAddress(listener.value());
+  ASSERT_TRUE(address.ok());
+  auto out = connectOnce(address.value(), Deadline::afterMs(5000));
+  ASSERT_TRUE(out.ok());
+  const ConnectionEnds ends = connectionEnds(out.value());
+  out.value().close();
+  const std::string where = describe(ends);
+  EXPECT_EQ(where.rfind("127.0.0.1:", 0), 0u) << where;
+  EXPECT_NE(where.find(" (lo) -> " + addressToString(address.value())), std::string::npos) << where;
+  EXPECT_EQ(interfaceOf(sockaddr_storage{}), "");
+}
+
+TEST(SocketLivenessTest, AResetSaysSoInItsWords) {
+  IoResult reset;
+  reset.end = IoEnd::kPeerClosed;
+  reset.sysErrno = ECONNRESET;
+  EXPECT_EQ(reset.describe(), "peer closed the connection (Connection reset by peer)");
+  IoResult orderly;
+  orderly.end = IoEnd::kPeerClosed;
+  EXPECT_EQ(orderly.describe(), "peer closed the connection");
+}
+
+}  // namespace
+}  // namespace braid::net
