@@ -35,6 +35,13 @@ Status Health::startWatch(const Config& config, std::function<void(const watch::
 }
 
 void Health::stopWatching() {
+  {
+    // A link that breaks from now on breaks because this communicator goes away; one being
+    // handled still uses the watcher, which must outlive it.
+    std::unique_lock<std::mutex> lock(linkMutex_);
+    watchStopping_ = true;
+    linkHandled_.wait(lock, [this] { return !linkInFlight_; });
+  }
   if (!watch) return;
   // Aborted: the peers' calls cannot finish without this rank, so they are to hear its going
   // as a loss, not a departure. (A rank whose call failed on its own and that then destroys
@@ -58,12 +65,30 @@ void Health::stopChildren() {
 void Health::noteLinkFailure(int peer, const std::string& why) {
   {
     std::lock_guard<std::mutex> lock(linkMutex_);
-    if (linkNoted_) return;
+    if (linkNoted_ || watchStopping_) return;
     linkNoted_ = true;
+    linkInFlight_ = true;
+  }
+  handleLinkFailure(peer, why);
+  {
+    std::lock_guard<std::mutex> lock(linkMutex_);
+    linkInFlight_ = false;
+  }
+  linkHandled_.notify_all();
+}
+
+void Health::handleLinkFailure(int peer, const std::string& why) {
+  {
+    // Its words first: a call that the stop ends may word its error before the grace is over.
+    std::lock_guard<std::mutex> lock(linkMutex_);
+    linkWords_ = LinkFailure{peer, why};
   }
   raiseStop();  // every wait of this rank ends now, whatever the cause turns out to be
   if (watch) {
-    if (std::optional<watch::Loss> death = watch->awaitLoss(kLinkGraceMs)) {
+    // A link failure passed on by another rank (most often the same link's other end) is no
+    // better news than this one, whose words say more here: only a death is.
+    std::optional<watch::Loss> death = watch->awaitLoss(kLinkGraceMs);
+    if (death && death->cause != watch::wire::Cause::kLinkFailed) {
       BRAID_INFO("the link to rank %d failed (%s) after rank %d was lost: the loss is the news",
                  peer, why.c_str(), death->rank);
       return;
@@ -83,6 +108,11 @@ std::optional<Health::LinkFailure> Health::linkFailure() const {
   return linkFailure_;
 }
 
+std::optional<Health::LinkFailure> Health::linkWords() const {
+  std::lock_guard<std::mutex> lock(linkMutex_);
+  return linkWords_;
+}
+
 std::optional<watch::Loss> Health::firstLoss() const {
   if (watch) {
     if (std::optional<watch::Loss> loss = watch->firstLoss()) return loss;
@@ -98,8 +128,11 @@ Status Health::lossStatus(const watch::Loss& loss) const {
   if (loss.cause == watch::wire::Cause::kLinkFailed) {
     std::string text = "the network link between rank " + std::to_string(loss.observer) +
                        " and rank " + std::to_string(loss.rank) + " failed";
-    std::optional<LinkFailure> mine = linkFailure();
-    if (mine && loss.observer == members_.rank && mine->peer == loss.rank) text += ": " + mine->why;
+    // This rank's own words where it is one end of the link, whichever end told the others.
+    std::optional<LinkFailure> mine = linkWords();
+    const bool ours = (loss.observer == members_.rank && mine && mine->peer == loss.rank) ||
+                      (loss.rank == members_.rank && mine && mine->peer == loss.observer);
+    if (ours) text += ": " + mine->why;
     return remoteError(text +
                        "; the communicator cannot be used again (ncclCommShrink can make "
                        "one without rank " +

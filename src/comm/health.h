@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -92,7 +93,8 @@ class Health {
   /// raises the stop flag so that every wait of this rank ends; then, unless the watch hears of
   /// a lost rank within a moment (a death breaks links too, and is the better news), keeps the
   /// first such `why` (the NIC, the status) for the errors and has the watcher tell every other
-  /// rank. Blocks its caller for that moment (kLinkGraceMs).
+  /// rank. Blocks its caller for that moment (kLinkGraceMs). Ignored once stopWatching() began
+  /// (the communicator goes away, and its links break with it).
   void noteLinkFailure(int peer, const std::string& why);
 
   /// The first peer lost, if any.
@@ -115,11 +117,20 @@ class Health {
     std::string why;
   };
   std::optional<LinkFailure> linkFailure() const;
+  /// What this rank saw of its link failure, kept from the moment it is noted (also when a
+  /// death turns out to be the news), for the words of a link failure it is one end of.
+  std::optional<LinkFailure> linkWords() const;
+  /// noteLinkFailure's work, for the first link failure only.
+  void handleLinkFailure(int peer, const std::string& why);
 
   const Members& members_;
   mutable std::mutex linkMutex_;
-  bool linkNoted_ = false;  ///< a link failure came (the first is the one handled)
+  bool linkNoted_ = false;      ///< a link failure came (the first is the one handled)
+  bool linkInFlight_ = false;   ///< it is being handled (it uses the watcher)
+  bool watchStopping_ = false;  ///< stopWatching() began: links break as the communicator goes
+  std::condition_variable linkHandled_;
   std::optional<LinkFailure> linkFailure_;
+  std::optional<LinkFailure> linkWords_;
   std::mutex childrenMutex_;
   std::vector<std::shared_ptr<std::atomic<bool>>> childStops_;
 };

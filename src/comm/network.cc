@@ -58,10 +58,7 @@ Status Network::chooseTransport() {
                            transport::ib::IbNetwork::open(config_.ib, members_.localRank(), &why));
     if (ib_) {
       ib_->stopDrainsWhen(health_.stop.get());
-      // A FIFO end that fails ends every call at once, here and, through the watch, elsewhere.
-      Health* health = &health_;
-      ib_->onFailure(
-          [health](int peer, const std::string& why) { health->noteLinkFailure(peer, why); });
+      ib_->onFailure(linkFailures());
     }
   }
   // Both ends of a FIFO must run the same transport: verbs only if every rank has it.
@@ -118,6 +115,12 @@ Status Network::connect(tune::Allowed& allowed) {
   BRAID_INFO("network: %d hosts; listening on %s", hosts,
              braid::net::addressToString(net_->address()).c_str());
   return chooseTransport();
+}
+
+transport::LinkFailureHandler Network::linkFailures() const {
+  // A FIFO end that fails ends every call at once, here and, through the watch, elsewhere.
+  Health* health = &health_;
+  return [health](int peer, const std::string& why) { health->noteLinkFailure(peer, why); };
 }
 
 transport::net::SocketConnector Network::socketConnector(
@@ -191,9 +194,10 @@ Result<std::unique_ptr<transport::RecvEnd>> Network::awaitFifo(
   }
   if (stripeLayout().striped()) {
     return transport::net::openStripedSocketRecvEnd(stripeConnector(greeting), slotBytes, peer,
-                                                    stripeLayout());
+                                                    stripeLayout(), linkFailures());
   }
-  return transport::net::openSocketRecvEnd(socketConnector(greeting), slotBytes, peer);
+  return transport::net::openSocketRecvEnd(socketConnector(greeting), slotBytes, peer,
+                                           linkFailures());
 }
 
 Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
@@ -201,14 +205,14 @@ Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
   if (!ib_ && stripeLayout().striped()) {
     BRAID_ASSIGN_OR_RETURN(std::vector<braid::net::Socket> sockets, connectStripes(peer, greeting));
     return transport::net::openStripedSocketSendEnd(std::move(sockets), slotBytes, peer,
-                                                    stripeLayout());
+                                                    stripeLayout(), linkFailures());
   }
   BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket, connectSocket(peer, greeting));
   if (ib_) {
     return transport::ib::openIbSendEnd(*ib_, std::move(socket), slotBytes, peer,
                                         config_.timeoutMs);
   }
-  return transport::net::openSocketSendEnd(std::move(socket), slotBytes, peer);
+  return transport::net::openSocketSendEnd(std::move(socket), slotBytes, peer, linkFailures());
 }
 
 Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
@@ -219,11 +223,12 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
                                            socketTaker(greeting), peer, config_.timeoutMs);
   }
   if (stripeLayout().striped()) {
-    return transport::net::openGpuStripedSocketRecvEnd(
-        runtime, name, slot, cursor, stream, stripeConnector(greeting), peer, stripeLayout());
+    return transport::net::openGpuStripedSocketRecvEnd(runtime, name, slot, cursor, stream,
+                                                       stripeConnector(greeting), peer,
+                                                       stripeLayout(), linkFailures());
   }
   return transport::net::openGpuSocketRecvEnd(runtime, name, slot, cursor, stream,
-                                              socketConnector(greeting), peer);
+                                              socketConnector(greeting), peer, linkFailures());
 }
 
 Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo(
@@ -232,8 +237,9 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
     kernels::engine::FifoCursor* proxyCursor) {
   if (!ib_ && stripeLayout().striped()) {
     BRAID_ASSIGN_OR_RETURN(std::vector<braid::net::Socket> sockets, connectStripes(peer, greeting));
-    return transport::net::openGpuStripedSocketSendEnd(
-        runtime, name, slot, cursor, proxyCursor, stream, std::move(sockets), peer, stripeLayout());
+    return transport::net::openGpuStripedSocketSendEnd(runtime, name, slot, cursor, proxyCursor,
+                                                       stream, std::move(sockets), peer,
+                                                       stripeLayout(), linkFailures());
   }
   BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket, connectSocket(peer, greeting));
   if (ib_) {
@@ -241,7 +247,7 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
                                            std::move(socket), peer, config_.timeoutMs);
   }
   return transport::net::openGpuSocketSendEnd(runtime, name, slot, cursor, proxyCursor, stream,
-                                              std::move(socket), peer);
+                                              std::move(socket), peer, linkFailures());
 }
 
 }  // namespace braid::comm

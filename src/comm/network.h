@@ -24,6 +24,7 @@
 #include "gpu/runtime.h"
 #include "transport/connection.h"
 #include "transport/cuda_ipc/gpu_fifo.h"
+#include "transport/link_failure.h"
 #include "transport/net/ib/ib_fifo_pump.h"
 #include "transport/net/ib/ib_network.h"
 #include "transport/net/socket_fifo.h"
@@ -69,6 +70,8 @@ class Network {
  private:
   /// Opens the verbs transport if every rank can; keeps sockets otherwise.
   Status chooseTransport();
+  /// What a FIFO end whose connection breaks calls: Health::noteLinkFailure.
+  transport::LinkFailureHandler linkFailures() const;
   /// What waits for the connection that opens with `greeting` (on a proxy's thread), and the
   /// connection to `peer`'s listener that opens with it.
   transport::net::SocketConnector socketConnector(const transport::net::Greeting& greeting) const;

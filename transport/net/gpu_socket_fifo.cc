@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -27,8 +28,8 @@ bool pollUntil(const ProxyThread& proxy, bool drainEnds, Ready ready) {
 class GpuSocketSendEnd final : public ProxiedGpuSendEnd {
  public:
   GpuSocketSendEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, engine::FifoCursor* cursor,
-                   Socket socket, int peer)
-      : ProxiedGpuSendEnd(std::move(fifo), cursor), proxy_(std::move(socket), peer) {
+                   Socket socket, SocketLink link)
+      : ProxiedGpuSendEnd(std::move(fifo), cursor), proxy_(std::move(socket), std::move(link)) {
     const cuda_ipc::GpuEnd e = fifo_->end();
     ref_ = e.fifo;
     mine_ = engine::receiverCursor(ref_.counters);
@@ -46,14 +47,9 @@ class GpuSocketSendEnd final : public ProxiedGpuSendEnd {
       }
       const uint64_t word = engine::postedWord(ref_, mine_);
       const size_t bytes = word & ~static_cast<uint64_t>(engine::kLastSlice);
-      IoResult io = braid::net::sendAll(proxy_.socket(), &word, sizeof(word), Deadline::never(),
-                                        /*more=*/bytes > 0);
-      if (io.ok()) {
-        io = braid::net::sendAll(proxy_.socket(), engine::slotAt(ref_, mine_.mine), bytes,
-                                 Deadline::never());
-      }
+      const IoResult io = sendSlot(proxy_.socket(), word, engine::slotAt(ref_, mine_.mine), bytes);
       if (!io.ok()) {
-        proxy_.lost("sending to", io);
+        proxy_.lost("sending to", io, /*midSlot=*/true);
         break;
       }
       engine::releaseSlot(ref_, mine_);
@@ -68,11 +64,9 @@ class GpuSocketSendEnd final : public ProxiedGpuSendEnd {
 
 class GpuSocketRecvEnd final : public ProxiedGpuRecvEnd {
  public:
-  GpuSocketRecvEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, SocketConnector connect, int peer)
-      : ProxiedGpuRecvEnd(std::move(fifo)),
-        connect_(std::move(connect)),
-        proxy_(peer),
-        peer_(peer) {
+  GpuSocketRecvEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, SocketConnector connect,
+                   SocketLink link)
+      : ProxiedGpuRecvEnd(std::move(fifo)), connect_(std::move(connect)), proxy_(std::move(link)) {
     ref_ = fifo_->end().fifo;
     mine_ = engine::senderCursor(ref_.counters);
     proxy_.start([this] { run(); });
@@ -85,20 +79,18 @@ class GpuSocketRecvEnd final : public ProxiedGpuRecvEnd {
     if (!proxy_.connectWith(connect_)) return;
     while (!proxy_.stopping()) {
       uint64_t word = 0;
-      if (!proxy_.receive(&word, sizeof(word))) return;
+      if (!proxy_.receive(&word, sizeof(word), /*midSlot=*/false)) return;
       const uint64_t bytes = word & ~static_cast<uint64_t>(engine::kLastSlice);
       if (word > UINT32_MAX || bytes > ref_.slotBytes) {
-        BRAID_WARN(
-            "socket transport: rank %d sent a GPU slot of %llu bytes, over the %u a slot "
-            "holds",
-            peer_, static_cast<unsigned long long>(bytes), ref_.slotBytes);
+        proxy_.lost("sent a GPU slot of " + std::to_string(bytes) + " bytes, over the " +
+                    std::to_string(ref_.slotBytes) + " a slot holds");
         return;
       }
       if (!pollUntil(proxy_, /*drainEnds=*/false,
                      [this] { return engine::sendRoom(ref_, mine_); })) {
         return;
       }
-      if (!proxy_.receive(engine::slotAt(ref_, mine_.mine), bytes)) return;
+      if (!proxy_.receive(engine::slotAt(ref_, mine_.mine), bytes, /*midSlot=*/true)) return;
       engine::postSlot(ref_, mine_, static_cast<uint32_t>(word));
     }
   }
@@ -107,15 +99,14 @@ class GpuSocketRecvEnd final : public ProxiedGpuRecvEnd {
   engine::FifoRef ref_{};
   engine::FifoCursor mine_{};
   ProxyThread proxy_;
-  int peer_;
 };
 
 class GpuStripedSendEnd final : public ProxiedGpuSendEnd {
  public:
   GpuStripedSendEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, engine::FifoCursor* cursor,
-                    std::vector<Socket> sockets, int peer, StripeLayout layout)
+                    std::vector<Socket> sockets, SocketLink link, StripeLayout layout)
       : ProxiedGpuSendEnd(std::move(fifo), cursor),
-        pump_(fifo_->end().fifo, std::move(sockets), layout, peer) {}
+        pump_(fifo_->end().fifo, std::move(sockets), layout, std::move(link)) {}
 
  private:
   StripedSendPump pump_;  // drains and stops before the FIFO goes
@@ -123,10 +114,10 @@ class GpuStripedSendEnd final : public ProxiedGpuSendEnd {
 
 class GpuStripedRecvEnd final : public ProxiedGpuRecvEnd {
  public:
-  GpuStripedRecvEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, StripeConnector connect, int peer,
-                    StripeLayout layout)
+  GpuStripedRecvEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, StripeConnector connect,
+                    SocketLink link, StripeLayout layout)
       : ProxiedGpuRecvEnd(std::move(fifo)),
-        pump_(fifo_->end().fifo, std::move(connect), layout, peer) {}
+        pump_(fifo_->end().fifo, std::move(connect), layout, std::move(link)) {}
 
  private:
   StripedRecvPump pump_;
@@ -137,38 +128,41 @@ class GpuStripedRecvEnd final : public ProxiedGpuRecvEnd {
 Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuStripedSocketSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
     engine::FifoCursor* proxyCursor, gpu::Stream stream, std::vector<Socket> connected, int peer,
-    StripeLayout layout) {
+    StripeLayout layout, LinkFailureHandler onFailure) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
                          makePinnedFifo(runtime, name, slotBytes, proxyCursor, stream));
-  return std::unique_ptr<cuda_ipc::GpuSendEnd>(std::make_unique<GpuStripedSendEnd>(
-      std::move(fifo), cursor, std::move(connected), peer, layout));
+  return std::unique_ptr<cuda_ipc::GpuSendEnd>(
+      std::make_unique<GpuStripedSendEnd>(std::move(fifo), cursor, std::move(connected),
+                                          SocketLink(peer, std::move(onFailure)), layout));
 }
 
 Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuStripedSocketRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
-    gpu::Stream stream, StripeConnector connect, int peer, StripeLayout layout) {
+    gpu::Stream stream, StripeConnector connect, int peer, StripeLayout layout,
+    LinkFailureHandler onFailure) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
                          makePinnedFifo(runtime, name, slotBytes, cursor, stream));
-  return std::unique_ptr<cuda_ipc::GpuRecvEnd>(
-      std::make_unique<GpuStripedRecvEnd>(std::move(fifo), std::move(connect), peer, layout));
+  return std::unique_ptr<cuda_ipc::GpuRecvEnd>(std::make_unique<GpuStripedRecvEnd>(
+      std::move(fifo), std::move(connect), SocketLink(peer, std::move(onFailure)), layout));
 }
 
 Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuSocketSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
-    engine::FifoCursor* proxyCursor, gpu::Stream stream, Socket connected, int peer) {
+    engine::FifoCursor* proxyCursor, gpu::Stream stream, Socket connected, int peer,
+    LinkFailureHandler onFailure) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
                          makePinnedFifo(runtime, name, slotBytes, proxyCursor, stream));
-  return std::unique_ptr<cuda_ipc::GpuSendEnd>(
-      std::make_unique<GpuSocketSendEnd>(std::move(fifo), cursor, std::move(connected), peer));
+  return std::unique_ptr<cuda_ipc::GpuSendEnd>(std::make_unique<GpuSocketSendEnd>(
+      std::move(fifo), cursor, std::move(connected), SocketLink(peer, std::move(onFailure))));
 }
 
 Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuSocketRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
-    gpu::Stream stream, SocketConnector connect, int peer) {
+    gpu::Stream stream, SocketConnector connect, int peer, LinkFailureHandler onFailure) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
                          makePinnedFifo(runtime, name, slotBytes, cursor, stream));
-  return std::unique_ptr<cuda_ipc::GpuRecvEnd>(
-      std::make_unique<GpuSocketRecvEnd>(std::move(fifo), std::move(connect), peer));
+  return std::unique_ptr<cuda_ipc::GpuRecvEnd>(std::make_unique<GpuSocketRecvEnd>(
+      std::move(fifo), std::move(connect), SocketLink(peer, std::move(onFailure))));
 }
 
 }  // namespace braid::transport::net

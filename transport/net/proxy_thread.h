@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -16,6 +17,7 @@
 #include "base/socket.h"
 #include "braid/status.h"
 #include "transport/connection.h"
+#include "transport/net/socket_wire.h"
 
 namespace braid::transport::net {
 
@@ -50,8 +52,12 @@ bool pollWithPauses(Ready ready, GiveUp giveUp) {
 /// What a proxy thread shares with the end that owns it.
 class ProxyThread {
  public:
-  ProxyThread(braid::net::Socket socket, int peer) : socket_(std::move(socket)), peer_(peer) {}
-  explicit ProxyThread(int peer) : peer_(peer) {}
+  /// `link` names the peer and whom a broken connection is told to (socket_wire.h).
+  ProxyThread(braid::net::Socket socket, SocketLink link)
+      : socket_(std::move(socket)),
+        ends_(braid::net::connectionEnds(socket_)),
+        link_(std::move(link)) {}
+  explicit ProxyThread(SocketLink link) : link_(std::move(link)) {}
   ~ProxyThread() { stop(); }
 
   template <typename Body>
@@ -74,6 +80,7 @@ class ProxyThread {
     std::lock_guard<std::mutex> lock(socketMutex_);
     if (stopping_.load()) return false;
     socket_ = std::move(socket);
+    ends_ = braid::net::connectionEnds(socket_);
     return true;
   }
   const std::atomic<bool>& stopFlag() const { return stopping_; }
@@ -99,18 +106,24 @@ class ProxyThread {
     WaitContext ctx;
     ctx.deadline = Deadline::afterMs(kStopCheckMs);
     ctx.abort = &interrupt_;
-    ctx.peer = peer_;
+    ctx.peer = link_.peer();
     // No polling: it only takes the core the executors need (measured: 20 us of polling changed
     // nothing at 8 B on 2 cores, 100 us made it 1.6x slower).
     ctx.spinNs = 0;
     return ctx;
   }
-  /// Logs why the connection ended, unless it was ours to end.
-  void lost(const char* what, const braid::net::IoResult& io) const {
-    if (!stopping()) {
-      BRAID_WARN("socket transport: %s rank %d: %s", what, peer_, io.describe().c_str());
-    }
+  /// The connection ended under the thread while `what` ("sending to", "receiving from"),
+  /// `midSlot` or between slots: logged and told to the communicator (SocketLink::broke), unless
+  /// it was ours to end. An end that drains is going away: its break is only logged.
+  void lost(const char* what, const braid::net::IoResult& io, bool midSlot) const {
+    if (!stopping()) link_.broke(what, ends_, io, midSlot, /*goingAway=*/draining());
   }
+  /// The peer broke the protocol (`what` says how): logged and told.
+  void lost(const std::string& what) const {
+    if (!stopping()) link_.broke(what, ends_, /*goingAway=*/draining());
+  }
+  /// A connection that never came (its wait timed out or was cancelled): logged, as the
+  /// executor's own wait for the slots ends with its own error.
   void lost(const Status& status) const {
     if (!stopping()) BRAID_WARN("socket transport: %s", status.message().c_str());
   }
@@ -125,18 +138,19 @@ class ProxyThread {
     }
     return adopt(std::move(connected).value());
   }
-  /// On the thread: reads exactly `bytes`; false (having said why, unless stopping) when the
-  /// connection ended.
-  bool receive(void* data, size_t bytes) {
+  /// On the thread: reads exactly `bytes`, a slot's word or (`midSlot`) its bytes; false
+  /// (having said why, unless stopping) when the connection ended.
+  bool receive(void* data, size_t bytes, bool midSlot) {
     braid::net::IoResult io = braid::net::recvAll(socket_, data, bytes, Deadline::never());
-    if (!io.ok()) lost("receiving from", io);
+    if (!io.ok()) lost("receiving from", io, midSlot);
     return io.ok();
   }
 
  private:
   std::mutex socketMutex_;  // socket_ is adopted by the thread while stop() may shut it down
   braid::net::Socket socket_;
-  int peer_;
+  braid::net::ConnectionEnds ends_;  // taken while the connection is up, for its errors
+  SocketLink link_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> draining_{false};
   std::atomic<bool> finished_{false};

@@ -27,8 +27,8 @@ Result<LocalFifo> makeLocalFifo(size_t slotBytes) { return shm::createPrivateFif
 
 class SocketSendEnd final : public ProxiedSendEnd {
  public:
-  SocketSendEnd(LocalFifo fifo, Socket socket, int peer)
-      : ProxiedSendEnd(std::move(fifo)), proxy_(std::move(socket), peer) {
+  SocketSendEnd(LocalFifo fifo, Socket socket, SocketLink link)
+      : ProxiedSendEnd(std::move(fifo)), proxy_(std::move(socket), std::move(link)) {
     proxy_.start([this] { run(); });
   }
   ~SocketSendEnd() override { proxy_.drainThenStop(); }
@@ -46,12 +46,9 @@ class SocketSendEnd final : public ProxiedSendEnd {
         if (!waited.ok()) continue;  // nothing posted yet, draining or stopping
         slot = waited.value();
       }
-      const uint64_t header = bytes;
-      IoResult io = braid::net::sendAll(proxy_.socket(), &header, sizeof(header), Deadline::never(),
-                                        /*more=*/bytes > 0);
-      if (io.ok()) io = braid::net::sendAll(proxy_.socket(), slot, bytes, Deadline::never());
+      const IoResult io = sendSlot(proxy_.socket(), bytes, slot, bytes);
       if (!io.ok()) {
-        proxy_.lost("sending to", io);
+        proxy_.lost("sending to", io, /*midSlot=*/true);
         break;
       }
       fifo_.recv->release();
@@ -64,8 +61,8 @@ class SocketSendEnd final : public ProxiedSendEnd {
 
 class SocketRecvEnd final : public ProxiedRecvEnd {
  public:
-  SocketRecvEnd(LocalFifo fifo, SocketConnector connect, int peer)
-      : ProxiedRecvEnd(std::move(fifo)), connect_(std::move(connect)), proxy_(peer), peer_(peer) {
+  SocketRecvEnd(LocalFifo fifo, SocketConnector connect, SocketLink link)
+      : ProxiedRecvEnd(std::move(fifo)), connect_(std::move(connect)), proxy_(std::move(link)) {
     proxy_.start([this] { run(); });
   }
   ~SocketRecvEnd() override { proxy_.stop(); }
@@ -78,29 +75,30 @@ class SocketRecvEnd final : public ProxiedRecvEnd {
     if (!proxy_.connectWith(connect_)) return;
     while (!proxy_.stopping()) {
       uint64_t header = 0;
-      if (!proxy_.receive(&header, sizeof(header))) return;
+      if (!proxy_.receive(&header, sizeof(header), /*midSlot=*/false)) return;
       if (header > fifo_.send->slotBytes()) {
-        BRAID_WARN("socket transport: rank %d sent a slot of %llu bytes, over the %zu a slot holds",
-                   peer_, static_cast<unsigned long long>(header), fifo_.send->slotBytes());
+        proxy_.lost("sent a slot of " + std::to_string(header) + " bytes, over the " +
+                    std::to_string(fifo_.send->slotBytes()) + " a slot holds");
         return;
       }
       Result<void*> slot = fifo_.send->waitSlot(proxy_.waitContext());
       while (!slot.ok() && !proxy_.stopping()) slot = fifo_.send->waitSlot(proxy_.waitContext());
       if (!slot.ok()) return;
-      if (!proxy_.receive(slot.value(), header)) return;
+      if (!proxy_.receive(slot.value(), header, /*midSlot=*/true)) return;
       fifo_.send->post(header);
     }
   }
 
   SocketConnector connect_;
   ProxyThread proxy_;
-  int peer_;
 };
 
 class StripedSocketSendEnd final : public ProxiedSendEnd {
  public:
-  StripedSocketSendEnd(LocalFifo fifo, std::vector<Socket> sockets, int peer, StripeLayout layout)
-      : ProxiedSendEnd(std::move(fifo)), pump_(fifo_.ref, std::move(sockets), layout, peer) {}
+  StripedSocketSendEnd(LocalFifo fifo, std::vector<Socket> sockets, SocketLink link,
+                       StripeLayout layout)
+      : ProxiedSendEnd(std::move(fifo)),
+        pump_(fifo_.ref, std::move(sockets), layout, std::move(link)) {}
 
  private:
   StripedSendPump pump_;  // drains and stops before the FIFO goes
@@ -108,8 +106,10 @@ class StripedSocketSendEnd final : public ProxiedSendEnd {
 
 class StripedSocketRecvEnd final : public ProxiedRecvEnd {
  public:
-  StripedSocketRecvEnd(LocalFifo fifo, StripeConnector connect, int peer, StripeLayout layout)
-      : ProxiedRecvEnd(std::move(fifo)), pump_(fifo_.ref, std::move(connect), layout, peer) {}
+  StripedSocketRecvEnd(LocalFifo fifo, StripeConnector connect, SocketLink link,
+                       StripeLayout layout)
+      : ProxiedRecvEnd(std::move(fifo)),
+        pump_(fifo_.ref, std::move(connect), layout, std::move(link)) {}
 
  private:
   StripedRecvPump pump_;
@@ -119,37 +119,41 @@ class StripedSocketRecvEnd final : public ProxiedRecvEnd {
 
 Result<std::unique_ptr<SendEnd>> openStripedSocketSendEnd(std::vector<Socket> connected,
                                                           size_t slotBytes, int peer,
-                                                          StripeLayout layout) {
+                                                          StripeLayout layout,
+                                                          LinkFailureHandler onFailure) {
   BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));
-  return std::unique_ptr<SendEnd>(
-      std::make_unique<StripedSocketSendEnd>(std::move(fifo), std::move(connected), peer, layout));
+  return std::unique_ptr<SendEnd>(std::make_unique<StripedSocketSendEnd>(
+      std::move(fifo), std::move(connected), SocketLink(peer, std::move(onFailure)), layout));
 }
 
 Result<std::unique_ptr<RecvEnd>> openStripedSocketRecvEnd(StripeConnector connect, size_t slotBytes,
-                                                          int peer, StripeLayout layout) {
+                                                          int peer, StripeLayout layout,
+                                                          LinkFailureHandler onFailure) {
   BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));
-  return std::unique_ptr<RecvEnd>(
-      std::make_unique<StripedSocketRecvEnd>(std::move(fifo), std::move(connect), peer, layout));
+  return std::unique_ptr<RecvEnd>(std::make_unique<StripedSocketRecvEnd>(
+      std::move(fifo), std::move(connect), SocketLink(peer, std::move(onFailure)), layout));
 }
 
-Result<std::unique_ptr<SendEnd>> openSocketSendEnd(Socket connected, size_t slotBytes, int peer) {
+Result<std::unique_ptr<SendEnd>> openSocketSendEnd(Socket connected, size_t slotBytes, int peer,
+                                                   LinkFailureHandler onFailure) {
   BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));
-  return std::unique_ptr<SendEnd>(
-      std::make_unique<SocketSendEnd>(std::move(fifo), std::move(connected), peer));
+  return std::unique_ptr<SendEnd>(std::make_unique<SocketSendEnd>(
+      std::move(fifo), std::move(connected), SocketLink(peer, std::move(onFailure))));
 }
 
 Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(SocketConnector connect, size_t slotBytes,
-                                                   int peer) {
+                                                   int peer, LinkFailureHandler onFailure) {
   BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));
-  return std::unique_ptr<RecvEnd>(
-      std::make_unique<SocketRecvEnd>(std::move(fifo), std::move(connect), peer));
+  return std::unique_ptr<RecvEnd>(std::make_unique<SocketRecvEnd>(
+      std::move(fifo), std::move(connect), SocketLink(peer, std::move(onFailure))));
 }
 
-Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(Socket connected, size_t slotBytes, int peer) {
+Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(Socket connected, size_t slotBytes, int peer,
+                                                   LinkFailureHandler onFailure) {
   auto holder = std::make_shared<Socket>(std::move(connected));
   return openSocketRecvEnd(
       [holder](const std::atomic<bool>&) -> Result<Socket> { return std::move(*holder); },
-      slotBytes, peer);
+      slotBytes, peer, std::move(onFailure));
 }
 
 }  // namespace braid::transport::net

@@ -8,11 +8,13 @@
 //   sender host:   executor -> local FIFO -> [send proxy] -> socket
 //   receiver host: socket -> [recv proxy] -> local FIFO -> executor
 //
-// Each slot travels as an 8-byte length and its bytes. Back-pressure is the FIFOs': the send
-// proxy takes a slot only once it is posted and hands it back once the socket took its bytes;
-// the receive proxy reads a slot's bytes only into a free slot of its local FIFO, so a slow
-// receiver stops reading the socket and TCP's window stops the sender. The executor never waits
-// for the network, only for its FIFO, with its own deadline and abort flag.
+// Each slot travels as an 8-byte length and its bytes (socket_wire.h). Back-pressure is the
+// FIFOs': the send proxy takes a slot only once it is posted and hands it back once the socket
+// took its bytes; the receive proxy reads a slot's bytes only into a free slot of its local FIFO,
+// so a slow receiver stops reading the socket and TCP's window stops the sender. The executor
+// never waits for the network, only for its FIFO, with its own deadline and abort flag. A
+// connection that breaks under a proxy is told to the communicator (socket_wire.h), which ends
+// those waits.
 //
 // Why a proxy thread per FIFO end and not one per process: each thread blocks in the one place
 // it can next make progress (its FIFO's futex or its socket), so a slot moves with one wake-up
@@ -30,19 +32,21 @@
 #include "base/socket.h"
 #include "braid/status.h"
 #include "transport/connection.h"
+#include "transport/link_failure.h"
 #include "transport/net/socket_stripes.h"
 
 namespace braid::transport::net {
 
 /// The executor's end of a FIFO to a rank on another host, whose receiving end is at the other
-/// end of `connected` (made by openSocketRecvEnd there). `peer` names that rank in errors.
+/// end of `connected` (made by openSocketRecvEnd there). `peer` names that rank in errors;
+/// `onFailure` hears of a connection that breaks under the end (socket_wire.h).
 Result<std::unique_ptr<SendEnd>> openSocketSendEnd(braid::net::Socket connected, size_t slotBytes,
-                                                   int peer);
+                                                   int peer, LinkFailureHandler onFailure = {});
 
 /// The executor's end of a FIFO from a rank on another host, whose sending end is at the other
 /// end of `connected`.
 Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(braid::net::Socket connected, size_t slotBytes,
-                                                   int peer);
+                                                   int peer, LinkFailureHandler onFailure = {});
 
 /// Waits for a FIFO's connection; gives up (with an error) once `stop` is set.
 using SocketConnector = std::function<Result<braid::net::Socket>(const std::atomic<bool>& stop)>;
@@ -52,14 +56,16 @@ using SocketConnector = std::function<Result<braid::net::Socket>(const std::atom
 /// as for a slow sender, with its own deadline. What a receiver uses where it must not block
 /// (a batch of sends and receives, which may wait for this rank's own sends first).
 Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(SocketConnector connect, size_t slotBytes,
-                                                   int peer);
+                                                   int peer, LinkFailureHandler onFailure = {});
 
 /// The striped ends (socket_stripes.h): `connected` holds the layout's connections in order;
 /// `connect` waits for connection number i on the receiving proxy's thread i / per-thread.
 Result<std::unique_ptr<SendEnd>> openStripedSocketSendEnd(std::vector<braid::net::Socket> connected,
                                                           size_t slotBytes, int peer,
-                                                          StripeLayout layout);
+                                                          StripeLayout layout,
+                                                          LinkFailureHandler onFailure = {});
 Result<std::unique_ptr<RecvEnd>> openStripedSocketRecvEnd(StripeConnector connect, size_t slotBytes,
-                                                          int peer, StripeLayout layout);
+                                                          int peer, StripeLayout layout,
+                                                          LinkFailureHandler onFailure = {});
 
 }  // namespace braid::transport::net

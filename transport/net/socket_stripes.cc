@@ -1,6 +1,7 @@
 #include "transport/net/socket_stripes.h"
 
 #include <chrono>
+#include <string>
 #include <utility>
 
 #include "base/log.h"
@@ -16,8 +17,10 @@ using engine::kFifoSlots;
 
 }  // namespace
 
-StripedPump::StripedPump(const engine::FifoRef& fifo, StripeLayout layout, int peer)
-    : fifo_(fifo), layout_(layout), peer_(peer) {}
+StripedPump::StripedPump(const engine::FifoRef& fifo, StripeLayout layout, SocketLink link)
+    : fifo_(fifo), layout_(layout), link_(std::move(link)) {
+  ends_.resize(static_cast<size_t>(layout.sockets()));
+}
 
 StripedPump::~StripedPump() { stop(); }
 
@@ -51,19 +54,27 @@ bool StripedPump::pollUntil(bool drainEnds, const std::function<bool()>& ready) 
   return pollWithPauses(ready, [&] { return stopping_.load() || (drainEnds && draining_.load()); });
 }
 
-void StripedPump::lost(const char* what, int index, const IoResult& io) const {
-  if (!stopping_.load()) {
-    BRAID_WARN("socket transport: %s rank %d on connection %d: %s", what, peer_, index,
-               io.describe().c_str());
-  }
+void StripedPump::lost(const char* what, int index, const IoResult& io, bool midSlot) const {
+  if (stopping_.load()) return;
+  link_.broke(what, ends_[static_cast<size_t>(index)], io, midSlot, draining_.load());
+}
+
+void StripedPump::lost(const std::string& what, int index) const {
+  if (!stopping_.load()) link_.broke(what, ends_[static_cast<size_t>(index)], draining_.load());
+}
+
+void StripedPump::keep(int index, Socket socket) {
+  ends_[static_cast<size_t>(index)] = braid::net::connectionEnds(socket);
+  sockets_[static_cast<size_t>(index)] = std::move(socket);
 }
 
 // ---------------------------------------------------------------------------------------------
 
 StripedSendPump::StripedSendPump(const engine::FifoRef& fifo, std::vector<Socket> sockets,
-                                 StripeLayout layout, int peer)
-    : StripedPump(fifo, layout, peer) {
-  sockets_ = std::move(sockets);
+                                 StripeLayout layout, SocketLink link)
+    : StripedPump(fifo, layout, std::move(link)) {
+  sockets_.resize(sockets.size());
+  for (size_t i = 0; i < sockets.size(); ++i) keep(static_cast<int>(i), std::move(sockets[i]));
   released_ = engine::receiverCursor(fifo.counters);
   base_ = released_.mine;
   releasedCount_.store(released_.mine);
@@ -92,15 +103,11 @@ void StripedSendPump::run(int thread) {
     };
     if (!pollUntil(/*drainEnds=*/true, posted)) break;
     const uint32_t word = engine::loadRelaxed(&fifo_.counters->bytes[slot % kFifoSlots]);
-    const uint64_t header = word;
     const size_t bytes = word & ~engine::kLastSlice;
-    const Socket& socket = sockets_[static_cast<size_t>(index)];
-    IoResult io = braid::net::sendAll(socket, &header, sizeof(header), Deadline::never(),
-                                      /*more=*/bytes > 0);
-    if (io.ok())
-      io = braid::net::sendAll(socket, engine::slotAt(fifo_, slot), bytes, Deadline::never());
+    const IoResult io =
+        sendSlot(sockets_[static_cast<size_t>(index)], word, engine::slotAt(fifo_, slot), bytes);
     if (!io.ok()) {
-      lost("sending to", index, io);
+      lost("sending to", index, io, /*midSlot=*/true);
       break;
     }
     sent(slot);
@@ -117,8 +124,8 @@ void StripedSendPump::sent(uint32_t slot) {
 // ---------------------------------------------------------------------------------------------
 
 StripedRecvPump::StripedRecvPump(const engine::FifoRef& fifo, StripeConnector connect,
-                                 StripeLayout layout, int peer)
-    : StripedPump(fifo, layout, peer), connect_(std::move(connect)) {
+                                 StripeLayout layout, SocketLink link)
+    : StripedPump(fifo, layout, std::move(link)), connect_(std::move(connect)) {
   sockets_.resize(static_cast<size_t>(layout.sockets()));
   posted_ = engine::senderCursor(fifo.counters);
   base_ = posted_.mine;
@@ -139,7 +146,7 @@ void StripedRecvPump::run(int thread) {
     }
     std::lock_guard<std::mutex> lock(socketsMutex_);
     if (stopping_.load()) return;
-    sockets_[static_cast<size_t>(index)] = std::move(connected).value();
+    keep(index, std::move(connected).value());
   }
   for (uint64_t k = 0; !stopping_.load(); ++k) {
     const uint64_t n = slotOf(thread, k);
@@ -149,13 +156,14 @@ void StripedRecvPump::run(int thread) {
     uint64_t header = 0;
     IoResult io = braid::net::recvAll(socket, &header, sizeof(header), Deadline::never());
     if (!io.ok()) {
-      lost("receiving from", index, io);
+      lost("receiving from", index, io, /*midSlot=*/false);
       return;
     }
     const uint64_t bytes = header & ~static_cast<uint64_t>(engine::kLastSlice);
     if (header > UINT32_MAX || bytes > fifo_.slotBytes) {
-      BRAID_WARN("socket transport: rank %d sent a slot of %llu bytes, over the %u a slot holds",
-                 peer_, static_cast<unsigned long long>(bytes), fifo_.slotBytes);
+      lost("sent a slot of " + std::to_string(bytes) + " bytes, over the " +
+               std::to_string(fifo_.slotBytes) + " a slot holds",
+           index);
       return;
     }
     // Room: the executor has released the slot this one reuses.
@@ -163,7 +171,7 @@ void StripedRecvPump::run(int thread) {
     if (!pollUntil(/*drainEnds=*/false, room)) return;
     io = braid::net::recvAll(socket, engine::slotAt(fifo_, slot), bytes, Deadline::never());
     if (!io.ok()) {
-      lost("receiving from", index, io);
+      lost("receiving from", index, io, /*midSlot=*/true);
       return;
     }
     landed(slot, static_cast<uint32_t>(header));

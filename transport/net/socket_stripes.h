@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "braid/status.h"
 #include "kernels/engine/fifo.h"
 #include "transport/net/slots_in_order.h"
+#include "transport/net/socket_wire.h"
 
 namespace braid::transport::net {
 
@@ -48,7 +50,7 @@ class StripedPump {
   virtual ~StripedPump();
 
  protected:
-  StripedPump(const kernels::engine::FifoRef& fifo, StripeLayout layout, int peer);
+  StripedPump(const kernels::engine::FifoRef& fifo, StripeLayout layout, SocketLink link);
   /// Starts thread t of the layout on `body(t)`.
   void startThreads(const std::function<void(int)>& body);
   /// Ends the threads: their waits see the flag, their sockets are shut down.
@@ -57,14 +59,20 @@ class StripedPump {
   uint64_t slotOf(int thread, uint64_t k) const;
   /// Polls until `ready()`, or false once stopping (or draining, when `drainEnds`).
   bool pollUntil(bool drainEnds, const std::function<bool()>& ready) const;
-  void lost(const char* what, int index, const braid::net::IoResult& io) const;
+  /// Connection `index` ended under its thread (socket_wire.h's SocketLink::broke), unless
+  /// stopping; a pump that drains is going away, and only logs it.
+  void lost(const char* what, int index, const braid::net::IoResult& io, bool midSlot) const;
+  void lost(const std::string& what, int index) const;
+  /// Takes connection `index`, noting where it runs while it is up (under socketsMutex_).
+  void keep(int index, braid::net::Socket socket);
 
   kernels::engine::FifoRef fifo_;
   StripeLayout layout_;
-  int peer_;
+  SocketLink link_;
   uint32_t base_ = 0;  // the FIFO's counter when the pump started
   std::mutex socketsMutex_;
   std::vector<braid::net::Socket> sockets_;
+  std::vector<braid::net::ConnectionEnds> ends_;  // sockets_'s, for their errors
   std::mutex orderMutex_;  // the in-order release or publication of out-of-order slots
   std::atomic<bool> stopping_{false};
   std::atomic<bool> draining_{false};
@@ -76,7 +84,7 @@ class StripedPump {
 class StripedSendPump final : public StripedPump {
  public:
   StripedSendPump(const kernels::engine::FifoRef& fifo, std::vector<braid::net::Socket> sockets,
-                  StripeLayout layout, int peer);
+                  StripeLayout layout, SocketLink link);
   /// Sends what was posted first (bounded by kDrainMs), as socket_fifo.h's send ends do.
   ~StripedSendPump() override;
 
@@ -95,7 +103,7 @@ class StripedSendPump final : public StripedPump {
 class StripedRecvPump final : public StripedPump {
  public:
   StripedRecvPump(const kernels::engine::FifoRef& fifo, StripeConnector connect,
-                  StripeLayout layout, int peer);
+                  StripeLayout layout, SocketLink link);
   ~StripedRecvPump() override { stop(); }
 
  private:

@@ -3,13 +3,13 @@
 #pragma once
 
 #include <atomic>
-#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "braid/status.h"
+#include "transport/link_failure.h"
 #include "transport/net/ib/ib_device.h"
 #include "transport/net/ib/ib_proxy.h"
 #include "transport/net/ib/ib_settings.h"
@@ -43,7 +43,7 @@ class IbNetwork {
   /// Who hears of a failed FIFO end (a completion or post error, a broken handshake): the
   /// communicator, which ends every call waiting on it at once (comm::Health). Set before any
   /// FIFO is made; called on the proxy's thread with the peer and what failed.
-  using OnFailure = std::function<void(int peer, const std::string& why)>;
+  using OnFailure = LinkFailureHandler;
   void onFailure(OnFailure f) { onFailure_ = std::move(f); }
   void reportFailure(int peer, const std::string& why) const {
     if (onFailure_) onFailure_(peer, why);

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# A socket connection breaks under live peers: 2 hosts x 2 ranks run all_reduce in a loop over the
+# socket transport, and rank 1 breaks the connection of its 300th slot sent
+# (BRAID_SOCKET_EMULATE_FAULT=reset:300): its send ends as a reset one does, and the rank at the
+# other end reads an end of file in the middle of a slot. Every rank must fail within seconds,
+# with the deadline left at 10 minutes (so no rank may wait for it): rank 1 naming the peer, the
+# connection's addresses and interface and the system's words, the others the failed link.
+#
+# usage: perf_socket_fault.sh BRAID_PERF
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+[[ $# -eq 1 ]] || fail "usage: $0 BRAID_PERF"
+perf=$1
+bound_ms=5000 # generous next to the ~0.5 s a run takes here, far below the deadline
+export BRAID_NET=Socket BRAID_TIMEOUT_MS=600000
+export E2E_RUN_LIMIT_S=60 # read by run_on_hosts (lib.sh): far below the deadline
+start=$(date +%s%N)
+run_on_hosts "$E2E_TMP/out" "$E2E_TMP/err" 2 4 bash -c \
+  'if [[ $RANK == 1 ]]; then export BRAID_SOCKET_EMULATE_FAULT=$0; fi; exec "$@"' reset:300 \
+  "$perf" all_reduce -b 64K -e 64K -n 100000 -w 1 -c 0
+took_ms=$((($(date +%s%N) - start) / 1000000))
+((RUN_RC != 0)) || fail "every rank exited 0 although a connection broke" "$E2E_TMP/out"
+# Rank 1 is one end of the link, whichever end's word came round first.
+words="the network link between rank [0-9]* and rank [0-9]* failed: socket: sending to rank [0-9]* over"
+words+=" 127.0.0.1:[0-9]* (lo) -> 127.0.0.1:[0-9]*: peer closed the connection (Connection reset"
+grep -q "$words" "$E2E_TMP/err.1" ||
+  fail "rank 1 does not name the peer, the connection and the system's words" "$E2E_TMP/err.1"
+for ((rank = 0; rank < 4; rank++)); do
+  err=$E2E_TMP/err.$rank
+  ((rank == 0)) && err=$E2E_TMP/err
+  grep -q "the network link between rank" "$err" || fail "rank $rank does not say a link failed" "$err"
+done
+# Some rank's receiving end saw the slot cut short (its log says so, whoever was told first).
+grep -q "receiving from rank 1 over .*in the middle of a slot" "$E2E_TMP"/err* ||
+  fail "no rank's receiving end saw the connection end in the middle of a slot" "$E2E_TMP"/err*
+((took_ms < bound_ms)) || fail "the run took ${took_ms} ms, over ${bound_ms} ms" "$E2E_TMP"/err*
+echo "PASS [$E2E_NAME]: every rank failed naming the link, ${took_ms} ms for the whole run"

@@ -1,0 +1,62 @@
+// sendSlot and SocketLink (socket_wire.h).
+#include "transport/net/socket_wire.h"
+
+#include <errno.h>
+
+#include "base/log.h"
+#include "transport/net/socket_fault.h"
+
+namespace braid::transport::net {
+
+using braid::net::ConnectionEnds;
+using braid::net::IoEnd;
+using braid::net::IoResult;
+using braid::net::Socket;
+
+IoResult sendSlot(const Socket& socket, uint64_t word, const void* data, size_t bytes) {
+  const bool breaks = nextSlotBreaks();
+  // The word goes with the bytes that follow it in one segment where it can (TCP_NODELAY).
+  IoResult io = braid::net::sendAll(socket, &word, sizeof(word), Deadline::never(),
+                                    /*more=*/bytes > 0 && !breaks);
+  if (io.ok() && breaks) {
+    BRAID_WARN(
+        "socket transport: breaking the connection %s after a slot's word "
+        "(BRAID_SOCKET_EMULATE_FAULT)",
+        braid::net::describe(braid::net::connectionEnds(socket)).c_str());
+    socket.shutdown();
+    io.end = IoEnd::kPeerClosed;
+    io.sysErrno = ECONNRESET;
+    io.onSend = true;
+    return io;
+  }
+  if (io.ok()) io = braid::net::sendAll(socket, data, bytes, Deadline::never());
+  return io;
+}
+
+void SocketLink::broke(const char* what, const ConnectionEnds& ends, const IoResult& io,
+                       bool midSlot, bool goingAway) const {
+  // The peer closed in order: at a slot's boundary, with no reset.
+  const bool orderly = io.end == IoEnd::kPeerClosed && io.sysErrno == 0 && !midSlot;
+  std::string why = "socket: " + std::string(what) + " rank " + std::to_string(peer_) + " over " +
+                    braid::net::describe(ends) + ": " + io.describe();
+  if (io.end == IoEnd::kPeerClosed && io.sysErrno == 0 && midSlot)
+    why += " in the middle of a slot";
+  if (orderly) {
+    BRAID_INFO("%s", why.c_str());
+    return;
+  }
+  report(why, goingAway);
+}
+
+void SocketLink::broke(const std::string& what, const ConnectionEnds& ends, bool goingAway) const {
+  report(
+      "socket: rank " + std::to_string(peer_) + " over " + braid::net::describe(ends) + ": " + what,
+      goingAway);
+}
+
+void SocketLink::report(const std::string& why, bool goingAway) const {
+  BRAID_WARN("%s", why.c_str());
+  if (!goingAway && onFailure_) onFailure_(peer_, why);
+}
+
+}  // namespace braid::transport::net

@@ -1,0 +1,49 @@
+// A socket FIFO's connection as its proxies use it: how a slot travels on it, and what a proxy
+// does when it breaks. Every socket FIFO end (host, GPU, striped) goes through here, so that
+// they frame slots alike and report a broken connection alike.
+//
+// A slot travels as an 8-byte word (its byte count; on a GPU FIFO with the last-slice flag),
+// then its bytes. A connection that breaks under a live end (a send refused, a reset, an end of
+// file in the middle of a slot, a slot larger than the FIFO's) is logged and told to the
+// communicator (LinkFailureHandler), which ends every call waiting on it at once. Not told: an
+// end going away (its connection is ours to end) and a peer that closed in order between slots
+// (it went away itself, and its own end or the watch of the ranks says why).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "base/socket.h"
+#include "transport/link_failure.h"
+
+namespace braid::transport::net {
+
+/// Sends one slot: its word, then its `bytes` bytes. Where BRAID_SOCKET_EMULATE_FAULT asks for
+/// it (socket_fault.h), breaks the connection after the word instead.
+braid::net::IoResult sendSlot(const braid::net::Socket& socket, uint64_t word, const void* data,
+                              size_t bytes);
+
+/// Whom a FIFO end's connections lead to and whom it tells when one breaks.
+class SocketLink {
+ public:
+  SocketLink(int peer, LinkFailureHandler onFailure)
+      : peer_(peer), onFailure_(std::move(onFailure)) {}
+
+  int peer() const { return peer_; }
+  /// A transfer on the connection `ends` (taken while it was up) ended as `io` says; `what` is
+  /// "sending to" or "receiving from", `midSlot` whether part of a slot had come. Logs it and,
+  /// unless `goingAway` or the peer closed in order between slots, tells the communicator.
+  void broke(const char* what, const braid::net::ConnectionEnds& ends,
+             const braid::net::IoResult& io, bool midSlot, bool goingAway) const;
+  /// The peer broke the protocol on `ends` as `what` says: logged and told.
+  void broke(const std::string& what, const braid::net::ConnectionEnds& ends, bool goingAway) const;
+
+ private:
+  void report(const std::string& why, bool goingAway) const;
+
+  int peer_;
+  LinkFailureHandler onFailure_;
+};
+
+}  // namespace braid::transport::net
