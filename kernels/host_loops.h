@@ -1,11 +1,11 @@
 // The host loops, as templates over (element type, pre, op, post) functors,
 // and the builds of them per instruction set. Internal to kernels/: included
-// by host_reduce.cc (the table) and host_narrow_simd.h (the 16- and 8-bit
-// float types with hand-written conversions).
+// by host_reduce.cc (the table), host_narrow_simd.h and host_narrow_avx512.h
+// (the 16- and 8-bit float types with hand-written conversions).
 //
 // The bodies are forced inline into small wrappers that carry a target
-// attribute, so one source yields a portable build and an AVX2 build of every
-// loop, chosen at run time (the library still runs on CPUs without AVX2).
+// attribute, so one source yields a portable, an AVX2 and an AVX-512 build of
+// every loop, chosen at run time (the library still runs on CPUs without AVX2).
 // Per-function attributes, not `#pragma GCC target` over a file: inline
 // functions instantiated under a file-wide pragma could be emitted with AVX2
 // code and picked by the linker for callers that run anywhere.
@@ -66,53 +66,45 @@ BRAID_ALWAYS_INLINE void mapBody(const OpArgs& args, void* dst, const void* in, 
   for (size_t i = 0; i < count; ++i) d[i] = u(x[i]);
 }
 
+// One build of the loops: the bodies above in functions that carry the
+// target attribute `TARGET` (nothing for the baseline). A macro because an
+// attribute cannot be a template argument; every build has the same
+// arithmetic per element, so the result does not depend on the build that ran.
+#define BRAID_HOST_LOOPS(Name, TARGET)                                                         \
+  struct Name {                                                                                \
+    template <typename T, typename Pre, typename F>                                            \
+    TARGET static void reduce(const OpArgs& args, void* dst, const void* recv, const void* in, \
+                              size_t count) {                                                  \
+      reduceBody<T, Pre, F>(args, dst, recv, in, count);                                       \
+    }                                                                                          \
+    template <typename T, typename Pre, typename F>                                            \
+    TARGET static void reduce2(const OpArgs& args, void* dst1, void* dst2, const void* recv,   \
+                               const void* in, size_t count) {                                 \
+      reduce2Body<T, Pre, F>(args, dst1, dst2, recv, in, count);                               \
+    }                                                                                          \
+    template <typename T, typename Pre>                                                        \
+    TARGET static void load(const OpArgs& args, void* dst, const void* in, size_t count) {     \
+      mapBody<T, Pre>(args, dst, in, count);                                                   \
+    }                                                                                          \
+    template <typename T, typename Post>                                                       \
+    TARGET static void finish(const OpArgs& args, void* buf, size_t count) {                   \
+      mapBody<T, Post>(args, buf, buf, count);                                                 \
+    }                                                                                          \
+  }
+
 /// The baseline build: whatever the compiler targets by default.
-struct PortableLoops {
-  template <typename T, typename Pre, typename F>
-  static void reduce(const OpArgs& args, void* dst, const void* recv, const void* in,
-                     size_t count) {
-    reduceBody<T, Pre, F>(args, dst, recv, in, count);
-  }
-  template <typename T, typename Pre, typename F>
-  static void reduce2(const OpArgs& args, void* dst1, void* dst2, const void* recv, const void* in,
-                      size_t count) {
-    reduce2Body<T, Pre, F>(args, dst1, dst2, recv, in, count);
-  }
-  template <typename T, typename Pre>
-  static void load(const OpArgs& args, void* dst, const void* in, size_t count) {
-    mapBody<T, Pre>(args, dst, in, count);
-  }
-  template <typename T, typename Post>
-  static void finish(const OpArgs& args, void* buf, size_t count) {
-    mapBody<T, Post>(args, buf, buf, count);
-  }
-};
+BRAID_HOST_LOOPS(PortableLoops, );
 
 #if defined(__x86_64__)
 #define BRAID_TARGET_AVX2 __attribute__((target("avx2")))
+// AVX-512 F, BW and VL (with the AVX2 and F16C that every such CPU has): what
+// the narrow float types' loops (host_narrow_avx512.h) use too.
+#define BRAID_TARGET_AVX512 __attribute__((target("avx2,f16c,avx512f,avx512bw,avx512vl")))
 
-/// The same loops with 256-bit vectors. Same arithmetic per element, so the
-/// result does not depend on the build that ran.
-struct Avx2Loops {
-  template <typename T, typename Pre, typename F>
-  BRAID_TARGET_AVX2 static void reduce(const OpArgs& args, void* dst, const void* recv,
-                                       const void* in, size_t count) {
-    reduceBody<T, Pre, F>(args, dst, recv, in, count);
-  }
-  template <typename T, typename Pre, typename F>
-  BRAID_TARGET_AVX2 static void reduce2(const OpArgs& args, void* dst1, void* dst2,
-                                        const void* recv, const void* in, size_t count) {
-    reduce2Body<T, Pre, F>(args, dst1, dst2, recv, in, count);
-  }
-  template <typename T, typename Pre>
-  BRAID_TARGET_AVX2 static void load(const OpArgs& args, void* dst, const void* in, size_t count) {
-    mapBody<T, Pre>(args, dst, in, count);
-  }
-  template <typename T, typename Post>
-  BRAID_TARGET_AVX2 static void finish(const OpArgs& args, void* buf, size_t count) {
-    mapBody<T, Post>(args, buf, buf, count);
-  }
-};
+/// 256-bit vectors.
+BRAID_HOST_LOOPS(Avx2Loops, BRAID_TARGET_AVX2);
+/// 512-bit vectors, for the types without hand-written AVX-512 loops.
+BRAID_HOST_LOOPS(Avx512Loops, BRAID_TARGET_AVX512);
 #endif
 
 /// The HostOp of one (type, operator) from one build of the loops. `O` is a

@@ -1,10 +1,12 @@
 // The table of host loops, one HostOp per (type, op, instruction set), and
 // the byte copies the executors use.
 //
-// Every (type, op) pair has a portable and an AVX2 build of its loops
-// (host_loops.h); the 16- and 8-bit float types also have a build with
-// hand-written eight-lane conversions (host_narrow_simd.h). The best the CPU
-// supports is decided once per process.
+// Every (type, op) pair has a portable, an AVX2 and an AVX-512 build of its
+// loops (host_loops.h); the 16- and 8-bit float types have hand-written
+// conversions instead in the AVX2+F16C build (eight lanes, host_narrow_simd.h)
+// and the AVX-512 one (32 elements a step, host_narrow_avx512.h; float16 keeps
+// the eight-lane loops there). The best the CPU supports is decided once per
+// process.
 #include "kernels/host_reduce.h"
 
 #if defined(__x86_64__)
@@ -18,6 +20,7 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/host_loops.h"
+#include "kernels/host_narrow_avx512.h"
 #include "kernels/host_narrow_simd.h"
 
 namespace braid::kernels {
@@ -26,6 +29,7 @@ namespace {
 struct CpuFeatures {
   bool avx2 = false;
   bool f16c = false;
+  bool avx512 = false;  ///< F, BW and VL, with the OS saving the registers
 };
 
 CpuFeatures detectCpu() {
@@ -36,6 +40,10 @@ CpuFeatures detectCpu() {
   // clang before 16 does not know (the fuzz build, scripts/fuzz, uses Debian's clang 14).
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   cpu.f16c = cpu.avx2 && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+  // __builtin_cpu_supports reports AVX-512 only where the OS saves the zmm
+  // and mask registers (XCR0), so a kernel without that support is safe.
+  cpu.avx512 = cpu.f16c && __builtin_cpu_supports("avx512f") &&
+               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 #endif
   return cpu;
 }
@@ -48,6 +56,7 @@ const CpuFeatures& cpuFeatures() {
 HostIsa resolve(HostIsa isa) {
   if (isa != HostIsa::kBest) return isa;
   const CpuFeatures& cpu = cpuFeatures();
+  if (cpu.avx512) return HostIsa::kAvx512;
   if (cpu.f16c) return HostIsa::kAvx2F16c;
   return cpu.avx2 ? HostIsa::kAvx2 : HostIsa::kPortable;
 }
@@ -57,9 +66,16 @@ HostOp lookup(DataType type, RedOp op, const OpArgs& args, HostIsa isa) {
     using T = typename decltype(t)::Type;
     using O = decltype(o);
 #if defined(__x86_64__)
-    if constexpr (kIsNarrowFloat<T>) {
-      if (isa == HostIsa::kAvx2F16c) return loops::makeHostOp<loops::NarrowSimdLoops, T, O>(args);
+    // float16's 256-bit F16C loops outran 512-bit ones (host_narrow_avx512.h).
+    if constexpr (kIsNarrowFloat<T> && !std::is_same<T, Float16>::value) {
+      if (isa == HostIsa::kAvx512) return loops::makeHostOp<loops::NarrowAvx512Loops, T, O>(args);
     }
+    if constexpr (kIsNarrowFloat<T>) {
+      if (isa == HostIsa::kAvx2F16c || isa == HostIsa::kAvx512) {
+        return loops::makeHostOp<loops::NarrowSimdLoops, T, O>(args);
+      }
+    }
+    if (isa == HostIsa::kAvx512) return loops::makeHostOp<loops::Avx512Loops, T, O>(args);
     if (isa != HostIsa::kPortable) return loops::makeHostOp<loops::Avx2Loops, T, O>(args);
 #endif
     return loops::makeHostOp<loops::PortableLoops, T, O>(args);
@@ -77,8 +93,26 @@ bool hostIsaSupported(HostIsa isa) {
       return cpuFeatures().avx2;
     case HostIsa::kAvx2F16c:
       return cpuFeatures().f16c;
+    case HostIsa::kAvx512:
+      return cpuFeatures().avx512;
   }
   return false;
+}
+
+const char* hostIsaName(HostIsa isa) {
+  switch (isa) {
+    case HostIsa::kBest:
+      return "best";
+    case HostIsa::kPortable:
+      return "portable";
+    case HostIsa::kAvx2:
+      return "avx2";
+    case HostIsa::kAvx2F16c:
+      return "avx2+f16c";
+    case HostIsa::kAvx512:
+      return "avx512";
+  }
+  return "unknown";
 }
 
 Result<HostOp> hostOp(DataType type, RedOp op, const OpArgs& args, HostIsa isa) {

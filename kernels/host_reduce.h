@@ -65,10 +65,18 @@ enum class HostIsa {
   kPortable,  ///< the compiler's baseline target (SSE2 on x86-64)
   kAvx2,      ///< the same loops compiled for AVX2
   kAvx2F16c,  ///< kAvx2, and the 16- and 8-bit float types converted 8 lanes at a time
+  kAvx512,    ///< AVX-512 F, BW and VL: 512-bit loops; bfloat16 and fp8 32 elements a step
 };
+
+/// Every HostIsa, for the tests and benchmarks that go through them all.
+inline constexpr HostIsa kHostIsas[] = {HostIsa::kBest, HostIsa::kPortable, HostIsa::kAvx2,
+                                        HostIsa::kAvx2F16c, HostIsa::kAvx512};
 
 /// Whether this CPU runs `isa` (kBest and kPortable always).
 bool hostIsaSupported(HostIsa isa);
+
+/// A short name for `isa`: "best", "portable", "avx2", ...
+const char* hostIsaName(HostIsa isa);
 
 /// The loops for (type, op) with `args`; an error for values outside the
 /// enums, an avg without ranks, or an ISA this CPU lacks.

@@ -1,12 +1,16 @@
 // The host loops (kernels/host_reduce.h) for every (datatype, op) pair and
-// every build of them this CPU runs (portable, AVX2, F16C), against a scalar
-// reference written here: integers in 64-bit modular arithmetic, floats in
-// double rounded to the element type (by float_reference.h's independent
+// every build of them this CPU runs (portable, AVX2, F16C, AVX-512), against a
+// scalar reference written here: integers in 64-bit modular arithmetic, floats
+// in double rounded to the element type (by float_reference.h's independent
 // model for the 16- and 8-bit types). Lengths exercise vector bodies and
-// tails; aliasing (in-place), the two-destination form, premulsum's load and
-// avg's finish are covered, and all builds must agree bit for bit, NaN
-// payloads included.
+// tails of every step width (8 and 32 elements); aliasing (in-place),
+// unaligned pointers, the two-destination form, premulsum's load and avg's
+// finish are covered, and all builds must agree bit for bit, NaN payloads
+// included. Buffers that end at an unmapped page show that no build reads or
+// writes past the last element.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
@@ -18,6 +22,7 @@
 #include <vector>
 
 #include "kernels/float_types.h"
+#include "kernels/host_narrow_avx512.h"
 #include "kernels/host_narrow_simd.h"
 #include "kernels/host_reduce.h"
 #include "unit/float_reference.h"
@@ -27,28 +32,16 @@ namespace {
 
 const RedOp kAllOps[] = {RedOp::kSum, RedOp::kProd, RedOp::kMax,
                          RedOp::kMin, RedOp::kAvg,  RedOp::kPreMulSum};
-const size_t kLengths[] = {0, 1, 7, 33, 1000, 4099};
+// Around the 8-element steps of the AVX2 builds and the 32-element steps of
+// the AVX-512 ones: empty, shorter than a step, whole steps, steps and a tail.
+const size_t kLengths[] = {0, 1, 7, 15, 16, 31, 32, 33, 63, 95, 1000, 4099};
 
 std::vector<HostIsa> supportedIsas() {
   std::vector<HostIsa> isas;
-  for (HostIsa isa : {HostIsa::kBest, HostIsa::kPortable, HostIsa::kAvx2, HostIsa::kAvx2F16c}) {
+  for (HostIsa isa : kHostIsas) {
     if (hostIsaSupported(isa)) isas.push_back(isa);
   }
   return isas;
-}
-
-const char* isaName(HostIsa isa) {
-  switch (isa) {
-    case HostIsa::kBest:
-      return "best";
-    case HostIsa::kPortable:
-      return "portable";
-    case HostIsa::kAvx2:
-      return "avx2";
-    case HostIsa::kAvx2F16c:
-      return "avx2+f16c";
-  }
-  return "?";
 }
 
 // ---- The reference arithmetic, one model per kind of element type ----------
@@ -195,8 +188,32 @@ std::vector<T> randomVector(size_t n, std::mt19937_64& rng) {
   return v;
 }
 
-/// One (type, op, args) on every build: reduce, reduce2, both aliasings, and
-/// load / finish where the operator has them.
+/// The elements of `v` from `offset` on.
+template <typename T>
+std::vector<T> from(const std::vector<T>& v, size_t offset) {
+  return std::vector<T>(v.begin() + offset, v.end());
+}
+
+/// reduce and reduce2 with every pointer a different number of elements past
+/// an allocation's start, so that no two are aligned alike and none is
+/// aligned to a vector.
+template <typename T>
+void checkUnaligned(const HostOp& h, const std::vector<T>& recv, const std::vector<T>& in,
+                    const std::vector<T>& want) {
+  const size_t n = want.size();
+  std::vector<T> r(n + 3), x(n + 2), d(n + 1), d2(n + 5);
+  std::copy(recv.begin(), recv.end(), r.begin() + 3);
+  std::copy(in.begin(), in.end(), x.begin() + 2);
+  h.reduce(h.args, d.data() + 1, r.data() + 3, x.data() + 2, n);
+  EXPECT_EQ(countMismatches(from(d, 1), want), 0u) << "reduce, unaligned";
+  std::fill(d.begin(), d.end(), T{});
+  h.reduce2(h.args, d2.data() + 5, d.data() + 1, r.data() + 3, x.data() + 2, n);
+  EXPECT_EQ(countMismatches(from(d, 1), want), 0u) << "reduce2, unaligned, first destination";
+  EXPECT_EQ(countMismatches(from(d2, 5), want), 0u) << "reduce2, unaligned, second destination";
+}
+
+/// One (type, op, args) on every build: reduce, reduce2, both aliasings,
+/// unaligned pointers, and load / finish where the operator has them.
 template <typename T>
 void checkOp(DataType type, RedOp op, const OpArgs& args, const T* scalar, std::mt19937_64& rng) {
   using M = typename ModelOf<T>::type;
@@ -211,7 +228,7 @@ void checkOp(DataType type, RedOp op, const OpArgs& args, const T* scalar, std::
     for (size_t i = 0; i < n; ++i) want[i] = applyRef(op, recv[i], loaded[i]);
     for (size_t i = 0; i < n; ++i) finished[i] = M::div(recv[i], args.nranks);
     for (HostIsa isa : supportedIsas()) {
-      SCOPED_TRACE(pair + " n=" + std::to_string(n) + " build=" + isaName(isa));
+      SCOPED_TRACE(pair + " n=" + std::to_string(n) + " build=" + hostIsaName(isa));
       auto made = hostOp(type, op, args, isa);
       ASSERT_TRUE(made.ok()) << made.status().message();
       const HostOp& h = made.value();
@@ -233,6 +250,7 @@ void checkOp(DataType type, RedOp op, const OpArgs& args, const T* scalar, std::
       inPlace = in;
       h.reduce(h.args, inPlace.data(), recv.data(), inPlace.data(), n);
       EXPECT_EQ(countMismatches(inPlace, want), 0u) << "reduce with dst == in";
+      checkUnaligned(h, recv, in, want);
 
       std::vector<T> load(n);
       h.loadInput(load.data(), in.data(), n, sizeof(T));
@@ -314,24 +332,32 @@ void checkBuildsAgree(DataType type, size_t patterns) {
   for (RedOp op : kAllOps) {
     auto portable = hostOp(type, op, args, HostIsa::kPortable);
     ASSERT_TRUE(portable.ok());
-    std::vector<T> want(patterns), wantFinish(recv);
+    std::vector<T> want(patterns), wantFinish(recv), wantLoad(patterns);
     portable.value().reduce(args, want.data(), recv.data(), in.data(), patterns);
     portable.value().finishOutput(wantFinish.data(), patterns);
+    portable.value().loadInput(wantLoad.data(), in.data(), patterns, sizeof(T));
     for (HostIsa isa : supportedIsas()) {
-      SCOPED_TRACE(std::string(dataTypeName(type)) + " " + redOpName(op) + " " + isaName(isa));
+      SCOPED_TRACE(std::string(dataTypeName(type)) + " " + redOpName(op) + " " + hostIsaName(isa));
       auto h = hostOp(type, op, args, isa);
       ASSERT_TRUE(h.ok());
-      std::vector<T> got(patterns), gotFinish(recv);
+      std::vector<T> got(patterns), got2(patterns), got3(patterns), gotFinish(recv);
+      std::vector<T> gotLoad(patterns);
       h.value().reduce(args, got.data(), recv.data(), in.data(), patterns);
+      h.value().reduce2(args, got2.data(), got3.data(), recv.data(), in.data(), patterns);
       h.value().finishOutput(gotFinish.data(), patterns);
+      h.value().loadInput(gotLoad.data(), in.data(), patterns, sizeof(T));
       size_t bad = 0;
-      for (size_t i = 0; i < patterns; ++i) {
-        if (got[i].bits == want[i].bits) continue;
-        const bool bothNan = M::isNan(recv[i]) && M::isNan(in[i]);
-        if (!(bothNan && M::isNan(got[i]) && M::isNan(want[i]))) ++bad;
+      for (const std::vector<T>* result : {&got, &got2, &got3}) {
+        for (size_t i = 0; i < patterns; ++i) {
+          const T g = (*result)[i];
+          if (g.bits == want[i].bits) continue;
+          const bool bothNan = M::isNan(recv[i]) && M::isNan(in[i]);
+          if (!(bothNan && M::isNan(g) && M::isNan(want[i]))) ++bad;
+        }
       }
       EXPECT_EQ(bad, 0u);
       EXPECT_EQ(0, memcmp(gotFinish.data(), wantFinish.data(), patterns * sizeof(T)));
+      EXPECT_EQ(0, memcmp(gotLoad.data(), wantLoad.data(), patterns * sizeof(T)));
     }
   }
 }
@@ -344,21 +370,59 @@ TEST(HostReduce, EveryBuildGivesTheSameBits) {
 }
 
 #if defined(__x86_64__)
-// The eight-lane conversions of the AVX2+F16C build on their own, on inputs
-// the reductions rarely produce: the fp8 codes narrow through a float16
-// rounded "to odd", which only matters for floats that truncate to float16
-// exactly on an fp8 midpoint. Wrappers carry the target the codecs need.
-template <typename T>
-__attribute__((target("avx2,f16c"))) void simdNarrow(const float* in, T* out) {
-  using C = loops::simd::Codec<T>;
-  C::storeBits(out, C::narrow(_mm256_loadu_ps(in)));
-}
+// The conversions of the AVX2+F16C and AVX-512 builds on their own, on
+// inputs the reductions rarely produce: the fp8 codes narrow through a
+// float16 rounded "to odd", which only matters for floats that truncate to
+// float16 exactly on an fp8 midpoint. Wrappers carry the targets the codecs
+// need; each converts one step's elements in element order.
+#define BRAID_TEST_AVX512 __attribute__((target("avx2,f16c,avx512f,avx512bw,avx512vl")))
 
+/// The AVX2+F16C codecs: eight elements, one register of floats in order.
 template <typename T>
-__attribute__((target("avx2,f16c"))) void simdWiden(const T* in, float* out) {
-  using C = loops::simd::Codec<T>;
-  _mm256_storeu_ps(out, C::widen(C::loadBits(in)));
-}
+struct Avx2Step {
+  static constexpr int kLanes = 8;
+  __attribute__((target("avx2,f16c"))) static void narrow(const float* in, T* out) {
+    using C = loops::simd::Codec<T>;
+    C::storeBits(out, C::narrow(_mm256_loadu_ps(in)));
+  }
+  __attribute__((target("avx2,f16c"))) static void widen(const T* in, float* out) {
+    using C = loops::simd::Codec<T>;
+    _mm256_storeu_ps(out, C::widen(C::loadBits(in)));
+  }
+};
+
+// GCC 12's false positive in its AVX-512 intrinsics (host_narrow_avx512.h).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+/// The AVX-512 codecs: 32 elements in two registers, element j in the lane
+/// the codec's layout gives it (even / odd elements for bfloat16).
+template <typename T>
+struct Avx512Step {
+  using C = loops::avx512::Codec<T>;
+  static constexpr int kLanes = 32;
+  /// Where element j sits in the 32 floats a then b.
+  static int lane(int j) { return C::kEvenOdd ? (j % 2) * 16 + j / 2 : j; }
+  BRAID_TEST_AVX512 static void narrow(const float* in, T* out) {
+    float lanes[32];
+    for (int j = 0; j < 32; ++j) lanes[lane(j)] = in[j];
+    C::storeBits(out, C::narrow({_mm512_loadu_ps(lanes), _mm512_loadu_ps(lanes + 16)}));
+  }
+  BRAID_TEST_AVX512 static void widen(const T* in, float* out) {
+    float lanes[32];
+    const loops::avx512::Wide v = C::widen(C::loadBits(in));
+    _mm512_storeu_ps(lanes, v.a);
+    _mm512_storeu_ps(lanes + 16, v.b);
+    for (int j = 0; j < 32; ++j) out[j] = lanes[lane(j)];
+  }
+};
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 uint32_t floatBitsOf(float f) {
   uint32_t u;
@@ -366,8 +430,9 @@ uint32_t floatBitsOf(float f) {
   return u;
 }
 
-template <typename T>
+template <typename T, template <typename> class Step>
 void checkSimdCodec() {
+  constexpr int kLanes = Step<T>::kLanes;
   const int kPatterns = 1 << (8 * sizeof(T));
   size_t bad = 0;
   // Narrowing: random floats of every class, floats near the format's range,
@@ -392,11 +457,20 @@ void checkSimdCodec() {
       floats.push_back(-f);
     }
   }
-  floats.resize(floats.size() / 8 * 8);
-  for (size_t i = 0; i < floats.size(); i += 8) {
-    T got[8];
-    simdNarrow(&floats[i], got);
-    for (int k = 0; k < 8; ++k) {
+  // Every float class by name: zeros, subnormals (which AVX512_BF16's
+  // conversion would flush), infinities, NaNs quiet and signaling.
+  for (uint32_t u : {0x00000000u, 0x80000000u, 0x00000001u, 0x80018000u, 0x007fffffu, 0x00408000u,
+                     0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc12345u, 0x7f800001u, 0xff80ffffu,
+                     0x7f7fffffu, 0xff7fffffu, 0x00800000u, 0x3f808000u, 0x3f818000u}) {
+    float f;
+    memcpy(&f, &u, 4);
+    floats.push_back(f);
+  }
+  while (floats.size() % kLanes != 0) floats.push_back(0.0f);
+  for (size_t i = 0; i < floats.size(); i += kLanes) {
+    T got[kLanes];
+    Step<T>::narrow(&floats[i], got);
+    for (int k = 0; k < kLanes; ++k) {
       if (got[k].bits != T::fromFloat(floats[i + k]).bits && bad++ < 5) {
         ADD_FAILURE() << "narrow " << floats[i + k] << " (" << floatBitsOf(floats[i + k])
                       << "): " << +got[k].bits << " vs " << +T::fromFloat(floats[i + k]).bits;
@@ -404,12 +478,12 @@ void checkSimdCodec() {
     }
   }
   // Widening: every pattern; a signaling bfloat16 NaN may stay signaling.
-  for (int p = 0; p < kPatterns; p += 8) {
-    T in[8];
-    float got[8];
-    for (int k = 0; k < 8; ++k) in[k] = T{static_cast<decltype(T{}.bits)>(p + k)};
-    simdWiden(in, got);
-    for (int k = 0; k < 8; ++k) {
+  for (int p = 0; p < kPatterns; p += kLanes) {
+    T in[kLanes];
+    float got[kLanes];
+    for (int k = 0; k < kLanes; ++k) in[k] = T{static_cast<decltype(T{}.bits)>(p + k)};
+    Step<T>::widen(in, got);
+    for (int k = 0; k < kLanes; ++k) {
       const uint32_t want = floatBitsOf(in[k].toFloat());
       uint32_t have = floatBitsOf(got[k]);
       if (std::is_same<T, Bfloat16>::value && std::isnan(got[k])) have |= 0x00400000u;
@@ -421,12 +495,98 @@ void checkSimdCodec() {
 
 TEST(HostReduce, SimdConversionsMatchScalarOnes) {
   if (!hostIsaSupported(HostIsa::kAvx2F16c)) GTEST_SKIP() << "no AVX2 + F16C";
-  checkSimdCodec<Float16>();
-  checkSimdCodec<Bfloat16>();
-  checkSimdCodec<Float8e4m3>();
-  checkSimdCodec<Float8e5m2>();
+  checkSimdCodec<Float16, Avx2Step>();
+  checkSimdCodec<Bfloat16, Avx2Step>();
+  checkSimdCodec<Float8e4m3, Avx2Step>();
+  checkSimdCodec<Float8e5m2, Avx2Step>();
+}
+
+TEST(HostReduce, Avx512ConversionsMatchScalarOnes) {
+  if (!hostIsaSupported(HostIsa::kAvx512)) GTEST_SKIP() << "no AVX-512 F, BW and VL";
+  checkSimdCodec<Bfloat16, Avx512Step>();
+  checkSimdCodec<Float8e4m3, Avx512Step>();
+  checkSimdCodec<Float8e5m2, Avx512Step>();
 }
 #endif
+
+/// `count` elements of T that end where an unmapped page begins: touching
+/// the element after the last faults.
+template <typename T>
+class BufferAtPageEnd {
+ public:
+  explicit BufferAtPageEnd(size_t count) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t dataPages = (count * sizeof(T) + page - 1) / page;
+    bytes_ = (dataPages + 1) * page;
+    base_ = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(base_, MAP_FAILED);
+    auto* guard = static_cast<unsigned char*>(base_) + dataPages * page;
+    EXPECT_EQ(mprotect(guard, page, PROT_NONE), 0);
+    data_ = reinterpret_cast<T*>(guard) - count;
+  }
+  ~BufferAtPageEnd() { munmap(base_, bytes_); }
+  BufferAtPageEnd(const BufferAtPageEnd&) = delete;
+  BufferAtPageEnd& operator=(const BufferAtPageEnd&) = delete;
+  T* data() const { return data_; }
+
+ private:
+  void* base_ = nullptr;
+  size_t bytes_ = 0;
+  T* data_ = nullptr;
+};
+
+/// Every loop of every build on buffers that end at an unmapped page, for
+/// every length up to a few steps: a vector load or store past the last
+/// element (a tail done as a whole step, a mask one lane too wide) crashes
+/// the test. The results must be the portable build's.
+template <typename T>
+void checkStopsAtTheEnd(DataType type) {
+  using M = typename ModelOf<T>::type;
+  std::mt19937_64 rng(3);
+  OpArgs args;
+  args.nranks = 3;
+  const T scalar = M::scalars()[1];
+  args.setScalar(&scalar, sizeof scalar);
+  for (RedOp op : {RedOp::kSum, RedOp::kMax, RedOp::kAvg, RedOp::kPreMulSum}) {
+    for (size_t n = 1; n <= 100; ++n) {
+      const auto recv = randomVector<T>(n, rng);
+      const auto in = randomVector<T>(n, rng);
+      auto portable = hostOp(type, op, args, HostIsa::kPortable);
+      ASSERT_TRUE(portable.ok());
+      std::vector<T> want(n), wantLoad(n), wantFinish(recv);
+      portable.value().reduce(args, want.data(), recv.data(), in.data(), n);
+      portable.value().loadInput(wantLoad.data(), in.data(), n, sizeof(T));
+      portable.value().finishOutput(wantFinish.data(), n);
+      for (HostIsa isa : supportedIsas()) {
+        SCOPED_TRACE(std::string(dataTypeName(type)) + " " + redOpName(op) +
+                     " n=" + std::to_string(n) + " build=" + hostIsaName(isa));
+        auto h = hostOp(type, op, args, isa);
+        ASSERT_TRUE(h.ok());
+        BufferAtPageEnd<T> r(n), x(n), d(n), d2(n);
+        std::copy(recv.begin(), recv.end(), r.data());
+        std::copy(in.begin(), in.end(), x.data());
+        h.value().reduce(args, d.data(), r.data(), x.data(), n);
+        EXPECT_EQ(countMismatches(std::vector<T>(d.data(), d.data() + n), want), 0u) << "reduce";
+        h.value().reduce2(args, d.data(), d2.data(), r.data(), x.data(), n);
+        EXPECT_EQ(countMismatches(std::vector<T>(d2.data(), d2.data() + n), want), 0u) << "reduce2";
+        h.value().loadInput(d.data(), x.data(), n, sizeof(T));
+        EXPECT_EQ(countMismatches(std::vector<T>(d.data(), d.data() + n), wantLoad), 0u) << "load";
+        h.value().finishOutput(r.data(), n);
+        EXPECT_EQ(countMismatches(std::vector<T>(r.data(), r.data() + n), wantFinish), 0u)
+            << "finish";
+      }
+    }
+  }
+}
+
+TEST(HostReduce, NoBuildTouchesMemoryPastTheLastElement) {
+  checkStopsAtTheEnd<Float16>(DataType::kFloat16);
+  checkStopsAtTheEnd<Bfloat16>(DataType::kBfloat16);
+  checkStopsAtTheEnd<Float8e4m3>(DataType::kFloat8e4m3);
+  checkStopsAtTheEnd<Float8e5m2>(DataType::kFloat8e5m2);
+  checkStopsAtTheEnd<float>(DataType::kFloat32);
+  checkStopsAtTheEnd<int8_t>(DataType::kInt8);
+}
 
 TEST(HostReduce, SignedIntegersWrapAround) {
   auto sum = hostOp(DataType::kInt32, RedOp::kSum, OpArgs{});
