@@ -82,3 +82,23 @@ for n in "${RANKS[@]}"; do
     }'
   done
 done
+
+# Every dtype at float32's bytes per second: at 64 MiB, 2 ranks, braid's busbw for the 16-bit
+# floats beside float32's, measured alternately in the same run (MPI has no bfloat16 to compare).
+echo
+echo "| ranks | 64 MiB of | braid busbw (GB/s) | / float32's |"
+echo "| ---: | --- | ---: | ---: |"
+declare -A dtype_busbw
+for ((rep = 0; rep < REPEAT; ++rep)); do
+  for dtype in float bfloat16 half; do
+    "$BUILD/bin/braid-perf" all_reduce --procs 2 -b 67108864 -e 67108864 -n "${ITERS[67108864]}" \
+      -w "${WARMUP[67108864]}" -c 1 -d "$dtype" >"$tmp/braid.txt"
+    dtype_busbw[$dtype]+=" $(row_for "$tmp/braid.txt" 67108864 | awk '{ print $2 }')"
+  done
+done
+float_busbw=$(median ${dtype_busbw[float]})
+for dtype in float bfloat16 half; do
+  b=$(median ${dtype_busbw[$dtype]})
+  awk -v d="$dtype" -v b="$b" -v f="$float_busbw" \
+    'BEGIN { printf("| 2 | %s | %.2f | %.2f |\n", d, b, f > 0 ? b / f : 0) }'
+done

@@ -30,9 +30,9 @@
 #include <thread>
 #include <vector>
 
-#include "algo/tree.h"
 #include "kernels/float_types.h"
 #include "support/fifo_contract.h"
+#include "support/in_order_reference.h"
 #include "support/multiprocess.h"
 #include "support/shared_barrier.h"
 
@@ -43,6 +43,7 @@ using algo::Protocol;
 using braid::testing::existsInDevShm;
 using braid::testing::SharedBarrier;
 using Bytes = std::vector<unsigned char>;
+using braid::testing::mixSeed;
 
 // A nonce no other test (in this or a parallel run) uses.
 uint64_t uniqueNonce() {
@@ -55,13 +56,6 @@ transport::WaitContext waitContext(uint32_t spinNs, int64_t timeoutMs = 20000) {
   wait.deadline = Deadline::afterMs(timeoutMs);
   wait.spinNs = spinNs;
   return wait;
-}
-
-uint64_t mix(uint64_t x) {  // splitmix64's finalizer: seeds for (scenario, call, rank)
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
 }
 
 // ---- Calls: what every rank does, derived from a seed ------------------------
@@ -144,7 +138,7 @@ kernels::HostOp rankOp(const CallSpec& c, int rank, int nranks) {
 }
 
 Bytes rankInput(const CallSpec& c, uint64_t seed, int call, int rank) {
-  return makeInput(c.type, c.count, mix(seed ^ mix(call * 1000003ull + rank)));
+  return makeInput(c.type, c.count, mixSeed(seed ^ mixSeed(call * 1000003ull + rank)));
 }
 
 // The fold of every rank's loaded input in foldInOrder's order, on whole
@@ -158,32 +152,7 @@ Bytes referenceResult(const CallSpec& c, uint64_t seed, int call, int nranks) {
     rankOp(c, r, nranks).loadInput(loaded[r].data(), input.data(), c.count, elem);
   }
   const kernels::HostOp op = rankOp(c, 0, nranks);
-  Bytes result = algo::foldInOrder(
-      nranks, [&](int r) { return loaded[r]; },
-      [&](const Bytes& a, const Bytes& b) {
-        Bytes sum(a.size());
-        op.combine(op.args, sum.data(), a.data(), b.data(), c.count);
-        return sum;
-      });
-  op.finishOutput(result.data(), c.count);
-  if (c.type == DataType::kInt32 && c.op == RedOp::kSum) {
-    // Integer sums wrap the same in any order: a plain loop must agree.
-    for (size_t i = 0; i < c.count; ++i) {
-      uint32_t expected = 0;
-      for (int r = 0; r < nranks; ++r) {
-        uint32_t x;
-        memcpy(&x, &loaded[r][i * 4], 4);
-        expected += x;
-      }
-      uint32_t got;
-      memcpy(&got, &result[i * 4], 4);
-      if (got != expected) {
-        ADD_FAILURE() << "foldInOrder's int32 sum of " << nranks << " ranks is wrong at " << i;
-        break;
-      }
-    }
-  }
-  return result;
+  return braid::testing::inOrderReference(loaded, op, c.type, c.op, c.count);
 }
 
 std::string describe(const CallSpec& c, int call) {
@@ -271,7 +240,7 @@ TEST_P(OneShotSequenceTest, MatchesInOrderFoldBitForBit) {
   const SequenceParam p = GetParam();
   Scenario s;
   s.nonce = uniqueNonce();
-  s.seed = mix(s.nonce) ^ static_cast<uint64_t>(p.nranks);
+  s.seed = mixSeed(s.nonce) ^ static_cast<uint64_t>(p.nranks);
   s.nranks = p.nranks;
   s.calls = makeCalls(120, s.seed, s.maxBytes, p.mode);
   s.spinNs = p.spinNs;
@@ -322,7 +291,7 @@ TEST(OneShotTest, SlowRanksAndRepeatingLlFlags) {
   for (ProtocolMode mode : {ProtocolMode::kLl, ProtocolMode::kMixed}) {
     Scenario s;
     s.nonce = uniqueNonce();
-    s.seed = mix(s.nonce);
+    s.seed = mixSeed(s.nonce);
     s.nranks = 4;
     s.llFlagPeriod = 3;
     s.calls = makeCalls(90, s.seed, s.maxBytes, mode);
@@ -342,7 +311,7 @@ TEST(OneShotTest, SlowRanksAndRepeatingLlFlags) {
 TEST(OneShotTest, FourProcesses) {
   Scenario s;
   s.nonce = uniqueNonce();
-  s.seed = mix(s.nonce);
+  s.seed = mixSeed(s.nonce);
   s.nranks = 4;
   s.calls = makeCalls(150, s.seed, s.maxBytes, ProtocolMode::kMixed);
   s.slowRankSleepUs = 500;

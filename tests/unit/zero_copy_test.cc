@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "algo/tree.h"
 #include "kernels/float_types.h"
 #include "support/fifo_contract.h"
+#include "support/in_order_reference.h"
 #include "support/multiprocess.h"
 #include "support/shared_barrier.h"
 
@@ -39,6 +39,7 @@ namespace {
 using braid::testing::existsInDevShm;
 using braid::testing::SharedBarrier;
 using Bytes = std::vector<unsigned char>;
+using braid::testing::mixSeed;
 
 uint64_t uniqueNonce() {
   static std::atomic<uint32_t> counter{0};
@@ -50,13 +51,6 @@ transport::WaitContext waitContext(int64_t timeoutMs = 20000) {
   wait.deadline = Deadline::afterMs(timeoutMs);
   wait.spinNs = 2000;
   return wait;
-}
-
-uint64_t mix(uint64_t x) {  // splitmix64's finalizer
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
 }
 
 struct CallSpec {
@@ -138,38 +132,14 @@ kernels::HostOp opFor(const CallSpec& c, int nranks) {
 }
 
 Bytes rankInput(const CallSpec& c, uint64_t seed, int call, int rank) {
-  return makeInput(c.type, c.count, mix(seed ^ mix(call * 1000003ull + rank)));
+  return makeInput(c.type, c.count, mixSeed(seed ^ mixSeed(call * 1000003ull + rank)));
 }
 
 Bytes referenceResult(const CallSpec& c, uint64_t seed, int call, int nranks) {
   std::vector<Bytes> inputs(nranks);
   for (int r = 0; r < nranks; ++r) inputs[r] = rankInput(c, seed, call, r);
   const kernels::HostOp op = opFor(c, nranks);
-  Bytes result = algo::foldInOrder(
-      nranks, [&](int r) { return inputs[r]; },
-      [&](const Bytes& a, const Bytes& b) {
-        Bytes sum(a.size());
-        op.combine(op.args, sum.data(), a.data(), b.data(), c.count);
-        return sum;
-      });
-  op.finishOutput(result.data(), c.count);
-  if (c.type == DataType::kInt32 && c.op == RedOp::kSum) {
-    for (size_t i = 0; i < c.count; ++i) {
-      uint32_t expected = 0;
-      for (int r = 0; r < nranks; ++r) {
-        uint32_t x;
-        memcpy(&x, &inputs[r][i * 4], 4);
-        expected += x;
-      }
-      uint32_t got;
-      memcpy(&got, &result[i * 4], 4);
-      if (got != expected) {
-        ADD_FAILURE() << "the reference's int32 sum is wrong at " << i;
-        break;
-      }
-    }
-  }
-  return result;
+  return braid::testing::inOrderReference(inputs, op, c.type, c.op, c.count);
 }
 
 struct Scenario {
