@@ -163,11 +163,11 @@ Status Calls::run(const CollCall& call) {
   BRAID_TRY(checkDataType(call.type));
   if (rooted(call.collective)) BRAID_TRY(checkRank(call.root, members_.nranks, "root"));
   BRAID_TRY(checkUsable());
-  const std::string what = describeCall(call);
-  recorder_.begin(what);
+  // The record keeps the call's fields; the words are made only for a failure.
+  recorder_.begin(call);
   const Status s = runRecorded(call);
   recorder_.end(s);
-  if (!s.ok()) recorder_.noteFailure(s, what);
+  if (!s.ok()) recorder_.noteFailure(s, describeCall(call));
   return s;
 }
 

@@ -37,38 +37,46 @@ Status Recorder::startFlight() {
 }
 
 void Recorder::begin(const std::string& what, const std::string& how,
-                     std::vector<uint32_t> channelInstrs) {
-  flightSeq = flight->begin(what, how, std::move(channelInstrs));
+                     const std::vector<uint32_t>& channelInstrs) {
+  flightSeq = flight->begin(what, how, channelInstrs);
 }
+
+void Recorder::begin(const CollCall& call) { flightSeq = flight->begin(collectiveFields(call)); }
 
 void Recorder::end(const Status& s) { flight->end(flightSeq, s); }
 
-std::string describeCall(const CollCall& call) {
-  std::string out = collectiveName(call.collective);
-  if (call.blockCounts != nullptr) out += "V";
-  out += " of " + std::to_string(call.count) + " x " + dataTypeName(call.type);
+flight::CollectiveFields collectiveFields(const CollCall& call) {
+  flight::CollectiveFields f;
+  f.collective = collectiveName(call.collective);
+  f.variable = call.blockCounts != nullptr;
+  f.count = call.count;
+  f.type = dataTypeName(call.type);
   if (reduces(call.collective)) {
     const int op = static_cast<int>(call.op);
-    out += op >= kFirstUserOp ? " user operator " + std::to_string(op)
-                              : std::string(" ") + redOpName(call.op);
-  }
-  if (rooted(call.collective)) out += ", root " + std::to_string(call.root);
-  return out;
-}
-
-void Recorder::plan(const tune::Choice& choice, const exec::Program* program) {
-  std::vector<uint32_t> instrs;
-  if (program != nullptr) {
-    for (const exec::ChannelProgram& ch : program->channels) {
-      instrs.push_back(static_cast<uint32_t>(ch.instrs.size()));
+    if (op >= kFirstUserOp) {
+      f.userOp = op;
+    } else {
+      f.op = redOpName(call.op);
     }
   }
-  const size_t channels = instrs.empty() ? 1 : instrs.size();
-  flight->planned(flightSeq,
-                  std::string(algo::algorithmName(choice.algorithm)) + "/" +
-                      algo::protocolName(choice.protocol) + ", " + std::to_string(channels) +
-                      (channels == 1 ? " channel" : " channels"),
-                  std::move(instrs));
+  if (rooted(call.collective)) f.root = call.root;
+  return f;
+}
+
+std::string describeCall(const CollCall& call) { return flight::describe(collectiveFields(call)); }
+
+void Recorder::plan(const tune::Choice& choice, const exec::Program* program) {
+  instrs_.clear();
+  if (program != nullptr) {
+    for (const exec::ChannelProgram& ch : program->channels) {
+      instrs_.push_back(static_cast<uint32_t>(ch.instrs.size()));
+    }
+  }
+  flight::PlanFields f;
+  f.algorithm = algo::algorithmName(choice.algorithm);
+  f.protocol = algo::protocolName(choice.protocol);
+  f.channels = static_cast<uint32_t>(instrs_.empty() ? 1 : instrs_.size());
+  flight->planned(flightSeq, f, instrs_);
 }
 
 void Recorder::noteFailure(const Status& s, const std::string& what) const {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/trace.h"
 #include "braid/status.h"
@@ -42,7 +43,10 @@ class Recorder {
   Status startFlight();
   /// Opens the record of a call (`what`), which becomes the one running.
   void begin(const std::string& what, const std::string& how = "",
-             std::vector<uint32_t> channelInstrs = {});
+             const std::vector<uint32_t>& channelInstrs = {});
+  /// Opens the record of a collective, kept as its fields: worded only when a dump asks, so
+  /// that the call's fast path builds no string.
+  void begin(const CollCall& call);
   /// Closes the running call's record with its result.
   void end(const Status& s);
   /// What runs the call now recorded: its choice and, for schedules, its channels' programs.
@@ -67,6 +71,11 @@ class Recorder {
   const Config& config_;
   const Members& members_;
   const Health& health_;
+  /// plan's channel instruction counts, kept so that repeated calls allocate nothing.
+  std::vector<uint32_t> instrs_;
 };
+
+/// A collective's fields as the flight recorder keeps them (describeCall's words).
+flight::CollectiveFields collectiveFields(const CollCall& call);
 
 }  // namespace braid::comm

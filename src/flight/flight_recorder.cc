@@ -25,6 +25,16 @@ int64_t nowNs() {
       .count();
 }
 
+// A call's start and end, read from the kernel's tick clock (the monotonic clock as of the
+// last tick, the same clock as nowNs's): a few ns where a precise read costs tens, paid twice
+// by every call. A dump measures a hang in seconds; a done call's time reads in ticks (1 to
+// 10 ms), which is as much as a record of the last calls needs.
+int64_t tickNowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 std::string ms(int64_t ns) {
   char text[32];
   snprintf(text, sizeof(text), "%.3f", static_cast<double>(ns) / 1e6);
@@ -90,41 +100,89 @@ FlightRecorder::FlightRecorder(Identity identity, size_t capacity, std::string d
   calls_.reserve(capacity_);
 }
 
-uint64_t FlightRecorder::begin(std::string what, std::string how,
-                               std::vector<uint32_t> channelInstrs) {
-  CallRecord r;
-  r.what = std::move(what);
-  r.how = std::move(how);
-  r.channelInstrs = std::move(channelInstrs);
-  r.startNs = nowNs();
-  std::lock_guard<std::mutex> lock(mutex_);
-  r.seq = ++seq_;
-  if (calls_.size() < capacity_) {
-    calls_.push_back(std::move(r));
-  } else {
-    calls_[next_] = std::move(r);
+std::string describe(const CollectiveFields& call) {
+  std::string out = call.collective != nullptr ? call.collective : "call";
+  if (call.variable) out += "V";
+  out += " of " + std::to_string(call.count) + " x " + call.type;
+  if (call.userOp >= 0) {
+    out += " user operator " + std::to_string(call.userOp);
+  } else if (call.op[0] != '\0') {
+    out += std::string(" ") + call.op;
   }
+  if (call.root >= 0) out += ", root " + std::to_string(call.root);
+  return out;
+}
+
+std::string describe(const PlanFields& plan) {
+  if (plan.algorithm == nullptr) return std::string();
+  return std::string(plan.algorithm) + "/" + plan.protocol + ", " + std::to_string(plan.channels) +
+         (plan.channels == 1 ? " channel" : " channels");
+}
+
+// Each record is reset in place rather than replaced, so its strings and vector keep their
+// memory from one lap of the ring to the next.
+CallRecord& FlightRecorder::open() {
+  ++seq_;
+  if (calls_.size() < capacity_) calls_.emplace_back();
+  CallRecord& r = calls_[next_];
   next_ = (next_ + 1) % capacity_;
-  return seq_;
+  r.seq = seq_;
+  r.collective = CollectiveFields();
+  r.what.clear();
+  r.plan = PlanFields();
+  r.how.clear();
+  r.state = CallState::kRunning;
+  r.startNs = 0;
+  r.endNs = 0;
+  r.error.clear();
+  r.launch = 0;
+  r.callInLaunch = 0;
+  r.channelInstrs.clear();
+  r.firstBlock = 0;
+  return r;
 }
 
+uint64_t FlightRecorder::begin(const std::string& what, const std::string& how,
+                               const std::vector<uint32_t>& channelInstrs) {
+  const int64_t start = tickNowNs();
+  std::lock_guard<SpinMutex> lock(mutex_);
+  CallRecord& r = open();
+  r.what = what;
+  r.how = how;
+  r.channelInstrs = channelInstrs;
+  r.startNs = start;
+  return r.seq;
+}
+
+uint64_t FlightRecorder::begin(const CollectiveFields& call) {
+  const int64_t start = tickNowNs();
+  std::lock_guard<SpinMutex> lock(mutex_);
+  CallRecord& r = open();
+  r.collective = call;
+  r.startNs = start;
+  return r.seq;
+}
+
+// Call s went into slot (s - 1) % capacity_ (numbers and slots advance together), where it
+// stays until capacity_ later calls have passed.
 CallRecord* FlightRecorder::find(uint64_t seq) {
-  for (CallRecord& r : calls_) {
-    if (r.seq == seq) return &r;
-  }
-  return nullptr;  // overwritten by later calls
+  if (seq == 0 || seq > seq_ || seq_ - seq >= capacity_) return nullptr;
+  CallRecord& r = calls_[(seq - 1) % capacity_];
+  return r.seq == seq ? &r : nullptr;
 }
 
-void FlightRecorder::planned(uint64_t seq, std::string how, std::vector<uint32_t> channelInstrs) {
-  std::lock_guard<std::mutex> lock(mutex_);
+void FlightRecorder::planned(uint64_t seq, const PlanFields& plan,
+                             const std::vector<uint32_t>& channelInstrs) {
+  std::lock_guard<SpinMutex> lock(mutex_);
   if (CallRecord* r = find(seq)) {
-    r->how = std::move(how);
-    r->channelInstrs = std::move(channelInstrs);
+    r->plan = plan;
+    r->how.clear();
+    r->channelInstrs = channelInstrs;
   }
 }
 
 void FlightRecorder::enqueued(uint64_t seq, uint64_t launch, uint32_t index, uint32_t firstBlock) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<SpinMutex> lock(mutex_);
   if (CallRecord* r = find(seq)) {
     r->state = CallState::kEnqueued;
     r->launch = launch;
@@ -134,16 +192,16 @@ void FlightRecorder::enqueued(uint64_t seq, uint64_t launch, uint32_t index, uin
 }
 
 void FlightRecorder::end(uint64_t seq, const Status& status) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<SpinMutex> lock(mutex_);
   CallRecord* r = find(seq);
   if (r == nullptr) return;
   if (!status.ok()) {
     r->state = CallState::kFailed;
-    r->endNs = nowNs();
-    r->error = status.message().substr(0, 300);
+    r->endNs = tickNowNs();
+    r->error.assign(status.message(), 0, 300);
   } else if (r->state == CallState::kRunning) {
     r->state = CallState::kDone;
-    r->endNs = nowNs();
+    r->endNs = tickNowNs();
   }
 }
 
@@ -171,7 +229,7 @@ void FlightRecorder::renderWaits(std::string& out, const CallRecord& call, int64
 
 std::string FlightRecorder::render(const std::string& reason,
                                    const std::vector<std::string>& lost) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<SpinMutex> lock(mutex_);
   const int64_t now = nowNs();
   char comm[32];
   snprintf(comm, sizeof(comm), "0x%016" PRIx64, identity_.comm);
@@ -204,8 +262,9 @@ std::string FlightRecorder::render(const std::string& reason,
       if (past) state = CallState::kDone;
     }
     const int64_t took = (r.endNs != 0 ? r.endNs : now) - r.startNs;
-    out += "call: " + std::to_string(r.seq) + " " + callStateName(state) + " " + r.what + " | " +
-           r.how + " | " + ms(took) + " ms\n";
+    out += "call: " + std::to_string(r.seq) + " " + callStateName(state) + " " +
+           (r.collective.collective != nullptr ? describe(r.collective) : r.what) + " | " +
+           (r.plan.algorithm != nullptr ? describe(r.plan) : r.how) + " | " + ms(took) + " ms\n";
     if (state == CallState::kFailed)
       out += "error: call " + std::to_string(r.seq) + " " + r.error + "\n";
     if (state == CallState::kRunning || state == CallState::kEnqueued) renderWaits(out, r, now);

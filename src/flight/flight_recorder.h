@@ -5,8 +5,10 @@
 // state (running, enqueued on a GPU stream, done, failed) and times; the executors note each
 // wait that does not succeed at once in a WaitRecord per channel (host) or per block (kernels,
 // in pinned memory), so the recorder can say "channel 0 waits 5000 ms for rank 2 (receive),
-// instruction 7 of 12". Recording costs a few stores per call; waits are noted only on their
-// slow path.
+// instruction 7 of 12". Recording costs a few stores per call: a collective is kept as its
+// fields and worded only when a dump asks, the ring's records are reused in place, and a
+// call's record is found by its number without a search; waits are noted only on their slow
+// path.
 //
 // A dump is plain text meant for a person, with one fact per line in a fixed "key: value" form
 // that braid-doctor (tools/doctor) reads back. It is written to the log when a call times out,
@@ -20,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "base/spin_mutex.h"
 #include "braid/status.h"
 #include "kernels/engine/launch.h"
 
@@ -28,14 +31,44 @@ namespace braid::flight {
 enum class CallState : uint8_t { kRunning, kEnqueued, kDone, kFailed };
 const char* callStateName(CallState state);
 
+/// A collective as its caller made it, kept as fields and worded only when a dump or an error
+/// needs the words (describe), so that recording a call costs a few stores and no allocation.
+/// The names are static strings (collectiveName, dataTypeName, redOpName).
+struct CollectiveFields {
+  const char* collective = nullptr;  ///< "AllReduce"; null: not a collective
+  bool variable = false;             ///< a variable-count call ("AllGatherV")
+  size_t count = 0;
+  const char* type = "";  ///< "float"
+  const char* op = "";    ///< "sum"; empty when the collective does not reduce
+  int userOp = -1;        ///< a premulsum operator's number, which then replaces `op`
+  int root = -1;          ///< rooted collectives only
+};
+
+/// "AllReduce of 1048576 x float sum", "Broadcast of 16 x int8, root 2".
+std::string describe(const CollectiveFields& call);
+
+/// What runs a call, once chosen, kept as fields for the same reason.
+struct PlanFields {
+  const char* algorithm = nullptr;  ///< "ring"; null: not planned
+  const char* protocol = "";        ///< "simple"
+  uint32_t channels = 1;
+};
+
+/// "ring/simple, 2 channels".
+std::string describe(const PlanFields& plan);
+
 /// One call as the recorder keeps it.
 struct CallRecord {
   uint64_t seq = 0;  ///< the call's number on the communicator, from 1
-  std::string what;  ///< "AllReduce of 1048576 x float sum"
-  std::string how;   ///< "ring/simple, 2 channels"
+  /// "AllReduce of 1048576 x float sum": a collective's fields, or the words of another call.
+  CollectiveFields collective;
+  std::string what;
+  /// "ring/simple, 2 channels": the plan's fields, or words given at begin.
+  PlanFields plan;
+  std::string how;
   CallState state = CallState::kRunning;
-  int64_t startNs = 0;        ///< steady clock
-  int64_t endNs = 0;          ///< done or failed
+  int64_t startNs = 0;        ///< the monotonic clock as of its last tick (flight_recorder.cc)
+  int64_t endNs = 0;          ///< done or failed; the same clock
   std::string error;          ///< failed: the error's first words
   uint64_t launch = 0;        ///< GPU: the launch it went in (EngineArgs::launchSeq)
   uint32_t callInLaunch = 0;  ///< GPU: its index among the launch's calls
@@ -60,9 +93,13 @@ class FlightRecorder {
   FlightRecorder(Identity identity, size_t capacity, std::string dumpDir);
 
   /// A call begins; returns its number. `channelInstrs` may be empty (point-to-point).
-  uint64_t begin(std::string what, std::string how, std::vector<uint32_t> channelInstrs);
-  /// What runs the call, once chosen: "ring/simple, 2 channels", and each channel's instructions.
-  void planned(uint64_t seq, std::string how, std::vector<uint32_t> channelInstrs);
+  uint64_t begin(const std::string& what, const std::string& how,
+                 const std::vector<uint32_t>& channelInstrs);
+  /// A collective begins; returns its number. Allocates nothing once the ring has filled.
+  uint64_t begin(const CollectiveFields& call);
+  /// What runs the call, once chosen, and each channel's instructions (empty: one channel that
+  /// notes no instructions, as the one-shot board).
+  void planned(uint64_t seq, const PlanFields& plan, const std::vector<uint32_t>& channelInstrs);
   /// The call went on a GPU stream in launch `launch` as call `index`, from block `firstBlock`.
   void enqueued(uint64_t seq, uint64_t launch, uint32_t index, uint32_t firstBlock);
   /// The call returned: done, or failed with `status`.
@@ -82,13 +119,16 @@ class FlightRecorder {
   const Identity& identity() const { return identity_; }
 
  private:
+  /// The record of a new call, reset, with the mutex held; returns it with its number set.
+  CallRecord& open();
   CallRecord* find(uint64_t seq);
   void renderWaits(std::string& out, const CallRecord& call, int64_t nowNs) const;
 
   const Identity identity_;
   const size_t capacity_;
   const std::string dumpDir_;
-  mutable std::mutex mutex_;
+  /// Taken three times by every call, by a dump rarely: a spin mutex (base/spin_mutex.h).
+  mutable SpinMutex mutex_;
   std::vector<CallRecord> calls_;  ///< a ring of capacity_ entries
   size_t next_ = 0;                ///< where the next call goes in calls_
   uint64_t seq_ = 0;

@@ -27,14 +27,20 @@ std::string dumpOf(int rank, int nranks, int done, int waitFor, bool recv = true
   who.pid = 100 + rank;
   who.host = "testhost";
   flight::FlightRecorder recorder(who, 8, "");
+  flight::CollectiveFields allReduce;
+  allReduce.collective = "AllReduce";
+  allReduce.count = 1024;
+  allReduce.type = "float";
+  allReduce.op = "sum";
+  const flight::PlanFields ring{"ring", "simple", 1};
   for (int i = 0; i < done; ++i) {
-    const uint64_t seq = recorder.begin("AllReduce of 1024 x float sum", "", {});
-    recorder.planned(seq, "ring/simple, 1 channel", {12});
+    const uint64_t seq = recorder.begin(allReduce);
+    recorder.planned(seq, ring, {12});
     recorder.end(seq, Status::success());
   }
   if (waitFor >= 0) {
-    const uint64_t seq = recorder.begin("AllReduce of 1024 x float sum", "", {});
-    recorder.planned(seq, "ring/simple, 1 channel", {12});
+    const uint64_t seq = recorder.begin(allReduce);
+    recorder.planned(seq, ring, {12});
     engine::WaitRecord& w = recorder.hostWaits()[0];
     w.peer = waitFor;
     w.instr = 6;
