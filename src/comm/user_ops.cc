@@ -62,7 +62,15 @@ Result<OpSpec> UserOps::spec(DataType type, RedOp op, int nranks) const {
 }
 
 Result<kernels::HostOp> UserOps::hostOp(DataType type, RedOp op, int nranks) const {
+  if (last_.nranks == nranks && last_.type == type && last_.op == op) return last_.hostOp;
   BRAID_ASSIGN_OR_RETURN(OpSpec s, spec(type, op, nranks));
+  // A premulsum's scalar may change from call to call (by pointer), and its handle may be
+  // destroyed and made again: only built-in operators are kept.
+  if (static_cast<int>(op) < kFirstUserOp) {
+    BRAID_ASSIGN_OR_RETURN(kernels::HostOp made, kernels::hostOp(type, s.functor, s.args));
+    last_ = LastBuiltIn{type, op, nranks, made};
+    return made;
+  }
   // A scalar given by pointer is read when the collective runs, as NCCL
   // reads a device scalar when the kernel runs.
   if (s.scalarPointer != nullptr) memcpy(s.args.scalar, s.scalarPointer, dataTypeSize(type));

@@ -44,6 +44,16 @@ class UserOps {
   };
   /// By index (RedOp value - kFirstUserOp); empty slots are destroyed ops.
   std::vector<std::optional<UserOp>> ops_;
+  /// The last built-in operator hostOp made, which depends on nothing but its key: a training
+  /// step repeats the same few, and finding the loops again costs more than a tiny call's
+  /// reduction.
+  struct LastBuiltIn {
+    DataType type = DataType::kFloat32;
+    RedOp op = RedOp::kSum;
+    int nranks = 0;  ///< 0: none yet
+    kernels::HostOp hostOp;
+  };
+  mutable LastBuiltIn last_;
 };
 
 }  // namespace braid::comm
