@@ -198,6 +198,7 @@ void PeerWatch::closeForFork() {
 }
 
 std::optional<Loss> PeerWatch::firstLoss() const {
+  if (!anyLoss_.load(std::memory_order_acquire)) return std::nullopt;
   std::lock_guard<std::mutex> lock(mutex_);
   if (losses_.empty()) return std::nullopt;
   return losses_.front();
@@ -443,6 +444,7 @@ void PeerWatch::learn(const Loss& loss) {
       if (known.rank == loss.rank) return;
     }
     losses_.push_back(loss);
+    anyLoss_.store(true, std::memory_order_release);
   }
   changed_.notify_all();
   BRAID_WARN("watch: rank %d lost rank %d: %s", rank_, loss.rank, loss.describe().c_str());

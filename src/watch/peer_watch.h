@@ -162,6 +162,9 @@ class PeerWatch {
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
   std::vector<Loss> losses_;
+  /// losses_ is not empty: every call asks firstLoss, and nearly always the answer is no, which
+  /// this says without the mutex.
+  std::atomic<bool> anyLoss_{false};
   std::vector<Loss> reported_;           ///< reportLinkFailure's, for the thread to learn
   std::atomic<bool> abandoning_{false};  ///< leave(true): the goodbye says so
   std::map<uint64_t, std::vector<char>> letters_;
