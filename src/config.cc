@@ -48,7 +48,7 @@ Config Config::fromEnvironment() {
   c.heartbeatTimeoutMs = env::getInt("HEARTBEAT_TIMEOUT_MS", c.heartbeatTimeoutMs);
   c.flightRecorderDir = env::get("FLIGHT_RECORDER").value_or("");
   c.flightRecorderEntries = env::getInt("FLIGHT_RECORDER_ENTRIES", c.flightRecorderEntries);
-  c.zeroCopy = env::getInt("ZERO_COPY", 1) != 0;
+  c.zeroCopy = getIntKnob("ZERO_COPY", c.zeroCopy);
   c.zeroCopyMinBytes = env::getInt("ZERO_COPY_MIN_BYTES", c.zeroCopyMinBytes);
   c.socketThreads = getIntKnob("SOCKET_NTHREADS", c.socketThreads);
   c.socketsPerThread = getIntKnob("NSOCKS_PERTHREAD", c.socketsPerThread);
@@ -91,6 +91,9 @@ Status Config::validate() const {
   if (heartbeatTimeoutMs < 0 || (heartbeatTimeoutMs > 0 && heartbeatTimeoutMs < 100)) {
     return invalidArgument("BRAID_HEARTBEAT_TIMEOUT_MS must be 0 (off) or at least 100, got " +
                            std::to_string(heartbeatTimeoutMs));
+  }
+  if (zeroCopy < 0 || zeroCopy > 2) {
+    return invalidArgument("BRAID_ZERO_COPY must be 0, 1 or 2, got " + std::to_string(zeroCopy));
   }
   if (zeroCopyMinBytes < 0) {
     return invalidArgument("BRAID_ZERO_COPY_MIN_BYTES must be >= 0, got " +

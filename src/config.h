@@ -54,7 +54,9 @@ struct Config {
   int64_t flightRecorderEntries = 32;  ///< BRAID_FLIGHT_RECORDER_ENTRIES: calls kept
   /// BRAID_ZERO_COPY: large all_reduces on one host read peers' inputs in place and write their
   /// outputs (exec/zero_copy.h) where the kernel allows it and the result keeps its bits.
-  bool zeroCopy = true;
+  /// 0: never; 1: buffers the ranks map (ncclMemAlloc's, threads'), and cross-memory copies of
+  /// other buffers where they measured faster than the FIFOs; 2: cross-memory copies always.
+  int zeroCopy = 1;
   /// BRAID_ZERO_COPY_MIN_BYTES: the smallest message that goes zero-copy.
   int64_t zeroCopyMinBytes = 256 * 1024;
   int socketThreads = 1;     ///< BRAID_SOCKET_NTHREADS: threads per socket FIFO end (striping)

@@ -87,7 +87,7 @@ int runProcess(const Options& o, const ncclUniqueId& id, int procRank, int nproc
       }
       // The largest element is 8 bytes: room for a whole one past maxBytes.
       std::vector<int> pids, devices;
-      if (!ranks.allocate(o.maxBytes + 8) || !gatherRanks(ranks, &pids, &devices)) {
+      if (!ranks.allocate(o.maxBytes + 8, o.memAlloc) || !gatherRanks(ranks, &pids, &devices)) {
         codes[t] = 2;
         return;
       }

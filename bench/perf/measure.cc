@@ -61,7 +61,7 @@ Buffers buffersIn(char* sendBase, char* recvBase, const RankGeometry& rg, size_t
 }
 
 Buffers buffersOf(Rank& r, const RankGeometry& rg, size_t elem, bool inPlace) {
-  return buffersIn(r.send.data(), r.recv.data(), rg, elem, inPlace);
+  return buffersIn(r.hostSend, r.hostRecv, rg, elem, inPlace);
 }
 
 // What the call passes: the device buffers on a GPU communicator.
@@ -75,13 +75,13 @@ Buffers callBuffersOf(Rank& r, const RankGeometry& rg, size_t elem, bool inPlace
 // host memory and copied to the device.
 bool prepare(Rank& r, const RankGeometry& rg, size_t elem, bool inPlace, const Inputs& in) {
   Buffers b = buffersOf(r, rg, elem, inPlace);
-  memset(r.recv.data(), 0, b.extent);
+  memset(r.hostRecv, 0, b.extent);
   fillInput(in, r.rank, 0, b.send, rg.sendCount);
   if (r.device < 0) return true;
   const Device& d = Device::get();
   d.setDevice(r.device);
-  if (!inPlace && !d.copy(r.deviceSend, r.send.data(), rg.sendCount * elem, r.stream)) return false;
-  return d.copy(r.deviceRecv, r.recv.data(), b.extent, r.stream);
+  if (!inPlace && !d.copy(r.deviceSend, r.hostSend, rg.sendCount * elem, r.stream)) return false;
+  return d.copy(r.deviceRecv, r.hostRecv, b.extent, r.stream);
 }
 
 // On a GPU: waits for the rank's call and copies its receive buffer back.
@@ -89,7 +89,7 @@ bool fetchOutput(Rank& r, const RankGeometry& rg, size_t elem, bool inPlace) {
   if (r.device < 0) return true;
   const Device& d = Device::get();
   d.setDevice(r.device);
-  return d.copy(r.recv.data(), r.deviceRecv, buffersOf(r, rg, elem, inPlace).extent, r.stream);
+  return d.copy(r.hostRecv, r.deviceRecv, buffersOf(r, rg, elem, inPlace).extent, r.stream);
 }
 
 // One rank's wrong elements; `before` holds its output region as it was

@@ -38,6 +38,8 @@ void usage(const char* prog) {
           "  -a,--average <0..3>   time reported: rank 0, avg, min, max [1]\n"
           "  -N,--run_cycles <n>   repeat the whole sweep n times       [1]\n"
           "  -z,--blocking <0/1>   accepted for compatibility; host calls always block\n"
+          "  -R,--local_register <0/1>  host buffers from ncclMemAlloc: shared memory that\n"
+          "                        the ranks of a host map, so zero-copy reads them in place [0]\n"
           "  --procs <n>           start n processes of this machine as ranks\n"
           "  --bind <core|none>    pin each rank to its own core when there are enough [none]\n"
           "  --model               add a model(us) column: the cost model's estimate of each\n"
@@ -146,6 +148,7 @@ bool parseOptions(int argc, char** argv, Options* o) {
                                         {"average", required_argument, nullptr, 'a'},
                                         {"run_cycles", required_argument, nullptr, 'N'},
                                         {"blocking", required_argument, nullptr, 'z'},
+                                        {"local_register", required_argument, nullptr, 'R'},
                                         {"procs", required_argument, nullptr, 'P'},
                                         {"bind", required_argument, nullptr, 'B'},
                                         {"model", no_argument, nullptr, 'M'},
@@ -167,7 +170,7 @@ bool parseOptions(int argc, char** argv, Options* o) {
   int c;
   bool ok = true;
   while (ok &&
-         (c = getopt_long(argc, argv, "b:e:i:f:n:w:c:d:o:r:t:g:a:N:z:h", kLong, nullptr)) != -1) {
+         (c = getopt_long(argc, argv, "b:e:i:f:n:w:c:d:o:r:t:g:a:N:z:R:h", kLong, nullptr)) != -1) {
     int blocking = 0;
     switch (c) {
       case 'b':
@@ -218,6 +221,12 @@ bool parseOptions(int argc, char** argv, Options* o) {
         ok = parseInt(optarg, &blocking);
         o->blocking = blocking != 0;
         break;
+      case 'R': {
+        int memAlloc = 0;
+        ok = parseInt(optarg, &memAlloc) && (memAlloc == 0 || memAlloc == 1);
+        o->memAlloc = memAlloc != 0;
+        break;
+      }
       case 'P':
         ok = parseInt(optarg, &o->procs) && o->procs > 0;
         break;

@@ -29,6 +29,9 @@ struct Options {
   int cycles = 1;   ///< -N: how many times to run the whole size sweep
   int procs = 0;    ///< --procs: start this many processes of this machine (0: no)
   bool blocking = false;
+  /// -R: host buffers from ncclMemAlloc (shared memory the ranks of a host map), as
+  /// nccl-tests' -R registers its buffers.
+  bool memAlloc = false;
   /// --bind core|none: one core per rank when there are enough. Off by default:
   /// on the 2-vCPU VMs here pinning made 8 B all_reduce slower as often as faster.
   bool bind = false;

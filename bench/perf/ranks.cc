@@ -2,6 +2,7 @@
 #include "perf/ranks.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "perf/device.h"
 
@@ -17,6 +18,10 @@ ThreadRanks::~ThreadRanks() {
     enter(r);
     if (r.device >= 0) d.sync(r.stream);
     if (r.comm != nullptr) ncclCommDestroy(r.comm);
+    if (r.memAlloced) {
+      ncclMemFree(r.hostSend);
+      ncclMemFree(r.hostRecv);
+    }
     if (r.device < 0) continue;
     d.release(r.deviceSend);
     d.release(r.deviceRecv);
@@ -49,11 +54,28 @@ bool ThreadRanks::init(const ncclUniqueId& id) {
   return true;
 }
 
-bool ThreadRanks::allocate(size_t bytes) {
+bool ThreadRanks::allocate(size_t bytes, bool memAlloc) {
   const Device& d = Device::get();
   for (Rank& r : ranks_) {
     r.send.assign(bytes, 0);
     r.recv.assign(bytes, 0);
+    r.hostSend = r.send.data();
+    r.hostRecv = r.recv.data();
+    if (memAlloc && r.device < 0) {
+      void* send = nullptr;
+      void* recv = nullptr;
+      if (ncclMemAlloc(&send, bytes) != ncclSuccess || ncclMemAlloc(&recv, bytes) != ncclSuccess) {
+        fprintf(stderr, "braid-perf: rank %d: ncclMemAlloc of %zu bytes failed: %s\n", r.rank,
+                bytes, ncclGetLastError(nullptr));
+        ncclMemFree(send);
+        return false;
+      }
+      r.hostSend = static_cast<char*>(send);
+      r.hostRecv = static_cast<char*>(recv);
+      r.memAlloced = true;
+      memset(r.hostSend, 0, bytes);
+      memset(r.hostRecv, 0, bytes);
+    }
     if (r.device < 0) continue;
     enter(r);
     if (r.stream == nullptr) r.stream = d.newStream();

@@ -24,6 +24,10 @@ struct Rank {
   int rank = 0;
   std::vector<char> send;
   std::vector<char> recv;
+  /// The host buffers the calls use: send's and recv's, or ncclMemAlloc's (-R).
+  char* hostSend = nullptr;
+  char* hostRecv = nullptr;
+  bool memAlloced = false;
   int device = -1;  ///< ncclCommCuDevice: -1 for a host communicator
   cudaStream_t stream = nullptr;
   char* deviceSend = nullptr;
@@ -47,7 +51,8 @@ class ThreadRanks {
 
   /// Gives every rank host buffers of `bytes` each and, on GPU
   /// communicators, device buffers and a stream too.
-  bool allocate(size_t bytes);
+  /// `memAlloc`: host ranks' buffers from ncclMemAlloc (-R).
+  bool allocate(size_t bytes, bool memAlloc = false);
 
   /// Waits for every rank's stream (nothing on host communicators).
   bool synchronize();

@@ -1,8 +1,10 @@
 // Memory the NCCL API hands out and registers: ncclMemAlloc / ncclMemFree
 // (device memory of the current device, through braid's CUDA seam, so an
-// emulated GPU serves them too) and ncclCommRegister / ncclCommDeregister.
+// emulated GPU serves them too; on a machine without a GPU, host memory the
+// ranks of the host can map) and ncclCommRegister / ncclCommDeregister.
 #include "api/api_util.h"
 #include "gpu/runtime.h"
+#include "transport/shm/shared_host_memory.h"
 
 using braid::api::commFrom;
 using braid::api::report;
@@ -12,8 +14,12 @@ BRAID_NCCL_API(ncclResult_t, ncclMemAlloc, void** ptr, size_t size) {
   *ptr = nullptr;
   braid::gpu::Runtime& rt = braid::gpu::runtime();
   if (rt.deviceCount() == 0) {
-    return report(braid::invalidUsage("ncclMemAlloc: no GPU here (" + rt.describe() +
-                                      "); BRAID_EMULATE_GPUS=<n> gives an emulated one"));
+    // Host communicators' memory: shared memory the ranks of this host map, so the zero-copy
+    // collectives read and write it in place (src/exec/zero_copy.h).
+    auto p = braid::transport::shm::allocSharedHost(size);
+    if (!p.ok()) return report(p.status().withContext("ncclMemAlloc of host memory"));
+    *ptr = p.value();
+    return ncclSuccess;
   }
   auto p = rt.deviceAlloc(size);
   if (!p.ok()) return report(p.status().withContext("ncclMemAlloc"));
@@ -23,6 +29,7 @@ BRAID_NCCL_API(ncclResult_t, ncclMemAlloc, void** ptr, size_t size) {
 
 BRAID_NCCL_API(ncclResult_t, ncclMemFree, void* ptr) {
   if (ptr == nullptr) return ncclSuccess;
+  if (braid::transport::shm::freeSharedHost(ptr)) return ncclSuccess;
   return report(braid::gpu::runtime().deviceFree(ptr).withContext("ncclMemFree"));
 }
 

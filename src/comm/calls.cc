@@ -191,8 +191,28 @@ Status Calls::runRecorded(const CollCall& call) {
   const bool deterministicRing = selector_.deterministic &&
                                  choice.algorithm == algo::Algorithm::kRing &&
                                  call.collective == Collective::kAllReduce && nranks > 1;
-  bool finished = false;  // the executor applied avg's division itself
-  if (choice.algorithm == algo::Algorithm::kOneShot) {
+  // Zero-copy comes first: every rank learns there whether all can take it (the buffers, the
+  // board), and those that cannot decline together and go on below.
+  exec::ZeroCopyMode zeroCopied = exec::ZeroCopyMode::kDeclined;
+  if (zeroCopyFits(call, op)) {
+    s = links_.zeroCopy->allReduce(call.input, call.output, call.count, call.type, op,
+                                   links_.waitContext(), &zeroCopied);
+    if (zeroCopied != exec::ZeroCopyMode::kDeclined) {
+      recorder_.plan(choice, nullptr);
+      if (config_.dumpSchedule) {
+        fprintf(stderr,
+                "[rank %d] %s of %zu x %s: zero-copy (%s), no schedule (each rank folds its "
+                "block of every peer's input in place and writes it into every peer's output)\n",
+                rank, collectiveName(call.collective), call.count, dataTypeName(call.type),
+                zeroCopied == exec::ZeroCopyMode::kMapped ? "mapped" : "cross-memory copies");
+      }
+    }
+  }
+  // The executor applied avg's division itself, or failed.
+  const bool finished = !s.ok() || zeroCopied != exec::ZeroCopyMode::kDeclined;
+  if (finished) {
+    // Nothing more to run.
+  } else if (choice.algorithm == algo::Algorithm::kOneShot) {
     recorder_.plan(choice, nullptr);
     if (config_.dumpSchedule) {
       fprintf(stderr,
@@ -203,17 +223,6 @@ Status Calls::runRecorded(const CollCall& call) {
     }
     s = links_.oneShot->allReduce(call.input, call.output, call.count, elemBytes, op,
                                   choice.protocol, links_.waitContext());
-  } else if (zeroCopyFits(call, op)) {
-    recorder_.plan(choice, nullptr);
-    if (config_.dumpSchedule) {
-      fprintf(stderr,
-              "[rank %d] %s of %zu x %s: zero-copy, no schedule (each rank folds its block of "
-              "every peer's input in place and writes it into every peer's output)\n",
-              rank, collectiveName(call.collective), call.count, dataTypeName(call.type));
-    }
-    s = links_.zeroCopy->allReduce(call.input, call.output, call.count, call.type, op,
-                                   links_.waitContext());
-    finished = true;
   } else if (deterministicRing) {
     recorder_.plan(choice, nullptr);
     s = deterministicRingAllReduce(call, op, choice.protocol);

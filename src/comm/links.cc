@@ -125,11 +125,13 @@ Status Links::connectRing(Selector& selector) {
     allowed.oneShotMaxBytes = oneShot->maxBytes();
     selector.oneShotBoard = true;
   }
-  if (config_.zeroCopy && !members_.spansHosts()) {
+  if (config_.zeroCopy != 0 && !members_.spansHosts()) {
     bootstrap::Bootstrap* bootstrap = members_.bootstrap.get();
-    BRAID_ASSIGN_OR_RETURN(
-        zeroCopy, exec::ZeroCopyBoard::create(linkNonce ^ 0x7a65726f636f7079ull, rank, nranks,
-                                              [bootstrap] { return bootstrap->barrier(); }));
+    exec::ZeroCopyBoard::Options options;
+    if (config_.zeroCopy == 2) options.crossMemory = exec::CrossMemoryPolicy::kAlways;
+    BRAID_ASSIGN_OR_RETURN(zeroCopy, exec::ZeroCopyBoard::create(
+                                         linkNonce ^ 0x7a65726f636f7079ull, rank, nranks,
+                                         [bootstrap] { return bootstrap->barrier(); }, options));
     if (!zeroCopy->usable()) {
       // Said once per process: every communicator of it would say the same.
       static std::atomic<bool> said{false};
@@ -139,6 +141,12 @@ Status Links::connectRing(Selector& selector) {
             "a seccomp filter or separate PID namespaces forbid cross-memory attach)",
             zeroCopy->unusableReason().c_str());
       }
+    } else if (!zeroCopy->crossMemory() && !zeroCopy->peersInProcess()) {
+      BRAID_INFO(
+          "zero-copy: buffers from ncclMemAlloc only; other buffers copy through the FIFOs "
+          "(the kernel's cross-memory copy ran at %.2f of a plain copy's rate here; "
+          "BRAID_ZERO_COPY=2 uses it anyway)",
+          zeroCopy->crossMemoryRatio());
     }
   }
   BRAID_INFO("selection: %s%s", tune::describeAllowed(allowed).c_str(),

@@ -20,17 +20,23 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <deque>
+#include <map>
 #include <new>
 #include <random>
 #include <utility>
 
 #include "exec/peer_wait.h"
+#include "transport/shm/shared_host_memory.h"
 #include "transport/shm/shm_segment.h"
 
 namespace braid::exec {
 
+using transport::shm::PeerMapping;
+using transport::shm::SharedRange;
 using transport::shm::ShmSegment;
 
 namespace {
@@ -57,9 +63,12 @@ struct Header {
   uint64_t processToken;
   uint64_t selfAddress;
   std::atomic<uint32_t> verdict;
+  uint32_t crossMemoryFast;  // 1 when the measurement at creation favoured cross-memory copies
   alignas(128) std::atomic<uint64_t> posted;
-  std::atomic<uint64_t> input;
-  std::atomic<uint64_t> output;
+  uint64_t input;
+  uint64_t output;
+  transport::shm::SharedRange inputRange;  // id 0 where the buffer is not shared memory
+  transport::shm::SharedRange outputRange;
   alignas(128) std::atomic<uint64_t> done;
   WakeWords words;
 };
@@ -93,6 +102,36 @@ bool isInteger(DataType type) {
       return false;
   }
 }
+
+// Cross-memory copies are worth it only where the kernel copies about as fast as we do: each
+// saves a copy through a FIFO slot, but on some CPUs (AMD Zen among them) the kernel's
+// `rep movsb` runs at a third of a vector loop's rate, and the FIFOs then win. Returns the
+// kernel's rate over copyBytes', best of a few rounds of 1 MiB, reading our own memory.
+double measureCrossMemoryRatio() {
+  constexpr size_t kBytes = 1 << 20;
+  std::vector<uint64_t> from(kBytes / 8, 1);
+  std::vector<uint64_t> to(kBytes / 8, 0);
+  const PeerAddressSpace self{getpid(), false, -1};
+  auto best = [](auto copy) {
+    double fastest = 1e30;
+    for (int round = 0; round < 4; ++round) {
+      const auto start = std::chrono::steady_clock::now();
+      if (!copy()) return 1e30;
+      fastest = std::min(
+          fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    return fastest;
+  };
+  const double plain = best([&] {
+    kernels::copyBytes(to.data(), from.data(), kBytes);
+    return true;
+  });
+  const double kernel = best([&] { return readPeer(self, from.data(), to.data(), kBytes).ok(); });
+  return kernel > 0 ? plain / kernel : 0;
+}
+
+// Below this ratio the FIFOs move unmappable buffers faster (measured: docs/benchmarks.md).
+constexpr double kCrossMemoryWorthIt = 0.6;
 
 Status checkPeerHeader(const ShmSegment& segment, int peer, int nranks) {
   const auto* header = static_cast<const Header*>(segment.data());
@@ -135,8 +174,46 @@ struct ZeroCopyBoard::Rank {
   Header* header;
 };
 
+// One call's buffers of every rank, as this rank reaches them: addresses in the owner's space
+// (for cross-memory copies) or in ours (mapped).
+struct ZeroCopyBoard::Buffers {
+  std::vector<const char*> inputs;
+  std::vector<char*> outputs;
+};
+
+// Peers' shared allocations mapped here, by (rank, allocation id). A handful covers the
+// buffers a training step reuses; the oldest goes when more come (never during a call: a call
+// maps at most 2 per peer, and the cache holds more).
+class ZeroCopyBoard::Mappings {
+ public:
+  Result<char*> find(pid_t pid, int rank, const SharedRange& range) {
+    const Key key{rank, range.id};
+    auto it = maps_.find(key);
+    if (it == maps_.end()) {
+      BRAID_ASSIGN_OR_RETURN(PeerMapping mapping, PeerMapping::open(pid, range));
+      if (maps_.size() >= kEntries) {
+        maps_.erase(order_.front());
+        order_.pop_front();
+      }
+      it = maps_.emplace(key, std::move(mapping)).first;
+      order_.push_back(key);
+    }
+    return it->second.data() + range.offset;
+  }
+
+ private:
+  static constexpr size_t kEntries = 64;
+  using Key = std::pair<int, uint64_t>;
+  std::map<Key, PeerMapping> maps_;
+  std::deque<Key> order_;  // oldest first
+};
+
 ZeroCopyBoard::ZeroCopyBoard(int rank, int nranks, size_t chunkBytes)
-    : rank_(rank), nranks_(nranks), chunkBytes_(chunkBytes), fold_(nranks, chunkBytes) {}
+    : rank_(rank),
+      nranks_(nranks),
+      mappings_(std::make_unique<Mappings>()),
+      chunkBytes_(chunkBytes),
+      fold_(nranks, chunkBytes) {}
 
 ZeroCopyBoard::~ZeroCopyBoard() = default;
 
@@ -147,21 +224,22 @@ bool ZeroCopyBoard::peersInProcess() const {
 
 Result<std::unique_ptr<ZeroCopyBoard>> ZeroCopyBoard::create(uint64_t nonce, int rank, int nranks,
                                                              const std::function<Status()>& barrier,
-                                                             Probe probe, size_t chunkBytes) {
+                                                             const Options& options) {
   if (nranks < 1 || rank < 0 || rank >= nranks) {
     return invalidArgument("zero-copy board: rank " + std::to_string(rank) + " of " +
                            std::to_string(nranks) + " ranks");
   }
-  if (chunkBytes % 64 != 0) {
-    return invalidArgument("zero-copy board: chunk of " + std::to_string(chunkBytes) +
+  if (options.chunkBytes % 64 != 0) {
+    return invalidArgument("zero-copy board: chunk of " + std::to_string(options.chunkBytes) +
                            " bytes is not a multiple of 64");
   }
-  if (chunkBytes == 0) chunkBytes = chunkBytesFor(nranks);
+  const size_t chunkBytes = options.chunkBytes != 0 ? options.chunkBytes : chunkBytesFor(nranks);
   std::unique_ptr<ZeroCopyBoard> board(new ZeroCopyBoard(rank, nranks, chunkBytes));
   if (nranks == 1) {
     board->usable_ = true;
     return board;
   }
+  board->crossMemoryRatio_ = measureCrossMemoryRatio();
   const std::string ownName = zeroCopySegmentName(nonce, rank);
   BRAID_ASSIGN_OR_RETURN(ShmSegment own, ShmSegment::create(ownName, kPage));
   auto* header = new (own.data()) Header();
@@ -171,6 +249,9 @@ Result<std::unique_ptr<ZeroCopyBoard>> ZeroCopyBoard::create(uint64_t nonce, int
   header->pid = static_cast<int32_t>(getpid());
   header->processToken = processToken();
   header->selfAddress = reinterpret_cast<uint64_t>(header);
+  header->crossMemoryFast = options.crossMemory == CrossMemoryPolicy::kAlways ||
+                            (options.crossMemory == CrossMemoryPolicy::kWhereFaster &&
+                             board->crossMemoryRatio_ >= kCrossMemoryWorthIt);
   header->magic.store(kMagic, std::memory_order_release);
   BRAID_TRY(barrier());
 
@@ -194,7 +275,7 @@ Result<std::unique_ptr<ZeroCopyBoard>> ZeroCopyBoard::create(uint64_t nonce, int
     if (verdict == kReachesAll) {
       const auto* remoteToken =
           reinterpret_cast<const char*>(peer.selfAddress) + offsetof(Header, processToken);
-      Result<uint64_t> read = probe(peer.pid, remoteToken);
+      Result<uint64_t> read = options.probe(peer.pid, remoteToken);
       if (!read.ok() || read.value() != peer.processToken) {
         verdict = kRefused;
         board->unusableReason_ =
@@ -210,8 +291,11 @@ Result<std::unique_ptr<ZeroCopyBoard>> ZeroCopyBoard::create(uint64_t nonce, int
   BRAID_TRY(barrier());
   BRAID_TRY(ShmSegment::unlink(ownName));
   board->usable_ = true;
+  board->crossMemory_ = true;
   for (int r = 0; r < nranks; ++r) {
-    if (board->ranks_[r].header->verdict.load(std::memory_order_acquire) == kReachesAll) continue;
+    const Header& h = *board->ranks_[r].header;
+    board->crossMemory_ = board->crossMemory_ && h.crossMemoryFast != 0;
+    if (h.verdict.load(std::memory_order_acquire) == kReachesAll) continue;
     board->usable_ = false;
     if (board->unusableReason_.empty()) {
       board->unusableReason_ = "rank " + std::to_string(r) + " cannot read a peer's memory";
@@ -220,8 +304,59 @@ Result<std::unique_ptr<ZeroCopyBoard>> ZeroCopyBoard::create(uint64_t nonce, int
   return board;
 }
 
+// A meeting: this rank says it has reached `call` (posted, or done with it), and waits until
+// every peer has. Peers are visited from the next rank on, so that ranks do not all wait for
+// rank 0 first.
+Status ZeroCopyBoard::meet(uint64_t call, bool done, const transport::WaitContext& wait) {
+  Header& self = *ranks_[rank_].header;
+  (done ? self.done : self.posted).store(call, std::memory_order_release);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  wakeSleepers(self.words);
+  for (int i = 1; i < nranks_; ++i) {
+    const int peer = (rank_ + i) % nranks_;
+    Header& h = *ranks_[peer].header;
+    const std::atomic<uint64_t>& word = done ? h.done : h.posted;
+    BRAID_TRY(waitForPeer(h.words, peer, wait,
+                          [&word, call] { return word.load(std::memory_order_acquire) >= call; }));
+  }
+  return Status();
+}
+
+// The mode every rank comes to from what all posted: mapped when every rank's buffers can be
+// mapped by every other (threads of one process, or all in shared allocations), else
+// cross-memory copies where the board uses them, else declined. `buffers` then holds
+// addresses to use: mapped ones here, the owners' for cross-memory copies.
+Result<ZeroCopyMode> ZeroCopyBoard::resolve(Buffers& buffers, size_t bytes) {
+  buffers.inputs.assign(nranks_, nullptr);
+  buffers.outputs.assign(nranks_, nullptr);
+  bool allShared = true;
+  for (int r = 0; r < nranks_; ++r) {
+    const Header& h = *ranks_[r].header;
+    buffers.inputs[r] = reinterpret_cast<const char*>(h.input);
+    buffers.outputs[r] = reinterpret_cast<char*>(h.output);
+    allShared = allShared && h.inputRange.id != 0 && h.outputRange.id != 0;
+  }
+  if (!peersInProcess() && !allShared) {
+    return crossMemory_ ? ZeroCopyMode::kCrossMemory : ZeroCopyMode::kDeclined;
+  }
+  for (int r = 0; r < nranks_; ++r) {
+    if (spaces_[r].sameProcess) continue;
+    const Header& h = *ranks_[r].header;
+    if (h.inputRange.offset + bytes > h.inputRange.mapBytes ||
+        h.outputRange.offset + bytes > h.outputRange.mapBytes) {
+      return internalError("rank " + std::to_string(r) + "'s buffers end past their allocation");
+    }
+    BRAID_ASSIGN_OR_RETURN(char* in, mappings_->find(spaces_[r].pid, r, h.inputRange));
+    BRAID_ASSIGN_OR_RETURN(buffers.outputs[r], mappings_->find(spaces_[r].pid, r, h.outputRange));
+    buffers.inputs[r] = in;
+  }
+  return ZeroCopyMode::kMapped;
+}
+
 Status ZeroCopyBoard::allReduce(const void* input, void* output, size_t count, DataType type,
-                                const kernels::HostOp& op, const transport::WaitContext& wait) {
+                                const kernels::HostOp& op, const transport::WaitContext& wait,
+                                ZeroCopyMode* mode) {
+  *mode = ZeroCopyMode::kDeclined;
   if (!broken_.ok()) {
     return invalidUsage("zero-copy board of rank " + std::to_string(rank_) +
                         " is unusable after an earlier call failed (" + broken_.message() + ")");
@@ -236,98 +371,90 @@ Status ZeroCopyBoard::allReduce(const void* input, void* output, size_t count, D
                            " elements with a null " + (input == nullptr ? "input" : "output"));
   }
   const size_t elemBytes = dataTypeSize(type);
-  const auto* in = static_cast<const char*>(input);
-  auto* out = static_cast<char*>(output);
+  const size_t bytes = count * elemBytes;
   if (nranks_ == 1) {
-    if (out != in) kernels::copyBytes(out, in, count * elemBytes);
-    op.finishOutput(out, count);
-    ++calls_;
+    if (output != input) kernels::copyBytes(output, input, bytes);
+    op.finishOutput(output, count);
+    *mode = ZeroCopyMode::kMapped;
+    ++ran_;
     return Status();
   }
 
-  // Meeting 1: our addresses out, every peer's in.
+  // Meeting 1: our buffers out, every peer's in. The fields are read only after `posted`
+  // says they are this call's, and rewritten only after every peer's `done` for it.
   Header& self = *ranks_[rank_].header;
   const uint64_t call = calls_ + 1;
-  self.input.store(reinterpret_cast<uint64_t>(in), std::memory_order_relaxed);
-  self.output.store(reinterpret_cast<uint64_t>(out), std::memory_order_relaxed);
-  self.posted.store(call, std::memory_order_release);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  wakeSleepers(self.words);
-  std::vector<const char*> inputs(nranks_);
-  std::vector<char*> outputs(nranks_);
-  Status status;
-  for (int i = 0; status.ok() && i < nranks_; ++i) {
-    const int peer = (rank_ + i) % nranks_;
-    Header& h = *ranks_[peer].header;
-    if (peer != rank_) {
-      status = waitForPeer(h.words, peer, wait,
-                           [&h, call] { return h.posted.load(std::memory_order_acquire) >= call; });
-    }
-    inputs[peer] = reinterpret_cast<const char*>(h.input.load(std::memory_order_relaxed));
-    outputs[peer] = reinterpret_cast<char*>(h.output.load(std::memory_order_relaxed));
-  }
-
-  // This rank's block: the deterministic ring's (calls_deterministic.cc).
-  const size_t n = static_cast<size_t>(nranks_);
-  const size_t block = (count + n - 1) / n;
-  const size_t begin = std::min(count, static_cast<size_t>(rank_) * block);
-  const size_t end = std::min(count, begin + block);
-  if (status.ok()) status = reduceBlock(inputs, outputs, begin, end - begin, elemBytes, op);
-
-  // Meeting 2: nobody returns while a peer may still read or write its buffers. A rank whose
-  // copies failed says so by not saying it is done; its peers' waits end at the deadline or
-  // when the communicator's stop flag goes up.
+  self.input = reinterpret_cast<uint64_t>(input);
+  self.output = reinterpret_cast<uint64_t>(output);
+  self.inputRange = transport::shm::findSharedHost(input, bytes).value_or(SharedRange{});
+  self.outputRange = transport::shm::findSharedHost(output, bytes).value_or(SharedRange{});
+  Status status = meet(call, false, wait);
+  Buffers buffers;
+  ZeroCopyMode chosen = ZeroCopyMode::kDeclined;
   if (status.ok()) {
-    self.done.store(call, std::memory_order_release);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    wakeSleepers(self.words);
+    Result<ZeroCopyMode> resolved = resolve(buffers, bytes);
+    status = resolved.status();
+    if (resolved.ok()) chosen = resolved.value();
   }
-  for (int i = 1; status.ok() && i < nranks_; ++i) {
-    const int peer = (rank_ + i) % nranks_;
-    Header& h = *ranks_[peer].header;
-    status = waitForPeer(h.words, peer, wait,
-                         [&h, call] { return h.done.load(std::memory_order_acquire) >= call; });
+  if (status.ok() && chosen != ZeroCopyMode::kDeclined) {
+    // This rank's block: the deterministic ring's (calls_deterministic.cc).
+    const size_t n = static_cast<size_t>(nranks_);
+    const size_t block = (count + n - 1) / n;
+    const size_t begin = std::min(count, static_cast<size_t>(rank_) * block);
+    const size_t end = std::min(count, begin + block);
+    status = reduceBlock(buffers, chosen, begin, end - begin, elemBytes, op);
   }
+  // Meeting 2: nobody returns while a peer may still read or write its buffers, or read its
+  // posted fields. A rank whose work failed does not come; its peers' waits end at the deadline
+  // or when the communicator's stop flag goes up.
+  if (status.ok()) status = meet(call, true, wait);
   if (!status.ok()) {
-    broken_ = status.withContext("zero-copy all_reduce call " + std::to_string(calls_) + " (" +
-                                 std::to_string(count * elemBytes) + " bytes) on rank " +
-                                 std::to_string(rank_));
+    broken_ =
+        status.withContext("zero-copy all_reduce call " + std::to_string(calls_) + " (" +
+                           std::to_string(bytes) + " bytes) on rank " + std::to_string(rank_));
     return broken_;
   }
   calls_ = call;
+  if (chosen != ZeroCopyMode::kDeclined) ++ran_;
+  *mode = chosen;
   return Status();
 }
 
-Status ZeroCopyBoard::reduceBlock(const std::vector<const char*>& inputs,
-                                  const std::vector<char*>& outputs, size_t offset, size_t count,
-                                  size_t elemBytes, const kernels::HostOp& op) {
+Status ZeroCopyBoard::reduceBlock(const Buffers& buffers, ZeroCopyMode mode, size_t offset,
+                                  size_t count, size_t elemBytes, const kernels::HostOp& op) {
+  const bool mapped = mode == ZeroCopyMode::kMapped;
   const size_t chunkElems = chunkBytes_ / elemBytes;
   for (size_t done = 0; done < count; done += chunkElems) {
     const size_t elems = std::min(chunkElems, count - done);
     const size_t at = (offset + done) * elemBytes;
     const size_t bytes = elems * elemBytes;
-    char* mine = outputs[rank_] + at;
+    char* mine = buffers.outputs[rank_] + at;
     fold_.startChunk();
-    fold_.setOperand(rank_, inputs[rank_] + at);
-    for (int i = 1; i < nranks_; ++i) {
-      const int peer = (rank_ + i) % nranks_;
+    for (int r = 0; r < nranks_; ++r) {
+      if (r == rank_ || mapped) {
+        fold_.setOperand(r, buffers.inputs[r] + at);
+        continue;
+      }
       char* scratch = fold_.takeScratch();
-      BRAID_TRY(readPeer(spaces_[peer], inputs[peer] + at, scratch, bytes));
-      fold_.setScratchOperand(peer, scratch);
+      BRAID_TRY(readPeer(spaces_[r], buffers.inputs[r] + at, scratch, bytes));
+      fold_.setScratchOperand(r, scratch);
     }
     if (nranks_ == 2) {
       // The in-order fold of two ranks is rank 0 op rank 1; combine writes it where it belongs
       // instead of into scratch and then out.
-      const char* a = rank_ == 0 ? inputs[0] + at : fold_.operand(0);
-      const char* b = rank_ == 1 ? inputs[1] + at : fold_.operand(1);
-      op.combine(op.args, mine, a, b, elems);
+      op.combine(op.args, mine, fold_.operand(0), fold_.operand(1), elems);
     } else {
       fold_.foldInto(mine, elems, bytes, op);
     }
     op.finishOutput(mine, elems);
+    // The chunk is in this core's cache now: each peer's copy of it reads it from there.
     for (int i = 1; i < nranks_; ++i) {
       const int peer = (rank_ + i) % nranks_;
-      BRAID_TRY(writePeer(spaces_[peer], outputs[peer] + at, mine, bytes));
+      if (mapped) {
+        kernels::copyBytes(buffers.outputs[peer] + at, mine, bytes);
+      } else {
+        BRAID_TRY(writePeer(spaces_[peer], buffers.outputs[peer] + at, mine, bytes));
+      }
     }
   }
   return Status();

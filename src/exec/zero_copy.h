@@ -7,13 +7,20 @@
 // of the message (the same blocks as the deterministic ring: ceil(count / N)
 // elements each, the last ones shorter or empty) and, a chunk at a time,
 //
-//   1. reads block r of every peer's input into a scratch chunk that stays
-//      in its cache (exec/peer_memory.h: process_vm_readv, or a plain copy
-//      between threads of one process),
+//   1. reads block r of every peer's input: in place where the peer's buffer is mapped here
+//      (ranks that are threads of one process; buffers from ncclMemAlloc, which are shared
+//      memory: transport/shm/shared_host_memory.h), otherwise into a scratch chunk that stays
+//      in its cache, with process_vm_readv (exec/peer_memory.h),
 //   2. folds the N operands in the in-order tree's order (algo::foldInOrder)
 //      straight into block r of its own output, applying avg's division,
 //   3. writes that chunk, still in its cache, into block r of every peer's
-//      output (process_vm_writev).
+//      output (a plain copy where mapped, process_vm_writev otherwise).
+//
+// Cross-memory copies pay off only where the kernel copies about as fast as a vector loop:
+// on AMD Zen its `rep movsb` runs at a third of that, and the FIFOs win. So each rank measures
+// the two at creation, and unless every rank found the kernel's fast enough (or
+// BRAID_ZERO_COPY=2), a call whose buffers are not all mapped is declined by every rank alike
+// (they all see what every rank posted) and runs on the FIFOs.
 //
 // Each rank reads S/N bytes of every input and writes S/N bytes of every
 // output, so the memory moves 2 N S bytes in all: the least an all_reduce
@@ -64,19 +71,41 @@ std::string zeroCopySegmentName(uint64_t nonce, int rank);
 bool zeroCopyKeepsResult(DataType type, RedOp op, const kernels::HostOp& hostOp, int nranks,
                          bool deterministic);
 
+/// How a call reaches its peers' buffers.
+enum class ZeroCopyMode {
+  kDeclined,     ///< neither way is open or worth it: the caller runs the FIFO path instead
+  kMapped,       ///< every buffer is mapped here (threads of one process, or ncclMemAlloc memory)
+  kCrossMemory,  ///< process_vm_readv / process_vm_writev
+};
+
+/// Whether cross-memory copies are used for buffers that cannot be mapped.
+enum class CrossMemoryPolicy {
+  kWhereFaster,  ///< where the kernel's copy measured at creation keeps up with a plain copy
+  kAlways,       ///< always (BRAID_ZERO_COPY=2; tests)
+  kNever,        ///< mapped buffers only (tests of the declined path)
+};
+
 class ZeroCopyBoard {
  public:
-  /// Every rank calls create with the same nonce and nranks; `barrier` is the
-  /// bootstrap barrier. The board is made whether or not ranks may reach
-  /// each other; usable() says which, the same on every rank.
-  /// `probe` reads a word of a peer process (probePeerWord; tests pass one that refuses);
-  /// `chunkBytes` (a multiple of 64) replaces the chunk sized for the cache, for tests that
-  /// cross chunk boundaries with small messages.
-  using Probe = Result<uint64_t> (*)(pid_t pid, const void* remote);
+  struct Options {
+    CrossMemoryPolicy crossMemory = CrossMemoryPolicy::kWhereFaster;
+    /// Reads a word of a peer process (probePeerWord; tests pass one that refuses).
+    Result<uint64_t> (*probe)(pid_t pid, const void* remote) = probePeerWord;
+    /// A multiple of 64 to replace the chunk sized for the cache (tests cross chunk edges
+    /// with small messages); 0 = sized for the cache.
+    size_t chunkBytes = 0;
+  };
+
+  /// Every rank calls create with the same nonce, nranks and options; `barrier` is the
+  /// bootstrap barrier. The board is made whether or not ranks may reach each other;
+  /// usable() says which, the same on every rank.
   static Result<std::unique_ptr<ZeroCopyBoard>> create(uint64_t nonce, int rank, int nranks,
                                                        const std::function<Status()>& barrier,
-                                                       Probe probe = probePeerWord,
-                                                       size_t chunkBytes = 0);
+                                                       const Options& options);
+  static Result<std::unique_ptr<ZeroCopyBoard>> create(uint64_t nonce, int rank, int nranks,
+                                                       const std::function<Status()>& barrier) {
+    return create(nonce, rank, nranks, barrier, Options());
+  }
 
   ZeroCopyBoard(const ZeroCopyBoard&) = delete;
   ZeroCopyBoard& operator=(const ZeroCopyBoard&) = delete;
@@ -86,36 +115,51 @@ class ZeroCopyBoard {
   bool usable() const { return usable_; }
   /// Why not, when !usable() (the first refusal this rank saw, or a peer's word).
   const std::string& unusableReason() const { return unusableReason_; }
+  /// Whether unmappable buffers go by cross-memory copies (the policy, and on every rank the
+  /// measurement at creation where the policy asks for one).
+  bool crossMemory() const { return crossMemory_; }
+  /// The measurement: the kernel's cross-memory copy rate over a plain copy's, on this rank.
+  double crossMemoryRatio() const { return crossMemoryRatio_; }
   /// Whether peers are threads of this process (copies without syscalls).
   bool peersInProcess() const;
-  uint64_t calls() const { return calls_; }
+  /// Calls that ran here (declined ones do not count).
+  uint64_t calls() const { return ran_; }
   /// Bytes of a block reduced at once.
   size_t chunkBytes() const { return chunkBytes_; }
 
-  /// output = the fold over all ranks of input, `count` elements of type
-  /// `type`, with `op` (whose load must be null: no premulsum) including
-  /// its finish (avg's division). `output` may equal `input`. Every rank
-  /// makes the same call. Fails with kRemoteError naming the peer on a
-  /// deadline, the abort flag, or a copy the kernel refused; the board is
-  /// unusable afterwards.
+  /// output = the fold over all ranks of input, `count` elements of type `type`, with `op`
+  /// (whose load must be null: no premulsum) including its finish (avg's division). `output`
+  /// may equal `input`. Every rank makes the same call, and every rank comes to the same
+  /// `mode`: kDeclined leaves both buffers untouched for the FIFO path. Fails with
+  /// kRemoteError naming the peer on a deadline, the abort flag, or a copy or mapping the
+  /// kernel refused; the board is unusable afterwards.
   Status allReduce(const void* input, void* output, size_t count, DataType type,
-                   const kernels::HostOp& op, const transport::WaitContext& wait);
+                   const kernels::HostOp& op, const transport::WaitContext& wait,
+                   ZeroCopyMode* mode);
 
  private:
   struct Rank;
+  struct Buffers;
+  class Mappings;
 
   ZeroCopyBoard(int rank, int nranks, size_t chunkBytes);
-  Status reduceBlock(const std::vector<const char*>& inputs, const std::vector<char*>& outputs,
-                     size_t offset, size_t count, size_t elemBytes, const kernels::HostOp& op);
+  Status meet(uint64_t call, bool done, const transport::WaitContext& wait);
+  Result<ZeroCopyMode> resolve(Buffers& buffers, size_t bytes);
+  Status reduceBlock(const Buffers& buffers, ZeroCopyMode mode, size_t offset, size_t count,
+                     size_t elemBytes, const kernels::HostOp& op);
 
   int rank_;
   int nranks_;
   bool usable_ = false;
+  bool crossMemory_ = false;
+  double crossMemoryRatio_ = 0;
   std::string unusableReason_;
-  uint64_t calls_ = 0;
+  uint64_t calls_ = 0;  ///< meetings held: calls run and declined
+  uint64_t ran_ = 0;
   Status broken_;
   std::vector<Rank> ranks_;
   std::vector<PeerAddressSpace> spaces_;
+  std::unique_ptr<Mappings> mappings_;
   size_t chunkBytes_;
   InOrderFold fold_;
 };

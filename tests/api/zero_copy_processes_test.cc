@@ -1,5 +1,6 @@
 // The zero-copy all_reduce through the API, ranks in processes (exec/zero_copy.h): each child
-// joins two communicators, one as braid is by default and one with BRAID_ZERO_COPY=0, runs the
+// joins two communicators, one zero-copy (buffers from ncclMemAlloc that the ranks map, or
+// cross-memory copies forced with BRAID_ZERO_COPY=2) and one with BRAID_ZERO_COPY=0, runs the
 // same all_reduce of random data on both (about 1 MiB, above BRAID_ZERO_COPY_MIN_BYTES), and
 // checks that the results have the same bits, and from each communicator's BRAID_DUMP_SCHEDULE
 // line that the first went zero-copy exactly where the result cannot change (and the second
@@ -32,6 +33,9 @@ struct Case {
   bool deterministic;
   bool inPlace;
   bool expectZeroCopy;  ///< zeroCopyKeepsResult's answer for this case
+  /// Buffers from ncclMemAlloc, which the ranks map (BRAID_ZERO_COPY=1); otherwise vectors,
+  /// with cross-memory copies forced (BRAID_ZERO_COPY=2).
+  bool memAlloc = false;
 };
 
 std::string caseName(const ::testing::TestParamInfo<Case>& info) {
@@ -39,7 +43,8 @@ std::string caseName(const ::testing::TestParamInfo<Case>& info) {
   const char* type = c.type == ncclFloat32 ? "float" : c.type == ncclBfloat16 ? "bf16" : "int32";
   const char* op = c.op == ncclSum ? "sum" : c.op == ncclAvg ? "avg" : "max";
   return std::to_string(c.nranks) + "ranks_" + type + "_" + op +
-         (c.deterministic ? "_deterministic" : "") + (c.inPlace ? "_inplace" : "");
+         (c.deterministic ? "_deterministic" : "") + (c.inPlace ? "_inplace" : "") +
+         (c.memAlloc ? "_memalloc" : "");
 }
 
 size_t elemBytes(ncclDataType_t type) { return type == ncclBfloat16 ? 2 : 4; }
@@ -77,11 +82,26 @@ std::vector<unsigned char> allReduceOnce(const Case& c, const ncclUniqueId& id, 
   std::vector<unsigned char> input = rankInput(c, rank, count);
   std::vector<unsigned char> separate(input.size(), 0x5a);
   std::vector<unsigned char>& output = c.inPlace ? input : separate;
+  // With memAlloc the call runs on ncclMemAlloc's copies of the two vectors.
+  void* in = input.data();
+  void* out = output.data();
+  if (c.memAlloc) {
+    EXPECT_EQ(ncclMemAlloc(&in, input.size()), ncclSuccess);
+    memcpy(in, input.data(), input.size());
+    out = in;
+    if (!c.inPlace) {
+      EXPECT_EQ(ncclMemAlloc(&out, output.size()), ncclSuccess);
+      memcpy(out, output.data(), output.size());
+    }
+  }
   ncclComm_t comm = nullptr;
   ncclResult_t init = ncclCommInitRank(&comm, c.nranks, id, rank);
   ncclResult_t call = ncclInternalError;
-  if (init == ncclSuccess) {
-    call = ncclAllReduce(input.data(), output.data(), count, c.type, c.op, comm, nullptr);
+  if (init == ncclSuccess) call = ncclAllReduce(in, out, count, c.type, c.op, comm, nullptr);
+  if (c.memAlloc) {
+    memcpy(output.data(), out, output.size());
+    if (out != in) ncclMemFree(out);
+    ncclMemFree(in);
   }
   fflush(stderr);
   dup2(saved, STDERR_FILENO);
@@ -116,7 +136,7 @@ TEST_P(ZeroCopyProcesses, HasTheFifoPathsBitsAndRunsWhereItMay) {
     const std::string base = dir + "/zc-" + std::to_string(getppid()) + "-" + std::to_string(rank);
     std::vector<unsigned char> zeroCopied;
     {
-      ScopedEnv on("BRAID_ZERO_COPY", "1");
+      ScopedEnv on("BRAID_ZERO_COPY", c.memAlloc ? "1" : "2");
       zeroCopied = allReduceOnce(c, zeroCopyId, rank, count, base + "-on.txt");
     }
     std::vector<unsigned char> copied;
@@ -141,6 +161,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{2, ncclBfloat16, ncclAvg, false, true, true},
                       Case{3, ncclInt32, ncclMax, false, false, true},
                       Case{3, ncclFloat32, ncclSum, true, true, true},
+                      Case{2, ncclFloat32, ncclSum, false, false, true, true},
+                      Case{3, ncclInt32, ncclSum, false, true, true, true},
                       // Three ranks' float sum adds in the ring's order: the FIFOs keep it.
                       Case{3, ncclFloat32, ncclSum, false, false, false}),
     caseName);

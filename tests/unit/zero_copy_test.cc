@@ -32,6 +32,7 @@
 #include "support/in_order_reference.h"
 #include "support/multiprocess.h"
 #include "support/shared_barrier.h"
+#include "transport/shm/shared_host_memory.h"
 
 namespace braid::exec {
 namespace {
@@ -149,33 +150,82 @@ struct Scenario {
   int ncalls = 24;
 };
 
+// Where ranks run and where their buffers live, and the mode that must follow.
+enum class Where {
+  kThreads,          // std::vector buffers of one process: mapped
+  kProcesses,        // std::vector buffers: cross-memory copies
+  kProcessesShared,  // allocSharedHost buffers (what ncclMemAlloc gives): mapped
+};
+
+// A buffer of `bytes` holding `init`: shared memory or a vector's.
+class TestBuffer {
+ public:
+  TestBuffer(const Bytes& init, bool shared) : shared_(shared) {
+    if (!shared) {
+      vector_ = init;
+      data_ = vector_.data();
+    } else {
+      auto p = transport::shm::allocSharedHost(std::max<size_t>(init.size(), 1));
+      EXPECT_TRUE(p.ok()) << p.status().message();
+      data_ = p.ok() ? static_cast<unsigned char*>(p.value()) : nullptr;
+      if (data_ != nullptr) memcpy(data_, init.data(), init.size());
+    }
+    size_ = init.size();
+  }
+  ~TestBuffer() {
+    if (shared_ && data_ != nullptr) EXPECT_TRUE(transport::shm::freeSharedHost(data_));
+  }
+  unsigned char* data() const { return data_; }
+  Bytes bytes() const { return Bytes(data_, data_ + size_); }
+
+ private:
+  bool shared_;
+  Bytes vector_;
+  unsigned char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 // Runs the scenario's calls on `rank`; returns how many were right.
-int runRank(const Scenario& s, int rank, SharedBarrier& barrier, bool expectSameProcess) {
+int runRank(const Scenario& s, int rank, SharedBarrier& barrier, Where where) {
   // 1 KiB chunks: a few KiB cross every boundary; the default size is covered by the
-  // communicator tests (tests/api/zero_copy_test.cc).
+  // communicator tests (tests/api/zero_copy_processes_test.cc). Processes with vector buffers
+  // need cross-memory copies whatever their measured speed.
+  ZeroCopyBoard::Options options;
+  options.chunkBytes = 1024;
+  options.crossMemory =
+      where == Where::kProcesses ? CrossMemoryPolicy::kAlways : CrossMemoryPolicy::kNever;
   auto board = ZeroCopyBoard::create(
-      s.nonce, rank, s.nranks, [&barrier] { return barrier.wait(); }, probePeerWord, 1024);
+      s.nonce, rank, s.nranks, [&barrier] { return barrier.wait(); }, options);
   EXPECT_TRUE(board.ok()) << "rank " << rank << ": " << board.status().message();
   if (!board.ok()) return 0;
   EXPECT_TRUE(board.value()->usable()) << board.value()->unusableReason();
-  EXPECT_EQ(board.value()->peersInProcess(), expectSameProcess);
+  EXPECT_EQ(board.value()->peersInProcess(), where == Where::kThreads);
+  const ZeroCopyMode expectedMode =
+      where == Where::kProcesses ? ZeroCopyMode::kCrossMemory : ZeroCopyMode::kMapped;
   const std::vector<CallSpec> calls =
       makeCalls(s.ncalls, s.seed, s.nranks, board.value()->chunkBytes());
   int right = 0;
   for (int i = 0; i < s.ncalls; ++i) {
     const CallSpec& c = calls[i];
-    Bytes input = rankInput(c, s.seed, i, rank);
-    Bytes separate(input.size(), 0xa5);
-    Bytes& output = c.inPlace ? input : separate;
+    // Fresh shared buffers every call: new allocations for the peers to map, more of them
+    // than the mappings kept, so the oldest are let go on the way.
+    const bool shared = where == Where::kProcessesShared;
+    const Bytes init = rankInput(c, s.seed, i, rank);
+    TestBuffer input(init, shared);
+    TestBuffer separate(Bytes(init.size(), 0xa5), shared);
+    TestBuffer& output = c.inPlace ? input : separate;
+    ZeroCopyMode mode = ZeroCopyMode::kDeclined;
     const Status status = board.value()->allReduce(input.data(), output.data(), c.count, c.type,
-                                                   opFor(c, s.nranks), waitContext());
+                                                   opFor(c, s.nranks), waitContext(), &mode);
     EXPECT_TRUE(status.ok()) << "rank " << rank << " " << describe(c, i) << ": "
                              << status.message();
     if (!status.ok()) return right;
+    EXPECT_EQ(mode, expectedMode) << describe(c, i);
     const Bytes expected = referenceResult(c, s.seed, i, s.nranks);
-    if (output != expected) {
+    const Bytes got = output.bytes();
+    if (got != expected) {
       size_t at = 0;
-      while (output[at] == expected[at]) ++at;
+      while (got[at] == expected[at]) ++at;
       ADD_FAILURE() << "rank " << rank << " " << describe(c, i) << ": wrong bits at element "
                     << at / dataTypeSize(c.type);
       return right;
@@ -192,20 +242,58 @@ TEST_P(ZeroCopyRanks, ThreadsGetTheInOrderFoldBitForBit) {
   const Scenario s{uniqueNonce(), 0x5eed0000u + static_cast<uint64_t>(GetParam()), GetParam()};
   SharedBarrier barrier(s.nranks);
   std::vector<int> right(s.nranks);
-  braid::testing::runThreads(s.nranks,
-                             [&](int rank) { right[rank] = runRank(s, rank, barrier, true); });
+  braid::testing::runThreads(
+      s.nranks, [&](int rank) { right[rank] = runRank(s, rank, barrier, Where::kThreads); });
   for (int r = 0; r < s.nranks; ++r) {
     EXPECT_EQ(right[r], s.ncalls) << "rank " << r;
     EXPECT_FALSE(existsInDevShm(zeroCopySegmentName(s.nonce, r))) << "rank " << r;
   }
 }
 
-TEST_P(ZeroCopyRanks, ProcessesGetTheInOrderFoldBitForBit) {
+TEST_P(ZeroCopyRanks, ProcessesGetTheInOrderFoldBitForBitByCrossMemoryCopies) {
   const Scenario s{uniqueNonce(), 0x5eed1000u + static_cast<uint64_t>(GetParam()), GetParam()};
   SharedBarrier barrier(s.nranks);
   // A child's failures end its process with a non-zero status, which runProcesses reports.
   braid::testing::runProcesses(s.nranks, [&](int rank) {
-    if (runRank(s, rank, barrier, false) != s.ncalls) _exit(1);
+    if (runRank(s, rank, barrier, Where::kProcesses) != s.ncalls) _exit(1);
+  });
+}
+
+TEST_P(ZeroCopyRanks, ProcessesGetTheInOrderFoldBitForBitInSharedMemoryTheyMap) {
+  const Scenario s{uniqueNonce(), 0x5eed2000u + static_cast<uint64_t>(GetParam()), GetParam()};
+  SharedBarrier barrier(s.nranks);
+  braid::testing::runProcesses(s.nranks, [&](int rank) {
+    if (runRank(s, rank, barrier, Where::kProcessesShared) != s.ncalls) _exit(1);
+  });
+}
+
+// Without cross-memory copies, a call where one rank's buffers are not shared memory is
+// declined by every rank, buffers untouched, and the next call, all shared, still runs.
+TEST(ZeroCopyBoard, ACallSomeRankCannotMapIsDeclinedByEveryRank) {
+  const uint64_t nonce = uniqueNonce();
+  SharedBarrier barrier(2);
+  braid::testing::runProcesses(2, [&](int rank) {
+    ZeroCopyBoard::Options options;
+    options.crossMemory = CrossMemoryPolicy::kNever;
+    auto board = ZeroCopyBoard::create(
+        nonce, rank, 2, [&barrier] { return barrier.wait(); }, options);
+    if (!board.ok() || !board.value()->usable()) _exit(2);
+    const CallSpec c{DataType::kInt32, RedOp::kSum, 1000, false};
+    const Bytes init = rankInput(c, 7, 0, rank);
+    TestBuffer input(init, rank == 0);
+    TestBuffer output(Bytes(init.size(), 0xa5), rank == 0);
+    ZeroCopyMode mode = ZeroCopyMode::kMapped;
+    Status s = board.value()->allReduce(input.data(), output.data(), c.count, c.type, opFor(c, 2),
+                                        waitContext(), &mode);
+    if (!s.ok() || mode != ZeroCopyMode::kDeclined) _exit(3);
+    if (input.bytes() != init || output.bytes() != Bytes(init.size(), 0xa5)) _exit(4);
+    TestBuffer sharedInput(init, true);
+    TestBuffer sharedOutput(Bytes(init.size(), 0), true);
+    s = board.value()->allReduce(sharedInput.data(), sharedOutput.data(), c.count, c.type,
+                                 opFor(c, 2), waitContext(), &mode);
+    if (!s.ok() || mode != ZeroCopyMode::kMapped) _exit(5);
+    if (sharedOutput.bytes() != referenceResult(c, 7, 0, 2)) _exit(6);
+    if (board.value()->calls() != 1) _exit(7);
   });
 }
 
@@ -220,12 +308,13 @@ TEST(ZeroCopyBoard, APeerThatNeverComesEndsTheCallAtTheDeadlineNamingIt) {
     ASSERT_TRUE(board.ok()) << board.status().message();
     if (rank == 1) return;  // never calls
     std::vector<float> data(1024, 1.0f);
+    ZeroCopyMode mode = ZeroCopyMode::kDeclined;
     const CallSpec c{DataType::kFloat32, RedOp::kSum, data.size(), true};
     results[0] = board.value()->allReduce(data.data(), data.data(), data.size(), c.type,
-                                          opFor(c, 2), waitContext(/*timeoutMs=*/200));
+                                          opFor(c, 2), waitContext(/*timeoutMs=*/200), &mode);
     // The board refuses calls after a failure: its peer may be mid-call.
     const Status again = board.value()->allReduce(data.data(), data.data(), data.size(), c.type,
-                                                  opFor(c, 2), waitContext(200));
+                                                  opFor(c, 2), waitContext(200), &mode);
     EXPECT_EQ(again.code(), ErrorCode::kInvalidUsage);
   });
   EXPECT_EQ(results[0].code(), ErrorCode::kRemoteError);
@@ -245,12 +334,13 @@ TEST(ZeroCopyBoard, TheAbortFlagEndsAWait) {
       return;
     }
     std::vector<int32_t> data(64, 3);
+    ZeroCopyMode mode = ZeroCopyMode::kDeclined;
     const CallSpec c{DataType::kInt32, RedOp::kSum, data.size(), false};
     std::vector<int32_t> out(data.size());
     transport::WaitContext wait = waitContext();
     wait.abort = &abort;
-    result =
-        board.value()->allReduce(data.data(), out.data(), data.size(), c.type, opFor(c, 2), wait);
+    result = board.value()->allReduce(data.data(), out.data(), data.size(), c.type, opFor(c, 2),
+                                      wait, &mode);
   });
   EXPECT_EQ(result.code(), ErrorCode::kRemoteError) << result.message();
 }
@@ -267,16 +357,18 @@ TEST(ZeroCopyBoard, ARefusedProbeOnOneRankMakesTheBoardUnusableOnEvery) {
   std::vector<int> usable(3, -1);
   std::vector<std::string> reasons(3);
   braid::testing::runThreads(3, [&](int rank) {
+    ZeroCopyBoard::Options options;
+    if (rank == 2) options.probe = refusingProbe;
     auto board = ZeroCopyBoard::create(
-        nonce, rank, 3, [&barrier] { return barrier.wait(); },
-        rank == 2 ? refusingProbe : probePeerWord);
+        nonce, rank, 3, [&barrier] { return barrier.wait(); }, options);
     ASSERT_TRUE(board.ok()) << board.status().message();
     usable[rank] = board.value()->usable() ? 1 : 0;
     reasons[rank] = board.value()->unusableReason();
     std::vector<float> data(16, 1.0f);
+    ZeroCopyMode mode = ZeroCopyMode::kDeclined;
     const CallSpec c{DataType::kFloat32, RedOp::kSum, data.size(), true};
     const Status s = board.value()->allReduce(data.data(), data.data(), data.size(), c.type,
-                                              opFor(c, 3), waitContext(1000));
+                                              opFor(c, 3), waitContext(1000), &mode);
     EXPECT_EQ(s.code(), ErrorCode::kInvalidUsage) << s.message();
   });
   for (int r = 0; r < 3; ++r) EXPECT_EQ(usable[r], 0) << "rank " << r;
