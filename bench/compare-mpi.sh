@@ -54,45 +54,57 @@ echo "same machine state. Out-of-place, float32 sum, time averaged over ranks."
 echo "Memory copy rate M = $M GB/s (memcpy-bw, 2 threads, 256 MiB, bytes read + written; runs:"
 echo "${copy_rates[*]}). Zero-copy bound of an N-rank all_reduce: busbw <= M (N - 1) / N^2."
 echo
-echo "| ranks | size | braid time (us) | MPI time (us) | braid busbw (GB/s) | MPI busbw (GB/s) | busbw ratio braid/MPI | bound busbw (GB/s) | braid / bound |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "Buffers: malloc'd (what most programs pass), or from ncclMemAlloc (braid-perf -R 1, as"
+echo "nccl-tests' -R registers its buffers): host memory the ranks map, which zero-copy reads in place."
+echo
+echo "| ranks | size | buffers | braid time (us) | MPI time (us) | braid busbw (GB/s) | MPI busbw (GB/s) | busbw ratio braid/MPI | bound busbw (GB/s) | braid / bound |"
+echo "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for n in "${RANKS[@]}"; do
   for size in "${SIZES[@]}"; do
     iters="${ITERS[$size]}"
     warmup="${WARMUP[$size]}"
-    bts=() bbs=() mts=() mbs=()
+    bts=() bbs=() rts=() rbs=() mts=() mbs=()
     for ((rep = 0; rep < REPEAT; ++rep)); do
       "$BUILD/bin/braid-perf" all_reduce --procs "$n" -b "$size" -e "$size" -n "$iters" \
         -w "$warmup" -c 1 >"$tmp/braid.txt"
+      "$BUILD/bin/braid-perf" all_reduce --procs "$n" -b "$size" -e "$size" -n "$iters" \
+        -w "$warmup" -c 1 -R 1 >"$tmp/braid-memalloc.txt"
       mpirun --oversubscribe -np "$n" "$BUILD/bin/mpi-allreduce-perf" -b "$size" -e "$size" \
         -n "$iters" -w "$warmup" >"$tmp/mpi.txt" 2>/dev/null
       read -r bt bb < <(row_for "$tmp/braid.txt" "$size")
+      read -r rt rb < <(row_for "$tmp/braid-memalloc.txt" "$size")
       read -r mt mb < <(row_for "$tmp/mpi.txt" "$size")
-      bts+=("$bt") bbs+=("$bb") mts+=("$mt") mbs+=("$mb")
+      bts+=("$bt") bbs+=("$bb") rts+=("$rt") rbs+=("$rb") mts+=("$mt") mbs+=("$mb")
     done
-    awk -v n="$n" -v s="$size" -v bt="$(median "${bts[@]}")" -v bb="$(median "${bbs[@]}")" \
-        -v mt="$(median "${mts[@]}")" -v mb="$(median "${mbs[@]}")" -v m="$M" 'BEGIN {
-      label = s >= 1048576 ? sprintf("%d MiB", s / 1048576) : sprintf("%d B", s);
-      # At 8 B busbw rounds to 0.00: compare times there (MPI time / braid time).
-      r = s < 1024 ? (bt > 0 ? sprintf("%.2f (time)", mt / bt) : "n/a") \
-                   : (mb > 0 ? sprintf("%.2f", bb / mb) : "n/a");
-      bound = m * (n - 1) / (n * n);
-      fb = s >= 1048576 ? sprintf("%.2f | %.2f", bound, bb / bound) : "- | -";
-      printf("| %d | %s | %.2f | %.2f | %.2f | %.2f | %s | %s |\n", n, label, bt, mt, bb, mb, r, fb);
-    }'
+    for buffers in malloc ncclMemAlloc; do
+      if [[ $buffers == malloc ]]; then bt=$(median "${bts[@]}") bb=$(median "${bbs[@]}")
+      else bt=$(median "${rts[@]}") bb=$(median "${rbs[@]}"); fi
+      awk -v n="$n" -v s="$size" -v buf="$buffers" -v bt="$bt" -v bb="$bb" \
+          -v mt="$(median "${mts[@]}")" -v mb="$(median "${mbs[@]}")" -v m="$M" 'BEGIN {
+        label = s >= 1048576 ? sprintf("%d MiB", s / 1048576) : sprintf("%d B", s);
+        # At 8 B busbw rounds to 0.00: compare times there (MPI time / braid time).
+        r = s < 1024 ? (bt > 0 ? sprintf("%.2f (time)", mt / bt) : "n/a") \
+                     : (mb > 0 ? sprintf("%.2f", bb / mb) : "n/a");
+        bound = m * (n - 1) / (n * n);
+        fb = s >= 1048576 ? sprintf("%.2f | %.2f", bound, bb / bound) : "- | -";
+        printf("| %d | %s | %s | %.2f | %.2f | %.2f | %.2f | %s | %s |\n", n, label, buf, bt, mt, bb,
+               mb, r, fb);
+      }'
+    done
   done
 done
 
-# Every dtype at float32's bytes per second: at 64 MiB, 2 ranks, braid's busbw for the 16-bit
-# floats beside float32's, measured alternately in the same run (MPI has no bfloat16 to compare).
+# Every dtype at float32's bytes per second: at 64 MiB, 2 ranks, ncclMemAlloc buffers, braid's
+# busbw for the 16-bit floats beside float32's, measured alternately in the same run (MPI has no
+# bfloat16 to compare).
 echo
-echo "| ranks | 64 MiB of | braid busbw (GB/s) | / float32's |"
+echo "| ranks | 64 MiB of (ncclMemAlloc buffers) | braid busbw (GB/s) | / float32's |"
 echo "| ---: | --- | ---: | ---: |"
 declare -A dtype_busbw
 for ((rep = 0; rep < REPEAT; ++rep)); do
   for dtype in float bfloat16 half; do
     "$BUILD/bin/braid-perf" all_reduce --procs 2 -b 67108864 -e 67108864 -n "${ITERS[67108864]}" \
-      -w "${WARMUP[67108864]}" -c 1 -d "$dtype" >"$tmp/braid.txt"
+      -w "${WARMUP[67108864]}" -c 1 -R 1 -d "$dtype" >"$tmp/braid.txt"
     dtype_busbw[$dtype]+=" $(row_for "$tmp/braid.txt" 67108864 | awk '{ print $2 }')"
   done
 done

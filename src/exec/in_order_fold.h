@@ -31,10 +31,9 @@ class InOrderFold {
   void setOperand(int rank, const char* data);
   /// Rank `rank`'s operand, loaded, in `scratch` from takeScratch().
   void setScratchOperand(int rank, char* scratch);
-  /// Where rank `rank`'s operand of this chunk lies.
-  const char* operand(int rank) const { return values_[rank].data; }
   /// output = the fold of the operands, `count` elements of `bytes` in all,
-  /// joined with op.combine.
+  /// joined with op.combine; the last join writes output itself, which may be
+  /// an operand's own place (in place) but must not overlap another's.
   void foldInto(char* output, size_t count, size_t bytes, const kernels::HostOp& op);
 
  private:
@@ -43,11 +42,18 @@ class InOrderFold {
     const char* data = nullptr;
     char* scratch = nullptr;
   };
-  Value combine(Value a, Value b, size_t count, const kernels::HostOp& op);
+  // One join of the fold: the values at `a` and `b` (ranks' operands first, then the joins'
+  // results in order) combined, a op b.
+  struct Join {
+    int a;
+    int b;
+  };
+  Value combine(Value a, Value b, size_t count, const kernels::HostOp& op, char* dst);
 
   int nranks_;
   size_t chunkBytes_;
-  std::vector<Value> values_;
+  std::vector<Join> joins_;        ///< foldInOrder's joins, found once: nranks - 1 of them
+  std::vector<Value> values_;      ///< the operands, then each join's result
   std::vector<uint64_t> scratch_;  // nranks + 1 chunks, 8-byte aligned for any element
   std::vector<char*> free_;
 };

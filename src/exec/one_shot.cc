@@ -42,15 +42,10 @@
 // 2^33 calls; the period must be at least 2, or a call's own lines would
 // carry the next call's flag.
 //
-// Waiting. Readers spin, then yield, then sleep on the peer's `wake` word
-// in slices (base/futex.h explains the steps). Any number of readers may
-// sleep on one rank's word, so they count themselves in `sleepers`, and a
-// writer that publishes with sleepers present bumps `wake` and wakes them
-// all. The writer's publication, a seq_cst fence and its load of
-// `sleepers` pair with the reader's increment of `sleepers`, a seq_cst
-// fence and its check of the data: either the reader sees the data, or the
-// writer sees the sleeper and wakes it (the kernel's recheck of `wake`
-// closes the gap between the reader's load of it and its sleep).
+// Waiting. Readers spin, then yield, then sleep on the peer's `wake` word in
+// slices; any number of readers may sleep on one rank's word, and a writer
+// that publishes with sleepers present wakes them all (exec/peer_wait.h
+// gives the protocol and why it cannot lose a wake-up).
 #include "exec/one_shot.h"
 
 #include <algorithm>
@@ -64,6 +59,7 @@
 #include <utility>
 
 #include "base/futex.h"
+#include "exec/peer_wait.h"
 #include "transport/shm/shm_segment.h"
 
 namespace braid::exec {
@@ -91,10 +87,9 @@ struct BoardHeader {
   uint64_t maxBytes;
   // Written by the owner at every simple call.
   alignas(kLine) std::atomic<uint64_t> published;
-  // Written by the owner when it finds sleepers.
-  alignas(kLine) std::atomic<uint32_t> wake;
-  // Incremented and decremented by the readers around a sleep.
-  alignas(kLine) std::atomic<uint32_t> sleepers;
+  // `wake`, written by the owner when it finds sleepers; `sleepers`, counted by the readers
+  // around a sleep (peer_wait.h).
+  WakeWords words;
 };
 static_assert(sizeof(BoardHeader) <= kPage, "the board header must fit its page");
 
@@ -165,64 +160,6 @@ Status checkSegment(const ShmSegment& segment, int peer, int nranks, size_t maxB
         " with " + std::to_string(maxBytes) + " (ranks configured with different one-shot sizes?)");
   }
   return Status();
-}
-
-// The writer's half of the sleep protocol; call after a seq_cst fence that
-// follows the publication.
-void wakeSleepers(BoardHeader& header) {
-  if (header.sleepers.load(std::memory_order_relaxed) == 0) return;
-  header.wake.fetch_add(1, std::memory_order_release);
-  futex::wake(&header.wake, INT_MAX);
-}
-
-// Blocks until ready() holds, where ready() reads what `peer` publishes.
-// Spins for wait.spinNs, yields, then sleeps on the peer's `wake` word in
-// slices short enough to notice the deadline and the abort flag.
-template <typename Ready>
-Status waitForPeer(BoardHeader& peerHeader, int peer, const transport::WaitContext& wait,
-                   Ready ready) {
-  if (ready()) return Status();
-  constexpr int kPollsPerClockRead = 64;
-  // Most waits of a tiny call end within a few polls: the clock is read only once one batch of
-  // them has passed, and the spin's time counts from there.
-  if (wait.spinNs > 0) {
-    for (int i = 0; i < kPollsPerClockRead; ++i) {
-      futex::cpuRelax();
-      if (ready()) return Status();
-    }
-  }
-  const auto start = std::chrono::steady_clock::now();
-  const auto spinUntil = start + std::chrono::nanoseconds(wait.spinNs);
-  while (wait.spinNs > 0) {
-    for (int i = 0; i < kPollsPerClockRead; ++i) {
-      futex::cpuRelax();
-      if (ready()) return Status();
-    }
-    if (std::chrono::steady_clock::now() >= spinUntil) break;
-  }
-  for (int i = 0; i < futex::kYields; ++i) {
-    sched_yield();
-    if (ready()) return Status();
-  }
-  for (;;) {
-    if (wait.abort != nullptr && wait.abort->load(std::memory_order_relaxed)) {
-      return futex::abortedError(peer);
-    }
-    if (wait.deadline.expired()) {
-      if (ready()) return Status();
-      auto elapsed = std::chrono::steady_clock::now() - start;
-      return futex::timedOutError(
-          std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count(), peer);
-    }
-    const int64_t sliceMs = std::max<int64_t>(1, wait.deadline.remainingMs(futex::kSliceMs));
-    peerHeader.sleepers.fetch_add(1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    const uint32_t seen = peerHeader.wake.load(std::memory_order_acquire);
-    const bool done = ready();
-    if (!done) futex::wait(&peerHeader.wake, seen, sliceMs * 1000 * 1000);
-    peerHeader.sleepers.fetch_sub(1, std::memory_order_relaxed);
-    if (done || ready()) return Status();
-  }
 }
 
 // Writes `bytes` of src as LL lines carrying `flag`, 4 bytes a line (the
@@ -448,13 +385,13 @@ void OneShotBoard::publish(const char* input, size_t bytes, size_t count, size_t
     }
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  wakeSleepers(*self.header);
+  wakeSleepers(self.header->words);
 }
 
 Status OneShotBoard::waitForPublished(int peer, const transport::WaitContext& wait) {
   const BoardHeader& header = *ranks_[peer].header;
   const uint64_t target = calls_ + 1;
-  return waitForPeer(*ranks_[peer].header, peer, wait, [&header, target] {
+  return waitForPeer(ranks_[peer].header->words, peer, wait, [&header, target] {
     return header.published.load(std::memory_order_acquire) >= target;
   });
 }
@@ -483,7 +420,7 @@ Status OneShotBoard::gatherChunk(const Chunk& chunk, const char* input, const ke
     const std::atomic<uint64_t>* lines = from.ll[parity] + chunk.offset / 4;
     const size_t nlines = (chunk.bytes + 3) / 4;
     size_t next = 0;
-    BRAID_TRY(waitForPeer(*from.header, peer, wait, [&] {
+    BRAID_TRY(waitForPeer(from.header->words, peer, wait, [&] {
       next = unpackReadyLines(lines, next, chunk.bytes, flag, buffer);
       return next == nlines;
     }));

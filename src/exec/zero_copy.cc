@@ -439,13 +439,7 @@ Status ZeroCopyBoard::reduceBlock(const Buffers& buffers, ZeroCopyMode mode, siz
       BRAID_TRY(readPeer(spaces_[r], buffers.inputs[r] + at, scratch, bytes));
       fold_.setScratchOperand(r, scratch);
     }
-    if (nranks_ == 2) {
-      // The in-order fold of two ranks is rank 0 op rank 1; combine writes it where it belongs
-      // instead of into scratch and then out.
-      op.combine(op.args, mine, fold_.operand(0), fold_.operand(1), elems);
-    } else {
-      fold_.foldInto(mine, elems, bytes, op);
-    }
+    fold_.foldInto(mine, elems, bytes, op);  // its last join writes `mine` itself
     op.finishOutput(mine, elems);
     // The chunk is in this core's cache now: each peer's copy of it reads it from there.
     for (int i = 1; i < nranks_; ++i) {
