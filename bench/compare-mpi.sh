@@ -8,7 +8,8 @@
 # ratio above 1 means braid is faster).
 #
 # The memory is the physical limit: memcpy-bw (bench/peers/memcpy_bw.c) measures
-# this machine's copy rate M (bytes read plus written per second, glibc memcpy on
+# this machine's copy rate M (bytes read plus written per second, the faster of glibc memcpy
+# and a loop of non-temporal stores, on
 # 2 threads, 256 MiB) in the same run, and for 1 MiB and up the table gives the
 # zero-copy bound of an N-rank all_reduce, busbw <= M (N - 1) / N^2, and the
 # fraction of it braid reaches (docs/benchmarks.md derives the formula).
@@ -51,7 +52,8 @@ M=$(median "${copy_rates[@]}")
 
 echo "Each figure is the median of $REPEAT runs; braid and MPI runs alternate, so both see the"
 echo "same machine state. Out-of-place, float32 sum, time averaged over ranks."
-echo "Memory copy rate M = $M GB/s (memcpy-bw, 2 threads, 256 MiB, bytes read + written; runs:"
+echo "Memory copy rate M = $M GB/s (memcpy-bw, 2 threads, 256 MiB, bytes read + written, the faster of"
+echo "glibc memcpy and a non-temporal store loop; runs:"
 echo "${copy_rates[*]}). Zero-copy bound of an N-rank all_reduce: busbw <= M (N - 1) / N^2."
 echo
 echo "Buffers: malloc'd (what most programs pass), or from ncclMemAlloc (braid-perf -R 1, as"
