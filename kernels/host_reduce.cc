@@ -11,8 +11,10 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#include <emmintrin.h>
 #endif
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -182,6 +184,33 @@ CopyFn pickCopy() {
 void copyBytes(void* dst, const void* src, size_t bytes) {
   static const CopyFn copy = pickCopy();
   copy(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), bytes);
+}
+
+void streamBytes(void* dst, const void* src, size_t bytes) {
+#if defined(__SSE2__)
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  // Up to the first 16-byte boundary of dst with plain stores, then 64 bytes a turn.
+  const size_t head = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16);
+  copyBytes(d, s, head);
+  size_t i = head;
+  for (; i + 64 <= bytes; i += 64) {
+    const auto* from = reinterpret_cast<const __m128i*>(s + i);
+    auto* to = reinterpret_cast<__m128i*>(d + i);
+    const __m128i a = _mm_loadu_si128(from);
+    const __m128i b = _mm_loadu_si128(from + 1);
+    const __m128i c = _mm_loadu_si128(from + 2);
+    const __m128i e = _mm_loadu_si128(from + 3);
+    _mm_stream_si128(to, a);
+    _mm_stream_si128(to + 1, b);
+    _mm_stream_si128(to + 2, c);
+    _mm_stream_si128(to + 3, e);
+  }
+  copyBytes(d + i, s + i, bytes - i);
+  _mm_sfence();
+#else
+  copyBytes(dst, src, bytes);
+#endif
 }
 
 void copyTwice(void* dst1, void* dst2, const void* src, size_t bytes) {

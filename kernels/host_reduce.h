@@ -91,4 +91,9 @@ void copyTwice(void* dst1, void* dst2, const void* src, size_t bytes);
 /// loads and stores when the lines come from or go to another core.
 void copyBytes(void* dst, const void* src, size_t bytes);
 
+/// dst = src with non-temporal stores (x86; copyBytes elsewhere): for a destination nobody
+/// reads soon, whose lines would otherwise be read from memory before each write (a third more
+/// traffic). Ends with a store fence, so a release store after it publishes the bytes.
+void streamBytes(void* dst, const void* src, size_t bytes);
+
 }  // namespace braid::kernels

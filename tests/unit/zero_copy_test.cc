@@ -267,37 +267,85 @@ TEST_P(ZeroCopyRanks, ProcessesGetTheInOrderFoldBitForBitInSharedMemoryTheyMap) 
   });
 }
 
+// A 2-rank board of a forked rank that maps buffers and never copies across processes; a
+// board that cannot be made ends the process.
+std::unique_ptr<ZeroCopyBoard> mappedOnlyBoard(uint64_t nonce, int rank, SharedBarrier& barrier) {
+  ZeroCopyBoard::Options options;
+  options.crossMemory = CrossMemoryPolicy::kNever;
+  auto board = ZeroCopyBoard::create(
+      nonce, rank, 2, [&barrier] { return barrier.wait(); }, options);
+  if (!board.ok() || !board.value()->usable()) _exit(2);
+  return std::move(board).value();
+}
+
 // Without cross-memory copies, a call where one rank's buffers are not shared memory is
 // declined by every rank, buffers untouched, and the next call, all shared, still runs.
 TEST(ZeroCopyBoard, ACallSomeRankCannotMapIsDeclinedByEveryRank) {
   const uint64_t nonce = uniqueNonce();
   SharedBarrier barrier(2);
   braid::testing::runProcesses(2, [&](int rank) {
-    ZeroCopyBoard::Options options;
-    options.crossMemory = CrossMemoryPolicy::kNever;
-    auto board = ZeroCopyBoard::create(
-        nonce, rank, 2, [&barrier] { return barrier.wait(); }, options);
-    if (!board.ok() || !board.value()->usable()) _exit(2);
+    auto board = mappedOnlyBoard(nonce, rank, barrier);
     const CallSpec c{DataType::kInt32, RedOp::kSum, 1000, false};
     const Bytes init = rankInput(c, 7, 0, rank);
     TestBuffer input(init, rank == 0);
     TestBuffer output(Bytes(init.size(), 0xa5), rank == 0);
     ZeroCopyMode mode = ZeroCopyMode::kMapped;
-    Status s = board.value()->allReduce(input.data(), output.data(), c.count, c.type, opFor(c, 2),
-                                        waitContext(), &mode);
+    Status s = board->allReduce(input.data(), output.data(), c.count, c.type, opFor(c, 2),
+                                waitContext(), &mode);
     if (!s.ok() || mode != ZeroCopyMode::kDeclined) _exit(3);
     if (input.bytes() != init || output.bytes() != Bytes(init.size(), 0xa5)) _exit(4);
     TestBuffer sharedInput(init, true);
     TestBuffer sharedOutput(Bytes(init.size(), 0), true);
-    s = board.value()->allReduce(sharedInput.data(), sharedOutput.data(), c.count, c.type,
-                                 opFor(c, 2), waitContext(), &mode);
+    s = board->allReduce(sharedInput.data(), sharedOutput.data(), c.count, c.type, opFor(c, 2),
+                         waitContext(), &mode);
     if (!s.ok() || mode != ZeroCopyMode::kMapped) _exit(5);
     if (sharedOutput.bytes() != referenceResult(c, 7, 0, 2)) _exit(6);
-    if (board.value()->calls() != 1) _exit(7);
+    if (board->calls() != 1) _exit(7);
   });
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, ZeroCopyRanks, ::testing::Values(2, 3, 5));
+
+// Large mapped calls write their outputs with non-temporal stores from a staged chunk: the bits
+// must not change, in place or not, with a ragged last chunk.
+TEST(ZeroCopyBoard, ALargeMappedCallStreamsItsOutputsAndKeepsTheBits) {
+  const uint64_t nonce = uniqueNonce();
+  SharedBarrier barrier(2);
+  braid::testing::runProcesses(2, [&](int rank) {
+    auto board = mappedOnlyBoard(nonce, rank, barrier);
+    for (int call = 0; call < 2; ++call) {
+      const CallSpec c{DataType::kFloat32, RedOp::kSum, (size_t{8} << 20) / 4 + 777, call == 1};
+      const Bytes init = rankInput(c, 11, call, rank);
+      TestBuffer input(init, true);
+      TestBuffer separate(Bytes(init.size(), 0xa5), true);
+      TestBuffer& output = c.inPlace ? input : separate;
+      ZeroCopyMode mode = ZeroCopyMode::kDeclined;
+      const Status s = board->allReduce(input.data(), output.data(), c.count, c.type, opFor(c, 2),
+                                        waitContext(), &mode);
+      if (!s.ok() || mode != ZeroCopyMode::kMapped) _exit(3);
+      if (output.bytes() != referenceResult(c, 11, call, 2)) _exit(4 + call);
+    }
+  });
+}
+
+TEST(StreamBytes, CopiesEveryLengthAtEveryAlignment) {
+  std::vector<unsigned char> from(512);
+  for (size_t i = 0; i < from.size(); ++i) from[i] = static_cast<unsigned char>(i * 7 + 3);
+  for (size_t dstOffset = 0; dstOffset < 16; ++dstOffset) {
+    for (size_t srcOffset : {0, 1, 8, 15}) {
+      for (size_t bytes : {0, 1, 15, 16, 17, 63, 64, 65, 130, 400}) {
+        std::vector<unsigned char> to(512, 0xee);
+        kernels::streamBytes(to.data() + dstOffset, from.data() + srcOffset, bytes);
+        for (size_t i = 0; i < to.size(); ++i) {
+          const bool inside = i >= dstOffset && i < dstOffset + bytes;
+          const unsigned char want = inside ? from[srcOffset + i - dstOffset] : 0xee;
+          ASSERT_EQ(to[i], want) << "dst +" << dstOffset << " src +" << srcOffset << ", " << bytes
+                                 << " bytes, at " << i;
+        }
+      }
+    }
+  }
+}
 
 TEST(ZeroCopyBoard, APeerThatNeverComesEndsTheCallAtTheDeadlineNamingIt) {
   const uint64_t nonce = uniqueNonce();
