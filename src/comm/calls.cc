@@ -198,7 +198,7 @@ Status Calls::runRecorded(const CollCall& call) {
     s = links_.zeroCopy->allReduce(call.input, call.output, call.count, call.type, op,
                                    links_.waitContext(), &zeroCopied);
     if (zeroCopied != exec::ZeroCopyMode::kDeclined) {
-      recorder_.plan(choice, nullptr);
+      recorder_.plan(choice, nullptr, "zero-copy");
       if (config_.dumpSchedule) {
         fprintf(stderr,
                 "[rank %d] %s of %zu x %s: zero-copy (%s), no schedule (each rank folds its "
@@ -249,7 +249,8 @@ Status Calls::runRecorded(const CollCall& call) {
       s = cached.status();
     }
   }
-  recorder_.traceCall(call, choice, links_.nchannels, traceStart);
+  recorder_.traceCall(call, choice, links_.nchannels, traceStart,
+                      zeroCopied != exec::ZeroCopyMode::kDeclined ? "zero-copy" : nullptr);
   if (!s.ok()) {
     s = health_.explainFailure(s);
     health_.broken = s;

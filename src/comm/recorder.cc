@@ -65,7 +65,7 @@ flight::CollectiveFields collectiveFields(const CollCall& call) {
 
 std::string describeCall(const CollCall& call) { return flight::describe(collectiveFields(call)); }
 
-void Recorder::plan(const tune::Choice& choice, const exec::Program* program) {
+void Recorder::plan(const tune::Choice& choice, const exec::Program* program, const char* ran) {
   instrs_.clear();
   if (program != nullptr) {
     for (const exec::ChannelProgram& ch : program->channels) {
@@ -73,7 +73,7 @@ void Recorder::plan(const tune::Choice& choice, const exec::Program* program) {
     }
   }
   flight::PlanFields f;
-  f.algorithm = algo::algorithmName(choice.algorithm);
+  f.algorithm = ran != nullptr ? ran : algo::algorithmName(choice.algorithm);
   f.protocol = algo::protocolName(choice.protocol);
   f.channels = static_cast<uint32_t>(instrs_.empty() ? 1 : instrs_.size());
   flight->planned(flightSeq, f, instrs_);
@@ -105,15 +105,15 @@ void Recorder::noteLoss(const watch::Loss& loss) {
 }
 
 void Recorder::traceCall(const CollCall& call, const tune::Choice& choice, int nchannels,
-                         double startUs) const {
+                         double startUs, const char* ran) const {
   if (!trace) return;
   trace::Event e;
   e.name = collectiveName(call.collective);
   e.startUs = startUs;
   e.durationUs = trace->nowUs() - startUs;
-  e.args = std::string("\"algorithm\":\"") + algo::algorithmName(choice.algorithm) +
-           "\",\"protocol\":\"" + algo::protocolName(choice.protocol) +
-           "\",\"channels\":" + std::to_string(nchannels) +
+  e.args = std::string("\"algorithm\":\"") +
+           (ran != nullptr ? ran : algo::algorithmName(choice.algorithm)) + "\",\"protocol\":\"" +
+           algo::protocolName(choice.protocol) + "\",\"channels\":" + std::to_string(nchannels) +
            ",\"count\":" + std::to_string(call.count) + ",\"datatype\":\"" +
            dataTypeName(call.type) +
            "\",\"bytes\":" + std::to_string(call.count * dataTypeSize(call.type)) +

@@ -50,7 +50,8 @@ class Recorder {
   /// Closes the running call's record with its result.
   void end(const Status& s);
   /// What runs the call now recorded: its choice and, for schedules, its channels' programs.
-  void plan(const tune::Choice& choice, const exec::Program* program);
+  /// `ran`, when given, names what ran instead of the choice's algorithm ("zero-copy").
+  void plan(const tune::Choice& choice, const exec::Program* program, const char* ran = nullptr);
   /// A call (`what`) failed: its story to the log on a timeout, and to the dump directory.
   void noteFailure(const Status& s, const std::string& what) const;
   /// A peer was lost: what every channel waited for when the word came (on the watcher's
@@ -58,8 +59,8 @@ class Recorder {
   void noteLoss(const watch::Loss& loss);
   /// With BRAID_TRACE: one event on the collectives track saying what `call` ran (on a GPU
   /// communicator the event spans the enqueue, not the kernel).
-  void traceCall(const CollCall& call, const tune::Choice& choice, int nchannels,
-                 double startUs) const;
+  void traceCall(const CollCall& call, const tune::Choice& choice, int nchannels, double startUs,
+                 const char* ran = nullptr) const;
   /// Now on the trace's clock; 0 without a trace.
   double traceNowUs() const { return trace ? trace->nowUs() : 0; }
   /// SIGUSR1 no longer dumps this communicator's flight recorder.

@@ -186,37 +186,46 @@ struct ZeroCopyBoard::Buffers {
   std::vector<char*> outputs;
 };
 
-// Peers' shared allocations mapped here, by (rank, allocation id). A handful covers the
-// buffers a training step reuses; the oldest goes when more come (never during a call: a call
-// maps at most 2 per peer, and the cache holds more).
+// Peers' shared allocations mapped here, by (rank, allocation id), the least recently used
+// let go when more come (never during a call: a call maps at most 2 per peer, and the cache
+// holds more). A mapping keeps its allocation's memory alive after the owner frees it, until
+// it is let go or the board is destroyed: the cache is small so that little memory stays
+// behind, and a program that allocates its buffers once (what ncclMemAlloc is for) maps them
+// once.
 class ZeroCopyBoard::Mappings {
  public:
+  // A call maps at most its peers' inputs and outputs: never fewer entries than that.
+  explicit Mappings(int nranks)
+      : entries_(std::max<size_t>(16, 2 * static_cast<size_t>(nranks - 1))) {}
+
   Result<char*> find(pid_t pid, int rank, const SharedRange& range) {
     const Key key{rank, range.id};
     auto it = maps_.find(key);
-    if (it == maps_.end()) {
+    if (it != maps_.end()) {
+      order_.erase(std::find(order_.begin(), order_.end(), key));
+    } else {
       BRAID_ASSIGN_OR_RETURN(PeerMapping mapping, PeerMapping::open(pid, range));
-      if (maps_.size() >= kEntries) {
+      if (maps_.size() >= entries_) {
         maps_.erase(order_.front());
         order_.pop_front();
       }
       it = maps_.emplace(key, std::move(mapping)).first;
-      order_.push_back(key);
     }
+    order_.push_back(key);
     return it->second.data() + range.offset;
   }
 
  private:
-  static constexpr size_t kEntries = 64;
+  size_t entries_;
   using Key = std::pair<int, uint64_t>;
   std::map<Key, PeerMapping> maps_;
-  std::deque<Key> order_;  // oldest first
+  std::deque<Key> order_;  // least recently used first
 };
 
 ZeroCopyBoard::ZeroCopyBoard(int rank, int nranks, size_t chunkBytes)
     : rank_(rank),
       nranks_(nranks),
-      mappings_(std::make_unique<Mappings>()),
+      mappings_(std::make_unique<Mappings>(nranks)),
       chunkBytes_(chunkBytes),
       fold_(nranks, chunkBytes),
       staged_((chunkBytes + 7) / 8) {}

@@ -137,8 +137,18 @@ TEST_P(ZeroCopyProcesses, HasTheFifoPathsBitsAndRunsWhereItMay) {
     std::vector<unsigned char> zeroCopied;
     {
       ScopedEnv on("BRAID_ZERO_COPY", c.memAlloc ? "1" : "2");
+      // The trace names what ran: "zero-copy" where it did (the flight recorder's plan too).
+      ScopedEnv trace("BRAID_TRACE", (base + "-trace-%r.json").c_str());
       zeroCopied = allReduceOnce(c, zeroCopyId, rank, count, base + "-on.txt");
     }
+    const std::string tracePath = base + "-trace-" + std::to_string(rank) + ".json";
+    std::ifstream traced(tracePath);
+    std::stringstream traceText;
+    traceText << traced.rdbuf();
+    EXPECT_EQ(traceText.str().find("\"algorithm\":\"zero-copy\"") != std::string::npos,
+              c.expectZeroCopy)
+        << "rank " << rank << "'s trace: " << traceText.str().substr(0, 400);
+    unlink(tracePath.c_str());
     std::vector<unsigned char> copied;
     {
       ScopedEnv off("BRAID_ZERO_COPY", "0");
