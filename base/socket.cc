@@ -31,23 +31,6 @@ std::string errnoText(int err) { return std::generic_category().message(err); }
 /// poll()'s timeout argument for a deadline: -1 when there is none.
 int pollTimeoutMs(const Deadline& deadline) { return deadline.pollMs(); }
 
-/// What every connection made or accepted here gets: no delay, and a dead peer noticed.
-void tuneConnection(int fd) {
-  const int one = 1;
-  // Bootstrap messages are tiny and latency-bound (barrier is one byte).
-  (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  // Liveness (socket.h). Best effort: a kernel without one of these still connects.
-  const int userTimeout = Liveness::kUserTimeoutMs;
-  const int idle = Liveness::kKeepIdleS;
-  const int interval = Liveness::kKeepIntervalS;
-  const int count = Liveness::kKeepCount;
-  (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &userTimeout, sizeof(userTimeout));
-  (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-  (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-  (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
-  (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
-}
-
 bool isPeerGone(int err) { return err == EPIPE || err == ECONNRESET; }
 
 /// One direction of a transfer in progress.
@@ -192,6 +175,22 @@ sockaddr_storage loopbackV4() {
 }
 
 }  // namespace
+
+void tuneConnection(int fd) {
+  const int one = 1;
+  // Bootstrap messages are tiny and latency-bound (barrier is one byte).
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  // Liveness (socket.h). Best effort: a kernel without one of these still connects.
+  const int userTimeout = Liveness::kUserTimeoutMs;
+  const int idle = Liveness::kKeepIdleS;
+  const int interval = Liveness::kKeepIntervalS;
+  const int count = Liveness::kKeepCount;
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &userTimeout, sizeof(userTimeout));
+  (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+}
 
 Socket& Socket::operator=(Socket&& other) noexcept {
   if (this != &other) {

@@ -88,6 +88,10 @@ struct Liveness {
   static constexpr int kKeepCount = 3;
 };
 
+/// What every connection made or accepted here gets (and a caller that accepts on its own
+/// gives its connections): TCP_NODELAY, and Liveness's timeouts. Best effort.
+void tuneConnection(int fd);
+
 /// "1.2.3.4:5678" or "[::1]:5678"; "<unspecified>" for AF_UNSPEC.
 std::string addressToString(const sockaddr_storage& addr);
 /// The length to pass to bind/connect for this address family.

@@ -334,6 +334,7 @@ void PeerWatch::acceptArrivals() {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return;  // EAGAIN, or out of descriptors: those waiting stay in the backlog
     }
+    net::tuneConnection(fd);  // a neighbour's host that goes silent is noticed here too
     // Every arrival must answer a challenge of its own (base/socket.h's Proof); one whose
     // challenge does not go at once into an empty socket buffer is dropped.
     Arrival a{net::Socket(fd), std::vector<char>(sizeof(wire::Greeting) + net::kProofTagBytes), 0,
