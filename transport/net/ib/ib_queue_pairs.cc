@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -96,6 +97,47 @@ IbHello IbQueuePairs::hello(const IbRegion& region, uint64_t addr, uint64_t stri
   return h;
 }
 
+namespace {
+
+const char* linkLayerName(uint8_t layer) {
+  switch (layer) {
+    case IBV_LINK_LAYER_INFINIBAND:
+      return "InfiniBand";
+    case IBV_LINK_LAYER_ETHERNET:
+      return "Ethernet (RoCE)";
+    default:
+      return "unspecified";
+  }
+}
+
+std::string subnetText(const uint8_t* gid) {
+  char text[24];
+  snprintf(text, sizeof(text), "%02x%02x:%02x%02x:%02x%02x:%02x%02x", gid[0], gid[1], gid[2],
+           gid[3], gid[4], gid[5], gid[6], gid[7]);
+  return text;
+}
+
+}  // namespace
+
+Status checkPortsAgree(const PortView& local, const PortView& remote, int gidIndex, int peer) {
+  const std::string who = "rank " + std::to_string(peer);
+  if (local.linkLayer != remote.linkLayer) {
+    return invalidUsage("verbs: " + local.name + " is " + linkLayerName(local.linkLayer) + " but " +
+                        who + "'s port " + remote.name + " is " + linkLayerName(remote.linkLayer) +
+                        ": no queue pair joins the two (BRAID_IB_HCA / NCCL_IB_HCA picks ports of "
+                        "one kind on every host)");
+  }
+  if (local.linkLayer == IBV_LINK_LAYER_INFINIBAND && gidIndex < 0 &&
+      std::memcmp(local.gid, remote.gid, 8) != 0) {
+    return invalidUsage("verbs: " + local.name + " is in subnet " + subnetText(local.gid) +
+                        " but " + who + "'s port " + remote.name + " is in subnet " +
+                        subnetText(remote.gid) +
+                        ": routing by LID cannot cross subnets (BRAID_IB_GID_INDEX / "
+                        "NCCL_IB_GID_INDEX routes by GID through a router)");
+  }
+  return Status::success();
+}
+
 Status IbQueuePairs::connect(const IbHello& remote, uint32_t slotBytes) {
   const std::string who = "rank " + std::to_string(peer_);
   if (remote.magic != kHelloMagic) {
@@ -115,6 +157,10 @@ Status IbQueuePairs::connect(const IbHello& remote, uint32_t slotBytes) {
   for (int i = 0; i < size(); ++i) {
     IbPort& p = port(i);
     const IbQpAddress& r = remote.qp[i];
+    BRAID_TRY(
+        checkPortsAgree(PortView{p.name(), p.linkLayer, p.gid.raw},
+                        PortView{"(queue pair " + std::to_string(i) + ")", r.linkLayer, r.gid},
+                        settings.gidIndex, peer_));
     ibv_qp_attr attr{};
     attr.qp_state = IBV_QPS_RTR;
     attr.path_mtu = std::min(p.activeMtu, static_cast<ibv_mtu>(r.mtu));

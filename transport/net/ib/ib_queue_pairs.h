@@ -31,6 +31,19 @@ struct IbQpAddress {
   uint32_t rkey;
 };
 
+/// One end's port as the other learns it from the hello, for checkPortsAgree.
+struct PortView {
+  std::string name;  ///< "mlx5_0:1", or "rank 3's port"
+  uint8_t linkLayer;
+  const uint8_t* gid;  ///< 16 bytes
+};
+
+/// Whether a queue pair can join the two ports: the same link layer (InfiniBand or Ethernet),
+/// and on InfiniBand routed by LID (no `gidIndex`), the same subnet (the GIDs' first 8 bytes),
+/// since a LID means nothing in another subnet. The error names both ports, both values and the
+/// setting that changes them. MTUs need not agree: the queue pair takes the smaller, as NCCL's.
+Status checkPortsAgree(const PortView& local, const PortView& remote, int gidIndex, int peer);
+
 /// What each end of a FIFO sends the other once, on the socket the rendezvous paired them with.
 struct IbHello {
   uint64_t magic;
