@@ -7,12 +7,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "algo/tree.h"
 #include "braid/types.h"
+#include "kernels/float_types.h"
 #include "kernels/host_reduce.h"
 
 namespace braid::testing {
@@ -23,6 +26,35 @@ inline uint64_t mixSeed(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
+}
+
+/// `count` values of `type` over 12 binary orders of magnitude, so that float sums show the
+/// order of their terms; integers get random bits.
+inline std::vector<unsigned char> spreadInput(DataType type, size_t count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-6, 6);
+  const size_t elem = dataTypeSize(type);
+  std::vector<unsigned char> bytes(count * elem);
+  for (size_t i = 0; i < count; ++i) {
+    const float f = std::ldexp(mantissa(rng), exponent(rng));
+    if (type == DataType::kFloat32) {
+      memcpy(&bytes[i * 4], &f, 4);
+    } else if (type == DataType::kFloat64) {
+      const double d = f;
+      memcpy(&bytes[i * 8], &d, 8);
+    } else if (type == DataType::kBfloat16) {
+      const uint16_t bits = kernels::Bfloat16::fromFloat(f).bits;
+      memcpy(&bytes[i * 2], &bits, 2);
+    } else if (type == DataType::kFloat16) {
+      const uint16_t bits = kernels::Float16::fromFloat(f).bits;
+      memcpy(&bytes[i * 2], &bits, 2);
+    } else {
+      const uint64_t bits = rng();
+      memcpy(&bytes[i * elem], &bits, elem);
+    }
+  }
+  return bytes;
 }
 
 /// The in-order fold of `loaded` (one buffer of `count` elements per rank) with op.combine,

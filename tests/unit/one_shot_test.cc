@@ -96,28 +96,6 @@ std::vector<CallSpec> makeCalls(int ncalls, uint64_t seed, size_t maxBytes, Prot
   return calls;
 }
 
-// Values spread over 12 binary orders of magnitude, so that floating-point
-// sums depend on the order of their terms.
-Bytes makeInput(DataType type, size_t count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> exponent(-6, 6);
-  Bytes bytes(count * dataTypeSize(type));
-  for (size_t i = 0; i < count; ++i) {
-    const float f = std::ldexp(mantissa(rng), exponent(rng));
-    if (type == DataType::kFloat32) {
-      memcpy(&bytes[i * 4], &f, 4);
-    } else if (type == DataType::kBfloat16) {
-      const uint16_t bits = kernels::Bfloat16::fromFloat(f).bits;
-      memcpy(&bytes[i * 2], &bits, 2);
-    } else {
-      const uint32_t bits = static_cast<uint32_t>(rng());
-      memcpy(&bytes[i * 4], &bits, 4);
-    }
-  }
-  return bytes;
-}
-
 // Rank r's operator: premulsum's scalar differs from rank to rank.
 kernels::HostOp rankOp(const CallSpec& c, int rank, int nranks) {
   kernels::OpArgs args;
@@ -138,7 +116,8 @@ kernels::HostOp rankOp(const CallSpec& c, int rank, int nranks) {
 }
 
 Bytes rankInput(const CallSpec& c, uint64_t seed, int call, int rank) {
-  return makeInput(c.type, c.count, mixSeed(seed ^ mixSeed(call * 1000003ull + rank)));
+  return braid::testing::spreadInput(c.type, c.count,
+                                     mixSeed(seed ^ mixSeed(call * 1000003ull + rank)));
 }
 
 // The fold of every rank's loaded input in foldInOrder's order, on whole

@@ -96,34 +96,6 @@ std::vector<CallSpec> makeCalls(int ncalls, uint64_t seed, int nranks, size_t ch
   return calls;
 }
 
-// Values over 12 binary orders of magnitude, so float sums show their order.
-Bytes makeInput(DataType type, size_t count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> exponent(-6, 6);
-  const size_t elem = dataTypeSize(type);
-  Bytes bytes(count * elem);
-  for (size_t i = 0; i < count; ++i) {
-    const float f = std::ldexp(mantissa(rng), exponent(rng));
-    if (type == DataType::kFloat32) {
-      memcpy(&bytes[i * 4], &f, 4);
-    } else if (type == DataType::kFloat64) {
-      const double d = f;
-      memcpy(&bytes[i * 8], &d, 8);
-    } else if (type == DataType::kBfloat16) {
-      const uint16_t bits = kernels::Bfloat16::fromFloat(f).bits;
-      memcpy(&bytes[i * 2], &bits, 2);
-    } else if (type == DataType::kFloat16) {
-      const uint16_t bits = kernels::Float16::fromFloat(f).bits;
-      memcpy(&bytes[i * 2], &bits, 2);
-    } else {
-      const uint64_t bits = rng();
-      memcpy(&bytes[i * elem], &bits, elem);
-    }
-  }
-  return bytes;
-}
-
 kernels::HostOp opFor(const CallSpec& c, int nranks) {
   kernels::OpArgs args;
   args.nranks = nranks;
@@ -133,7 +105,8 @@ kernels::HostOp opFor(const CallSpec& c, int nranks) {
 }
 
 Bytes rankInput(const CallSpec& c, uint64_t seed, int call, int rank) {
-  return makeInput(c.type, c.count, mixSeed(seed ^ mixSeed(call * 1000003ull + rank)));
+  return braid::testing::spreadInput(c.type, c.count,
+                                     mixSeed(seed ^ mixSeed(call * 1000003ull + rank)));
 }
 
 Bytes referenceResult(const CallSpec& c, uint64_t seed, int call, int nranks) {
