@@ -254,7 +254,10 @@ Result<std::unique_ptr<ZeroCopyBoard>> ZeroCopyBoard::create(uint64_t nonce, int
     board->usable_ = true;
     return board;
   }
-  board->crossMemoryRatio_ = measureCrossMemoryRatio();
+  // Only the default policy asks the measurement; the others answer without it.
+  if (options.crossMemory == CrossMemoryPolicy::kWhereFaster) {
+    board->crossMemoryRatio_ = measureCrossMemoryRatio();
+  }
   const std::string ownName = zeroCopySegmentName(nonce, rank);
   BRAID_ASSIGN_OR_RETURN(ShmSegment own, ShmSegment::create(ownName, kPage));
   auto* header = new (own.data()) Header();

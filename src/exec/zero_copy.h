@@ -118,7 +118,8 @@ class ZeroCopyBoard {
   /// Whether unmappable buffers go by cross-memory copies (the policy, and on every rank the
   /// measurement at creation where the policy asks for one).
   bool crossMemory() const { return crossMemory_; }
-  /// The measurement: the kernel's cross-memory copy rate over a plain copy's, on this rank.
+  /// The measurement: the kernel's cross-memory copy rate over a plain copy's, on this rank
+  /// (0 where the policy needs none).
   double crossMemoryRatio() const { return crossMemoryRatio_; }
   /// Whether peers are threads of this process (copies without syscalls).
   bool peersInProcess() const;
