@@ -30,6 +30,7 @@ Config Config::fromEnvironment() {
   c.nchannelsSet = env::get("NCHANNELS").has_value();
   c.minChannels = getIntKnob("MIN_NCHANNELS", c.minChannels);
   c.maxChannels = getIntKnob("MAX_NCHANNELS", c.maxChannels);
+  c.crossNic = getIntKnob("CROSS_NIC", c.crossNic);
   c.buffSize = env::getInt("BUFFSIZE", c.buffSize);
   c.algo = env::get("ALGO").value_or("");
   c.proto = env::get("PROTO").value_or("");
@@ -109,6 +110,9 @@ Status Config::validate() const {
         "and 64, got " +
         std::to_string(minChannels) + " and " + std::to_string(maxChannels));
   }
+  if (crossNic < 0 || crossNic > 2) {
+    return invalidArgument("BRAID_CROSS_NIC must be 0, 1 or 2, got " + std::to_string(crossNic));
+  }
   if (buffSize < (64 << 10) || buffSize > (1LL << 30)) {
     return invalidArgument("BRAID_BUFFSIZE must be between 64K and 1G, got " +
                            std::to_string(buffSize));
@@ -179,8 +183,8 @@ std::string Config::describe() const {
   std::ostringstream o;
   o << "config: timeout_ms=" << timeoutMs << " nchannels=" << nchannels
     << " min_nchannels=" << minChannels << " max_nchannels=" << maxChannels
-    << " buffsize=" << buffSize << " algo=" << (algo.empty() ? "auto" : algo)
-    << " proto=" << (proto.empty() ? "auto" : proto)
+    << " cross_nic=" << crossNic << " buffsize=" << buffSize
+    << " algo=" << (algo.empty() ? "auto" : algo) << " proto=" << (proto.empty() ? "auto" : proto)
     << " transports=" << (transports.empty() ? "all" : transports)
     << " dump_schedule=" << dumpSchedule << " deterministic=" << deterministic
     << " trace=" << (tracePath.empty() ? "off" : tracePath)

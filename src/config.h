@@ -19,6 +19,10 @@ struct Config {
   /// (comm/gpu_channels.h); 0 = unset.
   int minChannels = 0;
   int maxChannels = 0;
+  /// BRAID_CROSS_NIC (NCCL_CROSS_NIC): 0 and 2 keep each channel between hosts on one rail (the
+  /// same NIC index on every host), 1 lets it leave by one NIC and enter by another
+  /// (topology/search.h).
+  int crossNic = 2;
   int64_t buffSize = 4 << 20;  ///< BRAID_BUFFSIZE: bytes of one FIFO (all its slots)
   std::string algo;            ///< BRAID_ALGO: empty = let braid choose
   std::string proto;           ///< BRAID_PROTO: empty = let braid choose

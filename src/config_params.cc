@@ -25,6 +25,7 @@ const std::vector<ConfigParam> kParams = {
     INT32("NCCL_NCHANNELS", nchannels),
     INT32("NCCL_MIN_NCHANNELS", minChannels),
     INT32("NCCL_MAX_NCHANNELS", maxChannels),
+    INT32("NCCL_CROSS_NIC", crossNic),
     INT64("NCCL_BUFFSIZE", buffSize),
     TEXT("NCCL_ALGO", algo),
     TEXT("NCCL_PROTO", proto),

@@ -84,6 +84,32 @@ Result<Graph> discoverTopology() {
   return graph;
 }
 
+int attachVerbsPorts(Graph& graph, const std::vector<VerbsPort>& ports) {
+  const std::vector<int> cpus = graph.nodesOfType(NodeType::kCpu, 0);
+  if (cpus.empty()) return 0;
+  int added = 0;
+  for (const VerbsPort& port : ports) {
+    const std::string name = port.device + ":" + std::to_string(port.port);
+    if (graph.findByName(0, name) >= 0) continue;
+    int cpu = cpus.front();
+    for (int candidate : cpus) {
+      if (graph.node(candidate).numaId == port.numaNode) cpu = candidate;
+    }
+    Node nic;
+    nic.type = NodeType::kNic;
+    nic.host = 0;
+    nic.name = name;
+    nic.busId = port.busId;
+    nic.rdma = true;
+    nic.port = port.port;
+    nic.speedGbps = port.speedGbps;
+    nic.linkLayer = port.linkLayer;
+    graph.connect(cpu, graph.addNode(std::move(nic)), LinkType::kPci, kUnknownPciGBs);
+    ++added;
+  }
+  return added;
+}
+
 Result<Graph> parseHwlocXml(const std::string& xmlText) {
   if (xmlText.find_first_not_of(" \t\r\n") == std::string::npos) {
     return invalidArgument("the hwloc XML topology is empty");

@@ -10,9 +10,11 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "braid/status.h"
 #include "topology/graph.h"
+#include "topology/verbs_nics.h"
 
 namespace braid::topology {
 
@@ -25,5 +27,12 @@ Result<Graph> discoverTopology();
 /// PCI class and vendor and by their OS devices; nothing of the running
 /// machine is consulted. Malformed or non-hwloc XML is an invalid argument.
 Result<Graph> parseHwlocXml(const std::string& xmlText);
+
+/// Adds each of `ports` that host 0 of `graph` lacks as an RDMA NIC on the CPU of its NUMA node
+/// (the first CPU when unknown), over a PCIe link of unknown speed, as discovery places a port
+/// hwloc did not see. For the emulated HCA's ports (BRAID_IB_EMULATE), which no hwloc or sysfs
+/// lists, so that the search plans channels and rails on them as on real NICs. Returns how many
+/// it added; none on a graph without a CPU.
+int attachVerbsPorts(Graph& graph, const std::vector<VerbsPort>& ports);
 
 }  // namespace braid::topology

@@ -163,18 +163,15 @@ Paths::Paths(const Graph& graph) : n_(graph.size()) {
 std::vector<int> nearestNics(const Graph& graph, const Paths& paths, int device) {
   std::vector<int> best;
   const int host = graph.node(device).host;
-  // Discovery lists an RDMA adapter twice: its verbs port and its network
-  // interface (ib0, ens1f0), on one PCI function. The port is the NIC; the
-  // interface beside it would count the adapter twice.
-  std::set<std::string> rdmaFunctions;
-  for (int nic : graph.nodesOfType(NodeType::kNic, host)) {
-    if (graph.node(nic).rdma && !graph.node(nic).busId.empty()) {
-      rdmaFunctions.insert(graph.node(nic).busId);
-    }
-  }
+  // A host with RDMA ports talks to other hosts through them (the verbs
+  // transport runs wherever every rank has one), so its plain interfaces
+  // (eth0; ib0 or ens1f0 beside a verbs port, the same adapter again) are
+  // not NICs to plan on.
+  bool hasRdma = false;
+  for (int nic : graph.nodesOfType(NodeType::kNic, host)) hasRdma = hasRdma || graph.node(nic).rdma;
   for (int nic : graph.nodesOfType(NodeType::kNic, host)) {
     const Node& n = graph.node(nic);
-    if (!n.rdma && rdmaFunctions.count(n.busId) > 0) continue;
+    if (hasRdma && !n.rdma) continue;
     const Path& path = paths.between(device, nic);
     if (path.type == PathType::kDis) continue;
     if (best.empty() || betterPath(path, paths.between(device, best.front()))) {

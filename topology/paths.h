@@ -56,8 +56,9 @@ class Paths {
 
 /// The NICs on the host of `device` whose path from it is best (several
 /// when they tie), in node order; empty when the host has no reachable NIC.
-/// A plain interface on the PCI function of an RDMA port is the same
-/// adapter and is left out.
+/// On a host with RDMA ports only they count: plain interfaces (the same
+/// adapter's ib0 beside its verbs port, or another Ethernet card) are left
+/// out, as the verbs transport carries the traffic there.
 std::vector<int> nearestNics(const Graph& graph, const Paths& paths, int device);
 
 }  // namespace braid::topology

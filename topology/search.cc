@@ -62,6 +62,39 @@ int entryIndex(int channel, int n) {
   return i < evens ? 2 * i : 2 * (i - evens) + 1;
 }
 
+// The NICs of one host that its ranks leave by (assignNics), in the order of
+// the machine: rail k of the host is its k-th.
+std::vector<int> hostRails(const std::vector<int>& ranks, const std::vector<int>& rankNic) {
+  std::vector<int> rails;
+  for (int rank : ranks) {
+    const int nic = rankNic[rank];
+    if (nic >= 0 && std::find(rails.begin(), rails.end(), nic) == rails.end()) {
+      rails.push_back(nic);
+    }
+  }
+  return rails;
+}
+
+// Where channel `channel` enters and leaves a host with `ranks` (in the order
+// of the machine), and the NIC it uses there (-1: each rank its own).
+struct HostPassage {
+  int entryIndex;
+  int nic;
+};
+
+HostPassage passageOf(int channel, int railCount, const std::vector<int>& ranks,
+                      const std::vector<int>& rails, const std::vector<int>& rankNic) {
+  const int n = static_cast<int>(ranks.size());
+  if (railCount == 0 || rails.empty()) return {entryIndex(channel, n), -1};
+  const int nic = rails[(channel % railCount) % static_cast<int>(rails.size())];
+  std::vector<int> near;  // indices of the ranks nearest the rail's NIC
+  for (int i = 0; i < n; ++i) {
+    if (rankNic[ranks[i]] == nic) near.push_back(i);
+  }
+  const int turn = channel / railCount;
+  return {near[static_cast<size_t>(turn) % near.size()], nic};
+}
+
 // The parent of position p in the in-order binary tree over positions
 // 0..n-1 in which a position's height is its lowest set bit: odd positions
 // are the leaves, and 0 is the root, whose one child is the largest power
@@ -182,6 +215,14 @@ Result<RingPlan> searchRings(const Graph& graph, const Paths& paths, const Place
   const std::vector<int> rankNic = assignNics(graph, paths, placement);
   StepModel model(graph, paths, placement, rankNic);
   std::vector<double> residual = model.capacity();
+  std::vector<std::vector<int>> rails;  // by host
+  int railCount = 0;
+  if (options.crossNic != 1) {
+    for (const std::vector<int>& ranks : hosts) {
+      rails.push_back(hostRails(ranks, rankNic));
+      railCount = std::max(railCount, static_cast<int>(rails.back().size()));
+    }
+  }
   RingPlan plan;
   for (int channel = 0; channel < std::max(1, options.maxChannels); ++channel) {
     Ring ring;
@@ -189,11 +230,15 @@ Result<RingPlan> searchRings(const Graph& graph, const Paths& paths, const Place
       BRAID_ASSIGN_OR_RETURN(ring.order, bestOrder(model, hosts[0], hosts[0][0], -1,
                                                    OrderShape::kCycle, residual, options.budget));
     } else {
+      std::vector<int> hostNic(placement.size(), -1);  // the rail's NIC, by rank
       for (size_t h = 0; h < hosts.size(); ++h) {
         const std::vector<int>& ranks = hosts[h];
         const int n = static_cast<int>(ranks.size());
-        const int entry = ranks[entryIndex(channel, n)];
-        const int exit = ranks[(entryIndex(channel, n) + n - 1) % n];
+        const HostPassage passage = passageOf(
+            channel, railCount, ranks, railCount > 0 ? rails[h] : std::vector<int>{}, rankNic);
+        const int entry = ranks[passage.entryIndex];
+        const int exit = ranks[(passage.entryIndex + n - 1) % n];
+        hostNic[entry] = hostNic[exit] = passage.nic;
         std::vector<int> chain{entry};
         if (n > 1) {
           BRAID_ASSIGN_OR_RETURN(chain, bestOrder(model, ranks, entry, exit, OrderShape::kPathToEnd,
@@ -205,7 +250,9 @@ Result<RingPlan> searchRings(const Graph& graph, const Paths& paths, const Place
         const int from = ring.order[i];
         const int to = ring.order[(i + 1) % ring.order.size()];
         if (placement[from].host != placement[to].host) {
-          ring.netHops.push_back(NetHop{from, to, rankNic[from], rankNic[to]});
+          ring.netHops.push_back(NetHop{from, to,
+                                        hostNic[from] >= 0 ? hostNic[from] : rankNic[from],
+                                        hostNic[to] >= 0 ? hostNic[to] : rankNic[to]});
         }
       }
     }

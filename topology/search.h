@@ -11,12 +11,16 @@
 // how much one channel can move (channelCapGBs).
 //
 // Across hosts each ring is a chain per host, joined host after host. A
-// chain enters its host at one rank and leaves it at another, through the
-// NIC nearest each (assignNics): channel c enters host h at its c-th rank
-// in the order of the machine (even c first, so the first channels spread
-// over all NICs) and leaves at the rank before it, so that the chain can
-// follow the machine and, over all channels, each NIC carries traffic in
-// both directions.
+// chain enters its host at one rank and leaves it at another. On rails (the
+// default): a host's NICs are numbered in the order of the machine, channel
+// c runs on rail c mod R (R: the most NICs a host has) and enters and leaves
+// every host by that host's NIC of its rail, entering at a rank nearest that
+// NIC (the next one each time the rail comes round) and leaving at the rank
+// before it, so that the chain can follow the machine; each NIC then
+// carries traffic both ways, and traffic never crosses from one rail to
+// another. With crossNic = 1 each end uses its own nearest NIC
+// (assignNics): channel c enters host h at its c-th rank (even c first, so
+// the first channels spread over all NICs) and leaves at the rank before.
 //
 // Trees. Two trees, as NCCL's double binary tree: between hosts, an
 // in-order binary tree over the hosts (a host's height is the lowest set bit
@@ -39,6 +43,11 @@ namespace braid::topology {
 
 struct SearchOptions {
   int maxChannels = 32;
+  /// NCCL_CROSS_NIC: 1 lets a ring leave a host by one NIC and enter the next by another (each
+  /// rank uses the NIC nearest it); 0 and 2 (the default) keep each channel on one rail, the
+  /// same NIC index on every host, as a fabric with a switch per rail needs. (NCCL's 2 may cross
+  /// when that is faster; this search knows no faster crossing, so it never does.)
+  int crossNic = 2;
   double channelCapGBs = 0;  ///< the most one channel can move; 0 = no limit
   long budget = 200000;      ///< search steps per order (order_search.h)
 };

@@ -110,6 +110,9 @@ Hca::Hca(int index, net::Socket listener, uint16_t port)
       acceptThread_([this] { acceptLoop(); }) {}
 
 Hca::~Hca() {
+  BRAID_INFO("emulated HCA %s:1: %llu bytes transmitted, %llu received", name_.c_str(),
+             static_cast<unsigned long long>(transmitted()),
+             static_cast<unsigned long long>(received()));
   stopping_ = true;
   listener_.shutdown();  // the accept thread's poll returns and accept fails
   acceptThread_.join();
@@ -223,6 +226,7 @@ const char* Hca::writeRemote(const ProtectionDomain* pd, uint32_t rkey, uint64_t
   if (violation == nullptr && length > 0) {
     // dmaCopy: the memory's owner may poll a word of it (a credit, a flag) as the bytes land.
     dmaCopy(reinterpret_cast<void*>(static_cast<uintptr_t>(addr)), data, length);
+    received_.fetch_add(length, std::memory_order_relaxed);
   }
   return violation;
 }

@@ -85,6 +85,15 @@ class Hca {
   void release(Counted what);
 
  private:
+  /// Payload bytes its port sent and received by RDMA, as a real port counts them in
+  /// port_xmit_data / port_rcv_data; said at INFO when the HCA goes, so that a test can see
+  /// which NICs carried a run's traffic.
+  void countTransmitted(uint64_t bytes) {
+    transmitted_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  uint64_t transmitted() const { return transmitted_.load(std::memory_order_relaxed); }
+  uint64_t received() const { return received_.load(std::memory_order_relaxed); }
+
   struct MrEntry {
     const ProtectionDomain* pd;
     uintptr_t addr;
@@ -120,4 +129,6 @@ class Hca {
   std::thread acceptThread_;  // last: it uses everything above
 };
 
+  std::atomic<uint64_t> transmitted_{0};
+  std::atomic<uint64_t> received_{0};
 }  // namespace braid::transport::ib::emulated

@@ -266,6 +266,7 @@ bool Requester::loadNextRequest() {
     qp_.failLastTakenLocally(epoch_, why);
     return false;
   }
+  qp_.hca().countTransmitted(work->header.length);
   txLength_ = total;
   txSent_ = 0;
   return true;

@@ -56,7 +56,6 @@ Result<Schedule> ringAllReduce(const RingParams& params) {
   BRAID_TRY(checkRingParams(params, "all_reduce"));
   Schedule s = newRingSchedule(params, Collective::kAllReduce, -1);
   const int n = params.nranks;
-  const int pos = ringPosition(s.ring, params.rank);
   const SlicePlan plan = planSlices(params, (params.count + n - 1) / n);
   s.sliceElems = plan.sliceElems;
   for (int c = 0; c < params.nchannels; ++c) {
@@ -67,8 +66,10 @@ Result<Schedule> ringAllReduce(const RingParams& params) {
       continue;
     }
     const size_t roundMax = plan.chunkElems * n;
+    const std::vector<int>& ring = s.channels[c].ring;
+    const int pos = ringPosition(ring, params.rank);
     for (size_t base = range.begin; base < range.end; base += roundMax) {
-      emitRound(steps, s.ring, pos, base, std::min(roundMax, range.end - base));
+      emitRound(steps, ring, pos, base, std::min(roundMax, range.end - base));
     }
   }
   return s;

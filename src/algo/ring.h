@@ -19,6 +19,10 @@ namespace braid::algo {
 /// round), and the ring's own options.
 struct RingParams : ScheduleSizes {
   std::vector<int> order;  ///< ring order of ranks; empty means 0, 1, ..., nranks-1
+  /// A ring per channel, as the topology search plans them (each channel entering and leaving
+  /// a host by its own ranks and NICs): channel c follows channelOrders[c % size()]. Empty means
+  /// every channel follows `order`.
+  std::vector<std::vector<int>> channelOrders;
   /// Reduce-scatter and all-gather with a block of its own size per rank
   /// (braidReduceScatterV, braidAllGatherV): block b holds blockCounts[b]
   /// elements from element blockOffsets[b] of the big buffer (reduce-scatter's

@@ -22,19 +22,22 @@
 #include "algo/ring_common.h"
 
 namespace braid::algo {
+namespace {
+
+StepOp broadcastStep(int n, int d) {
+  return n == 1       ? StepOp::kCopy
+         : d == 0     ? StepOp::kCopySend
+         : d == n - 1 ? StepOp::kRecv
+                      : StepOp::kRecvCopySend;
+}
+
+}  // namespace
 
 Result<Schedule> ringBroadcast(const RingParams& params, int root) {
   BRAID_TRY(checkRingParams(params, "broadcast"));
   BRAID_TRY(checkRoot(params, root, "broadcast"));
   Schedule s = newRingSchedule(params, Collective::kBroadcast, root);
-  const int n = params.nranks;
-  const int pos = ringPosition(s.ring, params.rank);
-  const int d = ringMod(pos - ringPosition(s.ring, root), n);
-  const StepOp op = n == 1       ? StepOp::kCopy
-                    : d == 0     ? StepOp::kCopySend
-                    : d == n - 1 ? StepOp::kRecv
-                                 : StepOp::kRecvCopySend;
-  emitChain(s, params, op);
+  emitChain(s, params, root, broadcastStep);
   return s;
 }
 

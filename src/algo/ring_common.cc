@@ -8,19 +8,34 @@
 
 namespace braid::algo {
 
+namespace {
+
+Status checkOrder(const std::vector<int>& order, int nranks, const std::string& who) {
+  if (order.empty()) return Status::success();
+  if (static_cast<int>(order.size()) != nranks) {
+    return invalidArgument(who + "has " + std::to_string(order.size()) + " ranks, expected " +
+                           std::to_string(nranks));
+  }
+  std::vector<int> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < nranks; ++i) {
+    if (sorted[i] != i) return invalidArgument(who + "is not a permutation of ranks");
+  }
+  return Status::success();
+}
+
+}  // namespace
+
 Status checkRingParams(const RingParams& p, const char* collective) {
   const std::string who = std::string("ring ") + collective + ": ";
   BRAID_TRY(checkSizes(p, who));
-  if (!p.order.empty()) {
-    if (static_cast<int>(p.order.size()) != p.nranks) {
-      return invalidArgument(who + "order has " + std::to_string(p.order.size()) +
-                             " ranks, expected " + std::to_string(p.nranks));
+  BRAID_TRY(checkOrder(p.order, p.nranks, who + "order "));
+  for (size_t c = 0; c < p.channelOrders.size(); ++c) {
+    if (p.channelOrders[c].empty()) {
+      return invalidArgument(who + "channel order " + std::to_string(c) + " is empty");
     }
-    std::vector<int> sorted = p.order;
-    std::sort(sorted.begin(), sorted.end());
-    for (int i = 0; i < p.nranks; ++i) {
-      if (sorted[i] != i) return invalidArgument(who + "order is not a permutation of ranks");
-    }
+    BRAID_TRY(
+        checkOrder(p.channelOrders[c], p.nranks, who + "channel order " + std::to_string(c) + " "));
   }
   return Status::success();
 }
@@ -57,10 +72,15 @@ Status checkBlocks(const RingParams& p, const char* collective) {
 
 Schedule newRingSchedule(const RingParams& p, Collective collective, int root) {
   Schedule s = newSchedule(p, collective, root);
-  s.ring = p.order;
-  if (s.ring.empty()) {
-    s.ring.resize(p.nranks);
-    std::iota(s.ring.begin(), s.ring.end(), 0);
+  std::vector<int> identity(p.nranks);
+  std::iota(identity.begin(), identity.end(), 0);
+  for (size_t c = 0; c < s.channels.size(); ++c) {
+    std::vector<int>& ring = s.channels[c].ring;
+    if (!p.channelOrders.empty()) {
+      ring = p.channelOrders[c % p.channelOrders.size()];
+    } else {
+      ring = p.order.empty() ? identity : p.order;
+    }
   }
   return s;
 }
@@ -133,11 +153,14 @@ void appendLoneCopy(std::vector<Step>& steps, ElemRange range, size_t inBase, si
   }
 }
 
-void emitChain(Schedule& s, const RingParams& p, StepOp op) {
-  const auto [prev, next] = ringNeighboursAt(s.ring, ringPosition(s.ring, p.rank));
+void emitChain(Schedule& s, const RingParams& p, int root, ChainOpFn chainOp) {
   const SlicePlan plan = planSlices(p, channelRange(p.count, p.nchannels, 0).end);
   s.sliceElems = plan.sliceElems;
   for (int c = 0; c < p.nchannels; ++c) {
+    const std::vector<int>& ring = s.channels[c].ring;
+    const int pos = ringPosition(ring, p.rank);
+    const auto [prev, next] = ringNeighboursAt(ring, pos);
+    const StepOp op = chainOp(p.nranks, ringMod(pos - ringPosition(ring, root), p.nranks));
     const ElemRange range = channelRange(p.count, p.nchannels, c);
     int chunk = 0;
     for (size_t base = range.begin; base < range.end; base += plan.chunkElems, ++chunk) {
@@ -152,7 +175,6 @@ Result<Schedule> blockRingSchedule(const RingParams& params, Collective collecti
   BRAID_TRY(checkRingParams(params, name));
   BRAID_TRY(checkBlocks(params, name));
   Schedule s = newRingSchedule(params, collective, -1);
-  const int pos = ringPosition(s.ring, params.rank);
   s.count = blockCount(params, params.rank);
   const SlicePlan plan = planBlockSlices(params);
   s.sliceElems = plan.sliceElems;
@@ -165,8 +187,9 @@ Result<Schedule> blockRingSchedule(const RingParams& params, Collective collecti
       continue;
     }
     const size_t rounds = blockRounds(params, c, plan.chunkElems);
-    for (size_t k = 0; k < rounds; ++k)
-      emitRound(steps, params, s.ring, pos, c, k, plan.chunkElems);
+    const std::vector<int>& ring = s.channels[c].ring;
+    const int pos = ringPosition(ring, params.rank);
+    for (size_t k = 0; k < rounds; ++k) emitRound(steps, params, ring, pos, c, k, plan.chunkElems);
   }
   return s;
 }

@@ -113,10 +113,14 @@ Step ringStep(StepOp op, int prev, int next, int chunk, size_t inOffset, size_t 
 void appendLoneCopy(std::vector<Step>& steps, ElemRange range, size_t inBase = 0,
                     size_t outBase = 0);
 
+/// The step a rank `d` places after the root along a chain of `n` ranks takes.
+using ChainOpFn = StepOp (*)(int n, int d);
+
 /// A chain's steps (broadcast, reduce): each channel cuts its part into
-/// chunks and this rank applies `op` to each, between its ring neighbours.
+/// chunks and this rank applies chainOp(N, its distance from `root` along
+/// the channel's ring) to each, between its neighbours on that ring.
 /// Sets s.sliceElems.
-void emitChain(Schedule& s, const RingParams& p, StepOp op);
+void emitChain(Schedule& s, const RingParams& p, int root, ChainOpFn chainOp);
 
 /// Appends round `round` of channel `channel` of a block-wise ring collective.
 using BlockRoundFn = void (*)(std::vector<Step>& steps, const RingParams& p,

@@ -22,19 +22,22 @@
 #include "algo/ring_common.h"
 
 namespace braid::algo {
+namespace {
+
+StepOp reduceStep(int n, int d) {
+  return n == 1   ? StepOp::kCopy
+         : d == 0 ? StepOp::kRecvReduceCopy
+         : d == 1 ? StepOp::kSend
+                  : StepOp::kRecvReduceSend;
+}
+
+}  // namespace
 
 Result<Schedule> ringReduce(const RingParams& params, int root) {
   BRAID_TRY(checkRingParams(params, "reduce"));
   BRAID_TRY(checkRoot(params, root, "reduce"));
   Schedule s = newRingSchedule(params, Collective::kReduce, root);
-  const int n = params.nranks;
-  const int pos = ringPosition(s.ring, params.rank);
-  const int d = ringMod(pos - ringPosition(s.ring, root), n);
-  const StepOp op = n == 1   ? StepOp::kCopy
-                    : d == 0 ? StepOp::kRecvReduceCopy
-                    : d == 1 ? StepOp::kSend
-                             : StepOp::kRecvReduceSend;
-  emitChain(s, params, op);
+  emitChain(s, params, root, reduceStep);
   return s;
 }
 

@@ -104,15 +104,15 @@ std::string formatSchedule(const Schedule& s, DataType type) {
            s.rank, s.nranks, collectiveName(s.collective), s.count, dataTypeName(type),
            s.channels.size(), s.sliceElems);
   out += line;
-  if (!s.ring.empty()) {
-    out += "  ring:";
-    for (int r : s.ring) out += " " + std::to_string(r);
-    out += "\n";
-  }
   if (s.root >= 0) out += "  root: " + std::to_string(s.root) + "\n";
   for (size_t c = 0; c < s.channels.size(); ++c) {
-    snprintf(line, sizeof(line), "  channel %zu: %zu steps\n", c, s.channels[c].steps.size());
+    snprintf(line, sizeof(line), "  channel %zu: %zu steps", c, s.channels[c].steps.size());
     out += line;
+    if (!s.channels[c].ring.empty()) {
+      out += ", ring";
+      for (int r : s.channels[c].ring) out += " " + std::to_string(r);
+    }
+    out += "\n";
     int i = 0;
     for (const Step& st : s.channels[c].steps) {
       std::string peers;

@@ -102,6 +102,7 @@ void sizeForSlots(ScheduleSizes& sizes, size_t slotBytes, size_t fifoSlots, size
 
 struct ChannelSchedule {
   std::vector<Step> steps;
+  std::vector<int> ring;  ///< ring order of this channel (ring schedules), for dumps
 };
 
 struct Schedule {
@@ -111,7 +112,6 @@ struct Schedule {
   int root = -1;          ///< root of broadcast and reduce, -1 for the others
   size_t count = 0;       ///< elements of the collective (per rank, as the API counts)
   size_t sliceElems = 0;  ///< largest slice an executor moves at once
-  std::vector<int> ring;  ///< ring order, for dumps
   std::vector<ChannelSchedule> channels;
 };
 

@@ -71,6 +71,7 @@ Result<const Calls::CachedSchedule*> Calls::scheduleFor(const CollCall& call,
     algo::RingParams p;
     static_cast<algo::ScheduleSizes&>(p) = sizes;
     p.order = members_.ring;
+    if (!members_.rings.empty()) p.channelOrders = members_.channelOrders(sizes.nchannels);
     if (call.blockCounts != nullptr) {
       p.blockCounts.assign(call.blockCounts, call.blockCounts + nranks);
       p.blockOffsets.assign(call.blockOffsets, call.blockOffsets + nranks);

@@ -58,8 +58,15 @@ Links::~Links() {
 }
 
 void Links::configure(tune::Model& model) {
-  // A GPU rank's channels come from its device (GpuSide::chooseChannels), after this.
+  // A GPU rank's channels come from its device (GpuSide::chooseChannels), after this. Across
+  // hosts a host rank runs a channel per rail at least, so that every NIC carries traffic,
+  // within NCCL_MIN/MAX_NCHANNELS; BRAID_NCHANNELS, where given, decides alone.
   nchannels = config_.nchannels;
+  if (!config_.nchannelsSet) {
+    nchannels = std::max(nchannels, members_.rails);
+    if (config_.minChannels > 0) nchannels = std::max(nchannels, config_.minChannels);
+    if (config_.maxChannels > 0) nchannels = std::min(nchannels, config_.maxChannels);
+  }
   slotBytes = static_cast<size_t>(config_.buffSize) / transport::kFifoSlots;
   slotBytes &= ~static_cast<size_t>(63);  // keep slots cache-line aligned
 
@@ -104,13 +111,17 @@ Status Links::connectRing(Selector& selector) {
   ringLinks.channels.resize(nchannels);
   // Neighbours by this rank's place in the ring, which is its rank only
   // when the order is 0..N-1.
-  const std::vector<int>& ring = members_.ring;
-  const int pos = algo::ringPosition(ring, rank);
-  if (pos == nranks) return internalError("rank " + std::to_string(rank) + " is not in its ring");
-  const auto [prev, next] = algo::ringNeighboursAt(ring, pos);
-  for (auto& channel : ringLinks.channels) {
-    channel.recvPeers.push_back(prev);
-    channel.sendPeers.push_back(next);
+  const std::vector<std::vector<int>> orders = members_.channelOrders(nchannels);
+  for (int c = 0; c < nchannels; ++c) {
+    const std::vector<int>& ring = orders[c];
+    const int pos = algo::ringPosition(ring, rank);
+    if (pos == nranks) {
+      return internalError("rank " + std::to_string(rank) + " is not in channel " +
+                           std::to_string(c) + "'s ring");
+    }
+    const auto [prev, next] = algo::ringNeighboursAt(ring, pos);
+    ringLinks.channels[c].recvPeers.push_back(prev);
+    ringLinks.channels[c].sendPeers.push_back(next);
   }
   std::vector<exec::ChannelConnections> unused;
   BRAID_TRY(linkSchedule(ringLinks, algo::Protocol::kSimple, &unused));

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "braid/status.h"
 #include "config.h"
 #include "topology/graph.h"
+#include "topology/search.h"
 
 namespace braid::comm {
 
@@ -31,6 +33,21 @@ struct PeerInfo {
   int32_t numaId;
 };
 
+/// A hop of a planned ring between hosts, with the NICs (graph names, "mlx5_0:1") it leaves and
+/// enters by.
+struct PlannedHop {
+  int from = -1;
+  int to = -1;
+  std::string sendNic;
+  std::string recvNic;
+};
+
+/// One channel's ring as the topology search planned it.
+struct PlannedRing {
+  std::vector<int> order;
+  std::vector<PlannedHop> hops;
+};
+
 class Members {
  public:
   int rank = 0;
@@ -38,12 +55,24 @@ class Members {
   int cudaDevice = -1;  ///< this rank's device; -1 on host memory
   std::unique_ptr<bootstrap::Bootstrap> bootstrap;
   std::vector<PeerInfo> peers;  ///< by rank, once exchangePeers has run
-  std::vector<int> ring;        ///< ring order of ranks
+  std::vector<int> ring;        ///< ring order of ranks (channel 0's)
+  /// Every channel's ring, as planned (channel c of a schedule follows rings[c % size()]); empty
+  /// when the search planned none, and `ring` then serves every channel.
+  std::vector<PlannedRing> rings;
+  /// The most NICs any host's channels leave by: host communicators run at least this many
+  /// channels, so that every NIC carries traffic (Links::configure).
+  int rails = 0;
   /// The machine; empty when discovery failed (the ring order then stays 0..N-1).
   std::optional<topology::Graph> machine;
 
   bool onOtherHost(int peer) const { return onOtherHostThan(peer, rank); }
   bool onOtherHostThan(int a, int b) const { return peers[a].hostId != peers[b].hostId; }
+  /// The NIC (a graph name) this rank leaves by toward `to` on `channel`, or enters by from
+  /// `from`, as planned; empty where the plan names none (then the transport spreads its FIFOs).
+  std::string sendNic(int channel, int to) const;
+  std::string recvNic(int channel, int from) const;
+  /// The ring order of each of `nchannels` channels, for the ring schedules.
+  std::vector<std::vector<int>> channelOrders(int nchannels) const;
   /// Whether some rank runs on another host than this one (known after exchangePeers).
   bool spansHosts() const { return spansHosts_; }
   /// Each rank's host, hosts numbered in the order of their first ranks.
@@ -70,6 +99,10 @@ class Members {
   /// A communicator across hosts: every rank's host graph through the bootstrap, joined into
   /// `machine` (left empty when a rank has none); `hostOf` is each rank's host in it.
   Status exchangeTopology(const Config& config, std::vector<int>* hostOf);
+  /// With BRAID_IB_EMULATE, the emulated HCA's ports as NICs of this host's graph.
+  void addEmulatedNics(const Config& config);
+  /// Keeps the planned rings of all ranks, with their NICs by name, and logs the hops.
+  void keepRings(const topology::Graph& graph, const topology::RingPlan& plan);
 
   bool spansHosts_ = false;
 };

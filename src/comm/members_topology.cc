@@ -13,16 +13,21 @@
 // so in its PeerInfo (numaId), and the plan places it on that socket's CPU
 // node of its host.
 #include <algorithm>
+#include <map>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "base/log.h"
 #include "comm/members.h"
 #include "topology/braid_xml.h"
 #include "topology/cpu_affinity.h"
+#include "topology/discover.h"
 #include "topology/plan.h"
 #include "topology/summary.h"
 #include "topology/topology_file.h"
+#include "transport/net/ib/ib_device.h"
+#include "transport/net/ib/verbs_api.h"
 
 namespace braid::comm {
 namespace {
@@ -100,7 +105,23 @@ Status Members::loadTopology(const Config& config) {
     return Status::success();
   }
   machine = std::move(graph).value();
+  if (config.topoFile.empty()) addEmulatedNics(config);
   return Status::success();
+}
+
+void Members::addEmulatedNics(const Config& config) {
+  // The emulated HCA's ports are NICs of this host as far as planning goes: the rings and rails
+  // the search plans on them are what the verbs transport then runs, as on a real cluster.
+  if (config.ib.emulate <= 0 || config.ib.disable || !config.verbsAllowed()) return;
+  Result<std::vector<topology::VerbsPort>> ports =
+      transport::ib::describePorts(transport::ib::emulatedVerbs(), config.ib);
+  if (!ports.ok()) {
+    BRAID_INFO("topology: the emulated HCA's ports are not planned on: %s",
+               ports.status().message().c_str());
+    return;
+  }
+  const int added = topology::attachVerbsPorts(*machine, ports.value());
+  if (added > 0) BRAID_INFO("topology: %d port(s) of the emulated HCA added as NICs", added);
 }
 
 int32_t Members::numaIdOfThisRank() const {
@@ -119,6 +140,7 @@ Status Members::planTopology(const Config& config) {
   const topology::Graph& graph = *machine;
 
   topology::PlanOptions options;
+  options.search.crossNic = config.crossNic;
   if (!config.p2pLevel.empty()) {
     BRAID_ASSIGN_OR_RETURN(options.transports.p2pLevel, topology::parsePathType(config.p2pLevel));
   }
@@ -149,8 +171,63 @@ Status Members::planTopology(const Config& config) {
   if (!plan.rings.channels.empty() &&
       plan.rings.channels[0].order.size() == static_cast<size_t>(nranks)) {
     ring = plan.rings.channels[0].order;
+    keepRings(graph, plan.rings);
   }
   return Status::success();
+}
+
+void Members::keepRings(const topology::Graph& graph, const topology::RingPlan& plan) {
+  std::map<int, std::set<std::string>> nicsByHost;
+  for (const topology::Ring& planned : plan.channels) {
+    if (planned.order.size() != static_cast<size_t>(nranks)) continue;
+    PlannedRing kept;
+    kept.order = planned.order;
+    for (const topology::NetHop& hop : planned.netHops) {
+      PlannedHop named{hop.fromRank, hop.toRank, "", ""};
+      if (hop.sendNic >= 0) {
+        named.sendNic = graph.node(hop.sendNic).name;
+        nicsByHost[graph.node(hop.sendNic).host].insert(named.sendNic);
+      }
+      if (hop.recvNic >= 0) named.recvNic = graph.node(hop.recvNic).name;
+      kept.hops.push_back(std::move(named));
+    }
+    rings.push_back(std::move(kept));
+  }
+  rails = 0;
+  for (const auto& [host, nics] : nicsByHost)
+    rails = std::max(rails, static_cast<int>(nics.size()));
+  for (size_t c = 0; c < rings.size() && !rings[c].hops.empty(); ++c) {
+    std::string route;
+    for (const PlannedHop& hop : rings[c].hops) {
+      route += " " + std::to_string(hop.from) + "->" + std::to_string(hop.to) + " (" + hop.sendNic +
+               " to " + hop.recvNic + ")";
+    }
+    if (rank == 0) BRAID_INFO("topology: channel %zu between hosts:%s", c, route.c_str());
+  }
+}
+
+std::string Members::sendNic(int channel, int to) const {
+  if (rings.empty()) return "";
+  for (const PlannedHop& hop : rings[static_cast<size_t>(channel) % rings.size()].hops) {
+    if (hop.from == rank && hop.to == to) return hop.sendNic;
+  }
+  return "";
+}
+
+std::string Members::recvNic(int channel, int from) const {
+  if (rings.empty()) return "";
+  for (const PlannedHop& hop : rings[static_cast<size_t>(channel) % rings.size()].hops) {
+    if (hop.from == from && hop.to == rank) return hop.recvNic;
+  }
+  return "";
+}
+
+std::vector<std::vector<int>> Members::channelOrders(int nchannels) const {
+  std::vector<std::vector<int>> orders;
+  for (int c = 0; c < nchannels; ++c) {
+    orders.push_back(rings.empty() ? ring : rings[static_cast<size_t>(c) % rings.size()].order);
+  }
+  return orders;
 }
 
 }  // namespace braid::comm

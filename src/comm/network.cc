@@ -186,11 +186,20 @@ transport::net::StripeConnector Network::stripeConnector(
   };
 }
 
+std::string Network::plannedNic(const transport::net::Greeting& greeting, bool sending) const {
+  const int peer = sending ? greeting.receiver : greeting.sender;
+  std::string nic =
+      sending ? members_.sendNic(greeting.channel, peer) : members_.recvNic(greeting.channel, peer);
+  BRAID_INFO("channel %d: %s rank %d via %s%s", greeting.channel, sending ? "to" : "from", peer,
+             ib_->portAt(ib_->firstPort(nic)).name().c_str(), nic.empty() ? "" : " (planned)");
+  return nic;
+}
+
 Result<std::unique_ptr<transport::RecvEnd>> Network::awaitFifo(
     int peer, const transport::net::Greeting& greeting, size_t slotBytes) {
   if (ib_) {
     return transport::ib::openIbRecvEnd(*ib_, socketTaker(greeting), slotBytes, peer,
-                                        config_.timeoutMs);
+                                        config_.timeoutMs, plannedNic(greeting, /*sending=*/false));
   }
   if (stripeLayout().striped()) {
     return transport::net::openStripedSocketRecvEnd(stripeConnector(greeting), slotBytes, peer,
@@ -209,8 +218,8 @@ Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
   }
   BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket, connectSocket(peer, greeting));
   if (ib_) {
-    return transport::ib::openIbSendEnd(*ib_, std::move(socket), slotBytes, peer,
-                                        config_.timeoutMs);
+    return transport::ib::openIbSendEnd(*ib_, std::move(socket), slotBytes, peer, config_.timeoutMs,
+                                        plannedNic(greeting, /*sending=*/true));
   }
   return transport::net::openSocketSendEnd(std::move(socket), slotBytes, peer, linkFailures());
 }
@@ -220,7 +229,8 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
     const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor) {
   if (ib_) {
     return transport::ib::openGpuIbRecvEnd(runtime, name, slot, cursor, stream, *ib_,
-                                           socketTaker(greeting), peer, config_.timeoutMs);
+                                           socketTaker(greeting), peer, config_.timeoutMs,
+                                           plannedNic(greeting, /*sending=*/false));
   }
   if (stripeLayout().striped()) {
     return transport::net::openGpuStripedSocketRecvEnd(runtime, name, slot, cursor, stream,
@@ -244,7 +254,8 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
   BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket, connectSocket(peer, greeting));
   if (ib_) {
     return transport::ib::openGpuIbSendEnd(runtime, name, slot, cursor, proxyCursor, stream, *ib_,
-                                           std::move(socket), peer, config_.timeoutMs);
+                                           std::move(socket), peer, config_.timeoutMs,
+                                           plannedNic(greeting, /*sending=*/true));
   }
   return transport::net::openGpuSocketSendEnd(runtime, name, slot, cursor, proxyCursor, stream,
                                               std::move(socket), peer, linkFailures());

@@ -70,6 +70,9 @@ class Network {
  private:
   /// Opens the verbs transport if every rank can; keeps sockets otherwise.
   Status chooseTransport();
+  /// The verbs port the topology planned for the FIFO end that opens with `greeting` (empty
+  /// where it planned none), said at INFO with the port it resolves to.
+  std::string plannedNic(const transport::net::Greeting& greeting, bool sending) const;
   /// What a FIFO end whose connection breaks calls: Health::noteLinkFailure.
   transport::LinkFailureHandler linkFailures() const;
   /// What waits for the connection that opens with `greeting` (on a proxy's thread), and the

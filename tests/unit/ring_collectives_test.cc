@@ -8,6 +8,7 @@
 // which rank's which element a value is.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -54,6 +55,7 @@ struct Call {
   int root = 0;
   bool inPlace = false;
   std::vector<int> order = {};
+  std::vector<std::vector<int>> channelOrders = {};
 };
 
 std::string describe(const Call& c) {
@@ -69,6 +71,7 @@ Result<Schedule> generate(const Call& c, int rank) {
   p.nranks = c.nranks;
   p.rank = rank;
   p.order = c.order;
+  p.channelOrders = c.channelOrders;
   p.count = c.count;
   p.chunkElems = c.shape.chunk;
   p.maxSliceElems = c.shape.slice;
@@ -252,6 +255,41 @@ TEST(RingCollectives, AnyRingOrderWorks) {
   }
 }
 
+// Each channel on a ring of its own (the planner's rings across hosts): every
+// collective still gives every rank its result, from every root, and each
+// channel's steps talk only to that channel's ring neighbours.
+TEST(RingCollectives, EachChannelMayFollowItsOwnRing) {
+  const std::vector<std::vector<int>> orders = {
+      {0, 1, 2, 3, 4, 5}, {3, 4, 5, 0, 1, 2}, {1, 0, 3, 2, 5, 4}};
+  for (Collective coll : kAll) {
+    for (int root : {0, 4}) {
+      for (bool inPlace : {false, true}) {
+        // Four channels over three rings: the fourth follows the first again.
+        check({coll, 6, 1001, {9, 4, 4}, root, inPlace, {}, orders});
+      }
+    }
+  }
+  for (int rank = 0; rank < 6; ++rank) {
+    Call c{Collective::kAllReduce, 6, 1001, {9, 4, 4}};
+    c.channelOrders = orders;
+    auto s = generate(c, rank);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    for (int ch = 0; ch < 4; ++ch) {
+      const std::vector<int>& ring = orders[ch % 3];
+      EXPECT_EQ(s.value().channels[ch].ring, ring);
+      const int pos = static_cast<int>(std::find(ring.begin(), ring.end(), rank) - ring.begin());
+      for (const Step& step : s.value().channels[ch].steps) {
+        if (step.recvPeer >= 0) {
+          EXPECT_EQ(step.recvPeer, ring[(pos + 5) % 6]) << "channel " << ch;
+        }
+        if (step.sendPeer >= 0) {
+          EXPECT_EQ(step.sendPeer, ring[(pos + 1) % 6]) << "channel " << ch;
+        }
+      }
+    }
+  }
+}
+
 // For every connection of every channel, the messages one end sends are the
 // messages the other end receives, in the same order and of the same sizes,
 // and only ring neighbours talk.
@@ -420,6 +458,13 @@ TEST(RingCollectives, BadParametersAreRejected) {
   p.order = {0, 2, 2};
   EXPECT_EQ(ringAllGather(p).status().code(), ErrorCode::kInvalidArgument);
   p.order = {};
+  p.channelOrders = {{0, 1, 2}, {0, 1}};
+  EXPECT_NE(ringAllReduce(p).status().message().find("channel order 1 has 2 ranks"),
+            std::string::npos)
+      << ringAllReduce(p).status().message();
+  p.channelOrders = {{}};
+  EXPECT_EQ(ringAllReduce(p).status().code(), ErrorCode::kInvalidArgument);
+  p.channelOrders = {};
   p.nchannels = 0;
   EXPECT_EQ(ringBroadcast(p, 0).status().code(), ErrorCode::kInvalidArgument);
   p.nchannels = 1;

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <set>
+#include <string>
 
 #include "topology/order_search.h"
 #include "topology/search.h"
@@ -207,8 +209,14 @@ TEST(TopologySearch, AllRanksOnOneGpuNeedNoLink) {
   EXPECT_TRUE(std::isinf(plan.channels[0].bandwidthGBs));
 }
 
-// Across hosts: each ring is one chain per host, entered and left once,
-// through the NIC nearest the rank that enters or leaves.
+SearchOptions crossingNics() {
+  SearchOptions options;
+  options.crossNic = 1;
+  return options;
+}
+
+// Across hosts, with crossNic = 1: each ring is one chain per host, entered
+// and left once, through the NIC nearest the rank that enters or leaves.
 void expectRingsUseNearestNics(const RankedMachine& s, const RingPlan& plan) {
   for (const Ring& ring : plan.channels) {
     expectPermutation(ring.order, static_cast<int>(s.placement.size()));
@@ -234,7 +242,7 @@ void expectRingsUseNearestNics(const RankedMachine& s, const RingPlan& plan) {
 
 TEST(TopologySearch, TwoDgxHostsSpreadChannelsOverAllNics) {
   const RankedMachine s = setUp(loadFixture(kTwoDgxHosts), 16);
-  const RingPlan plan = rings(s);
+  const RingPlan plan = rings(s, crossingNics());
   ASSERT_EQ(plan.channels.size(), 8u);
   expectRingsUseNearestNics(s, plan);
   std::set<int> sending, receiving;
@@ -258,7 +266,7 @@ TEST(TopologySearch, TwoDgxHostsSpreadChannelsOverAllNics) {
 
 TEST(TopologySearch, TwoBridgeHostsLeaveByTheNearestNic) {
   const RankedMachine s = setUp(loadFixture(kTwoBridgeHosts), 8);
-  const RingPlan plan = rings(s);
+  const RingPlan plan = rings(s, crossingNics());
   ASSERT_FALSE(plan.channels.empty());
   expectRingsUseNearestNics(s, plan);
   // Channel 0 enters each host at GPU 0 and leaves at GPU 3: its chain
@@ -275,6 +283,58 @@ TEST(TopologySearch, TwoBridgeHostsLeaveByTheNearestNic) {
   // A second channel crosses the socket links the other way.
   ASSERT_EQ(plan.channels.size(), 2u);
   EXPECT_DOUBLE_EQ(plan.totalGBs(), 20);
+}
+
+// On rails (the default): each channel enters and leaves every host by one
+// NIC, the same rail (index among the host's NICs) on every host, entering
+// at a rank nearest that NIC.
+void expectRingsOnRails(const RankedMachine& s, const RingPlan& plan) {
+  for (size_t c = 0; c < plan.channels.size(); ++c) {
+    const Ring& ring = plan.channels[c];
+    expectPermutation(ring.order, static_cast<int>(s.placement.size()));
+    ASSERT_EQ(static_cast<int>(ring.netHops.size()), s.graph.hostCount());
+    std::set<std::string> railNames;
+    for (size_t i = 0; i < ring.netHops.size(); ++i) {
+      const NetHop& in = ring.netHops[i];
+      const NetHop& out = ring.netHops[(i + 1) % ring.netHops.size()];
+      // The hop into a host and the next hop out of it use one NIC.
+      EXPECT_EQ(in.recvNic, out.sendNic) << "channel " << c;
+      const std::vector<int> entrySide =
+          nearestNics(s.graph, s.paths, s.placement[in.toRank].device);
+      EXPECT_NE(std::find(entrySide.begin(), entrySide.end(), in.recvNic), entrySide.end())
+          << "channel " << c << " enters at rank " << in.toRank << " far from "
+          << s.graph.node(in.recvNic).name;
+    }
+    // Every NIC of the channel is the same rail: the same position among its host's NICs.
+    std::set<size_t> positions;
+    for (const NetHop& hop : ring.netHops) {
+      std::vector<int> hostNics =
+          s.graph.nodesOfType(NodeType::kNic, s.graph.node(hop.sendNic).host);
+      positions.insert(std::find(hostNics.begin(), hostNics.end(), hop.sendNic) - hostNics.begin());
+    }
+    EXPECT_EQ(positions.size(), 1u) << "channel " << c << " crosses rails";
+  }
+}
+
+TEST(TopologySearch, TwoDgxHostsKeepEachChannelOnItsRail) {
+  const RankedMachine s = setUp(loadFixture(kTwoDgxHosts), 16);
+  const RingPlan plan = rings(s);
+  ASSERT_EQ(plan.channels.size(), 8u);
+  expectRingsOnRails(s, plan);
+  std::set<int> sending;
+  for (const Ring& ring : plan.channels) {
+    for (const NetHop& hop : ring.netHops) sending.insert(hop.sendNic);
+  }
+  EXPECT_EQ(sending.size(), 16u) << "every NIC of both hosts carries a channel";
+}
+
+TEST(TopologySearch, TwoBridgeHostsKeepEachChannelOnItsRail) {
+  const RankedMachine s = setUp(loadFixture(kTwoBridgeHosts), 8);
+  const RingPlan plan = rings(s);
+  ASSERT_EQ(plan.channels.size(), 2u);
+  expectRingsOnRails(s, plan);
+  EXPECT_NE(plan.channels[0].netHops[0].sendNic, plan.channels[1].netHops[0].sendNic)
+      << "the two channels use both NICs of a host";
 }
 
 TEST(TopologySearch, HostWithoutNicCannotJoinARing) {

@@ -1,5 +1,6 @@
 #include "transport/net/ib/gpu_ib_fifo.h"
 
+#include <string>
 #include <utility>
 
 #include "transport/net/proxied_gpu_ends.h"
@@ -13,9 +14,10 @@ class GpuIbSendEnd final : public net::ProxiedGpuSendEnd {
  public:
   GpuIbSendEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, engine::FifoCursor* cursor)
       : ProxiedGpuSendEnd(std::move(fifo), cursor) {}
-  Status start(IbNetwork& network, braid::net::Socket connected, int peer, int64_t timeoutMs) {
+  Status start(IbNetwork& network, braid::net::Socket connected, int peer, int64_t timeoutMs,
+               const std::string& nic) {
     BRAID_ASSIGN_OR_RETURN(pump_, IbSendPump::start(network, fifo_->end().fifo,
-                                                    std::move(connected), peer, timeoutMs));
+                                                    std::move(connected), peer, timeoutMs, nic));
     return Status::success();
   }
 
@@ -27,9 +29,10 @@ class GpuIbRecvEnd final : public net::ProxiedGpuRecvEnd {
  public:
   explicit GpuIbRecvEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo)
       : ProxiedGpuRecvEnd(std::move(fifo)) {}
-  Status start(IbNetwork& network, IbRecvPump::SocketTaker take, int peer, int64_t timeoutMs) {
-    BRAID_ASSIGN_OR_RETURN(
-        pump_, IbRecvPump::start(network, fifo_->end().fifo, std::move(take), peer, timeoutMs));
+  Status start(IbNetwork& network, IbRecvPump::SocketTaker take, int peer, int64_t timeoutMs,
+               const std::string& nic) {
+    BRAID_ASSIGN_OR_RETURN(pump_, IbRecvPump::start(network, fifo_->end().fifo, std::move(take),
+                                                    peer, timeoutMs, nic));
     return Status::success();
   }
 
@@ -42,22 +45,22 @@ class GpuIbRecvEnd final : public net::ProxiedGpuRecvEnd {
 Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuIbSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
     engine::FifoCursor* proxyCursor, gpu::Stream stream, IbNetwork& network,
-    braid::net::Socket connected, int peer, int64_t timeoutMs) {
+    braid::net::Socket connected, int peer, int64_t timeoutMs, const std::string& nic) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
                          net::makePinnedFifo(runtime, name, slotBytes, proxyCursor, stream));
   auto end = std::make_unique<GpuIbSendEnd>(std::move(fifo), cursor);
-  BRAID_TRY(end->start(network, std::move(connected), peer, timeoutMs));
+  BRAID_TRY(end->start(network, std::move(connected), peer, timeoutMs, nic));
   return std::unique_ptr<cuda_ipc::GpuSendEnd>(std::move(end));
 }
 
 Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuIbRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
     gpu::Stream stream, IbNetwork& network, IbRecvPump::SocketTaker take, int peer,
-    int64_t timeoutMs) {
+    int64_t timeoutMs, const std::string& nic) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
                          net::makePinnedFifo(runtime, name, slotBytes, cursor, stream));
   auto end = std::make_unique<GpuIbRecvEnd>(std::move(fifo));
-  BRAID_TRY(end->start(network, std::move(take), peer, timeoutMs));
+  BRAID_TRY(end->start(network, std::move(take), peer, timeoutMs, nic));
   return std::unique_ptr<cuda_ipc::GpuRecvEnd>(std::move(end));
 }
 

@@ -24,12 +24,12 @@ Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuIbSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, kernels::engine::FifoCursor* proxyCursor,
     gpu::Stream stream, IbNetwork& network, braid::net::Socket connected, int peer,
-    int64_t timeoutMs);
+    int64_t timeoutMs, const std::string& nic = "");
 
 /// The kernel's end of a FIFO from `peer` on another host.
 Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuIbRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, gpu::Stream stream, IbNetwork& network,
-    IbRecvPump::SocketTaker take, int peer, int64_t timeoutMs);
+    IbRecvPump::SocketTaker take, int peer, int64_t timeoutMs, const std::string& nic = "");
 
 }  // namespace braid::transport::ib

@@ -111,6 +111,57 @@ std::string gidToString(const ibv_gid& gid) {
 
 Result<std::vector<std::unique_ptr<IbPort>>> openPorts(const VerbsApi& verbs,
                                                        const IbSettings& settings) {
+namespace {
+
+struct ActivePort {
+  uint8_t number;
+  ibv_port_attr attr;
+};
+
+// The ports of `device` that are up and that `filter` allows, read through a context of their
+// own, closed again.
+std::vector<ActivePort> activePorts(const VerbsApi& verbs, ibv_device* device,
+                                    const std::string& name, const HcaFilter& filter) {
+  std::vector<ActivePort> active;
+  ibv_context* probe = verbs.openDevice(device);
+  if (probe == nullptr) return active;
+  ibv_device_attr deviceAttr{};
+  const int ports = verbs.queryDevice(probe, &deviceAttr) == 0 ? deviceAttr.phys_port_cnt : 0;
+  for (int p = 1; p <= ports; ++p) {
+    ibv_port_attr attr{};
+    if (verbs.queryPort(probe, static_cast<uint8_t>(p), &attr) != 0) continue;
+    if (attr.state != IBV_PORT_ACTIVE || !filter.allows(name, p)) continue;
+    active.push_back({static_cast<uint8_t>(p), attr});
+  }
+  verbs.closeDevice(probe);
+  return active;
+}
+
+}  // namespace
+
+Result<std::vector<topology::VerbsPort>> describePorts(const VerbsApi& verbs,
+                                                       const IbSettings& settings) {
+  std::vector<topology::VerbsPort> described;
+  int count = 0;
+  ibv_device** list = verbs.getDeviceList(&count);
+  if (list == nullptr) return described;
+  const HcaFilter filter(settings.hca);
+  for (int d = 0; d < count; ++d) {
+    const std::string device = verbs.getDeviceName(list[d]);
+    for (const ActivePort& active : activePorts(verbs, list[d], device, filter)) {
+      topology::VerbsPort port;
+      port.device = device;
+      port.port = active.number;
+      port.speedGbps = topology::ibLaneRateGbps(active.attr.active_speed) *
+                       topology::ibLaneCount(active.attr.active_width);
+      port.linkLayer = topology::ibLinkLayerName(active.attr.link_layer);
+      described.push_back(std::move(port));
+    }
+  }
+  verbs.freeDeviceList(list);
+  return described;
+}
+
   std::vector<std::unique_ptr<IbPort>> ports;
   int count = 0;
   ibv_device** list = verbs.getDeviceList(&count);
@@ -119,21 +170,9 @@ Result<std::vector<std::unique_ptr<IbPort>>> openPorts(const VerbsApi& verbs,
   Status status;
   for (int d = 0; d < count && status.ok(); ++d) {
     const std::string device = verbs.getDeviceName(list[d]);
-    // The port count and states come from a context of its own, closed again: only the ports
-    // the filter allows and that are up get one for the transport.
-    ibv_context* probe = verbs.openDevice(list[d]);
-    if (probe == nullptr) continue;
-    ibv_device_attr deviceAttr{};
-    const int ports_ = verbs.queryDevice(probe, &deviceAttr) == 0 ? deviceAttr.phys_port_cnt : 0;
-    std::vector<uint8_t> active;
-    for (int p = 1; p <= ports_; ++p) {
-      ibv_port_attr attr{};
-      if (verbs.queryPort(probe, static_cast<uint8_t>(p), &attr) != 0) continue;
-      if (attr.state != IBV_PORT_ACTIVE || !filter.allows(device, p)) continue;
-      active.push_back(static_cast<uint8_t>(p));
-    }
-    verbs.closeDevice(probe);
-    for (uint8_t p : active) {
+    // Only the ports the filter allows and that are up get a context for the transport.
+    for (const ActivePort& active : activePorts(verbs, list[d], device, filter)) {
+      const uint8_t p = active.number;
       auto port = std::make_unique<IbPort>(verbs, device + ":" + std::to_string(p));
       status = openPort(verbs, settings, list[d], p, port.get());
       if (!status.ok()) break;

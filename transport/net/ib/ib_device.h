@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "braid/status.h"
+#include "topology/verbs_nics.h"
 #include "transport/net/ib/ib_settings.h"
 #include "transport/net/ib/verbs_api.h"
 
@@ -60,5 +61,10 @@ Result<std::vector<std::unique_ptr<IbPort>>> openPorts(const VerbsApi& verbs,
 
 /// "fe80::1" style text of a GID, for logs.
 std::string gidToString(const ibv_gid& gid);
+
+/// The active ports BRAID_IB_HCA allows, as topology describes real ones (VerbsPort), for
+/// ports no discovery sees: the emulated HCA's. Opens and closes them.
+Result<std::vector<topology::VerbsPort>> describePorts(const VerbsApi& verbs,
+                                                       const IbSettings& settings);
 
 }  // namespace braid::transport::ib

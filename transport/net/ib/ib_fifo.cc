@@ -1,5 +1,6 @@
 #include "transport/net/ib/ib_fifo.h"
 
+#include <string>
 #include <utility>
 
 #include "transport/net/proxied_ends.h"
@@ -10,9 +11,10 @@ namespace {
 class IbSendEnd final : public net::ProxiedSendEnd {
  public:
   explicit IbSendEnd(shm::PrivateFifo fifo) : ProxiedSendEnd(std::move(fifo)) {}
-  Status start(IbNetwork& network, braid::net::Socket connected, int peer, int64_t timeoutMs) {
+  Status start(IbNetwork& network, braid::net::Socket connected, int peer, int64_t timeoutMs,
+               const std::string& nic) {
     BRAID_ASSIGN_OR_RETURN(
-        pump_, IbSendPump::start(network, fifo_.ref, std::move(connected), peer, timeoutMs));
+        pump_, IbSendPump::start(network, fifo_.ref, std::move(connected), peer, timeoutMs, nic));
     return Status::success();
   }
 
@@ -23,9 +25,10 @@ class IbSendEnd final : public net::ProxiedSendEnd {
 class IbRecvEnd final : public net::ProxiedRecvEnd {
  public:
   explicit IbRecvEnd(shm::PrivateFifo fifo) : ProxiedRecvEnd(std::move(fifo)) {}
-  Status start(IbNetwork& network, IbRecvPump::SocketTaker take, int peer, int64_t timeoutMs) {
-    BRAID_ASSIGN_OR_RETURN(pump_,
-                           IbRecvPump::start(network, fifo_.ref, std::move(take), peer, timeoutMs));
+  Status start(IbNetwork& network, IbRecvPump::SocketTaker take, int peer, int64_t timeoutMs,
+               const std::string& nic) {
+    BRAID_ASSIGN_OR_RETURN(
+        pump_, IbRecvPump::start(network, fifo_.ref, std::move(take), peer, timeoutMs, nic));
     return Status::success();
   }
 
@@ -36,18 +39,20 @@ class IbRecvEnd final : public net::ProxiedRecvEnd {
 }  // namespace
 
 Result<std::unique_ptr<SendEnd>> openIbSendEnd(IbNetwork& network, braid::net::Socket connected,
-                                               size_t slotBytes, int peer, int64_t timeoutMs) {
+                                               size_t slotBytes, int peer, int64_t timeoutMs,
+                                               const std::string& nic) {
   BRAID_ASSIGN_OR_RETURN(shm::PrivateFifo fifo, shm::createPrivateFifo(slotBytes));
   auto end = std::make_unique<IbSendEnd>(std::move(fifo));
-  BRAID_TRY(end->start(network, std::move(connected), peer, timeoutMs));
+  BRAID_TRY(end->start(network, std::move(connected), peer, timeoutMs, nic));
   return std::unique_ptr<SendEnd>(std::move(end));
 }
 
 Result<std::unique_ptr<RecvEnd>> openIbRecvEnd(IbNetwork& network, IbRecvPump::SocketTaker take,
-                                               size_t slotBytes, int peer, int64_t timeoutMs) {
+                                               size_t slotBytes, int peer, int64_t timeoutMs,
+                                               const std::string& nic) {
   BRAID_ASSIGN_OR_RETURN(shm::PrivateFifo fifo, shm::createPrivateFifo(slotBytes));
   auto end = std::make_unique<IbRecvEnd>(std::move(fifo));
-  BRAID_TRY(end->start(network, std::move(take), peer, timeoutMs));
+  BRAID_TRY(end->start(network, std::move(take), peer, timeoutMs, nic));
   return std::unique_ptr<RecvEnd>(std::move(end));
 }
 

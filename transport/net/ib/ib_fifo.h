@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "braid/status.h"
 #include "transport/connection.h"
@@ -16,13 +17,17 @@
 namespace braid::transport::ib {
 
 /// The executor's end of a FIFO to `peer` on another host, whose receiving end is at the other
-/// end of `connected` (a socket from the rendezvous, used for the handshake only).
+/// end of `connected` (a socket from the rendezvous, used for the handshake only). Its queue
+/// pairs start on port `nic` ("mlx5_0:1", the one the topology planned for the FIFO's channel)
+/// where this process opened it, else where IbNetwork::firstPort spreads them.
 Result<std::unique_ptr<SendEnd>> openIbSendEnd(IbNetwork& network, braid::net::Socket connected,
-                                               size_t slotBytes, int peer, int64_t timeoutMs);
+                                               size_t slotBytes, int peer, int64_t timeoutMs,
+                                               const std::string& nic = "");
 
 /// The executor's end of a FIFO from `peer`; the proxy takes the sender's connection with
 /// `take` whenever it arrives, so this never waits.
 Result<std::unique_ptr<RecvEnd>> openIbRecvEnd(IbNetwork& network, IbRecvPump::SocketTaker take,
-                                               size_t slotBytes, int peer, int64_t timeoutMs);
+                                               size_t slotBytes, int peer, int64_t timeoutMs,
+                                               const std::string& nic = "");
 
 }  // namespace braid::transport::ib

@@ -34,10 +34,12 @@ size_t slotsBytes(const engine::FifoRef& fifo) { return kFifoSlots * fifo.stride
 
 }  // namespace
 
-IbPump::IbPump(IbNetwork& network, const engine::FifoRef& fifo, int peer, int64_t timeoutMs)
+IbPump::IbPump(IbNetwork& network, const engine::FifoRef& fifo, int peer, int64_t timeoutMs,
+               const std::string& nic)
     : network_(network),
       fifo_(fifo),
       peer_(peer),
+      firstPort_(network.firstPort(nic)),
       connectBy_(timeoutMs > 0 ? Deadline::afterMs(timeoutMs) : Deadline::never()),
       id_(network.proxy().newId()) {}
 
@@ -50,7 +52,8 @@ Status IbPump::setUp(int slotAccess, int creditAccess) {
                            " a verbs FIFO carries (lower BRAID_BUFFSIZE)");
   }
   const int qps = network_.settings().qpsPerConnection;
-  BRAID_ASSIGN_OR_RETURN(qps_, IbQueuePairs::create(network_, qps, kSendDepth, kRecvDepth, peer_));
+  BRAID_ASSIGN_OR_RETURN(
+      qps_, IbQueuePairs::create(network_, firstPort_, qps, kSendDepth, kRecvDepth, peer_));
   void* page = std::aligned_alloc(4096, 4096);
   if (page == nullptr) return systemError("verbs: no memory for a credit word");
   std::memset(page, 0, 4096);
@@ -134,8 +137,8 @@ bool IbPump::handshake(bool sendFirst) {
 Result<std::unique_ptr<IbSendPump>> IbSendPump::start(IbNetwork& network,
                                                       const engine::FifoRef& fifo,
                                                       braid::net::Socket connected, int peer,
-                                                      int64_t timeoutMs) {
-  std::unique_ptr<IbSendPump> pump(new IbSendPump(network, fifo, peer, timeoutMs));
+                                                      int64_t timeoutMs, const std::string& nic) {
+  std::unique_ptr<IbSendPump> pump(new IbSendPump(network, fifo, peer, timeoutMs, nic));
   BRAID_TRY(pump->setUp(IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
   pump->released_ = engine::receiverCursor(fifo.counters);
   pump->next_ = pump->released_.mine;
@@ -213,8 +216,9 @@ void IbSendPump::completed(const ibv_wc& wc, uint32_t tag) {
 
 Result<std::unique_ptr<IbRecvPump>> IbRecvPump::start(IbNetwork& network,
                                                       const engine::FifoRef& fifo, SocketTaker take,
-                                                      int peer, int64_t timeoutMs) {
-  std::unique_ptr<IbRecvPump> pump(new IbRecvPump(network, fifo, peer, timeoutMs));
+                                                      int peer, int64_t timeoutMs,
+                                                      const std::string& nic) {
+  std::unique_ptr<IbRecvPump> pump(new IbRecvPump(network, fifo, peer, timeoutMs, nic));
   BRAID_TRY(pump->setUp(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, IBV_ACCESS_LOCAL_WRITE));
   pump->posted_ = engine::senderCursor(fifo.counters);
   pump->creditSent_ = engine::loadAcquire(&fifo.counters->head);

@@ -42,7 +42,9 @@ class IbPump : public IbEndpoint {
 
  protected:
   enum class State { kAwaitSocket, kAwaitHello, kRunning, kFailed };
-  IbPump(IbNetwork& network, const kernels::engine::FifoRef& fifo, int peer, int64_t timeoutMs);
+  /// Its queue pairs start on port `nic` where this process has it (IbNetwork::firstPort).
+  IbPump(IbNetwork& network, const kernels::engine::FifoRef& fifo, int peer, int64_t timeoutMs,
+         const std::string& nic);
   /// Queue pairs, the credit page, and the FIFO's slots registered with `slotAccess`.
   Status setUp(int slotAccess, int creditAccess);
   /// Starts being driven by the proxy.
@@ -63,6 +65,7 @@ class IbPump : public IbEndpoint {
   int peer_;
   Deadline connectBy_;
   std::atomic<State> state_{State::kAwaitHello};
+  int firstPort_;
   braid::net::Socket socket_;
   HelloReader reader_;
   IbHello remote_{};
@@ -81,7 +84,7 @@ class IbSendPump final : public IbPump {
   static Result<std::unique_ptr<IbSendPump>> start(IbNetwork& network,
                                                    const kernels::engine::FifoRef& fifo,
                                                    braid::net::Socket connected, int peer,
-                                                   int64_t timeoutMs);
+                                                   int64_t timeoutMs, const std::string& nic);
   /// Sends what the executor posted first (bounded by kDrainMs): a host collective completes
   /// on a rank before its last slots have left.
   ~IbSendPump() override;
@@ -106,7 +109,8 @@ class IbRecvPump final : public IbPump {
   /// The receiving half for `fifo` (which it posts into, as its sender), from `peer`.
   static Result<std::unique_ptr<IbRecvPump>> start(IbNetwork& network,
                                                    const kernels::engine::FifoRef& fifo,
-                                                   SocketTaker take, int peer, int64_t timeoutMs);
+                                                   SocketTaker take, int peer, int64_t timeoutMs,
+                                                   const std::string& nic);
   /// Detaches here, not in ~IbPump: by then this part is gone, and the proxy would call it.
   ~IbRecvPump() override { detach(); }
 

@@ -48,6 +48,13 @@ std::string IbNetwork::describe() const {
   for (const auto& port : ports_) text += (text.empty() ? "" : ", ") + port->name();
   if (settings_.emulate > 0) text += " (emulated)";
   return text;
+int IbNetwork::firstPort(const std::string& nic) const {
+  for (size_t i = 0; i < ports_.size() && !nic.empty(); ++i) {
+    if (ports_[i]->name() == nic) return static_cast<int>(i);
+  }
+  return first_;
+}
+
 }
 
 }  // namespace braid::transport::ib

@@ -27,11 +27,13 @@ class IbNetwork {
   const VerbsApi& verbs() const { return *verbs_; }
   const IbSettings& settings() const { return settings_; }
   IbProxy& proxy() { return *proxy_; }
-  /// The port of a FIFO end's `index`th queue pair: spread over the ports, the first one chosen
-  /// by this rank's place on its host, so the ranks of a host start on different NICs.
-  IbPort& portFor(int index) const {
-    return *ports_[(static_cast<size_t>(first_) + static_cast<size_t>(index)) % ports_.size()];
-  }
+  /// Where a FIFO end's queue pairs start (pair i on portAt(first + i)): the port named `nic`
+  /// ("mlx5_0:1"), the one the topology planned for the FIFO's channel, where this process
+  /// opened it; otherwise (none planned, or a port BRAID_IB_HCA left out) spread by this rank's
+  /// place on its host, so the ranks of a host start on different NICs.
+  int firstPort(const std::string& nic) const;
+  /// The port `index`, counted round the ports opened.
+  IbPort& portAt(int index) const { return *ports_[static_cast<size_t>(index) % ports_.size()]; }
   /// "emu_0:1, emu_1:1 (emulated)", for the log.
   std::string describe() const;
   /// A send end going away keeps writing what was posted (kDrainMs), unless `*flag` is up: the

@@ -31,12 +31,13 @@ Status IbRegion::add(IbPort& port, void* addr, size_t bytes, int access) {
   return Status::success();
 }
 
-Result<std::unique_ptr<IbQueuePairs>> IbQueuePairs::create(IbNetwork& network, int count,
-                                                           int sendDepth, int recvDepth, int peer) {
-  std::unique_ptr<IbQueuePairs> pairs(new IbQueuePairs(network, peer));
+Result<std::unique_ptr<IbQueuePairs>> IbQueuePairs::create(IbNetwork& network, int firstPort,
+                                                           int count, int sendDepth, int recvDepth,
+                                                           int peer) {
+  std::unique_ptr<IbQueuePairs> pairs(new IbQueuePairs(network, firstPort, peer));
   static thread_local std::mt19937 random(std::random_device{}());
   for (int i = 0; i < count; ++i) {
-    IbPort& port = network.portFor(i);
+    IbPort& port = network.portAt(firstPort + i);
     ibv_qp_init_attr init{};
     init.send_cq = port.cq;
     init.recv_cq = port.cq;

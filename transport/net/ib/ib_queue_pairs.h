@@ -2,7 +2,7 @@
 // to connect them.
 //
 // A FIFO over verbs has one to kMaxQps RC queue pairs (BRAID_IB_QPS_PER_CONNECTION) on each
-// side, pair j connected to the peer's pair j, each on the port IbNetwork::portFor(j) of its
+// side, pair j connected to the peer's pair j, each on the port IbNetwork::portAt(first + j) of its
 // side. The sender writes slot k's bytes with RDMA write with immediate on pair k % n; the
 // receiver writes its count of released slots back (a plain RDMA write) on pair 0.
 #pragma once
@@ -75,13 +75,14 @@ class IbQueuePairs {
  public:
   /// `count` RC queue pairs in INIT, with room for `sendDepth` / `recvDepth` outstanding
   /// requests each; `peer` names the other rank in errors.
-  static Result<std::unique_ptr<IbQueuePairs>> create(IbNetwork& network, int count, int sendDepth,
-                                                      int recvDepth, int peer);
+  /// Pair i is on the port IbNetwork::portAt(firstPort + i).
+  static Result<std::unique_ptr<IbQueuePairs>> create(IbNetwork& network, int firstPort, int count,
+                                                      int sendDepth, int recvDepth, int peer);
   ~IbQueuePairs();
 
   int size() const { return static_cast<int>(qps_.size()); }
   ibv_qp* qp(int i) const { return qps_[i]; }
-  IbPort& port(int i) const { return network_.portFor(i); }
+  IbPort& port(int i) const { return network_.portAt(firstPort_ + i); }
   /// Registers [addr, addr + bytes) with each pair's port.
   Status registerMemory(IbRegion* region, void* addr, size_t bytes, int access) const;
   /// This side's hello; `region`'s rkeys go with each pair.
@@ -92,9 +93,11 @@ class IbQueuePairs {
   int indexOf(uint32_t qpn) const;
 
  private:
-  IbQueuePairs(IbNetwork& network, int peer) : network_(network), peer_(peer) {}
+  IbQueuePairs(IbNetwork& network, int firstPort, int peer)
+      : network_(network), firstPort_(firstPort), peer_(peer) {}
 
   IbNetwork& network_;
+  int firstPort_;
   int peer_;
   std::vector<ibv_qp*> qps_;
   std::vector<uint32_t> psns_;
