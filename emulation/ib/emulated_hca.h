@@ -84,7 +84,6 @@ class Hca {
   bool reserve(Counted what);
   void release(Counted what);
 
- private:
   /// Payload bytes its port sent and received by RDMA, as a real port counts them in
   /// port_xmit_data / port_rcv_data; said at INFO when the HCA goes, so that a test can see
   /// which NICs carried a run's traffic.
@@ -94,6 +93,7 @@ class Hca {
   uint64_t transmitted() const { return transmitted_.load(std::memory_order_relaxed); }
   uint64_t received() const { return received_.load(std::memory_order_relaxed); }
 
+ private:
   struct MrEntry {
     const ProtectionDomain* pd;
     uintptr_t addr;
@@ -125,10 +125,10 @@ class Hca {
   std::unordered_map<uint32_t, uint32_t> rkeyOfLkey_;
 
   std::atomic<int> counts_[2] = {0, 0};
+  std::atomic<uint64_t> transmitted_{0};
+  std::atomic<uint64_t> received_{0};
   std::atomic<bool> stopping_{false};
   std::thread acceptThread_;  // last: it uses everything above
 };
 
-  std::atomic<uint64_t> transmitted_{0};
-  std::atomic<uint64_t> received_{0};
 }  // namespace braid::transport::ib::emulated

@@ -109,8 +109,6 @@ std::string gidToString(const ibv_gid& gid) {
   return text;
 }
 
-Result<std::vector<std::unique_ptr<IbPort>>> openPorts(const VerbsApi& verbs,
-                                                       const IbSettings& settings) {
 namespace {
 
 struct ActivePort {
@@ -162,6 +160,8 @@ Result<std::vector<topology::VerbsPort>> describePorts(const VerbsApi& verbs,
   return described;
 }
 
+Result<std::vector<std::unique_ptr<IbPort>>> openPorts(const VerbsApi& verbs,
+                                                       const IbSettings& settings) {
   std::vector<std::unique_ptr<IbPort>> ports;
   int count = 0;
   ibv_device** list = verbs.getDeviceList(&count);

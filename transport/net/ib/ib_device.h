@@ -59,12 +59,12 @@ int chooseGid(const std::vector<GidEntry>& table, int rocVersion, int family);
 Result<std::vector<std::unique_ptr<IbPort>>> openPorts(const VerbsApi& verbs,
                                                        const IbSettings& settings);
 
-/// "fe80::1" style text of a GID, for logs.
-std::string gidToString(const ibv_gid& gid);
-
 /// The active ports BRAID_IB_HCA allows, as topology describes real ones (VerbsPort), for
 /// ports no discovery sees: the emulated HCA's. Opens and closes them.
 Result<std::vector<topology::VerbsPort>> describePorts(const VerbsApi& verbs,
                                                        const IbSettings& settings);
+
+/// "fe80::1" style text of a GID, for logs.
+std::string gidToString(const ibv_gid& gid);
 
 }  // namespace braid::transport::ib

@@ -63,9 +63,9 @@ class IbPump : public IbEndpoint {
   IbNetwork& network_;
   kernels::engine::FifoRef fifo_;
   int peer_;
+  int firstPort_;
   Deadline connectBy_;
   std::atomic<State> state_{State::kAwaitHello};
-  int firstPort_;
   braid::net::Socket socket_;
   HelloReader reader_;
   IbHello remote_{};

@@ -43,11 +43,6 @@ Result<std::unique_ptr<IbNetwork>> IbNetwork::open(const IbSettings& settings, i
   return std::unique_ptr<IbNetwork>(new IbNetwork(verbs, settings, std::move(ports), first));
 }
 
-std::string IbNetwork::describe() const {
-  std::string text;
-  for (const auto& port : ports_) text += (text.empty() ? "" : ", ") + port->name();
-  if (settings_.emulate > 0) text += " (emulated)";
-  return text;
 int IbNetwork::firstPort(const std::string& nic) const {
   for (size_t i = 0; i < ports_.size() && !nic.empty(); ++i) {
     if (ports_[i]->name() == nic) return static_cast<int>(i);
@@ -55,6 +50,11 @@ int IbNetwork::firstPort(const std::string& nic) const {
   return first_;
 }
 
+std::string IbNetwork::describe() const {
+  std::string text;
+  for (const auto& port : ports_) text += (text.empty() ? "" : ", ") + port->name();
+  if (settings_.emulate > 0) text += " (emulated)";
+  return text;
 }
 
 }  // namespace braid::transport::ib
