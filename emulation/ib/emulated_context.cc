@@ -45,11 +45,13 @@ Context::Context(const ibv_device& device, std::shared_ptr<Hca> hca, std::vector
   handle_.owner = this;
   handle_.verbs.device = &device_;
   handle_.verbs.cmd_fd = -1;
-  handle_.verbs.async_fd = -1;
+  handle_.verbs.async_fd = asyncEvents_.fd();
   handle_.verbs.num_comp_vectors = 1;
+  hca_->portEvents().subscribe(&asyncEvents_);
 }
 
 Context::~Context() {
+  hca_->portEvents().unsubscribe(&asyncEvents_);
   std::unordered_map<ibv_qp*, std::unique_ptr<QueuePair>> qps;
   {
     std::lock_guard<std::mutex> lock(mu_);

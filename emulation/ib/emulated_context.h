@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "braid/status.h"
+#include "emulation/ib/emulated_async_events.h"
 #include "emulation/ib/emulated_cq.h"
 #include "emulation/ib/emulated_gid_table.h"
 #include "emulation/ib/emulated_handle.h"
@@ -47,6 +48,9 @@ class Context {
   static Context* from(ibv_context* context) { return Handle::ownerOf(context); }
   int deviceIndex() const { return hca_->index(); }
   const std::vector<GidEntry>& gids() const { return gids_; }
+  Hca& hca() const { return *hca_; }
+  /// ibv_get_async_event on this context (its async_fd is the queue's eventfd).
+  int getAsyncEvent(ibv_async_event* event) { return asyncEvents_.get(event); }
 
   // Each returns nullptr and sets errno, or returns an errno value, as libibverbs does.
   ibv_pd* allocPd();
@@ -70,6 +74,7 @@ class Context {
   ibv_device device_;  ///< a copy: the application may free the device list
   const std::shared_ptr<Hca> hca_;
   const std::vector<GidEntry> gids_;
+  AsyncEventQueue asyncEvents_;  ///< subscribed to hca_'s port events while open
 
   std::mutex mu_;
   std::unordered_map<ibv_pd*, std::unique_ptr<ProtectionDomain>> pds_;

@@ -25,12 +25,16 @@ Plan readPlan() {
   const std::string kind = value->substr(0, colon);
   const uint64_t at =
       colon == std::string::npos ? 0 : std::strtoull(value->c_str() + colon + 1, nullptr, 10);
-  if (at == 0 || (kind != "completion" && kind != "post")) {
-    BRAID_WARN("BRAID_IB_EMULATE_FAULT=%s: expected completion:N or post:N (N >= 1); no fault",
-               value->c_str());
-    return plan;
+  if (kind == "completion") plan.kind = WriteFault::kCompletion;
+  if (kind == "post") plan.kind = WriteFault::kPost;
+  if (kind == "port_down") plan.kind = WriteFault::kPortDown;
+  if (at == 0 || plan.kind == WriteFault::kNone) {
+    BRAID_WARN(
+        "BRAID_IB_EMULATE_FAULT=%s: expected completion:N, post:N or port_down:N (N >= 1); no "
+        "fault",
+        value->c_str());
+    return Plan{};
   }
-  plan.kind = kind == "completion" ? WriteFault::kCompletion : WriteFault::kPost;
   plan.at = at;
   BRAID_INFO("emulated HCA: the %llu-th RDMA write of this process will fail (%s)",
              static_cast<unsigned long long>(at), kind.c_str());

@@ -30,6 +30,7 @@
 
 #include "base/socket.h"
 #include "braid/status.h"
+#include "emulation/ib/emulated_async_events.h"
 #include "emulation/ib/emulated_limits.h"
 
 namespace braid::transport::ib::emulated {
@@ -93,6 +94,9 @@ class Hca {
   uint64_t transmitted() const { return transmitted_.load(std::memory_order_relaxed); }
   uint64_t received() const { return received_.load(std::memory_order_relaxed); }
 
+  /// Its ports' states and the contexts that hear of them (emulated_async_events.h).
+  PortEvents& portEvents() { return portEvents_; }
+
  private:
   struct MrEntry {
     const ProtectionDomain* pd;
@@ -127,6 +131,7 @@ class Hca {
   std::atomic<int> counts_[2] = {0, 0};
   std::atomic<uint64_t> transmitted_{0};
   std::atomic<uint64_t> received_{0};
+  PortEvents portEvents_{name_};
   std::atomic<bool> stopping_{false};
   std::thread acceptThread_;  // last: it uses everything above
 };

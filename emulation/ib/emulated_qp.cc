@@ -227,6 +227,7 @@ int QueuePair::postSend(ibv_send_wr* wr, ibv_send_wr** bad) {
       if (fault == WriteFault::kCompletion) {
         failHeadLocked(IBV_WC_RETRY_EXC_ERR, "injected by BRAID_IB_EMULATE_FAULT");
       }
+      if (fault == WriteFault::kPortDown) hca_.portEvents().takeDown(attrs_.port);
     }
   }
   if (err != 0 && bad != nullptr) *bad = wr;
@@ -264,7 +265,9 @@ QueuePair::RequesterView QueuePair::requesterView(Clock::time_point now) {
   }
   RequesterView view;
   view.epoch = epoch_;
-  view.connect = attrs_.state == IBV_QPS_RTS && routable_ && !shutDown_;
+  // A port that is down sends nothing: outstanding work waits for the transport timeout.
+  view.connect = attrs_.state == IBV_QPS_RTS && routable_ && !shutDown_ &&
+                 !hca_.portEvents().down(attrs_.port);
   view.peer = peer_;
   view.hello = hello_;
   view.workWaiting = sends_.outstanding() > 0;
@@ -346,7 +349,8 @@ void QueuePair::admit(net::Socket connection, const wire::Hello& hello) {
 QueuePair::WriteGate QueuePair::writeGate(uint64_t epoch) {
   std::lock_guard<std::mutex> lock(mu_);
   WriteGate gate;
-  gate.live = epoch == epoch_ && acceptsWrites(attrs_.state);
+  gate.live = epoch == epoch_ && acceptsWrites(attrs_.state) &&
+              !hca_.portEvents().down(attrs_.port);  // a down port drops what arrives
   gate.remoteWrite = (attrs_.accessFlags & IBV_ACCESS_REMOTE_WRITE) != 0;
   return gate;
 }

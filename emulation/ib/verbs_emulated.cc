@@ -117,7 +117,8 @@ int queryDevice(ibv_context* context, ibv_device_attr* attr) {
 int queryPort(ibv_context* context, uint8_t port, ibv_port_attr* attr) {
   if (port != 1) return EINVAL;
   *attr = ibv_port_attr{};
-  attr->state = IBV_PORT_ACTIVE;
+  attr->state =
+      Context::from(context)->hca().portEvents().down(port) ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
   attr->max_mtu = IBV_MTU_4096;
   attr->active_mtu = IBV_MTU_4096;
   attr->gid_tbl_len = static_cast<int>(Context::from(context)->gids().size());
@@ -177,14 +178,21 @@ int pollCq(ibv_cq* cq, int entries, ibv_wc* wc) {
   return CompletionQueue::from(cq)->poll(entries, wc);
 }
 
+int getAsyncEvent(ibv_context* context, ibv_async_event* event) {
+  return Context::from(context)->getAsyncEvent(event);
+}
+// The emulation raises port events only, which hold nothing that an acknowledgement releases
+// (libibverbs counts acknowledgements for QP, CQ, SRQ and WQ events alone).
+void ackAsyncEvent(ibv_async_event*) {}
+
 }  // namespace
 
 const VerbsApi& emulatedVerbs() {
   static const VerbsApi api = {
-      "emulated",  getDeviceList, freeDeviceList, getDeviceName, openDevice, closeDevice,
-      queryDevice, queryPort,     queryGid,       gidType,       allocPd,    deallocPd,
-      regMr,       deregMr,       createCq,       destroyCq,     createQp,   modifyQp,
-      destroyQp,   postSend,      postRecv,       pollCq,
+      "emulated",  getDeviceList, freeDeviceList, getDeviceName, openDevice,    closeDevice,
+      queryDevice, queryPort,     queryGid,       gidType,       allocPd,       deallocPd,
+      regMr,       deregMr,       createCq,       destroyCq,     createQp,      modifyQp,
+      destroyQp,   postSend,      postRecv,       pollCq,        getAsyncEvent, ackAsyncEvent,
   };
   return api;
 }

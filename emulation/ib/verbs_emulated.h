@@ -40,7 +40,8 @@
 // What is not
 //   - Any opcode but RDMA write (with or without immediate): send, RDMA read and atomics are
 //     refused at post time (EINVAL), since the transport uses none of them. Nor are SRQs,
-//     UD/UC/XRC QPs, memory windows, alternate paths, completion channels or async events.
+//     UD/UC/XRC QPs, memory windows, alternate paths, completion channels, or async events
+//     other than a port going down (IBV_EVENT_PORT_ERR, emulated_async_events.h).
 //   - RoCE v1: a QP whose source GID (sgid_index) or destination GID is a RoCE v1 (link-local)
 //     GID never reaches its peer, as RoCE v1 cannot cross an IP router; its writes end with
 //     IBV_WC_RETRY_EXC_ERR after the transport timeout.

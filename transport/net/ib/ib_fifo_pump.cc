@@ -88,6 +88,15 @@ void IbPump::fail(const std::string& why) {
   network_.reportFailure(peer_, "verbs: " + where);
 }
 
+void IbPump::asyncFailure(const IbAsyncFailure& failure) {
+  for (int i = 0; qps_ != nullptr && i < qps_->size(); ++i) {
+    if (failure.ends(qps_->port(i), qps_->qp(i)->qp_num)) {
+      fail(failure.what + " under the link to rank " + std::to_string(peer_));
+      return;
+    }
+  }
+}
+
 IbHello IbSendPump::ourHello() const {
   // The receiver writes our credit word.
   return qps_->hello(creditRegion_, reinterpret_cast<uintptr_t>(creditPage_.get()), fifo_.stride,

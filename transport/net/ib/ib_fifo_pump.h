@@ -39,6 +39,8 @@ class IbPump : public IbEndpoint {
  public:
   ~IbPump() override;
   bool failed() const { return state_.load() == State::kFailed; }
+  /// Fails when one of its queue pairs, or the port under it, is what `failure` ends.
+  void asyncFailure(const IbAsyncFailure& failure) override;
 
  protected:
   enum class State { kAwaitSocket, kAwaitHello, kRunning, kFailed };

@@ -11,10 +11,15 @@ IbNetwork::IbNetwork(const VerbsApi* verbs, IbSettings settings,
     : verbs_(verbs), settings_(std::move(settings)), ports_(std::move(ports)), first_(first) {
   std::vector<IbPort*> raw;
   for (auto& port : ports_) raw.push_back(port.get());
-  proxy_ = std::make_unique<IbProxy>(std::move(raw));
+  proxy_ = std::make_unique<IbProxy>(raw);
+  asyncEvents_ = std::make_unique<IbAsyncEvents>(
+      *verbs_, std::move(raw), [this](IbAsyncFailure f) { proxy_->failAsync(std::move(f)); });
 }
 
-IbNetwork::~IbNetwork() { proxy_.reset(); }
+IbNetwork::~IbNetwork() {
+  asyncEvents_.reset();
+  proxy_.reset();
+}
 
 Result<std::unique_ptr<IbNetwork>> IbNetwork::open(const IbSettings& settings, int localRank,
                                                    std::string* why) {

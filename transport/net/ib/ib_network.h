@@ -10,6 +10,7 @@
 
 #include "braid/status.h"
 #include "transport/link_failure.h"
+#include "transport/net/ib/ib_async_events.h"
 #include "transport/net/ib/ib_device.h"
 #include "transport/net/ib/ib_proxy.h"
 #include "transport/net/ib/ib_settings.h"
@@ -61,7 +62,8 @@ class IbNetwork {
   int first_;
   const std::atomic<bool>* drainCancel_ = nullptr;
   OnFailure onFailure_;
-  std::unique_ptr<IbProxy> proxy_;  // after ports_, so it stops before they close
+  std::unique_ptr<IbProxy> proxy_;              // after ports_, so it stops before they close
+  std::unique_ptr<IbAsyncEvents> asyncEvents_;  // tells proxy_ of fatal events; stops first
 };
 
 }  // namespace braid::transport::ib

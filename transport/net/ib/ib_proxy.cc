@@ -22,6 +22,33 @@ IbProxy::~IbProxy() {
 void IbProxy::add(uint32_t id, IbEndpoint* endpoint) {
   std::lock_guard<std::mutex> lock(mutex_);
   endpoints_[id] = endpoint;
+  added_.push_back(id);
+}
+
+void IbProxy::failAsync(IbAsyncFailure failure) {
+  std::lock_guard<std::mutex> lock(asyncMu_);
+  asyncFailures_.push_back(std::move(failure));
+  asyncPending_.store(true);
+}
+
+void IbProxy::deliverAsyncFailures() {
+  std::vector<IbAsyncFailure> fresh;
+  if (asyncPending_.exchange(false)) {
+    std::lock_guard<std::mutex> lock(asyncMu_);
+    fresh.swap(asyncFailures_);
+  }
+  // Endpoints made after a port went down learn of it too: it carries nothing any more.
+  for (uint32_t id : added_) {
+    auto found = endpoints_.find(id);
+    for (const IbAsyncFailure& down : downPorts_) {
+      if (found != endpoints_.end()) found->second->asyncFailure(down);
+    }
+  }
+  added_.clear();
+  for (IbAsyncFailure& failure : fresh) {
+    for (auto& [id, endpoint] : endpoints_) endpoint->asyncFailure(failure);
+    if (!failure.qpNum) downPorts_.push_back(std::move(failure));
+  }
 }
 
 void IbProxy::remove(uint32_t id) {
@@ -38,11 +65,18 @@ bool IbProxy::pollCompletions() {
     for (;;) {
       const int n = port->verbs().pollCq(port->cq, 32, wc);
       if (n < 0) {
-        // Nothing on this port can complete any more: its FIFOs stop, and their executors time
-        // out with their own deadlines. Said once, not on every pass.
+        // Nothing on this port can complete any more (an overrun puts a CQ in error): every
+        // FIFO end on it fails now, as for a port that went down, rather than leave its calls
+        // to their deadlines. Said once, not on every pass.
         BRAID_WARN("verbs: polling the completion queue of %s failed; its FIFOs stop",
                    port->name().c_str());
         failed_[p] = true;
+        IbAsyncFailure failure;
+        failure.port = port;
+        failure.what = port->name() + "'s completion queue failed (ibv_poll_cq returned " +
+                       std::to_string(n) + ")";
+        for (auto& [id, endpoint] : endpoints_) endpoint->asyncFailure(failure);
+        downPorts_.push_back(std::move(failure));
         break;
       }
       for (int i = 0; i < n; ++i) {
@@ -74,6 +108,7 @@ void IbProxy::run() {
     bool moved = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
+      deliverAsyncFailures();
       moved = pollCompletions();
       for (auto& [id, endpoint] : endpoints_) moved = endpoint->progress() || moved;
     }

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "transport/net/ib/ib_async_events.h"
 #include "transport/net/ib/ib_device.h"
 
 namespace braid::transport::ib {
@@ -36,6 +37,9 @@ class IbEndpoint {
   /// On the proxy thread: a completion of a work request this end posted, with the low 32 bits
   /// of the wr_id it gave (IbProxy::wrId).
   virtual void completed(const ibv_wc& wc, uint32_t tag) = 0;
+  /// On the proxy thread: an asynchronous event ended a port or a queue pair (IbProxy::failAsync);
+  /// an end that uses it fails.
+  virtual void asyncFailure(const IbAsyncFailure& failure) = 0;
 };
 
 class IbProxy {
@@ -53,6 +57,10 @@ class IbProxy {
   /// Stops driving it: once this returns the thread no longer touches it, and completions still
   /// to come for it are dropped.
   void remove(uint32_t id);
+  /// From any thread (the async event watcher's): every endpoint hears of `failure` on the
+  /// proxy's thread at its next pass, and so does every endpoint added later when it names a
+  /// whole port, which stays down.
+  void failAsync(IbAsyncFailure failure);
   static uint64_t wrId(uint32_t endpoint, uint32_t tag) {
     return (static_cast<uint64_t>(endpoint) << 32) | tag;
   }
@@ -60,11 +68,18 @@ class IbProxy {
  private:
   void run();
   bool pollCompletions();
+  /// Hands the failures of failAsync to the endpoints; under mutex_.
+  void deliverAsyncFailures();
 
   std::vector<IbPort*> ports_;
   std::vector<bool> failed_;  // a port whose CQ failed, no longer polled
   std::mutex mutex_;          // held for a whole pass, so remove() waits for the pass to end
   std::map<uint32_t, IbEndpoint*> endpoints_;
+  std::vector<uint32_t> added_;            // endpoints not yet told of the down ports; mutex_
+  std::vector<IbAsyncFailure> downPorts_;  // every port-wide failure so far; proxy thread only
+  std::mutex asyncMu_;
+  std::vector<IbAsyncFailure> asyncFailures_;  // not yet delivered; asyncMu_
+  std::atomic<bool> asyncPending_{false};
   std::atomic<uint32_t> nextId_{1};
   std::atomic<bool> stopping_{false};
   std::thread thread_;

@@ -14,7 +14,8 @@
 //                      describes it); this folder holds only what drives a real HCA.
 //
 // Only what the transport uses is here: RC queue pairs, RDMA write and RDMA write with
-// immediate, polled completion queues.
+// immediate, polled completion queues, and the asynchronous events of a context
+// (ib_async_events.h).
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -57,6 +58,11 @@ struct VerbsApi {
   int (*postRecv)(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
   /// Up to `entries` completions into `wc`; the count taken, or negative on a CQ error.
   int (*pollCq)(ibv_cq* cq, int entries, ibv_wc* wc);
+
+  /// The context's oldest asynchronous event; 0, or -1 with errno set (EAGAIN: none waits, on
+  /// an async_fd made non-blocking). Every event taken must be acknowledged.
+  int (*getAsyncEvent)(ibv_context* context, ibv_async_event* event);
+  void (*ackAsyncEvent)(ibv_async_event* event);
 };
 
 /// The emulated HCA's verbs table (emulation/ib/verbs_emulated.cc): every call thread safe, as

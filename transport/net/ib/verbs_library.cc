@@ -30,6 +30,8 @@ struct Exported {
   ibv_qp* (*createQp)(ibv_pd*, ibv_qp_init_attr*);
   int (*modifyQp)(ibv_qp*, ibv_qp_attr*, int);
   int (*destroyQp)(ibv_qp*);
+  int (*getAsyncEvent)(ibv_context*, ibv_async_event*);
+  void (*ackAsyncEvent)(ibv_async_event*);
 };
 
 Exported exported{};
@@ -87,6 +89,8 @@ Result<const VerbsApi*> load() {
   BRAID_TRY(library.resolve("ibv_create_qp", &e.createQp));
   BRAID_TRY(library.resolve("ibv_modify_qp", &e.modifyQp));
   BRAID_TRY(library.resolve("ibv_destroy_qp", &e.destroyQp));
+  BRAID_TRY(library.resolve("ibv_get_async_event", &e.getAsyncEvent));
+  BRAID_TRY(library.resolve("ibv_ack_async_event", &e.ackAsyncEvent));
   // Kept open for the life of the process: providers are libraries it loads in turn.
   static std::optional<topology::DynamicLibrary> kept;
   kept.emplace(std::move(library));
@@ -114,6 +118,8 @@ Result<const VerbsApi*> load() {
   api.postSend = postSend;
   api.postRecv = postRecv;
   api.pollCq = pollCq;
+  api.getAsyncEvent = e.getAsyncEvent;
+  api.ackAsyncEvent = e.ackAsyncEvent;
   return static_cast<const VerbsApi*>(&api);
 }
 
