@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "topology/dynamic_library.h"
+#include "topology/libibverbs.h"
 #include "topology/pci_bus_id.h"
 #include "topology/verbs_abi.h"
 
@@ -102,13 +102,13 @@ const char* ibLinkLayerName(unsigned linkLayer) {
 
 VerbsReport listVerbsPorts() {
   VerbsReport report;
-  auto library = DynamicLibrary::open("libibverbs.so.1");
+  Result<const DynamicLibrary*> library = libibverbs();
   if (!library.ok()) {
     report.note = library.status().message();
     return report;
   }
   VerbsApi api;
-  Status resolved = resolveApi(library.value(), &api);
+  Status resolved = resolveApi(*library.value(), &api);
   if (!resolved.ok()) {
     report.note = resolved.message();
     return report;

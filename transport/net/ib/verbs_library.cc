@@ -2,10 +2,9 @@
 
 #include <fstream>
 #include <mutex>
-#include <optional>
 #include <string>
 
-#include "topology/dynamic_library.h"
+#include "topology/libibverbs.h"
 
 namespace braid::transport::ib {
 namespace {
@@ -69,8 +68,9 @@ int postRecv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) { return ibv_post_r
 int pollCq(ibv_cq* cq, int entries, ibv_wc* wc) { return ibv_poll_cq(cq, entries, wc); }
 
 Result<const VerbsApi*> load() {
-  BRAID_ASSIGN_OR_RETURN(topology::DynamicLibrary library,
-                         topology::DynamicLibrary::open("libibverbs.so.1"));
+  // The process's one handle, shared with topology discovery; ibv_fork_init ran when it opened.
+  BRAID_ASSIGN_OR_RETURN(const topology::DynamicLibrary* opened, topology::libibverbs());
+  const topology::DynamicLibrary& library = *opened;
   Exported& e = exported;
   BRAID_TRY(library.resolve("ibv_get_device_list", &e.getDeviceList));
   BRAID_TRY(library.resolve("ibv_free_device_list", &e.freeDeviceList));
@@ -91,10 +91,6 @@ Result<const VerbsApi*> load() {
   BRAID_TRY(library.resolve("ibv_destroy_qp", &e.destroyQp));
   BRAID_TRY(library.resolve("ibv_get_async_event", &e.getAsyncEvent));
   BRAID_TRY(library.resolve("ibv_ack_async_event", &e.ackAsyncEvent));
-  // Kept open for the life of the process: providers are libraries it loads in turn.
-  static std::optional<topology::DynamicLibrary> kept;
-  kept.emplace(std::move(library));
-
   static VerbsApi api{};
   api.name = "libibverbs.so.1";
   api.getDeviceList = e.getDeviceList;

@@ -7,7 +7,7 @@
 namespace braid::transport::ib {
 
 /// The real library's table; an error saying why where libibverbs.so.1 is missing or too old.
-/// Loaded once per process and never unloaded (providers keep threads and state in it).
+/// Resolved once per process, from the handle topology discovery uses too (topology/libibverbs.h).
 Result<const VerbsApi*> libraryVerbs();
 
 }  // namespace braid::transport::ib
