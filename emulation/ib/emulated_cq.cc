@@ -1,7 +1,10 @@
 // The emulated completion queue: see emulated_cq.h.
 #include "emulation/ib/emulated_cq.h"
 
+#include <errno.h>
+
 #include "base/log.h"
+#include "emulation/ib/emulated_limits.h"
 
 namespace braid::transport::ib::emulated {
 
@@ -25,6 +28,13 @@ void CompletionQueue::push(const ibv_wc& wc) {
     return;
   }
   entries_.push_back(wc);
+}
+
+int CompletionQueue::resize(int cqe) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cqe < 1 || cqe > kMaxCqe || static_cast<size_t>(cqe) < entries_.size()) return EINVAL;
+  handle_.verbs.cqe = cqe;
+  return 0;
 }
 
 int CompletionQueue::poll(int entries, ibv_wc* out) {

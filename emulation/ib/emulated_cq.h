@@ -2,7 +2,7 @@
 //
 // It holds at most the `cqe` completions it was created with. A completion that finds it full
 // overruns it, as on real hardware: the CQ goes into error, keeps nothing more, and every poll
-// fails from then on (the reason is logged once).
+// fails from then on (the reason is logged once). It can be resized while in use.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -28,6 +28,9 @@ class CompletionQueue {
   void push(const ibv_wc& wc);
   /// Up to `entries` completions, oldest first; -1 once the CQ has overrun.
   int poll(int entries, ibv_wc* out);
+  /// ibv_resize_cq: room for `cqe` completions from now on; EINVAL outside 1..kMaxCqe or below
+  /// the completions it holds now, as libibverbs refuses.
+  int resize(int cqe);
 
  private:
   using Handle = VerbsHandle<ibv_cq, CompletionQueue>;

@@ -157,6 +157,7 @@ ibv_mr* regMr(ibv_pd* pd, void* addr, size_t length, int access) {
 int deregMr(ibv_mr* mr) { return Context::from(mr->context)->deregMr(mr); }
 
 ibv_cq* createCq(ibv_context* context, int cqe) { return Context::from(context)->createCq(cqe); }
+int resizeCq(ibv_cq* cq, int cqe) { return CompletionQueue::from(cq)->resize(cqe); }
 int destroyCq(ibv_cq* cq) { return Context::from(cq->context)->destroyCq(cq); }
 
 ibv_qp* createQp(ibv_pd* pd, ibv_qp_init_attr* attr) {
@@ -189,10 +190,11 @@ void ackAsyncEvent(ibv_async_event*) {}
 
 const VerbsApi& emulatedVerbs() {
   static const VerbsApi api = {
-      "emulated",  getDeviceList, freeDeviceList, getDeviceName, openDevice,    closeDevice,
-      queryDevice, queryPort,     queryGid,       gidType,       allocPd,       deallocPd,
-      regMr,       deregMr,       createCq,       destroyCq,     createQp,      modifyQp,
-      destroyQp,   postSend,      postRecv,       pollCq,        getAsyncEvent, ackAsyncEvent,
+      "emulated",  getDeviceList, freeDeviceList, getDeviceName, openDevice,
+      closeDevice, queryDevice,   queryPort,      queryGid,      gidType,
+      allocPd,     deallocPd,     regMr,          deregMr,       createCq,
+      resizeCq,    destroyCq,     createQp,       modifyQp,      destroyQp,
+      postSend,    postRecv,      pollCq,         getAsyncEvent, ackAsyncEvent,
   };
   return api;
 }

@@ -12,8 +12,8 @@
 //     link-local RoCE v1 GID, then a RoCE v2 GID per address of each interface that is up
 //     (IPv4-mapped or IPv6; loopback last).
 //   - Protection domains, memory regions (keys unique in the process, never reused), completion
-//     queues (an overrun puts the CQ in error: every poll fails), RC queue pairs with the IB
-//     spec's state machine and attribute masks (emulated_qp_state.h).
+//     queues (resizable; an overrun puts the CQ in error: every poll fails), RC queue pairs
+//     with the IB spec's state machine and attribute masks (emulated_qp_state.h).
 //   - RDMA write and RDMA write with immediate, signaled or not, inline or not, with RC's
 //     guarantees: delivery in order per QP; the data in memory before the receive completion of
 //     a write with immediate is visible; the requester's completion after the responder's ACK.

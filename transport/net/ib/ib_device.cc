@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -38,6 +39,7 @@ Status openPort(const VerbsApi& verbs, const IbSettings& settings, ibv_device* d
     return systemError("verbs: querying " + name + ": " + std::strerror(rc));
   }
   port->maxQpWr = deviceAttr.max_qp_wr;
+  port->completions.setLimit(deviceAttr.max_cqe);
   ibv_port_attr attr{};
   if (int rc = verbs.queryPort(port->context, portNumber, &attr); rc != 0) {
     return systemError("verbs: querying " + name + ": " + std::strerror(rc));
@@ -74,7 +76,7 @@ Status openPort(const VerbsApi& verbs, const IbSettings& settings, ibv_device* d
   if (port->pd == nullptr) {
     return systemError("verbs: protection domain on " + name + ": " + std::strerror(errno));
   }
-  port->cq = verbs.createCq(port->context, kCqEntries);
+  port->cq = verbs.createCq(port->context, std::min(kInitialCqEntries, deviceAttr.max_cqe));
   if (port->cq == nullptr) {
     return systemError("verbs: completion queue on " + name + ": " + std::strerror(errno));
   }

@@ -9,13 +9,15 @@
 
 #include "braid/status.h"
 #include "topology/verbs_nics.h"
+#include "transport/net/ib/ib_cq_capacity.h"
 #include "transport/net/ib/ib_settings.h"
 #include "transport/net/ib/verbs_api.h"
 
 namespace braid::transport::ib {
 
-/// Completions one port's CQ holds: every FIFO end's queue pairs post at most this many in all.
-inline constexpr int kCqEntries = 16384;
+/// Completions one port's CQ holds when opened; it grows with the queue pairs made on it
+/// (ib_cq_capacity.h).
+inline constexpr int kInitialCqEntries = 1024;
 
 class IbPort {
  public:
@@ -37,6 +39,7 @@ class IbPort {
   int gidIndex = 0;
   ibv_gid gid{};
   int maxQpWr = 0;
+  CqCapacity completions;  ///< cq's entries promised to queue pairs
 
  private:
   const VerbsApi& verbs_;

@@ -65,9 +65,10 @@ bool IbProxy::pollCompletions() {
     for (;;) {
       const int n = port->verbs().pollCq(port->cq, 32, wc);
       if (n < 0) {
-        // Nothing on this port can complete any more (an overrun puts a CQ in error): every
-        // FIFO end on it fails now, as for a port that went down, rather than leave its calls
-        // to their deadlines. Said once, not on every pass.
+        // Nothing on this port can complete any more (an overrun puts a CQ in error; the CQ's
+        // size follows its queue pairs so that none should, ib_cq_capacity.h): every FIFO end
+        // on it fails now, as for a port that went down, rather than leave its calls to their
+        // deadlines. Said once, not on every pass.
         BRAID_WARN("verbs: polling the completion queue of %s failed; its FIFOs stop",
                    port->name().c_str());
         failed_[p] = true;

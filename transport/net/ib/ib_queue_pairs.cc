@@ -46,11 +46,7 @@ Result<std::unique_ptr<IbQueuePairs>> IbQueuePairs::create(IbNetwork& network, i
     init.cap.max_recv_wr = static_cast<uint32_t>(recvDepth);
     init.cap.max_send_sge = 1;
     init.cap.max_recv_sge = 1;
-    ibv_qp* qp = port.verbs().createQp(port.pd, &init);
-    if (qp == nullptr) {
-      return systemError("verbs: a queue pair on " + port.name() + " for rank " +
-                         std::to_string(peer) + ": " + std::strerror(errno));
-    }
+    BRAID_ASSIGN_OR_RETURN(ibv_qp * qp, createQueuePair(port, &init, peer));
     pairs->qps_.push_back(qp);
     pairs->psns_.push_back(random() & 0xffffff);
     ibv_qp_attr attr{};
@@ -68,7 +64,7 @@ Result<std::unique_ptr<IbQueuePairs>> IbQueuePairs::create(IbNetwork& network, i
 }
 
 IbQueuePairs::~IbQueuePairs() {
-  for (size_t i = 0; i < qps_.size(); ++i) port(static_cast<int>(i)).verbs().destroyQp(qps_[i]);
+  for (size_t i = 0; i < qps_.size(); ++i) destroyQueuePair(port(static_cast<int>(i)), qps_[i]);
 }
 
 Status IbQueuePairs::registerMemory(IbRegion* region, void* addr, size_t bytes, int access) const {

@@ -48,6 +48,8 @@ struct VerbsApi {
   int (*deregMr)(ibv_mr* mr);
 
   ibv_cq* (*createCq)(ibv_context* context, int cqe);
+  /// Grows (or shrinks) `cq` to at least `cqe` entries, updating cq->cqe; an errno value.
+  int (*resizeCq)(ibv_cq* cq, int cqe);
   int (*destroyCq)(ibv_cq* cq);
   ibv_qp* (*createQp)(ibv_pd* pd, ibv_qp_init_attr* attr);
   int (*modifyQp)(ibv_qp* qp, ibv_qp_attr* attr, int attrMask);

@@ -25,6 +25,7 @@ struct Exported {
   ibv_mr* (*regMr)(ibv_pd*, void*, size_t, int);
   int (*deregMr)(ibv_mr*);
   ibv_cq* (*createCq)(ibv_context*, int, void*, ibv_comp_channel*, int);
+  int (*resizeCq)(ibv_cq*, int);
   int (*destroyCq)(ibv_cq*);
   ibv_qp* (*createQp)(ibv_pd*, ibv_qp_init_attr*);
   int (*modifyQp)(ibv_qp*, ibv_qp_attr*, int);
@@ -85,6 +86,7 @@ Result<const VerbsApi*> load() {
   BRAID_TRY(library.resolve("ibv_reg_mr", &e.regMr));
   BRAID_TRY(library.resolve("ibv_dereg_mr", &e.deregMr));
   BRAID_TRY(library.resolve("ibv_create_cq", &e.createCq));
+  BRAID_TRY(library.resolve("ibv_resize_cq", &e.resizeCq));
   BRAID_TRY(library.resolve("ibv_destroy_cq", &e.destroyCq));
   BRAID_TRY(library.resolve("ibv_create_qp", &e.createQp));
   BRAID_TRY(library.resolve("ibv_modify_qp", &e.modifyQp));
@@ -107,6 +109,7 @@ Result<const VerbsApi*> load() {
   api.regMr = e.regMr;
   api.deregMr = e.deregMr;
   api.createCq = createCq;
+  api.resizeCq = e.resizeCq;
   api.destroyCq = e.destroyCq;
   api.createQp = e.createQp;
   api.modifyQp = e.modifyQp;
