@@ -41,40 +41,46 @@ Step treeStep(StepOp op, int from, int to, int chunk, size_t offset, size_t coun
   return makeStep(op, from, to, chunk, offset, offset, count, fromOutput);
 }
 
-// One chunk of the reduce phase at a node: (left op input) op right, sent to
-// the parent or, at the root, kept in the output. Partial results of a node
-// with two children wait in its output between the two receives.
-void emitReduceChunk(std::vector<Step>& steps, const TreeNode& node, int chunk, size_t offset,
-                     size_t count) {
-  const bool root = node.parent < 0;
+std::vector<int> childrenOf(const TreeNode& node) {
+  std::vector<int> children;
+  if (node.left >= 0) children.push_back(node.left);
+  if (node.right >= 0) children.push_back(node.right);
+  return children;
+}
+
+// One chunk of the reduce phase at a node: ((input op children[0]) op
+// children[1]) ..., sent to the parent or, at the root, kept in the output;
+// for a binary tree's node that is (left op input) op right. Partial
+// results of a node with several children wait in its output between the
+// receives.
+void emitReduceChunk(std::vector<Step>& steps, int parent, const std::vector<int>& children,
+                     int chunk, size_t offset, size_t count) {
+  const bool root = parent < 0;
   const StepOp last = root ? StepOp::kRecvReduceCopy : StepOp::kRecvReduceSend;
-  if (node.left < 0 && node.right < 0) {
+  if (children.empty()) {
     steps.push_back(
-        treeStep(root ? StepOp::kCopy : StepOp::kSend, -1, node.parent, chunk, offset, count));
-  } else if (node.left < 0 || node.right < 0) {
-    const int child = node.left >= 0 ? node.left : node.right;
-    steps.push_back(treeStep(last, child, node.parent, chunk, offset, count));
-  } else {
-    steps.push_back(treeStep(StepOp::kRecvReduceCopy, node.left, -1, chunk, offset, count));
-    steps.push_back(treeStep(last, node.right, node.parent, chunk, offset, count, true));
+        treeStep(root ? StepOp::kCopy : StepOp::kSend, -1, parent, chunk, offset, count));
+    return;
   }
+  for (size_t i = 0; i + 1 < children.size(); ++i) {
+    steps.push_back(treeStep(StepOp::kRecvReduceCopy, children[i], -1, chunk, offset, count,
+                             /*fromOutput=*/i > 0));
+  }
+  steps.push_back(treeStep(last, children.back(), parent, chunk, offset, count,
+                           /*fromOutput=*/children.size() > 1));
 }
 
 // One chunk of the broadcast phase at a node whose output already holds the
 // chunk (the root after reducing) or receives it from the parent.
-void emitBroadcastChunk(std::vector<Step>& steps, const TreeNode& node, int chunk, size_t offset,
-                        size_t count, bool rootReadsInput) {
-  std::vector<int> children;
-  if (node.left >= 0) children.push_back(node.left);
-  if (node.right >= 0) children.push_back(node.right);
+void emitBroadcastChunk(std::vector<Step>& steps, int parent, const std::vector<int>& children,
+                        int chunk, size_t offset, size_t count, bool rootReadsInput) {
   size_t first = 0;
-  if (node.parent >= 0) {
+  if (parent >= 0) {
     if (children.empty()) {
-      steps.push_back(treeStep(StepOp::kRecv, node.parent, -1, chunk, offset, count));
+      steps.push_back(treeStep(StepOp::kRecv, parent, -1, chunk, offset, count));
       return;
     }
-    steps.push_back(
-        treeStep(StepOp::kRecvCopySend, node.parent, children[0], chunk, offset, count));
+    steps.push_back(treeStep(StepOp::kRecvCopySend, parent, children[0], chunk, offset, count));
     first = 1;
   } else if (rootReadsInput) {
     // Broadcast's root: its output is a copy of its input.
@@ -118,9 +124,9 @@ Result<Schedule> rootedTreeSchedule(const TreeParams& p, int root, Collective co
     for (size_t at = range.begin; at < range.end; at += p.chunkElems, ++chunk) {
       const size_t n = std::min(p.chunkElems, range.end - at);
       if (phase == Phase::kReduce) {
-        emitReduceChunk(steps, node, chunk, at, n);
+        emitReduceChunk(steps, node.parent, childrenOf(node), chunk, at, n);
       } else {
-        emitBroadcastChunk(steps, node, chunk, at, n, true);
+        emitBroadcastChunk(steps, node.parent, childrenOf(node), chunk, at, n, true);
       }
     }
   }
@@ -191,6 +197,68 @@ int heightIn(const TreeParams& p, int tree) {
   }
 }
 
+// Planned trees checked: one node per rank, each parent naming the rank as
+// its child, and every rank reaching one root.
+Status checkPlannedTrees(const TreeParams& p) {
+  const std::string who = "tree all_reduce: planned tree ";
+  for (size_t t = 0; t < p.plannedTrees.size(); ++t) {
+    const PlannedTree& tree = p.plannedTrees[t];
+    const std::string name = who + std::to_string(t);
+    if (static_cast<int>(tree.size()) != p.nranks) {
+      return invalidArgument(name + " has " + std::to_string(tree.size()) + " nodes, expected " +
+                             std::to_string(p.nranks));
+    }
+    int roots = 0;
+    for (int r = 0; r < p.nranks; ++r) {
+      const int parent = tree[r].parent;
+      if (parent < 0) {
+        ++roots;
+        continue;
+      }
+      const std::vector<int>& siblings =
+          parent < p.nranks ? tree[parent].children : tree[r].children;
+      if (parent >= p.nranks || std::find(siblings.begin(), siblings.end(), r) == siblings.end()) {
+        return invalidArgument(name + ": rank " + std::to_string(r) + "'s parent " +
+                               std::to_string(parent) + " does not list it as a child");
+      }
+      int hops = 0;
+      for (int up = r; up >= 0 && hops <= p.nranks; up = tree[up].parent) ++hops;
+      if (hops > p.nranks)
+        return invalidArgument(name + " has a cycle through rank " + std::to_string(r));
+    }
+    if (roots != 1) return invalidArgument(name + " has " + std::to_string(roots) + " roots");
+  }
+  return Status::success();
+}
+
+// Each channel up and down one planned tree: the reduce phase chunk by
+// chunk, then the broadcast phase. Each connection then carries one phase
+// only (child to parent while reducing, parent to child while
+// broadcasting) and every rank takes the chunks in one global order, so, as
+// for the rooted collectives, the earliest unfinished chunk can always
+// advance.
+Result<Schedule> plannedTreeAllReduce(const TreeParams& p) {
+  BRAID_TRY(checkPlannedTrees(p));
+  Schedule s = newTreeSchedule(p, Collective::kAllReduce, -1);
+  for (int c = 0; c < p.nchannels; ++c) {
+    const PlannedTreeNode& node = p.plannedTrees[c % p.plannedTrees.size()][p.rank];
+    const ElemRange range = channelRange(p.count, p.nchannels, c);
+    auto& steps = s.channels[c].steps;
+    for (int phase = 0; phase < 2; ++phase) {
+      int chunk = 0;
+      for (size_t at = range.begin; at < range.end; at += p.chunkElems, ++chunk) {
+        const size_t n = std::min(p.chunkElems, range.end - at);
+        if (phase == 0) {
+          emitReduceChunk(steps, node.parent, node.children, chunk, at, n);
+        } else {
+          emitBroadcastChunk(steps, node.parent, node.children, chunk, at, n, false);
+        }
+      }
+    }
+  }
+  return s;
+}
+
 }  // namespace
 
 // Each channel's part is cut in two halves, one per tree, and both halves
@@ -218,6 +286,7 @@ int heightIn(const TreeParams& p, int tree) {
 // all of them so; there one tree runs over the whole part.
 Result<Schedule> treeAllReduce(const TreeParams& p) {
   BRAID_TRY(checkTreeParams(p, "all_reduce"));
+  if (!p.deterministic && !p.plannedTrees.empty()) return plannedTreeAllReduce(p);
   Schedule s = newTreeSchedule(p, Collective::kAllReduce, -1);
   // A message takes at most half of the FIFO, for the argument above.
   const size_t chunkElems = std::min(p.chunkElems, kMaxSlicesPerMessage * s.sliceElems);
@@ -244,9 +313,9 @@ Result<Schedule> treeAllReduce(const TreeParams& p) {
       const size_t n = std::min(chunkElems, halves[t].end - at);
       const int chunk = static_cast<int>(2 * k + t);
       if (phase == 0) {
-        emitReduceChunk(steps, nodes[t], chunk, at, n);
+        emitReduceChunk(steps, nodes[t].parent, childrenOf(nodes[t]), chunk, at, n);
       } else {
-        emitBroadcastChunk(steps, nodes[t], chunk, at, n, false);
+        emitBroadcastChunk(steps, nodes[t].parent, childrenOf(nodes[t]), chunk, at, n, false);
       }
     };
     for (int phase = 0; phase < 2; ++phase) {

@@ -45,13 +45,29 @@ struct DoubleTree {
 };
 DoubleTree doubleBinaryTree(int nranks, int rank, bool sameShape);
 
-/// The sizes (ScheduleSizes), and the tree's own option.
+/// A rank's place in a tree of any shape, as the topology plans trees
+/// across hosts (NCCL's: a chain inside each host, a binary tree between the
+/// hosts' heads, so a head has up to three children).
+struct PlannedTreeNode {
+  int parent = -1;
+  std::vector<int> children;
+};
+/// One planned tree: every rank's node, by rank.
+using PlannedTree = std::vector<PlannedTreeNode>;
+
+/// The sizes (ScheduleSizes), and the tree's own options.
 struct TreeParams : ScheduleSizes {
   bool deterministic = false;  ///< both trees in the in-order shape
+  /// Trees the topology planned: all-reduce's channel c runs
+  /// plannedTrees[c % size()] over its whole part. Empty, or in
+  /// deterministic mode (where the in-order tree fixes every reduction's
+  /// order): the double binary tree over ranks.
+  std::vector<PlannedTree> plannedTrees;
 };
 
 /// All-reduce on the double binary tree: reduce up both trees, then
-/// broadcast down them. In place means sendbuff == recvbuff.
+/// broadcast down them; or, with planned trees, each channel up and down
+/// its own. In place means sendbuff == recvbuff.
 Result<Schedule> treeAllReduce(const TreeParams& params);
 
 /// Broadcast down a binary tree rooted at `root`. Only the root reads input.

@@ -64,6 +64,7 @@ Result<const Calls::CachedSchedule*> Calls::scheduleFor(const CollCall& call,
     algo::TreeParams p;
     static_cast<algo::ScheduleSizes&>(p) = sizes;
     p.deterministic = selector_.deterministic;
+    p.plannedTrees = members_.trees;
     if (call.collective == Collective::kAllReduce) made = algo::treeAllReduce(p);
     if (call.collective == Collective::kBroadcast) made = algo::treeBroadcast(p, call.root);
     if (call.collective == Collective::kReduce) made = algo::treeReduce(p, call.root);

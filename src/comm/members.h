@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "algo/tree.h"
 #include "bootstrap/bootstrap.h"
 #include "braid/status.h"
 #include "config.h"
@@ -59,6 +60,11 @@ class Members {
   /// Every channel's ring, as planned (channel c of a schedule follows rings[c % size()]); empty
   /// when the search planned none, and `ring` then serves every channel.
   std::vector<PlannedRing> rings;
+  /// The trees the search planned, across hosts only (NCCL's: a chain in each host, a tree
+  /// between hosts; tree all_reduce's channel c runs trees[c % size()]), with their hops
+  /// between hosts. Empty on one host, where the double binary tree over ranks serves.
+  std::vector<algo::PlannedTree> trees;
+  std::vector<std::vector<PlannedHop>> treeHops;
   /// The most NICs any host's channels leave by: host communicators run at least this many
   /// channels, so that every NIC carries traffic (Links::configure).
   int rails = 0;
@@ -67,10 +73,10 @@ class Members {
 
   bool onOtherHost(int peer) const { return onOtherHostThan(peer, rank); }
   bool onOtherHostThan(int a, int b) const { return peers[a].hostId != peers[b].hostId; }
-  /// The NIC (a graph name) this rank leaves by toward `to` on `channel`, or enters by from
-  /// `from`, as planned; empty where the plan names none (then the transport spreads its FIFOs).
-  std::string sendNic(int channel, int to) const;
-  std::string recvNic(int channel, int from) const;
+  /// The NIC (a graph name) that `from` sends by (`sending`) or `to` receives by on `channel`'s
+  /// ring, or else its tree, as planned; empty where the plan names none (then the transport
+  /// spreads its FIFOs).
+  std::string plannedNic(int channel, int from, int to, bool sending) const;
   /// The ring order of each of `nchannels` channels, for the ring schedules.
   std::vector<std::vector<int>> channelOrders(int nchannels) const;
   /// Whether some rank runs on another host than this one (known after exchangePeers).
@@ -103,6 +109,8 @@ class Members {
   void addEmulatedNics(const Config& config);
   /// Keeps the planned rings of all ranks, with their NICs by name, and logs the hops.
   void keepRings(const topology::Graph& graph, const topology::RingPlan& plan);
+  /// Keeps the planned trees across hosts, with their NICs by name.
+  void keepTrees(const topology::Graph& graph, const topology::TreePlan& plan);
 
   bool spansHosts_ = false;
 };

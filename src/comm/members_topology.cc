@@ -113,6 +113,7 @@ void Members::addEmulatedNics(const Config& config) {
   // The emulated HCA's ports are NICs of this host as far as planning goes: the rings and rails
   // the search plans on them are what the verbs transport then runs, as on a real cluster.
   if (config.ib.emulate <= 0 || config.ib.disable || !config.verbsAllowed()) return;
+  transport::ib::emulateDevices(config.ib.emulate);
   Result<std::vector<topology::VerbsPort>> ports =
       transport::ib::describePorts(transport::ib::emulatedVerbs(), config.ib);
   if (!ports.ok()) {
@@ -173,7 +174,54 @@ Status Members::planTopology(const Config& config) {
     ring = plan.rings.channels[0].order;
     keepRings(graph, plan.rings);
   }
+  if (spansHosts()) keepTrees(graph, plan.trees);
   return Status::success();
+}
+
+namespace {
+
+PlannedHop namedHop(const topology::Graph& graph, const topology::NetHop& hop) {
+  PlannedHop named{hop.fromRank, hop.toRank, "", ""};
+  if (hop.sendNic >= 0) named.sendNic = graph.node(hop.sendNic).name;
+  if (hop.recvNic >= 0) named.recvNic = graph.node(hop.recvNic).name;
+  return named;
+}
+
+std::string hopNic(const std::vector<PlannedHop>& hops, int from, int to, bool sending) {
+  for (const PlannedHop& hop : hops) {
+    if (hop.from == from && hop.to == to) return sending ? hop.sendNic : hop.recvNic;
+  }
+  return "";
+}
+
+}  // namespace
+
+void Members::keepTrees(const topology::Graph& graph, const topology::TreePlan& plan) {
+  for (const topology::Tree& planned : plan.trees) {
+    if (planned.ranks.size() != static_cast<size_t>(nranks)) return;
+  }
+  for (const topology::Tree& planned : plan.trees) {
+    algo::PlannedTree tree(nranks);
+    for (int r = 0; r < nranks; ++r) {
+      tree[r].parent = planned.ranks[r].parent;
+      tree[r].children = planned.ranks[r].children;
+    }
+    trees.push_back(std::move(tree));
+    std::vector<PlannedHop> hops;
+    std::string route;
+    // Edges between hosts, child to parent: the broadcast runs them the other way too.
+    for (const topology::NetHop& hop : planned.netHops) {
+      const PlannedHop up = namedHop(graph, hop);
+      route += " " + std::to_string(up.from) + "->" + std::to_string(up.to) + " (" + up.sendNic +
+               " to " + up.recvNic + ")";
+      hops.push_back(up);
+      hops.push_back(PlannedHop{up.to, up.from, up.recvNic, up.sendNic});
+    }
+    if (rank == 0 && !hops.empty()) {
+      BRAID_INFO("topology: tree %zu between hosts:%s", trees.size() - 1, route.c_str());
+    }
+    treeHops.push_back(std::move(hops));
+  }
 }
 
 void Members::keepRings(const topology::Graph& graph, const topology::RingPlan& plan) {
@@ -183,13 +231,9 @@ void Members::keepRings(const topology::Graph& graph, const topology::RingPlan& 
     PlannedRing kept;
     kept.order = planned.order;
     for (const topology::NetHop& hop : planned.netHops) {
-      PlannedHop named{hop.fromRank, hop.toRank, "", ""};
-      if (hop.sendNic >= 0) {
-        named.sendNic = graph.node(hop.sendNic).name;
-        nicsByHost[graph.node(hop.sendNic).host].insert(named.sendNic);
-      }
-      if (hop.recvNic >= 0) named.recvNic = graph.node(hop.recvNic).name;
-      kept.hops.push_back(std::move(named));
+      kept.hops.push_back(namedHop(graph, hop));
+      if (hop.sendNic >= 0)
+        nicsByHost[graph.node(hop.sendNic).host].insert(kept.hops.back().sendNic);
     }
     rings.push_back(std::move(kept));
   }
@@ -206,20 +250,15 @@ void Members::keepRings(const topology::Graph& graph, const topology::RingPlan& 
   }
 }
 
-std::string Members::sendNic(int channel, int to) const {
-  if (rings.empty()) return "";
-  for (const PlannedHop& hop : rings[static_cast<size_t>(channel) % rings.size()].hops) {
-    if (hop.from == rank && hop.to == to) return hop.sendNic;
+std::string Members::plannedNic(int channel, int from, int to, bool sending) const {
+  std::string nic;
+  if (!rings.empty()) {
+    nic = hopNic(rings[static_cast<size_t>(channel) % rings.size()].hops, from, to, sending);
   }
-  return "";
-}
-
-std::string Members::recvNic(int channel, int from) const {
-  if (rings.empty()) return "";
-  for (const PlannedHop& hop : rings[static_cast<size_t>(channel) % rings.size()].hops) {
-    if (hop.from == from && hop.to == rank) return hop.recvNic;
+  if (nic.empty() && !treeHops.empty()) {
+    nic = hopNic(treeHops[static_cast<size_t>(channel) % treeHops.size()], from, to, sending);
   }
-  return "";
+  return nic;
 }
 
 std::vector<std::vector<int>> Members::channelOrders(int nchannels) const {

@@ -189,7 +189,7 @@ transport::net::StripeConnector Network::stripeConnector(
 std::string Network::plannedNic(const transport::net::Greeting& greeting, bool sending) const {
   const int peer = sending ? greeting.receiver : greeting.sender;
   std::string nic =
-      sending ? members_.sendNic(greeting.channel, peer) : members_.recvNic(greeting.channel, peer);
+      members_.plannedNic(greeting.channel, greeting.sender, greeting.receiver, sending);
   BRAID_INFO("channel %d: %s rank %d via %s%s", greeting.channel, sending ? "to" : "from", peer,
              ib_->portAt(ib_->firstPort(nic)).name().c_str(), nic.empty() ? "" : " (planned)");
   return nic;

@@ -52,4 +52,25 @@ done <<<"$plan"
 distinct=$(tr ' ' '\n' <<<"$rails" | grep . | sort -u | wc -l)
 ((channels >= 2 && distinct == 2)) ||
   fail "$channels channel(s) on $distinct rail(s) ($rails): expected both NICs used" "$E2E_TMP/err"
-echo "PASS [$E2E_NAME]: $channels channels on rails (${rails% }), each as planned, every NIC sent"
+
+# Tree all_reduce across hosts runs the planned trees (a chain in each host, a tree between the
+# hosts' heads): channel T runs tree T, and each edge between hosts is opened, both ways, on the
+# NICs planned for it.
+export BRAID_ALGO=tree
+run_on_hosts "$E2E_TMP/out" "$E2E_TMP/err" 2 8 "$perf" all_reduce -b 4M -e 4M -n 2 -w 1 -c 1
+((RUN_RC == 0)) || fail "a rank failed on the tree" "$E2E_TMP/out" "$E2E_TMP/err"
+grep -Eq '^ +4194304 .* 0$' "$E2E_TMP/out" || fail "no checked tree row without errors" \
+  "$E2E_TMP/out"
+trees=$(grep -o 'topology: tree [0-9]* between hosts:.*' "$E2E_TMP/err" || true)
+[[ $(wc -l <<<"$trees") -eq 2 ]] || fail "rank 0 does not name two trees between hosts" "$E2E_TMP/err"
+while read -r line; do
+  tree=$(sed -E 's/topology: tree ([0-9]+) .*/\1/' <<<"$line")
+  read -r from to nic <<<"$(grep -oE '[0-9]+->[0-9]+ \([^ ]+ to' <<<"$line" |
+    sed -E 's/([0-9]+)->([0-9]+) \(([^ ]+) to/\1 \2 \3/')"
+  grep -q "channel $tree: to rank $to via $nic (planned)" "$(log_of "$from")" ||
+    fail "tree $tree: rank $from did not send up to rank $to on $nic" "$(log_of "$from")"
+  grep -q "channel $tree: from rank $from via " "$(log_of "$to")" ||
+    fail "tree $tree: rank $to did not receive from rank $from" "$(log_of "$to")"
+done <<<"$trees"
+echo "PASS [$E2E_NAME]: $channels channels on rails (${rails% }), each as planned, every NIC" \
+  "sent; both planned trees ran across hosts"

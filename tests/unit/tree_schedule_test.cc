@@ -6,6 +6,7 @@
 // bit, which the per-element tag sum then exposes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -44,6 +45,7 @@ struct Call {
   int root = 0;
   bool inPlace = false;
   bool deterministic = false;
+  std::vector<PlannedTree> plannedTrees = {};
 };
 
 std::string describe(const Call& c) {
@@ -63,6 +65,7 @@ Result<Schedule> generate(const Call& c, int rank) {
   p.maxSliceElems = c.shape.slice;
   p.nchannels = c.shape.channels;
   p.deterministic = c.deterministic;
+  p.plannedTrees = c.plannedTrees;
   switch (c.collective) {
     case Collective::kAllReduce:
       return treeAllReduce(p);
@@ -291,6 +294,83 @@ TEST(FoldInOrder, FollowsTheTreeAssociation) {
   EXPECT_EQ(foldInOrder(2, name, join), "(0+1)");
   EXPECT_EQ(foldInOrder(4, name, join), "(0+((1+2)+3))");
   EXPECT_EQ(foldInOrder(5, name, join), "(0+(((1+2)+3)+4))");
+}
+
+// Trees as the topology plans them across 3 hosts of 3 ranks: a chain in
+// each host from its head, and a tree between the heads, so a head has three
+// children. The second tree starts each chain at the middle rank.
+PlannedTree plannedTree(const std::vector<std::vector<int>>& chains, int rootHost) {
+  PlannedTree tree(9);
+  auto link = [&](int parent, int child) {
+    tree[child].parent = parent;
+    tree[parent].children.push_back(child);
+  };
+  for (const std::vector<int>& chain : chains) {
+    for (size_t i = 1; i < chain.size(); ++i) link(chain[i - 1], chain[i]);
+  }
+  for (int h = 0; h < 3; ++h) {
+    if (h != rootHost) link(chains[rootHost][0], chains[h][0]);
+  }
+  return tree;
+}
+
+const std::vector<PlannedTree> kPlannedTrees = {plannedTree({{0, 1, 2}, {3, 4, 5}, {6, 7, 8}}, 0),
+                                                plannedTree({{1, 0, 2}, {4, 3, 5}, {7, 6, 8}}, 1)};
+
+TEST(PlannedTrees, AllReduceOnTheTopologysTreesEveryShape) {
+  for (const Shape& shape : kShapes) {
+    for (size_t count : kCounts) {
+      for (bool inPlace : {false, true}) {
+        check({Collective::kAllReduce, 9, count, shape, 0, inPlace, false, kPlannedTrees});
+      }
+    }
+  }
+}
+
+TEST(PlannedTrees, EachChannelRunsItsTreeAndDeterministicModeIgnoresThem) {
+  Call c{Collective::kAllReduce, 9, 1000, {40, 64, 3}};
+  c.plannedTrees = kPlannedTrees;
+  for (int rank = 0; rank < 9; ++rank) {
+    auto s = generate(c, rank);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    for (int ch = 0; ch < 3; ++ch) {
+      const PlannedTreeNode& node = kPlannedTrees[ch % 2][rank];
+      for (const Step& step : s.value().channels[ch].steps) {
+        for (int peer : {step.recvPeer, step.sendPeer}) {
+          if (peer < 0) continue;
+          const bool linked =
+              peer == node.parent ||
+              std::find(node.children.begin(), node.children.end(), peer) != node.children.end();
+          EXPECT_TRUE(linked) << "rank " << rank << " channel " << ch << " talks to " << peer;
+        }
+      }
+    }
+  }
+  // Deterministic mode keeps the in-order tree, whose order every algorithm follows.
+  c.deterministic = true;
+  Call inOrder = c;
+  inOrder.plannedTrees = {};
+  for (int rank = 0; rank < 9; ++rank) {
+    EXPECT_EQ(formatSchedule(generate(c, rank).value(), DataType::kFloat32),
+              formatSchedule(generate(inOrder, rank).value(), DataType::kFloat32));
+  }
+}
+
+TEST(PlannedTrees, MalformedTreesAreRejected) {
+  TreeParams p;
+  p.nranks = 9;
+  p.count = 10;
+  p.chunkElems = 4;
+  p.maxSliceElems = 4;
+  p.plannedTrees = {kPlannedTrees[0]};
+  p.plannedTrees[0].pop_back();
+  EXPECT_NE(treeAllReduce(p).status().message().find("has 8 nodes, expected 9"), std::string::npos);
+  p.plannedTrees = {kPlannedTrees[0]};
+  p.plannedTrees[0][4].parent = 6;  // 6 does not list 4
+  EXPECT_NE(treeAllReduce(p).status().message().find("rank 4's parent 6"), std::string::npos);
+  p.plannedTrees = {kPlannedTrees[0]};
+  p.plannedTrees[0][3].parent = -1;  // a second root
+  EXPECT_NE(treeAllReduce(p).status().message().find("2 roots"), std::string::npos);
 }
 
 TEST(TreeSchedules, BadParametersAreRejected) {

@@ -32,7 +32,7 @@ void usage(FILE* to) {
   fprintf(to,
           "usage: braid-topo [--load FILE]... [--dump FILE] [--nranks N]\n"
           "                  [--p2p-level LEVEL] [--transports LIST]\n"
-          "                  [--max-channels N] [--channel-gbs GBS]\n"
+          "                  [--max-channels N] [--channel-gbs GBS] [--cross-nic 0|1|2]\n"
           "  --load FILE        read a topology file (braid, NCCL or hwloc XML) instead of\n"
           "                     discovering this host; several files make a cluster\n"
           "  --dump FILE        write the topology in braid's format\n"
@@ -43,7 +43,10 @@ void usage(FILE* to) {
           "  --transports LIST  allowed transports, cuda_ipc,shm,net (default\n"
           "                     BRAID_TRANSPORTS, else all)\n"
           "  --max-channels N   most ring channels (default 32)\n"
-          "  --channel-gbs GBS  most one channel moves, GB/s (default: no limit)\n");
+          "  --channel-gbs GBS  most one channel moves, GB/s (default: no limit)\n"
+          "  --cross-nic 0|1|2  1: a ring may leave a host by one NIC and enter the next\n"
+          "                     by another; 0, 2: each channel on one rail (default\n"
+          "                     BRAID_CROSS_NIC, NCCL_CROSS_NIC, else 2)\n");
 }
 
 struct Options {
@@ -54,6 +57,7 @@ struct Options {
   std::string transports;
   long maxChannels = 32;
   double channelGBs = 0;
+  long crossNic = -1;  ///< -1: BRAID_CROSS_NIC, else 2
 };
 
 bool parseLong(const char* text, long min, long max, long* out) {
@@ -90,6 +94,8 @@ int parseOptions(int argc, char** argv, Options* options) {
       options->transports = value;
     } else if (flag == "--max-channels") {
       good = parseLong(value, 1, 1024, &options->maxChannels);
+    } else if (flag == "--cross-nic") {
+      good = parseLong(value, 0, 2, &options->crossNic);
     } else if (flag == "--channel-gbs") {
       char* end = nullptr;
       options->channelGBs = strtod(value, &end);
@@ -167,6 +173,8 @@ int main(int argc, char** argv) {
   plan.transports.allowed = allowed.value();
   plan.search.maxChannels = static_cast<int>(options.maxChannels);
   plan.search.channelCapGBs = options.channelGBs;
+  plan.search.crossNic = static_cast<int>(
+      options.crossNic >= 0 ? options.crossNic : braid::env::getInt("CROSS_NIC", 2));
 
   std::string source;
   auto graph = obtainGraph(options, &source);
