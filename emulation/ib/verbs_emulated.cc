@@ -5,12 +5,12 @@
 #include <endian.h>
 #include <errno.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
 
-#include "base/env.h"
 #include "base/log.h"
 #include "emulation/ib/emulated_context.h"
 #include "emulation/ib/emulated_limits.h"
@@ -35,22 +35,11 @@ struct DeviceList {
   DeviceSlot slots[emulated::kMaxDevices];
 };
 
-/// BRAID_IB_EMULATE: how many devices to emulate; 0 (with a warning) when not 1..8.
-int emulatedDeviceCount() {
-  std::optional<std::string> value = env::get("IB_EMULATE");
-  if (!value || value->empty()) return 0;
-  char* end = nullptr;
-  long count = strtol(value->c_str(), &end, 10);
-  if (*end != '\0' || count < 1 || count > emulated::kMaxDevices) {
-    BRAID_WARN("BRAID_IB_EMULATE='%s': expected a number of devices from 1 to %d; none emulated",
-               value->c_str(), emulated::kMaxDevices);
-    return 0;
-  }
-  return static_cast<int>(count);
-}
+/// How many devices getDeviceList lists: emulateDevices' word, 0 until it speaks.
+std::atomic<int> deviceCount{0};
 
 ibv_device** getDeviceList(int* count) {
-  int n = emulatedDeviceCount();
+  const int n = deviceCount.load();
   auto list = std::make_unique<DeviceList>();
   for (int i = 0; i < n; ++i) {
     DeviceSlot& slot = list->slots[i];
@@ -187,6 +176,15 @@ int getAsyncEvent(ibv_context* context, ibv_async_event* event) {
 void ackAsyncEvent(ibv_async_event*) {}
 
 }  // namespace
+
+void emulateDevices(int count) {
+  if (count < 0 || count > emulated::kMaxDevices) {
+    BRAID_WARN("emulated HCA: %d devices asked for; from 0 to %d can be; none emulated", count,
+               emulated::kMaxDevices);
+    count = 0;
+  }
+  deviceCount.store(count);
+}
 
 const VerbsApi& emulatedVerbs() {
   static const VerbsApi api = {

@@ -58,7 +58,7 @@ class ScopedEnv {
 
 /// Opens emulated device `index` of `count`.
 inline ibv_context* openDevice(int index = 0, int count = 1) {
-  ScopedEnv env("BRAID_IB_EMULATE", std::to_string(count).c_str());
+  emulateDevices(count);
   int n = 0;
   ibv_device** list = verbs().getDeviceList(&n);
   ibv_context* context = index < n ? verbs().openDevice(list[index]) : nullptr;

@@ -187,7 +187,7 @@ class Heard {
 };
 
 TEST(IbAsyncEvents, TheWatcherHearsAnEmulatedPortGoDownAndNamesTheNic) {
-  ScopedEnv env("BRAID_IB_EMULATE", "1");
+  emulateDevices(1);
   Result<std::vector<std::unique_ptr<IbPort>>> ports = openPorts(emulatedVerbs(), IbSettings{});
   ASSERT_TRUE(ports.ok()) << ports.status().message();
   ASSERT_EQ(ports.value().size(), 1u);

@@ -15,8 +15,6 @@
 namespace braid::transport::ib {
 namespace {
 
-using verbs_test::ScopedEnv;
-
 TEST(CqGrowth, DoublesUntilTheNeedFitsAndNeverPastTheLimit) {
   EXPECT_EQ(grownCqSize(1024, 500, 65536), 1024);
   EXPECT_EQ(grownCqSize(1024, 1024, 65536), 1024);
@@ -32,7 +30,7 @@ TEST(CqGrowth, DoublesUntilTheNeedFitsAndNeverPastTheLimit) {
 class CqCapacityTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ScopedEnv env("BRAID_IB_EMULATE", "1");
+    emulateDevices(1);
     Result<std::vector<std::unique_ptr<IbPort>>> opened = openPorts(emulatedVerbs(), IbSettings{});
     ASSERT_TRUE(opened.ok()) << opened.status().message();
     ASSERT_EQ(opened.value().size(), 1u);

@@ -292,7 +292,7 @@ int exchangeWrites(int fd, uint8_t mine, uint8_t theirs) {
 }
 
 TEST(VerbsEmulationProcess, WritesBothWaysBetweenForkedProcesses) {
-  ScopedEnv env("BRAID_IB_EMULATE", "1");
+  emulateDevices(1);
   int sv[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
   pid_t pid = fork();  // before any device is open here: the child inherits no HCA thread

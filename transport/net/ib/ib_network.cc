@@ -29,6 +29,7 @@ Result<std::unique_ptr<IbNetwork>> IbNetwork::open(const IbSettings& settings, i
   }
   const VerbsApi* verbs = nullptr;
   if (settings.emulate > 0) {
+    emulateDevices(settings.emulate);
     verbs = &emulatedVerbs();
   } else {
     Result<const VerbsApi*> library = libraryVerbs();

@@ -70,5 +70,9 @@ struct VerbsApi {
 /// The emulated HCA's verbs table (emulation/ib/verbs_emulated.cc): every call thread safe, as
 /// libibverbs' are.
 const VerbsApi& emulatedVerbs();
+/// How many devices (emu_0 ..) the emulated HCA lists from now on, in this process:
+/// BRAID_IB_EMULATE as Config read it (the emulation reads no environment of its own). 0 until
+/// set; a count outside 0..8 lists none, with a warning.
+void emulateDevices(int count);
 
 }  // namespace braid::transport::ib
