@@ -77,6 +77,11 @@ class Members {
   /// ring, or else its tree, as planned; empty where the plan names none (then the transport
   /// spreads its FIFOs).
   std::string plannedNic(int channel, int from, int to, bool sending) const;
+  /// Where the NIC named `nic` stands among the RDMA NICs of this rank's host in the machine,
+  /// in node order; -1 when it is none of them. A topology file (NCCL_TOPO_FILE) may name its
+  /// NICs otherwise than this process's verbs devices (the emulated HCA's emu_0...): the
+  /// transport then takes its port of the same rank in the order.
+  int rdmaNicIndex(const std::string& nic) const;
   /// The ring order of each of `nchannels` channels, for the ring schedules.
   std::vector<std::vector<int>> channelOrders(int nchannels) const;
   /// Whether some rank runs on another host than this one (known after exchangePeers).
@@ -113,6 +118,7 @@ class Members {
   void keepTrees(const topology::Graph& graph, const topology::TreePlan& plan);
 
   bool spansHosts_ = false;
+  int graphHost_ = 0;  ///< this rank's host in `machine`
 };
 
 }  // namespace braid::comm

@@ -149,11 +149,30 @@ Status Members::planTopology(const Config& config) {
     BRAID_ASSIGN_OR_RETURN(options.transports.allowed,
                            topology::TransportSet::parse(config.transports));
   }
-  // Host-memory ranks, each on the CPU node of its host it is pinned to.
+  // Host-memory ranks, each on the CPU node of its host it is pinned to; GPU ranks on their
+  // GPUs, where the machine knows every one of them by its CUDA index (discovery, or a topology
+  // file's dev=): else on their CPUs too, as the plan then has nothing better to go by.
+  graphHost_ = hostOf[rank];
   std::vector<topology::RankLocation> where(nranks);
+  int gpusFound = 0;
   for (int r = 0; r < nranks; ++r) {
     where[r].host = hostOf[r];
     where[r].numaId = peers[r].numaId;
+    if (peers[r].cudaDevice < 0) continue;
+    for (int gpu : graph.nodesOfType(topology::NodeType::kGpu, hostOf[r])) {
+      if (graph.node(gpu).cudaDevice == peers[r].cudaDevice && !graph.node(gpu).busId.empty()) {
+        where[r].gpuBusId = graph.node(gpu).busId;
+        ++gpusFound;
+        break;
+      }
+    }
+  }
+  if (gpusFound > 0 && gpusFound < nranks) {
+    if (rank == 0) {
+      BRAID_INFO("topology: %d of %d ranks' GPUs are in the machine; planning on their CPUs",
+                 gpusFound, nranks);
+    }
+    for (auto& place : where) place.gpuBusId.clear();
   }
   BRAID_ASSIGN_OR_RETURN(topology::Placement placement, topology::placeRanks(graph, where));
   Result<topology::TopologyPlan> planned =
@@ -259,6 +278,17 @@ std::string Members::plannedNic(int channel, int from, int to, bool sending) con
     nic = hopNic(treeHops[static_cast<size_t>(channel) % treeHops.size()], from, to, sending);
   }
   return nic;
+}
+
+int Members::rdmaNicIndex(const std::string& nic) const {
+  if (!machine) return -1;
+  int index = 0;
+  for (int node : machine->nodesOfType(topology::NodeType::kNic, graphHost_)) {
+    if (!machine->node(node).rdma) continue;
+    if (machine->node(node).name == nic) return index;
+    ++index;
+  }
+  return -1;
 }
 
 std::vector<std::vector<int>> Members::channelOrders(int nchannels) const {

@@ -190,8 +190,17 @@ std::string Network::plannedNic(const transport::net::Greeting& greeting, bool s
   const int peer = sending ? greeting.receiver : greeting.sender;
   std::string nic =
       members_.plannedNic(greeting.channel, greeting.sender, greeting.receiver, sending);
-  BRAID_INFO("channel %d: %s rank %d via %s%s", greeting.channel, sending ? "to" : "from", peer,
-             ib_->portAt(ib_->firstPort(nic)).name().c_str(), nic.empty() ? "" : " (planned)");
+  std::string as;
+  if (!nic.empty() && ib_->portAt(ib_->firstPort(nic)).name() != nic) {
+    // A NIC of a topology file that this process's devices name otherwise: the port of the
+    // same rank among the host's RDMA NICs, where there is one.
+    const int index = members_.rdmaNicIndex(nic);
+    as = " as " + nic;
+    nic = index >= 0 && index < ib_->portCount() ? ib_->portAt(index).name() : "";
+  }
+  BRAID_INFO("channel %d: %s rank %d via %s%s%s", greeting.channel, sending ? "to" : "from", peer,
+             ib_->portAt(ib_->firstPort(nic)).name().c_str(), nic.empty() ? "" : " (planned)",
+             nic.empty() ? "" : as.c_str());
   return nic;
 }
 

@@ -35,6 +35,7 @@ class IbNetwork {
   int firstPort(const std::string& nic) const;
   /// The port `index`, counted round the ports opened.
   IbPort& portAt(int index) const { return *ports_[static_cast<size_t>(index) % ports_.size()]; }
+  int portCount() const { return static_cast<int>(ports_.size()); }
   /// "emu_0:1, emu_1:1 (emulated)", for the log.
   std::string describe() const;
   /// A send end going away keeps writing what was posted (kDrainMs), unless `*flag` is up: the
