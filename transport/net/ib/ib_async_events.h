@@ -8,18 +8,20 @@
 // is noticed only when a write's retries run out: 4.096 us * 2^IB_TIMEOUT * (IB_RETRY_CNT + 1),
 // 34 s with NCCL's defaults, and a call waiting to receive on it learns nothing at all.
 //
-// IbAsyncEvents is one thread per communicator's IbNetwork that waits on the async_fd of every
-// context the network opened (one poll() over them all, plus an eventfd that stops it), takes
-// each event, decides what it means (decideAsyncEvent, a pure function), acknowledges it (a
-// QP or CQ cannot be destroyed while an event about it is unacknowledged), and hands a fatal one
-// to the proxy (IbProxy::failAsync), which fails every FIFO end that uses the port or the queue
-// pair on its own thread; each end then reports the failure to the communicator, naming the NIC,
-// the event and the peer, and every call waiting on it ends at once. Informational events
-// (PORT_ACTIVE, LID_CHANGE, GID_CHANGE, SM_CHANGE, ...) are logged at INFO and change nothing.
+// IbAsyncEvents is one thread per set of ports (per process, ib_port_set.h) that waits on the
+// async_fd of every context the set opened (one poll() over them all, plus an eventfd that
+// stops it), takes each event, decides what it means (decideAsyncEvent, a pure function),
+// acknowledges it (a QP or CQ cannot be destroyed while an event about it is unacknowledged),
+// and hands a fatal one to the proxy (IbProxy::failAsync), which fails every FIFO end that uses
+// the port or the queue pair on its own thread; each end then reports the failure to its
+// communicator, naming the NIC, the event and the peer, and every call waiting on it ends at
+// once. Informational events (PORT_ACTIVE, LID_CHANGE, GID_CHANGE, SM_CHANGE, ...) are logged at
+// INFO and change nothing.
 //
-// Why one thread for all of a network's contexts rather than one per context: the contexts are
+// Why one thread for all of the set's contexts rather than one per context: the contexts are
 // few (one per port) and their events rare, so one poll() over their fds costs nothing more,
-// and the thread stops at once on the eventfd rather than on a timeout per context.
+// and the thread stops at once on the eventfd rather than on a timeout per context. And one
+// reader per context: an event is taken once, so two readers would each miss some.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The HCA ports a communicator's verbs transport uses, opened once per communicator: each with
+// The HCA ports the verbs transport uses, opened once per process (ib_port_set.h): each with
 // its context, protection domain and one completion queue that the proxy polls, and the address
 // (GID, LID) queue pairs on it go by.
 #pragma once

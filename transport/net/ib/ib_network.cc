@@ -6,20 +6,15 @@
 
 namespace braid::transport::ib {
 
-IbNetwork::IbNetwork(const VerbsApi* verbs, IbSettings settings,
-                     std::vector<std::unique_ptr<IbPort>> ports, int first)
-    : verbs_(verbs), settings_(std::move(settings)), ports_(std::move(ports)), first_(first) {
-  std::vector<IbPort*> raw;
-  for (auto& port : ports_) raw.push_back(port.get());
-  proxy_ = std::make_unique<IbProxy>(raw);
-  asyncEvents_ = std::make_unique<IbAsyncEvents>(
-      *verbs_, std::move(raw), [this](IbAsyncFailure f) { proxy_->failAsync(std::move(f)); });
-}
+IbNetwork::IbNetwork(const VerbsApi* verbs, IbSettings settings, std::shared_ptr<IbPortSet> shared,
+                     int first)
+    : verbs_(verbs),
+      settings_(std::move(settings)),
+      shared_(std::move(shared)),
+      ports_(shared_->ports()),
+      first_(first) {}
 
-IbNetwork::~IbNetwork() {
-  asyncEvents_.reset();
-  proxy_.reset();
-}
+IbNetwork::~IbNetwork() = default;
 
 Result<std::unique_ptr<IbNetwork>> IbNetwork::open(const IbSettings& settings, int localRank,
                                                    std::string* why) {
@@ -39,14 +34,15 @@ Result<std::unique_ptr<IbNetwork>> IbNetwork::open(const IbSettings& settings, i
     }
     verbs = library.value();
   }
-  BRAID_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<IbPort>> ports, openPorts(*verbs, settings));
-  if (ports.empty()) {
+  // Opened once per process and shared with its other communicators (ib_port_set.h).
+  BRAID_ASSIGN_OR_RETURN(std::shared_ptr<IbPortSet> shared, IbPortSet::acquire(*verbs, settings));
+  if (shared == nullptr) {
     *why = settings.hca.empty() ? "no active InfiniBand or RoCE port"
                                 : "no active port matches BRAID_IB_HCA=" + settings.hca;
     return std::unique_ptr<IbNetwork>();
   }
-  const int first = localRank % static_cast<int>(ports.size());
-  return std::unique_ptr<IbNetwork>(new IbNetwork(verbs, settings, std::move(ports), first));
+  const int first = localRank % static_cast<int>(shared->ports().size());
+  return std::unique_ptr<IbNetwork>(new IbNetwork(verbs, settings, std::move(shared), first));
 }
 
 int IbNetwork::firstPort(const std::string& nic) const {

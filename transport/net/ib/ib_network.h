@@ -10,8 +10,8 @@
 
 #include "braid/status.h"
 #include "transport/link_failure.h"
-#include "transport/net/ib/ib_async_events.h"
 #include "transport/net/ib/ib_device.h"
+#include "transport/net/ib/ib_port_set.h"
 #include "transport/net/ib/ib_proxy.h"
 #include "transport/net/ib/ib_settings.h"
 
@@ -27,7 +27,7 @@ class IbNetwork {
 
   const VerbsApi& verbs() const { return *verbs_; }
   const IbSettings& settings() const { return settings_; }
-  IbProxy& proxy() { return *proxy_; }
+  IbProxy& proxy() { return shared_->proxy(); }
   /// Where a FIFO end's queue pairs start (pair i on portAt(first + i)): the port named `nic`
   /// ("mlx5_0:1"), the one the topology planned for the FIFO's channel, where this process
   /// opened it; otherwise (none planned, or a port BRAID_IB_HCA left out) spread by this rank's
@@ -54,17 +54,16 @@ class IbNetwork {
   }
 
  private:
-  IbNetwork(const VerbsApi* verbs, IbSettings settings, std::vector<std::unique_ptr<IbPort>> ports,
+  IbNetwork(const VerbsApi* verbs, IbSettings settings, std::shared_ptr<IbPortSet> shared,
             int first);
 
   const VerbsApi* verbs_;
   IbSettings settings_;
-  std::vector<std::unique_ptr<IbPort>> ports_;
+  std::shared_ptr<IbPortSet> shared_;  // the process's ports, proxy and async event reader
+  std::vector<IbPort*> ports_;         // shared_'s
   int first_;
   const std::atomic<bool>* drainCancel_ = nullptr;
   OnFailure onFailure_;
-  std::unique_ptr<IbProxy> proxy_;              // after ports_, so it stops before they close
-  std::unique_ptr<IbAsyncEvents> asyncEvents_;  // tells proxy_ of fatal events; stops first
 };
 
 }  // namespace braid::transport::ib

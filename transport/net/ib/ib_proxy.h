@@ -1,7 +1,7 @@
-// The verbs transport's proxy: one thread per communicator that drives every FIFO end the
-// communicator has over verbs.
+// The verbs transport's proxy: one thread per set of ports (per process, ib_port_set.h) that
+// drives every FIFO end the process's communicators have over verbs.
 //
-// Why one thread per communicator, where the socket transport has one per FIFO end: a socket
+// Why one polling thread, where the socket transport has one per FIFO end: a socket
 // proxy blocks in the one place it can next progress (its FIFO's futex, its socket), so a thread
 // each costs nothing while idle. A verbs proxy has two things to watch per end (the local FIFO's
 // counters and the completion queue) and nothing to block on for both, so it polls; one thread
@@ -9,7 +9,8 @@
 // the CQs, hands each completion to the end that posted it (its wr_id names the end), lets every
 // end post what it can, and pauses only when nothing moved: a few yields, then sleeps that grow
 // to kMaxPauseUs, and to kIdlePauseUs after a long idle spell. It runs on the CPUs near the
-// communicator's first port (near_cpus.h).
+// first port (near_cpus.h). One per process rather than per communicator: the communicators
+// share their ports' CQs, and a CQ has one poller, or completions go to the wrong one.
 #pragma once
 
 #include <atomic>
