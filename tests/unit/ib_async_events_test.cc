@@ -111,6 +111,18 @@ TEST(IbAsyncEventDecision, ACompletionQueueErrorEndsThePortOfThatQueue) {
   EXPECT_TRUE(failure->ends(p.port, 3));
 }
 
+TEST(IbAsyncEventDecision, PortActiveSaysThatPortIsBack) {
+  UnopenedPort p;
+  ibv_async_event event = eventOf(IBV_EVENT_PORT_ACTIVE);
+  event.element.port_num = 2;
+  EXPECT_TRUE(portCameBack(p.port, event));
+  event.element.port_num = 1;
+  EXPECT_FALSE(portCameBack(p.port, event));
+  event = eventOf(IBV_EVENT_PORT_ERR);
+  event.element.port_num = 2;
+  EXPECT_FALSE(portCameBack(p.port, event));
+}
+
 // --- The emulated HCA's events -----------------------------------------------------------------
 
 emulated::PortEvents& portEventsOf(ibv_context* context) {
@@ -250,6 +262,37 @@ TEST(IbAsyncEvents, TheProxyTellsEveryEndpointAndLaterOnesOfADownPort) {
   ASSERT_EQ(heardLate.size(), 1u);
   EXPECT_EQ(heardLate[0].what, "the port");
   proxy.remove(id);
+  proxy.remove(firstId);
+}
+
+TEST(IbAsyncEvents, APortThatCameBackIsOpenToNewEndpoints) {
+  IbProxy proxy({});
+  UnopenedPort p;
+  Heard early;
+  Heard late;
+  Listener first(&early);
+  Listener second(&late);
+  const uint32_t firstId = proxy.newId();
+  proxy.add(firstId, &first);
+  IbAsyncFailure wholePort;
+  wholePort.port = &p.port;
+  wholePort.what = "the port";
+  proxy.failAsync(wholePort);
+  ASSERT_EQ(early.waitFor(1).size(), 1u);
+
+  proxy.portBack(&p.port);
+  const uint32_t secondId = proxy.newId();
+  proxy.add(secondId, &second);
+  IbAsyncFailure qpOnly;
+  qpOnly.port = &p.port;
+  qpOnly.qpNum = 4;
+  qpOnly.what = "a queue pair";
+  proxy.failAsync(qpOnly);
+  // The first news the new endpoint hears is the queue pair's: the port is no longer down.
+  std::vector<IbAsyncFailure> heard = late.waitFor(1);
+  ASSERT_GE(heard.size(), 1u);
+  EXPECT_EQ(heard[0].what, "a queue pair");
+  proxy.remove(secondId);
   proxy.remove(firstId);
 }
 

@@ -111,10 +111,16 @@ std::optional<IbAsyncFailure> decideAsyncEvent(const IbPort& port, const ibv_asy
   return failure;
 }
 
-IbAsyncEvents::IbAsyncEvents(const VerbsApi& verbs, std::vector<IbPort*> ports, OnFailure onFailure)
+bool portCameBack(const IbPort& port, const ibv_async_event& event) {
+  return event.event_type == IBV_EVENT_PORT_ACTIVE && event.element.port_num == port.port;
+}
+
+IbAsyncEvents::IbAsyncEvents(const VerbsApi& verbs, std::vector<IbPort*> ports, OnFailure onFailure,
+                             OnPortBack onPortBack)
     : verbs_(verbs),
       ports_(std::move(ports)),
       onFailure_(std::move(onFailure)),
+      onPortBack_(std::move(onPortBack)),
       stopFd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
   for (IbPort* port : ports_) {
     // Non-blocking, so that taking events after poll() can stop at EAGAIN: rdma-core's way of
@@ -178,11 +184,13 @@ void IbAsyncEvents::drain(IbPort& port) {
     ibv_async_event event{};
     if (verbs_.getAsyncEvent(port.context, &event) != 0) return;  // EAGAIN: none left
     std::optional<IbAsyncFailure> failure = decideAsyncEvent(port, event);
+    const bool back = portCameBack(port, event);
     const char* name = asyncEventName(event.event_type);
     // Acknowledged before the failure travels on: the proxy's thread may destroy queue pairs.
     verbs_.ackAsyncEvent(&event);
     if (!failure) {
       BRAID_INFO("verbs: %s reported %s", port.name().c_str(), name);
+      if (back && onPortBack_) onPortBack_(&port);
       continue;
     }
     BRAID_WARN("verbs: %s; failing the connections that use it", failure->what.c_str());

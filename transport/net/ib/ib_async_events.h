@@ -52,12 +52,19 @@ struct IbAsyncFailure {
 /// a CQ that is not the port's). Reads the event's element only, before it is acknowledged.
 std::optional<IbAsyncFailure> decideAsyncEvent(const IbPort& port, const ibv_async_event& event);
 
+/// Whether `event` says that `port` is up again (IBV_EVENT_PORT_ACTIVE for its number): its
+/// connections that failed stay failed, but new ones may use it.
+bool portCameBack(const IbPort& port, const ibv_async_event& event);
+
 class IbAsyncEvents {
  public:
   using OnFailure = std::function<void(IbAsyncFailure)>;
+  using OnPortBack = std::function<void(const IbPort*)>;
   /// Starts watching the contexts of `ports` (their async_fds made non-blocking); `onFailure`
-  /// hears every fatal event, on the watcher's thread.
-  IbAsyncEvents(const VerbsApi& verbs, std::vector<IbPort*> ports, OnFailure onFailure);
+  /// hears every fatal event, `onPortBack` every port that is active again, on the watcher's
+  /// thread.
+  IbAsyncEvents(const VerbsApi& verbs, std::vector<IbPort*> ports, OnFailure onFailure,
+                OnPortBack onPortBack = {});
   ~IbAsyncEvents();
   IbAsyncEvents(const IbAsyncEvents&) = delete;
   IbAsyncEvents& operator=(const IbAsyncEvents&) = delete;
@@ -70,6 +77,7 @@ class IbAsyncEvents {
   const VerbsApi& verbs_;
   std::vector<IbPort*> ports_;
   OnFailure onFailure_;
+  OnPortBack onPortBack_;
   int stopFd_ = -1;
   std::thread thread_;
 };

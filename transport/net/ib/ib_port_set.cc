@@ -48,7 +48,8 @@ IbPortSet::IbPortSet(const VerbsApi& verbs, std::vector<std::unique_ptr<IbPort>>
   for (auto& port : ports_) raw_.push_back(port.get());
   proxy_ = std::make_unique<IbProxy>(raw_);
   asyncEvents_ = std::make_unique<IbAsyncEvents>(
-      verbs, raw_, [this](IbAsyncFailure f) { proxy_->failAsync(std::move(f)); });
+      verbs, raw_, [this](IbAsyncFailure f) { proxy_->failAsync(std::move(f)); },
+      [this](const IbPort* port) { proxy_->portBack(port); });
 }
 
 IbPortSet::~IbPortSet() {

@@ -1,5 +1,6 @@
 #include "transport/net/ib/ib_proxy.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "base/deadline.h"
@@ -27,28 +28,51 @@ void IbProxy::add(uint32_t id, IbEndpoint* endpoint) {
 
 void IbProxy::failAsync(IbAsyncFailure failure) {
   std::lock_guard<std::mutex> lock(asyncMu_);
-  asyncFailures_.push_back(std::move(failure));
+  asyncNews_.push_back({std::move(failure), false});
+  asyncPending_.store(true);
+}
+
+void IbProxy::portBack(const IbPort* port) {
+  std::lock_guard<std::mutex> lock(asyncMu_);
+  AsyncNews news;
+  news.failure.port = port;
+  news.portBack = true;
+  asyncNews_.push_back(std::move(news));
   asyncPending_.store(true);
 }
 
 void IbProxy::deliverAsyncFailures() {
-  std::vector<IbAsyncFailure> fresh;
+  std::vector<AsyncNews> fresh;
   if (asyncPending_.exchange(false)) {
     std::lock_guard<std::mutex> lock(asyncMu_);
-    fresh.swap(asyncFailures_);
+    fresh.swap(asyncNews_);
   }
-  // Endpoints made after a port went down learn of it too: it carries nothing any more.
+  const auto isNew = [&](uint32_t id) {
+    return std::find(added_.begin(), added_.end(), id) != added_.end();
+  };
+  // The news in the order it came: a port down, a port back, a queue pair failed.
+  for (AsyncNews& news : fresh) {
+    if (news.portBack) {
+      const IbPort* port = news.failure.port;
+      downPorts_.erase(std::remove_if(downPorts_.begin(), downPorts_.end(),
+                                      [&](const IbAsyncFailure& f) { return f.port == port; }),
+                       downPorts_.end());
+      continue;
+    }
+    const bool wholePort = !news.failure.qpNum;
+    for (auto& [id, endpoint] : endpoints_) {
+      if (!wholePort || !isNew(id)) endpoint->asyncFailure(news.failure);
+    }
+    if (wholePort) downPorts_.push_back(std::move(news.failure));
+  }
+  // Endpoints added since the last pass learn of every port that is down now, once: it carries
+  // nothing any more.
   for (uint32_t id : added_) {
     auto found = endpoints_.find(id);
-    for (const IbAsyncFailure& down : downPorts_) {
-      if (found != endpoints_.end()) found->second->asyncFailure(down);
-    }
+    if (found == endpoints_.end()) continue;
+    for (const IbAsyncFailure& down : downPorts_) found->second->asyncFailure(down);
   }
   added_.clear();
-  for (IbAsyncFailure& failure : fresh) {
-    for (auto& [id, endpoint] : endpoints_) endpoint->asyncFailure(failure);
-    if (!failure.qpNum) downPorts_.push_back(std::move(failure));
-  }
 }
 
 void IbProxy::remove(uint32_t id) {

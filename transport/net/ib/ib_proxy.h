@@ -62,6 +62,9 @@ class IbProxy {
   /// proxy's thread at its next pass, and so does every endpoint added later when it names a
   /// whole port, which stays down.
   void failAsync(IbAsyncFailure failure);
+  /// From any thread: `port` is active again; endpoints added from now on may use it (those
+  /// that failed stay failed).
+  void portBack(const IbPort* port);
   static uint64_t wrId(uint32_t endpoint, uint32_t tag) {
     return (static_cast<uint64_t>(endpoint) << 32) | tag;
   }
@@ -79,7 +82,11 @@ class IbProxy {
   std::vector<uint32_t> added_;            // endpoints not yet told of the down ports; mutex_
   std::vector<IbAsyncFailure> downPorts_;  // every port-wide failure so far; proxy thread only
   std::mutex asyncMu_;
-  std::vector<IbAsyncFailure> asyncFailures_;  // not yet delivered; asyncMu_
+  struct AsyncNews {
+    IbAsyncFailure failure;  // failure.port alone, when the port came back
+    bool portBack = false;
+  };
+  std::vector<AsyncNews> asyncNews_;  // not yet delivered; asyncMu_
   std::atomic<bool> asyncPending_{false};
   std::atomic<uint32_t> nextId_{1};
   std::atomic<bool> stopping_{false};
