@@ -16,7 +16,8 @@
 // the port or the queue pair on its own thread; each end then reports the failure to its
 // communicator, naming the NIC, the event and the peer, and every call waiting on it ends at
 // once. Informational events (PORT_ACTIVE, LID_CHANGE, GID_CHANGE, SM_CHANGE, ...) are logged at
-// INFO and change nothing.
+// INFO and end nothing; PORT_ACTIVE also lets connections made from then on use a port that
+// went down (IbProxy::portBack).
 //
 // Why one thread for all of the set's contexts rather than one per context: the contexts are
 // few (one per port) and their events rare, so one poll() over their fds costs nothing more,
