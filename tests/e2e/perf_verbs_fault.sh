@@ -16,11 +16,17 @@ source "$(dirname "$0")/lib.sh"
 perf=$1 kind=$2
 export BRAID_IB_EMULATE=1 BRAID_NET=IB BRAID_TIMEOUT_MS=600000
 export E2E_RUN_LIMIT_S=60 # read by run_on_hosts (lib.sh): far below the deadline
+export E2E_END_DIR=$E2E_TMP # each rank writes when it ended into end.RANK there
 start=$(date +%s%N)
 run_on_hosts "$E2E_TMP/out" "$E2E_TMP/err" 2 4 bash -c \
-  'if [[ $RANK == 1 ]]; then export BRAID_IB_EMULATE_FAULT=$0:300; fi; exec "$@"' "$kind" \
+  'if [[ $RANK == 1 ]]; then export BRAID_IB_EMULATE_FAULT=$0:300; fi
+   rc=0; "$@" || rc=$?; date +%s%N >"$E2E_END_DIR/end.$RANK"; exit $rc' "$kind" \
   "$perf" all_reduce -b 64K -e 64K -n 100000 -w 1 -c 0
 took_ms=$((($(date +%s%N) - start) / 1000000))
+# The ranks end together: the last within 1 s of the first (each waits on its own calls, which
+# the failure ends on all of them at once).
+ends=$(cat "$E2E_TMP"/end.*)
+spread_ms=$((($(sort -n <<<"$ends" | tail -1) - $(sort -n <<<"$ends" | head -1)) / 1000000))
 ((RUN_RC != 0)) || fail "every rank exited 0 although a NIC failed" "$E2E_TMP/out"
 # The 300th write may be a slot's or a credit's (the receiving end's, which words its status
 # without the number), whichever the channels' interleaving made it.
@@ -39,4 +45,7 @@ if [[ $kind == port_down ]] && ((took_ms >= 20000)); then
   fail "the run took ${took_ms} ms: the down port was noticed by its writes' timeout, not its event" \
     "$E2E_TMP/err.1"
 fi
-echo "PASS [$E2E_NAME]: every rank failed naming the link, ${took_ms} ms for the whole run"
+[[ $(wc -l <<<"$ends") -eq 4 ]] || fail "not every rank said when it ended" "$E2E_TMP/err"
+((spread_ms < 1000)) || fail "the ranks ended ${spread_ms} ms apart: some waited on" "$E2E_TMP/err"
+echo "PASS [$E2E_NAME]: every rank failed naming the link, ${took_ms} ms for the whole run," \
+  "the last ${spread_ms} ms after the first"
