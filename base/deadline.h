@@ -65,9 +65,15 @@ class Deadline {
     return left < cap ? left : cap;
   }
   /// The timeout to give poll(): -1 (forever) only when nothing can end the wait early.
+  /// Rounded up: a wait with less than a millisecond left sleeps that millisecond rather than
+  /// spinning through poll(0) calls until the deadline passes.
   int pollMs() const {
     if (never_ && cancel_ == nullptr) return -1;
-    return static_cast<int>(remainingMs(cancel_ != nullptr ? kCancelSliceMs : INT32_MAX));
+    const int64_t cap = cancel_ != nullptr ? kCancelSliceMs : INT32_MAX;
+    if (cancelled()) return 0;
+    if (never_) return static_cast<int>(cap);
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(when_ - Clock::now()).count();
+    return static_cast<int>(left < 0 ? 0 : (left < cap ? left : cap));
   }
 
  private:

@@ -1,5 +1,5 @@
 // Deadline::afterMsCoarse (base/deadline.h): read from the tick clock, it is never more than a
-// tick later than afterMs's, it still ends, and its cancel flag still ends it.
+// tick later than afterMs's, it still ends, and its cancel flag still ends it. pollMs rounds up.
 #include "base/deadline.h"
 
 #include <gtest/gtest.h>
@@ -39,6 +39,22 @@ TEST(Deadline, CoarseHonoursItsCancelFlag) {
   EXPECT_FALSE(d.expired());
   flag = true;
   EXPECT_TRUE(d.expired());
+}
+
+TEST(Deadline, PollTimeoutsRoundUpSoThatPollNeverSpins) {
+  // A poll() that waits until a deadline must not be told 0 while time is left: a loop that
+  // polls until the deadline passes would spin through it for the last millisecond.
+  const Deadline d = Deadline::afterMs(50);
+  while (!d.expired()) {
+    ASSERT_GE(d.pollMs(), 1);
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+  }
+  EXPECT_EQ(d.pollMs(), 0);
+  EXPECT_EQ(Deadline::never().pollMs(), -1);
+  std::atomic<bool> flag{false};
+  EXPECT_EQ(Deadline::never().cancelledBy(&flag).pollMs(), Deadline::kCancelSliceMs);
+  flag = true;
+  EXPECT_EQ(Deadline::never().cancelledBy(&flag).pollMs(), 0);
 }
 
 }  // namespace
