@@ -9,6 +9,8 @@
 #include <netdb.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,21 +42,47 @@ struct Transfer {
   char* in;         // receiving: where the rest goes
   size_t left;
   bool sending;
-  int sendFlags = 0;  // MSG_MORE: more follows at once, so the kernel may hold these bytes back
+  // Sending: a second part that follows `out` at once, sent with it by one sendmsg.
+  const char* then = nullptr;
+  size_t thenLeft = 0;
 };
+
+/// Moves the send side of `t` on by `n` bytes taken from its two parts.
+void advanceSend(Transfer& t, size_t n) {
+  const size_t first = std::min(n, t.left);
+  t.out += first;
+  t.left -= first;
+  n -= first;
+  if (t.left == 0 && t.thenLeft > 0) {
+    t.out = t.then + n;
+    t.left = t.thenLeft - n;
+    t.then = nullptr;
+    t.thenLeft = 0;
+  }
+}
+
+/// One non-blocking send of what is left of `t`: both parts in one sendmsg where it has two.
+ssize_t sendSome(const Transfer& t) {
+  const int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
+  if (t.thenLeft == 0) return ::send(t.fd, t.out, t.left, flags);
+  iovec parts[2] = {{const_cast<char*>(t.out), t.left}, {const_cast<char*>(t.then), t.thenLeft}};
+  msghdr msg{};
+  msg.msg_iov = parts;
+  msg.msg_iovlen = 2;
+  return ::sendmsg(t.fd, &msg, flags);
+}
 
 /// Moves as much as the socket takes or gives now. Returns false when the
 /// transfer cannot go on (*result says why); true when it finished or would
 /// block.
 bool pump(Transfer& t, IoResult* result) {
   while (t.left > 0) {
-    ssize_t n = t.sending ? ::send(t.fd, t.out, t.left, MSG_DONTWAIT | MSG_NOSIGNAL | t.sendFlags)
-                          : ::recv(t.fd, t.in, t.left, MSG_DONTWAIT);
+    ssize_t n = t.sending ? sendSome(t) : ::recv(t.fd, t.in, t.left, MSG_DONTWAIT);
     if (n > 0) {
-      t.left -= static_cast<size_t>(n);
       if (t.sending) {
-        t.out += n;
+        advanceSend(t, static_cast<size_t>(n));
       } else {
+        t.left -= static_cast<size_t>(n);
         t.in += n;
       }
       continue;
@@ -83,10 +111,11 @@ IoResult runTransfers(Transfer* transfers, int count, const Deadline& deadline) 
     Transfer* waiting[2];
     int nfds = 0;
     for (int i = 0; i < count; ++i) {
-      if (!pump(transfers[i], &result)) return result;
-      if (transfers[i].left == 0) continue;
-      fds[nfds] = {transfers[i].fd, static_cast<short>(transfers[i].sending ? POLLOUT : POLLIN), 0};
-      waiting[nfds++] = &transfers[i];
+      Transfer& t = transfers[i];
+      if (!pump(t, &result)) return result;
+      if (t.left == 0) continue;
+      fds[nfds] = {t.fd, static_cast<short>(t.sending ? POLLOUT : POLLIN), 0};
+      waiting[nfds++] = &t;
     }
     if (nfds == 0) return result;
     int rc = ::poll(fds, nfds, pollTimeoutMs(deadline));
@@ -439,15 +468,22 @@ Result<Socket> connectOnce(const sockaddr_storage& addr, const Deadline& deadlin
   return socket;
 }
 
-IoResult sendAll(const Socket& socket, const void* data, size_t bytes, const Deadline& deadline,
-                 bool more) {
-  Transfer t{socket.fd(),        static_cast<const char*>(data), nullptr, bytes, true,
-             more ? MSG_MORE : 0};
+IoResult sendAll(const Socket& socket, const void* data, size_t bytes, const Deadline& deadline) {
+  Transfer t{socket.fd(), static_cast<const char*>(data), nullptr, bytes, true};
   return runTransfers(&t, 1, deadline);
 }
 
 IoResult recvAll(const Socket& socket, void* data, size_t bytes, const Deadline& deadline) {
   Transfer t{socket.fd(), nullptr, static_cast<char*>(data), bytes, false};
+  return runTransfers(&t, 1, deadline);
+}
+
+IoResult sendAllv(const Socket& socket, const void* head, size_t headBytes, const void* data,
+                  size_t bytes, const Deadline& deadline) {
+  Transfer t{socket.fd(), static_cast<const char*>(head), nullptr, headBytes, true};
+  t.then = static_cast<const char*>(data);
+  t.thenLeft = bytes;
+  if (t.left == 0) advanceSend(t, 0);
   return runTransfers(&t, 1, deadline);
 }
 

@@ -121,11 +121,13 @@ Result<Socket> connectWithRetry(const sockaddr_storage& addr, const Deadline& de
 /// One connection attempt, for a listener known to be up: a refusal is an error at once.
 Result<Socket> connectOnce(const sockaddr_storage& addr, const Deadline& deadline);
 
-/// `more`: more bytes follow at once (a header before its payload), so the kernel may send these
-/// with them in one segment although the socket has TCP_NODELAY.
-IoResult sendAll(const Socket& socket, const void* data, size_t bytes, const Deadline& deadline,
-                 bool more = false);
+IoResult sendAll(const Socket& socket, const void* data, size_t bytes, const Deadline& deadline);
 IoResult recvAll(const Socket& socket, void* data, size_t bytes, const Deadline& deadline);
+
+/// sendAll of `head` and then `data`, both in one sendmsg where the socket takes them (a
+/// message's header and its payload: one system call, one segment where they fit).
+IoResult sendAllv(const Socket& socket, const void* head, size_t headBytes, const void* data,
+                  size_t bytes, const Deadline& deadline);
 
 /// Sends to `to` and receives from `from` at the same time, so that a ring of
 /// ranks all sending more than a socket buffer holds cannot deadlock.

@@ -1,6 +1,6 @@
 // Every connection base/socket.h makes or accepts, the bootstrap's and the transports' alike,
 // notices a peer that went silent (Liveness: TCP_USER_TIMEOUT and keepalive probes), and can say
-// where it ran once it is gone (connectionEnds, describe).
+// where it ran once it is gone (connectionEnds, describe). And sendAllv's two parts arrive whole.
 #include <gtest/gtest.h>
 
 #include <errno.h>
@@ -8,7 +8,10 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/socket.h"
@@ -86,6 +89,40 @@ TEST(SocketLivenessTest, AResetSaysSoInItsWords) {
   IoResult orderly;
   orderly.end = IoEnd::kPeerClosed;
   EXPECT_EQ(orderly.describe(), "peer closed the connection");
+}
+
+TEST(SocketSendTest, AHeaderAndAPayloadLargerThanTheSocketBuffersArriveInOrder) {
+  // sendAllv: one sendmsg while the socket takes both parts, then the rest as room comes.
+  auto listener = listenOn(braid::testing::loopbackAddress(), /*reuseAddr=*/false);
+  ASSERT_TRUE(listener.ok());
+  auto address = boundAddress(listener.value());
+  ASSERT_TRUE(address.ok());
+  auto out = connectOnce(address.value(), Deadline::afterMs(5000));
+  ASSERT_TRUE(out.ok());
+  const char hello = 'h';
+  ASSERT_TRUE(sendAll(out.value(), &hello, 1, Deadline::afterMs(5000)).ok());
+  GreetingAcceptor acceptor(listener.value(), 1);
+  Socket in;
+  std::vector<char> greeting;
+  ASSERT_TRUE(acceptor.next(Deadline::afterMs(5000), &in, &greeting).ok());
+
+  std::vector<char> payload(16 << 20);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>(i * 131 + (i >> 13));
+  const uint64_t head = 0x1122334455667788ull;
+  std::vector<char> got(sizeof(head) + payload.size() + sizeof(head));
+  IoResult received;
+  std::thread reader(
+      [&] { received = recvAll(in, got.data(), got.size(), Deadline::afterMs(20000)); });
+  EXPECT_TRUE(sendAllv(out.value(), &head, sizeof(head), payload.data(), payload.size(),
+                       Deadline::afterMs(20000))
+                  .ok());
+  // No header: the payload alone, here a second header's 8 bytes.
+  EXPECT_TRUE(sendAllv(out.value(), nullptr, 0, &head, sizeof(head), Deadline::afterMs(5000)).ok());
+  reader.join();
+  ASSERT_TRUE(received.ok()) << received.describe();
+  EXPECT_EQ(std::memcmp(got.data(), &head, sizeof(head)), 0);
+  EXPECT_TRUE(std::equal(payload.begin(), payload.end(), got.begin() + sizeof(head)));
+  EXPECT_EQ(std::memcmp(got.data() + sizeof(head) + payload.size(), &head, sizeof(head)), 0);
 }
 
 }  // namespace

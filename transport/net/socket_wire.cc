@@ -15,10 +15,12 @@ using braid::net::Socket;
 
 IoResult sendSlot(const Socket& socket, uint64_t word, const void* data, size_t bytes) {
   const bool breaks = nextSlotBreaks();
-  // The word goes with the bytes that follow it in one segment where it can (TCP_NODELAY).
-  IoResult io = braid::net::sendAll(socket, &word, sizeof(word), Deadline::never(),
-                                    /*more=*/bytes > 0 && !breaks);
-  if (io.ok() && breaks) {
+  // The word and the bytes in one sendmsg: one system call per slot, and one segment where the
+  // slot is small (TCP_NODELAY).
+  if (!breaks)
+    return braid::net::sendAllv(socket, &word, sizeof(word), data, bytes, Deadline::never());
+  IoResult io = braid::net::sendAll(socket, &word, sizeof(word), Deadline::never());
+  if (io.ok()) {
     BRAID_WARN(
         "socket transport: breaking the connection %s after a slot's word "
         "(BRAID_SOCKET_EMULATE_FAULT)",
@@ -27,9 +29,7 @@ IoResult sendSlot(const Socket& socket, uint64_t word, const void* data, size_t 
     io.end = IoEnd::kPeerClosed;
     io.sysErrno = ECONNRESET;
     io.onSend = true;
-    return io;
   }
-  if (io.ok()) io = braid::net::sendAll(socket, data, bytes, Deadline::never());
   return io;
 }
 
