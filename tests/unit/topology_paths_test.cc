@@ -126,7 +126,7 @@ TEST(TopologyPaths, NvlinkThroughAGpuIsNvb) {
 
 // Discovery lists an RDMA adapter as its verbs port and its network
 // interface on the same PCI function; the nearest NIC is the port, once.
-TEST(TopologyPaths, AnRdmaAdapterCountsOnceAsNearestNic) {
+TEST(TopologyPaths, OnAHostWithRdmaPortsOnlyThePortsAreNics) {
   Graph graph;
   const int cpu = graph.addNode(testing::makeNode(NodeType::kCpu, "cpu0"));
   const int sw = graph.addNode(testing::makeNode(NodeType::kPciSwitch, "sw"));
@@ -147,8 +147,14 @@ TEST(TopologyPaths, AnRdmaAdapterCountsOnceAsNearestNic) {
   const int otherNode = graph.addNode(other);
   graph.connect(sw, otherNode, LinkType::kPci, 32);
   const Paths paths(graph);
-  // The plain interface of another function stays a NIC of its own.
-  EXPECT_EQ(nearestNics(graph, paths, gpu), (std::vector<int>{portNode, otherNode}));
+  // The adapter's own interface (ib0) counts it twice, and the verbs transport carries the
+  // traffic of a host with RDMA ports: plain interfaces (eth0 too) are not NICs to plan on.
+  EXPECT_EQ(nearestNics(graph, paths, gpu), (std::vector<int>{portNode}));
+  // Without an RDMA port, the plain interfaces are the NICs.
+  graph.node(portNode).rdma = false;
+  graph.node(portNode).busId = "0000:1a:00.0";
+  const Paths plain(graph);
+  EXPECT_EQ(nearestNics(graph, plain, gpu), (std::vector<int>{portNode, netdevNode, otherNode}));
 }
 
 // Two switches below one (nested), and one GPU on a root port: PXB within
