@@ -141,16 +141,31 @@ Result<const Calls::CachedSchedule*> Calls::scheduleFor(const CollCall& call,
   return &schedules_.back();
 }
 
-// Zero-copy takes a large all_reduce when braid chooses the algorithm (BRAID_ALGO / NCCL_ALGO
-// unset: a forced ring or tree runs as forced), the ranks can reach each other's memory, and
-// its result has the bits the FIFO path's would (exec/zero_copy.h).
+// Zero-copy takes a large all_reduce, reduce_scatter or all_gather (of equal blocks) when braid
+// chooses the algorithm (BRAID_ALGO / NCCL_ALGO unset: a forced ring or tree runs as forced),
+// the ranks can reach each other's memory, and its result has the bits the FIFO path's would
+// (exec/zero_copy.h): an all_gather only copies; a reduce_scatter's ring folds each block in
+// ring order even in deterministic mode, so only an order-free fold matches it.
 bool Calls::zeroCopyFits(const CollCall& call, const kernels::HostOp& op) const {
   const exec::ZeroCopyBoard* board = links_.zeroCopy.get();
-  return board != nullptr && board->usable() && call.collective == Collective::kAllReduce &&
-         config_.algo.empty() &&
-         call.count * dataTypeSize(call.type) >= static_cast<size_t>(config_.zeroCopyMinBytes) &&
-         exec::zeroCopyKeepsResult(call.type, call.op, op, members_.nranks,
-                                   selector_.deterministic);
+  if (board == nullptr || !board->usable() || !config_.algo.empty()) return false;
+  const size_t n = static_cast<size_t>(members_.nranks);
+  const size_t elemBytes = dataTypeSize(call.type);
+  const size_t minBytes = static_cast<size_t>(config_.zeroCopyMinBytes);
+  switch (call.collective) {
+    case Collective::kAllReduce:
+      return call.count * elemBytes >= minBytes &&
+             exec::zeroCopyKeepsResult(call.type, call.op, op, members_.nranks,
+                                       selector_.deterministic);
+    case Collective::kReduceScatter:
+      return call.blockCounts == nullptr && call.count * elemBytes * n >= minBytes &&
+             exec::zeroCopyKeepsResult(call.type, call.op, op, members_.nranks,
+                                       /*deterministic=*/false);
+    case Collective::kAllGather:
+      return call.blockCounts == nullptr && call.count * elemBytes * n >= minBytes;
+    default:
+      return false;
+  }
 }
 
 Status Calls::checkUsable() const {
@@ -197,14 +212,23 @@ Status Calls::runRecorded(const CollCall& call) {
   // board), and those that cannot decline together and go on below.
   exec::ZeroCopyMode zeroCopied = exec::ZeroCopyMode::kDeclined;
   if (zeroCopyFits(call, op)) {
-    s = links_.zeroCopy->allReduce(call.input, call.output, call.count, call.type, op,
-                                   links_.waitContext(), &zeroCopied);
+    exec::ZeroCopyBoard& board = *links_.zeroCopy;
+    const transport::WaitContext wait = links_.waitContext();
+    if (call.collective == Collective::kAllReduce) {
+      s = board.allReduce(call.input, call.output, call.count, call.type, op, wait, &zeroCopied);
+    } else if (call.collective == Collective::kReduceScatter) {
+      s = board.reduceScatter(call.input, call.output, call.count, call.type, op, wait,
+                              &zeroCopied);
+    } else {
+      s = board.allGather(call.input, call.output, call.count, call.type, wait, &zeroCopied);
+    }
     if (zeroCopied != exec::ZeroCopyMode::kDeclined) {
       recorder_.plan(choice, nullptr, "zero-copy");
       if (config_.dumpSchedule) {
         fprintf(stderr,
-                "[rank %d] %s of %zu x %s: zero-copy (%s), no schedule (each rank folds its "
-                "block of every peer's input in place and writes it into every peer's output)\n",
+                "[rank %d] %s of %zu x %s: zero-copy (%s), no schedule (each rank reads its "
+                "block of every peer's input in place, or writes its own into every peer's "
+                "output)\n",
                 rank, collectiveName(call.collective), call.count, dataTypeName(call.type),
                 zeroCopied == exec::ZeroCopyMode::kMapped ? "mapped" : "cross-memory copies");
       }

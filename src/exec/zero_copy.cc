@@ -344,7 +344,8 @@ Status ZeroCopyBoard::meet(uint64_t call, bool done, const transport::WaitContex
 // mapped by every other (threads of one process, or all in shared allocations), else
 // cross-memory copies where the board uses them, else declined. `buffers` then holds
 // addresses to use: mapped ones here, the owners' for cross-memory copies.
-Result<ZeroCopyMode> ZeroCopyBoard::resolve(Buffers& buffers, size_t bytes) {
+Result<ZeroCopyMode> ZeroCopyBoard::resolve(Buffers& buffers, size_t inputBytes,
+                                            size_t outputBytes) {
   buffers.inputs.assign(nranks_, nullptr);
   buffers.outputs.assign(nranks_, nullptr);
   bool allShared = true;
@@ -360,8 +361,8 @@ Result<ZeroCopyMode> ZeroCopyBoard::resolve(Buffers& buffers, size_t bytes) {
   for (int r = 0; r < nranks_; ++r) {
     if (spaces_[r].sameProcess) continue;
     const Header& h = *ranks_[r].header;
-    if (h.inputRange.offset + bytes > h.inputRange.mapBytes ||
-        h.outputRange.offset + bytes > h.outputRange.mapBytes) {
+    if (h.inputRange.offset + inputBytes > h.inputRange.mapBytes ||
+        h.outputRange.offset + outputBytes > h.outputRange.mapBytes) {
       return internalError("rank " + std::to_string(r) + "'s buffers end past their allocation");
     }
     BRAID_ASSIGN_OR_RETURN(char* in, mappings_->find(spaces_[r].pid, r, h.inputRange));
@@ -374,25 +375,69 @@ Result<ZeroCopyMode> ZeroCopyBoard::resolve(Buffers& buffers, size_t bytes) {
 Status ZeroCopyBoard::allReduce(const void* input, void* output, size_t count, DataType type,
                                 const kernels::HostOp& op, const transport::WaitContext& wait,
                                 ZeroCopyMode* mode) {
+  if (op.load != nullptr || op.combine == nullptr) {
+    return internalError("zero-copy all_reduce needs an operator without a load and with combine");
+  }
+  const size_t elemBytes = dataTypeSize(type);
+  const size_t bytes = count * elemBytes;
+  return runCall("all_reduce", input, output, count, bytes, bytes, wait, mode,
+                 [&](const Buffers& buffers, ZeroCopyMode chosen) {
+                   // This rank's block: the deterministic ring's (calls_deterministic.cc).
+                   const size_t n = static_cast<size_t>(nranks_);
+                   const size_t block = (count + n - 1) / n;
+                   const size_t begin = std::min(count, static_cast<size_t>(rank_) * block);
+                   const size_t end = std::min(count, begin + block);
+                   return reduceBlock(buffers, chosen, begin * elemBytes, begin * elemBytes,
+                                      end - begin, elemBytes, op, /*toPeers=*/true);
+                 });
+}
+
+Status ZeroCopyBoard::reduceScatter(const void* input, void* output, size_t count, DataType type,
+                                    const kernels::HostOp& op, const transport::WaitContext& wait,
+                                    ZeroCopyMode* mode) {
+  if (op.load != nullptr || op.combine == nullptr) {
+    return internalError(
+        "zero-copy reduce_scatter needs an operator without a load and with combine");
+  }
+  const size_t elemBytes = dataTypeSize(type);
+  const size_t bytes = count * elemBytes;
+  return runCall("reduce_scatter", input, output, count, bytes * static_cast<size_t>(nranks_),
+                 bytes, wait, mode, [&](const Buffers& buffers, ZeroCopyMode chosen) {
+                   // Block r of every input, folded into rank r's output alone.
+                   return reduceBlock(buffers, chosen, static_cast<size_t>(rank_) * bytes, 0, count,
+                                      elemBytes, op, /*toPeers=*/false);
+                 });
+}
+
+Status ZeroCopyBoard::allGather(const void* input, void* output, size_t count, DataType type,
+                                const transport::WaitContext& wait, ZeroCopyMode* mode) {
+  const size_t bytes = count * dataTypeSize(type);
+  return runCall("all_gather", input, output, count, bytes, bytes * static_cast<size_t>(nranks_),
+                 wait, mode, [&](const Buffers& buffers, ZeroCopyMode chosen) {
+                   return copyBlock(buffers, chosen, bytes);
+                 });
+}
+
+Status ZeroCopyBoard::runCall(const char* what, const void* input, void* output, size_t count,
+                              size_t inputBytes, size_t outputBytes,
+                              const transport::WaitContext& wait, ZeroCopyMode* mode,
+                              const std::function<Status(const Buffers&, ZeroCopyMode)>& work) {
   *mode = ZeroCopyMode::kDeclined;
   if (!broken_.ok()) {
     return invalidUsage("zero-copy board of rank " + std::to_string(rank_) +
                         " is unusable after an earlier call failed (" + broken_.message() + ")");
   }
-  if (!usable_) return invalidUsage("zero-copy all_reduce: " + unusableReason_);
-  if (op.load != nullptr || op.combine == nullptr) {
-    return internalError("zero-copy all_reduce needs an operator without a load and with combine");
-  }
+  if (!usable_) return invalidUsage(std::string("zero-copy ") + what + ": " + unusableReason_);
   if (count == 0) return Status();
   if (input == nullptr || output == nullptr) {
-    return invalidArgument("zero-copy all_reduce of " + std::to_string(count) +
+    return invalidArgument(std::string("zero-copy ") + what + " of " + std::to_string(count) +
                            " elements with a null " + (input == nullptr ? "input" : "output"));
   }
-  const size_t elemBytes = dataTypeSize(type);
-  const size_t bytes = count * elemBytes;
   if (nranks_ == 1) {
-    if (output != input) kernels::copyBytes(output, input, bytes);
-    op.finishOutput(output, count);
+    Buffers buffers;
+    buffers.inputs.assign(1, static_cast<const char*>(input));
+    buffers.outputs.assign(1, static_cast<char*>(output));
+    BRAID_TRY(work(buffers, ZeroCopyMode::kMapped));
     *mode = ZeroCopyMode::kMapped;
     ++ran_;
     return Status();
@@ -404,32 +449,25 @@ Status ZeroCopyBoard::allReduce(const void* input, void* output, size_t count, D
   const uint64_t call = calls_ + 1;
   self.input = reinterpret_cast<uint64_t>(input);
   self.output = reinterpret_cast<uint64_t>(output);
-  self.inputRange = transport::shm::findSharedHost(input, bytes).value_or(SharedRange{});
-  self.outputRange = transport::shm::findSharedHost(output, bytes).value_or(SharedRange{});
+  self.inputRange = transport::shm::findSharedHost(input, inputBytes).value_or(SharedRange{});
+  self.outputRange = transport::shm::findSharedHost(output, outputBytes).value_or(SharedRange{});
   Status status = meet(call, false, wait);
   Buffers buffers;
   ZeroCopyMode chosen = ZeroCopyMode::kDeclined;
   if (status.ok()) {
-    Result<ZeroCopyMode> resolved = resolve(buffers, bytes);
+    Result<ZeroCopyMode> resolved = resolve(buffers, inputBytes, outputBytes);
     status = resolved.status();
     if (resolved.ok()) chosen = resolved.value();
   }
-  if (status.ok() && chosen != ZeroCopyMode::kDeclined) {
-    // This rank's block: the deterministic ring's (calls_deterministic.cc).
-    const size_t n = static_cast<size_t>(nranks_);
-    const size_t block = (count + n - 1) / n;
-    const size_t begin = std::min(count, static_cast<size_t>(rank_) * block);
-    const size_t end = std::min(count, begin + block);
-    status = reduceBlock(buffers, chosen, begin, end - begin, elemBytes, op);
-  }
+  if (status.ok() && chosen != ZeroCopyMode::kDeclined) status = work(buffers, chosen);
   // Meeting 2: nobody returns while a peer may still read or write its buffers, or read its
   // posted fields. A rank whose work failed does not come; its peers' waits end at the deadline
   // or when the communicator's stop flag goes up.
   if (status.ok()) status = meet(call, true, wait);
   if (!status.ok()) {
-    broken_ =
-        status.withContext("zero-copy all_reduce call " + std::to_string(calls_) + " (" +
-                           std::to_string(bytes) + " bytes) on rank " + std::to_string(rank_));
+    broken_ = status.withContext(std::string("zero-copy ") + what + " call " +
+                                 std::to_string(call) + " (" + std::to_string(outputBytes) +
+                                 " output bytes) on rank " + std::to_string(rank_));
     return broken_;
   }
   calls_ = call;
@@ -438,24 +476,63 @@ Status ZeroCopyBoard::allReduce(const void* input, void* output, size_t count, D
   return Status();
 }
 
-Status ZeroCopyBoard::reduceBlock(const Buffers& buffers, ZeroCopyMode mode, size_t offset,
-                                  size_t count, size_t elemBytes, const kernels::HostOp& op) {
+// All-gather: this rank's input goes into block `rank` of every rank's output, its own
+// included (nothing to do there in place). Mapped and large, with non-temporal stores: the
+// input is read from memory once per destination, and no output line is read before it is
+// written.
+Status ZeroCopyBoard::copyBlock(const Buffers& buffers, ZeroCopyMode mode, size_t bytes) {
+  const bool streamed =
+      mode == ZeroCopyMode::kMapped && bytes * static_cast<size_t>(nranks_) >= kStreamBytes;
+  const char* mine = buffers.inputs[rank_];
+  const size_t at = static_cast<size_t>(rank_) * bytes;
+  for (int i = 0; i < nranks_; ++i) {
+    const int to = (rank_ + i) % nranks_;
+    char* out = buffers.outputs[to] + at;
+    if (to == rank_ && out == mine) continue;
+    if (to == rank_ || mode == ZeroCopyMode::kMapped) {
+      if (streamed) {
+        kernels::streamBytes(out, mine, bytes);
+      } else {
+        kernels::copyBytes(out, mine, bytes);
+      }
+      continue;
+    }
+    for (size_t done = 0; done < bytes; done += chunkBytes_) {
+      const size_t piece = std::min(chunkBytes_, bytes - done);
+      BRAID_TRY(writePeer(spaces_[to], out + done, mine + done, piece));
+    }
+  }
+  return Status();
+}
+
+Status ZeroCopyBoard::reduceBlock(const Buffers& buffers, ZeroCopyMode mode, size_t inAt,
+                                  size_t outAt, size_t count, size_t elemBytes,
+                                  const kernels::HostOp& op, bool toPeers) {
+  if (nranks_ == 1) {
+    char* out = buffers.outputs[0] + outAt;
+    const char* in = buffers.inputs[0] + inAt;
+    if (out != in) kernels::copyBytes(out, in, count * elemBytes);
+    op.finishOutput(out, count);
+    return Status();
+  }
   const bool mapped = mode == ZeroCopyMode::kMapped;
-  const bool streamed = mapped && count * elemBytes * static_cast<size_t>(nranks_) >= kStreamBytes;
+  const size_t written = count * elemBytes * (toPeers ? static_cast<size_t>(nranks_) : 1);
+  const bool streamed = mapped && written >= kStreamBytes;
   const size_t chunkElems = chunkBytes_ / elemBytes;
   for (size_t done = 0; done < count; done += chunkElems) {
     const size_t elems = std::min(chunkElems, count - done);
-    const size_t at = (offset + done) * elemBytes;
+    const size_t from = inAt + done * elemBytes;
+    const size_t at = outAt + done * elemBytes;
     const size_t bytes = elems * elemBytes;
     char* mine = buffers.outputs[rank_] + at;
     fold_.startChunk();
     for (int r = 0; r < nranks_; ++r) {
       if (r == rank_ || mapped) {
-        fold_.setOperand(r, buffers.inputs[r] + at);
+        fold_.setOperand(r, buffers.inputs[r] + from);
         continue;
       }
       char* scratch = fold_.takeScratch();
-      BRAID_TRY(readPeer(spaces_[r], buffers.inputs[r] + at, scratch, bytes));
+      BRAID_TRY(readPeer(spaces_[r], buffers.inputs[r] + from, scratch, bytes));
       fold_.setScratchOperand(r, scratch);
     }
     // Mapped and large, the result goes to the outputs with non-temporal stores from a chunk
@@ -466,7 +543,7 @@ Status ZeroCopyBoard::reduceBlock(const Buffers& buffers, ZeroCopyMode mode, siz
     op.finishOutput(result, elems);
     if (streamed) kernels::streamBytes(mine, result, bytes);
     // The chunk is in this core's cache now: each peer's copy of it reads it from there.
-    for (int i = 1; i < nranks_; ++i) {
+    for (int i = 1; toPeers && i < nranks_; ++i) {
       const int peer = (rank_ + i) % nranks_;
       if (streamed) {
         kernels::streamBytes(buffers.outputs[peer] + at, result, bytes);

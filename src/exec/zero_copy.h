@@ -137,6 +137,15 @@ class ZeroCopyBoard {
   Status allReduce(const void* input, void* output, size_t count, DataType type,
                    const kernels::HostOp& op, const transport::WaitContext& wait,
                    ZeroCopyMode* mode);
+  /// The same for reduce_scatter: `input` holds nranks blocks of `count` elements, and rank
+  /// r's output is the fold of every rank's block r (read in place, nothing written to peers).
+  Status reduceScatter(const void* input, void* output, size_t count, DataType type,
+                       const kernels::HostOp& op, const transport::WaitContext& wait,
+                       ZeroCopyMode* mode);
+  /// The same for all_gather: this rank's `count` elements go into block `rank` of every
+  /// rank's output (written into peers' outputs in place).
+  Status allGather(const void* input, void* output, size_t count, DataType type,
+                   const transport::WaitContext& wait, ZeroCopyMode* mode);
 
  private:
   struct Rank;
@@ -145,9 +154,18 @@ class ZeroCopyBoard {
 
   ZeroCopyBoard(int rank, int nranks, size_t chunkBytes);
   Status meet(uint64_t call, bool done, const transport::WaitContext& wait);
-  Result<ZeroCopyMode> resolve(Buffers& buffers, size_t bytes);
-  Status reduceBlock(const Buffers& buffers, ZeroCopyMode mode, size_t offset, size_t count,
-                     size_t elemBytes, const kernels::HostOp& op);
+  Result<ZeroCopyMode> resolve(Buffers& buffers, size_t inputBytes, size_t outputBytes);
+  /// A call: the checks, meeting 1, `work` with the buffers as every rank resolved them
+  /// (unless declined), meeting 2; the board is broken after a failure.
+  Status runCall(const char* what, const void* input, void* output, size_t count, size_t inputBytes,
+                 size_t outputBytes, const transport::WaitContext& wait, ZeroCopyMode* mode,
+                 const std::function<Status(const Buffers&, ZeroCopyMode)>& work);
+  /// Folds `count` elements at byte `inAt` of every input into byte `outAt` of this rank's
+  /// output and, `toPeers`, of every peer's.
+  Status reduceBlock(const Buffers& buffers, ZeroCopyMode mode, size_t inAt, size_t outAt,
+                     size_t count, size_t elemBytes, const kernels::HostOp& op, bool toPeers);
+  /// All-gather's copy of this rank's `bytes` into block `rank` of every output.
+  Status copyBlock(const Buffers& buffers, ZeroCopyMode mode, size_t bytes);
 
   int rank_;
   int nranks_;

@@ -1,7 +1,8 @@
-// The zero-copy all_reduce through the API, ranks in processes (exec/zero_copy.h): each child
-// joins two communicators, one zero-copy (buffers from ncclMemAlloc that the ranks map, or
-// cross-memory copies forced with BRAID_ZERO_COPY=2) and one with BRAID_ZERO_COPY=0, runs the
-// same all_reduce of random data on both (about 1 MiB, above BRAID_ZERO_COPY_MIN_BYTES), and
+// The zero-copy all_reduce, reduce_scatter and all_gather through the API, ranks in processes
+// (exec/zero_copy.h): each child joins two communicators, one zero-copy (buffers from
+// ncclMemAlloc that the ranks map, or cross-memory copies forced with BRAID_ZERO_COPY=2) and one
+// with BRAID_ZERO_COPY=0, runs the same collective of random data on both (about 1 MiB per
+// rank, above BRAID_ZERO_COPY_MIN_BYTES), and
 // checks that the results have the same bits, and from each communicator's BRAID_DUMP_SCHEDULE
 // line that the first went zero-copy exactly where the result cannot change (and the second
 // never did). The data spans many binary orders of magnitude, so a float sum in another order
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -36,13 +38,17 @@ struct Case {
   /// Buffers from ncclMemAlloc, which the ranks map (BRAID_ZERO_COPY=1); otherwise vectors,
   /// with cross-memory copies forced (BRAID_ZERO_COPY=2).
   bool memAlloc = false;
+  enum Collective { kAllReduce, kReduceScatter, kAllGather } collective = kAllReduce;
 };
 
 std::string caseName(const ::testing::TestParamInfo<Case>& info) {
   const Case& c = info.param;
   const char* type = c.type == ncclFloat32 ? "float" : c.type == ncclBfloat16 ? "bf16" : "int32";
   const char* op = c.op == ncclSum ? "sum" : c.op == ncclAvg ? "avg" : "max";
-  return std::to_string(c.nranks) + "ranks_" + type + "_" + op +
+  const char* coll = c.collective == Case::kAllReduce       ? ""
+                     : c.collective == Case::kReduceScatter ? "reduce_scatter_"
+                                                            : "all_gather_";
+  return std::string(coll) + std::to_string(c.nranks) + "ranks_" + type + "_" + op +
          (c.deterministic ? "_deterministic" : "") + (c.inPlace ? "_inplace" : "") +
          (c.memAlloc ? "_memalloc" : "");
 }
@@ -69,9 +75,10 @@ std::vector<unsigned char> rankInput(const Case& c, int rank, size_t count) {
   return bytes;
 }
 
-// One all_reduce on a new communicator; returns the output and what the dump said.
-std::vector<unsigned char> allReduceOnce(const Case& c, const ncclUniqueId& id, int rank,
-                                         size_t count, const std::string& dumpPath) {
+// One call of the case's collective on a new communicator; returns the output (the dump goes
+// to `dumpPath`). `count` is per rank, as the API counts it.
+std::vector<unsigned char> callOnce(const Case& c, const ncclUniqueId& id, int rank, size_t count,
+                                    const std::string& dumpPath) {
   // BRAID_DUMP_SCHEDULE writes to stderr: send it to a file for the length of this call.
   fflush(stderr);
   const int saved = dup(STDERR_FILENO);
@@ -79,29 +86,48 @@ std::vector<unsigned char> allReduceOnce(const Case& c, const ncclUniqueId& id, 
   EXPECT_NE(dump, nullptr);
   if (dump == nullptr) return {};
   dup2(fileno(dump), STDERR_FILENO);
-  std::vector<unsigned char> input = rankInput(c, rank, count);
-  std::vector<unsigned char> separate(input.size(), 0x5a);
-  std::vector<unsigned char>& output = c.inPlace ? input : separate;
-  // With memAlloc the call runs on ncclMemAlloc's copies of the two vectors.
-  void* in = input.data();
-  void* out = output.data();
+  const size_t n = static_cast<size_t>(c.nranks);
+  const size_t block = count * elemBytes(c.type);
+  const size_t inBytes = c.collective == Case::kReduceScatter ? block * n : block;
+  const size_t outBytes = c.collective == Case::kAllGather ? block * n : block;
+  const std::vector<unsigned char> data = rankInput(c, rank, inBytes / elemBytes(c.type));
+  // In place as NCCL has it: one buffer of the larger size, the smaller side at block `rank`
+  // (all_reduce: the same bytes).
+  const size_t whole = std::max(inBytes, outBytes);
+  const size_t inAt = c.inPlace && c.collective == Case::kAllGather ? rank * block : 0;
+  const size_t outAt = c.inPlace && c.collective == Case::kReduceScatter ? rank * block : 0;
+  std::vector<unsigned char> first(c.inPlace ? whole : inBytes, 0x5a);
+  std::copy(data.begin(), data.end(), first.begin() + inAt);
+  std::vector<unsigned char> second(c.inPlace ? 0 : outBytes, 0x5a);
+  // With memAlloc the call runs on ncclMemAlloc's copies of the vectors.
+  void* base1 = first.data();
+  void* base2 = second.data();
   if (c.memAlloc) {
-    EXPECT_EQ(ncclMemAlloc(&in, input.size()), ncclSuccess);
-    memcpy(in, input.data(), input.size());
-    out = in;
+    EXPECT_EQ(ncclMemAlloc(&base1, first.size()), ncclSuccess);
+    memcpy(base1, first.data(), first.size());
     if (!c.inPlace) {
-      EXPECT_EQ(ncclMemAlloc(&out, output.size()), ncclSuccess);
-      memcpy(out, output.data(), output.size());
+      EXPECT_EQ(ncclMemAlloc(&base2, second.size()), ncclSuccess);
+      memcpy(base2, second.data(), second.size());
     }
   }
+  char* in = static_cast<char*>(base1) + inAt;
+  char* out = c.inPlace ? static_cast<char*>(base1) + outAt : static_cast<char*>(base2);
   ncclComm_t comm = nullptr;
   ncclResult_t init = ncclCommInitRank(&comm, c.nranks, id, rank);
   ncclResult_t call = ncclInternalError;
-  if (init == ncclSuccess) call = ncclAllReduce(in, out, count, c.type, c.op, comm, nullptr);
+  if (init == ncclSuccess) {
+    if (c.collective == Case::kAllReduce) {
+      call = ncclAllReduce(in, out, count, c.type, c.op, comm, nullptr);
+    } else if (c.collective == Case::kReduceScatter) {
+      call = ncclReduceScatter(in, out, count, c.type, c.op, comm, nullptr);
+    } else {
+      call = ncclAllGather(in, out, count, c.type, comm, nullptr);
+    }
+  }
+  const std::vector<unsigned char> output(out, out + outBytes);
   if (c.memAlloc) {
-    memcpy(output.data(), out, output.size());
-    if (out != in) ncclMemFree(out);
-    ncclMemFree(in);
+    if (!c.inPlace) ncclMemFree(base2);
+    ncclMemFree(base1);
   }
   fflush(stderr);
   dup2(saved, STDERR_FILENO);
@@ -139,7 +165,7 @@ TEST_P(ZeroCopyProcesses, HasTheFifoPathsBitsAndRunsWhereItMay) {
       ScopedEnv on("BRAID_ZERO_COPY", c.memAlloc ? "1" : "2");
       // The trace names what ran: "zero-copy" where it did (the flight recorder's plan too).
       ScopedEnv trace("BRAID_TRACE", (base + "-trace-%r.json").c_str());
-      zeroCopied = allReduceOnce(c, zeroCopyId, rank, count, base + "-on.txt");
+      zeroCopied = callOnce(c, zeroCopyId, rank, count, base + "-on.txt");
     }
     const std::string tracePath = base + "-trace-" + std::to_string(rank) + ".json";
     std::ifstream traced(tracePath);
@@ -152,7 +178,7 @@ TEST_P(ZeroCopyProcesses, HasTheFifoPathsBitsAndRunsWhereItMay) {
     std::vector<unsigned char> copied;
     {
       ScopedEnv off("BRAID_ZERO_COPY", "0");
-      copied = allReduceOnce(c, fifoId, rank, count, base + "-off.txt");
+      copied = callOnce(c, fifoId, rank, count, base + "-off.txt");
     }
     EXPECT_EQ(dumpSaysZeroCopy(base + "-on.txt"), c.expectZeroCopy) << "rank " << rank;
     EXPECT_FALSE(dumpSaysZeroCopy(base + "-off.txt")) << "rank " << rank;
@@ -174,7 +200,14 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{2, ncclFloat32, ncclSum, false, false, true, true},
                       Case{3, ncclInt32, ncclSum, false, true, true, true},
                       // Three ranks' float sum adds in the ring's order: the FIFOs keep it.
-                      Case{3, ncclFloat32, ncclSum, false, false, false}),
+                      Case{3, ncclFloat32, ncclSum, false, false, false},
+                      Case{3, ncclInt32, ncclSum, false, true, true, true, Case::kReduceScatter},
+                      Case{2, ncclFloat32, ncclAvg, false, false, true, false,
+                           Case::kReduceScatter},
+                      // reduce_scatter's ring folds in ring order even in deterministic mode.
+                      Case{3, ncclFloat32, ncclSum, true, false, false, true, Case::kReduceScatter},
+                      Case{3, ncclFloat32, ncclSum, false, true, true, true, Case::kAllGather},
+                      Case{2, ncclBfloat16, ncclSum, false, false, true, false, Case::kAllGather}),
     caseName);
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -55,15 +56,24 @@ transport::WaitContext waitContext(int64_t timeoutMs = 20000) {
 }
 
 struct CallSpec {
+  Collective collective;
   DataType type;
   RedOp op;
-  size_t count;
+  size_t count;  ///< per rank, as the API counts (reduce_scatter's output, all_gather's input)
   bool inPlace;
 };
 
 std::string describe(const CallSpec& c, int call) {
-  return "call " + std::to_string(call) + ": " + std::to_string(c.count) + " x " +
-         dataTypeName(c.type) + " " + redOpName(c.op) + (c.inPlace ? " in place" : "");
+  return "call " + std::to_string(call) + ": " + collectiveName(c.collective) + " of " +
+         std::to_string(c.count) + " x " + dataTypeName(c.type) + " " + redOpName(c.op) +
+         (c.inPlace ? " in place" : "");
+}
+
+size_t inputElems(const CallSpec& c, int nranks) {
+  return c.collective == Collective::kReduceScatter ? c.count * nranks : c.count;
+}
+size_t outputElems(const CallSpec& c, int nranks) {
+  return c.collective == Collective::kAllGather ? c.count * nranks : c.count;
 }
 
 // Counts that matter: 1 element (one rank has it all), fewer elements than
@@ -74,9 +84,12 @@ std::vector<CallSpec> makeCalls(int ncalls, uint64_t seed, int nranks, size_t ch
                             DataType::kFloat64, DataType::kInt32,    DataType::kInt8};
   const RedOp ops[] = {RedOp::kSum, RedOp::kProd, RedOp::kMax, RedOp::kMin, RedOp::kAvg};
   std::mt19937_64 rng(seed);
+  const Collective collectives[] = {Collective::kAllReduce, Collective::kReduceScatter,
+                                    Collective::kAllGather};
   std::vector<CallSpec> calls;
   for (int i = 0; i < ncalls; ++i) {
     CallSpec c{};
+    c.collective = collectives[i % 3];
     c.type = types[rng() % 6];
     c.op = ops[rng() % 5];
     const size_t chunk = chunkBytes / dataTypeSize(c.type);
@@ -104,14 +117,27 @@ kernels::HostOp opFor(const CallSpec& c, int nranks) {
   return op.ok() ? op.value() : kernels::HostOp{};
 }
 
-Bytes rankInput(const CallSpec& c, uint64_t seed, int call, int rank) {
-  return braid::testing::spreadInput(c.type, c.count,
+Bytes rankInput(const CallSpec& c, uint64_t seed, int call, int rank, int nranks) {
+  return braid::testing::spreadInput(c.type, inputElems(c, nranks),
                                      mixSeed(seed ^ mixSeed(call * 1000003ull + rank)));
 }
 
-Bytes referenceResult(const CallSpec& c, uint64_t seed, int call, int nranks) {
+// What `rank`'s output must hold: the in-order fold of every input (all_reduce) or of every
+// input's block `rank` (reduce_scatter), or every rank's input in rank order (all_gather).
+Bytes referenceResult(const CallSpec& c, uint64_t seed, int call, int nranks, int rank) {
   std::vector<Bytes> inputs(nranks);
-  for (int r = 0; r < nranks; ++r) inputs[r] = rankInput(c, seed, call, r);
+  for (int r = 0; r < nranks; ++r) inputs[r] = rankInput(c, seed, call, r, nranks);
+  const size_t blockBytes = c.count * dataTypeSize(c.type);
+  if (c.collective == Collective::kAllGather) {
+    Bytes all;
+    for (const Bytes& in : inputs) all.insert(all.end(), in.begin(), in.end());
+    return all;
+  }
+  if (c.collective == Collective::kReduceScatter) {
+    for (Bytes& in : inputs) {
+      in = Bytes(in.begin() + rank * blockBytes, in.begin() + (rank + 1) * blockBytes);
+    }
+  }
   const kernels::HostOp op = opFor(c, nranks);
   return braid::testing::inOrderReference(inputs, op, c.type, c.op, c.count);
 }
@@ -183,19 +209,40 @@ int runRank(const Scenario& s, int rank, SharedBarrier& barrier, Where where) {
     // Fresh shared buffers every call: new allocations for the peers to map, more of them
     // than the mappings kept, so the oldest are let go on the way.
     const bool shared = where == Where::kProcessesShared;
-    const Bytes init = rankInput(c, s.seed, i, rank);
-    TestBuffer input(init, shared);
-    TestBuffer separate(Bytes(init.size(), 0xa5), shared);
-    TestBuffer& output = c.inPlace ? input : separate;
+    const Bytes init = rankInput(c, s.seed, i, rank, s.nranks);
+    const size_t blockBytes = c.count * dataTypeSize(c.type);
+    const size_t outBytes = outputElems(c, s.nranks) * dataTypeSize(c.type);
+    // In place as NCCL has it: reduce_scatter's output is block `rank` of its input, and
+    // all_gather's input is block `rank` of its output.
+    Bytes gathered(outBytes, 0xa5);
+    if (c.collective == Collective::kAllGather) {
+      std::copy(init.begin(), init.end(), gathered.begin() + rank * blockBytes);
+    }
+    const bool gatherInPlace = c.inPlace && c.collective == Collective::kAllGather;
+    TestBuffer input(gatherInPlace ? gathered : init, shared);
+    TestBuffer separate(Bytes(outBytes, 0xa5), shared);
+    unsigned char* in = gatherInPlace ? input.data() + rank * blockBytes : input.data();
+    unsigned char* out = separate.data();
+    if (c.inPlace) {
+      out = c.collective == Collective::kReduceScatter ? input.data() + rank * blockBytes
+                                                       : input.data();
+    }
     ZeroCopyMode mode = ZeroCopyMode::kDeclined;
-    const Status status = board.value()->allReduce(input.data(), output.data(), c.count, c.type,
-                                                   opFor(c, s.nranks), waitContext(), &mode);
+    ZeroCopyBoard& b = *board.value();
+    Status status;
+    if (c.collective == Collective::kAllReduce) {
+      status = b.allReduce(in, out, c.count, c.type, opFor(c, s.nranks), waitContext(), &mode);
+    } else if (c.collective == Collective::kReduceScatter) {
+      status = b.reduceScatter(in, out, c.count, c.type, opFor(c, s.nranks), waitContext(), &mode);
+    } else {
+      status = b.allGather(in, out, c.count, c.type, waitContext(), &mode);
+    }
     EXPECT_TRUE(status.ok()) << "rank " << rank << " " << describe(c, i) << ": "
                              << status.message();
     if (!status.ok()) return right;
     EXPECT_EQ(mode, expectedMode) << describe(c, i);
-    const Bytes expected = referenceResult(c, s.seed, i, s.nranks);
-    const Bytes got = output.bytes();
+    const Bytes expected = referenceResult(c, s.seed, i, s.nranks, rank);
+    const Bytes got(out, out + expected.size());
     if (got != expected) {
       size_t at = 0;
       while (got[at] == expected[at]) ++at;
@@ -258,8 +305,8 @@ TEST(ZeroCopyBoard, ACallSomeRankCannotMapIsDeclinedByEveryRank) {
   SharedBarrier barrier(2);
   braid::testing::runProcesses(2, [&](int rank) {
     auto board = mappedOnlyBoard(nonce, rank, barrier);
-    const CallSpec c{DataType::kInt32, RedOp::kSum, 1000, false};
-    const Bytes init = rankInput(c, 7, 0, rank);
+    const CallSpec c{Collective::kAllReduce, DataType::kInt32, RedOp::kSum, 1000, false};
+    const Bytes init = rankInput(c, 7, 0, rank, 2);
     TestBuffer input(init, rank == 0);
     TestBuffer output(Bytes(init.size(), 0xa5), rank == 0);
     ZeroCopyMode mode = ZeroCopyMode::kMapped;
@@ -272,31 +319,58 @@ TEST(ZeroCopyBoard, ACallSomeRankCannotMapIsDeclinedByEveryRank) {
     s = board->allReduce(sharedInput.data(), sharedOutput.data(), c.count, c.type, opFor(c, 2),
                          waitContext(), &mode);
     if (!s.ok() || mode != ZeroCopyMode::kMapped) _exit(5);
-    if (sharedOutput.bytes() != referenceResult(c, 7, 0, 2)) _exit(6);
+    if (sharedOutput.bytes() != referenceResult(c, 7, 0, 2, rank)) _exit(6);
     if (board->calls() != 1) _exit(7);
   });
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, ZeroCopyRanks, ::testing::Values(2, 3, 5));
 
-// Large mapped calls write their outputs with non-temporal stores from a staged chunk: the bits
-// must not change, in place or not, with a ragged last chunk.
+// Large mapped calls write their outputs with non-temporal stores (all_reduce's and
+// reduce_scatter's from a staged chunk): the bits must not change, in place or not, with a
+// ragged last chunk.
 TEST(ZeroCopyBoard, ALargeMappedCallStreamsItsOutputsAndKeepsTheBits) {
   const uint64_t nonce = uniqueNonce();
   SharedBarrier barrier(2);
   braid::testing::runProcesses(2, [&](int rank) {
     auto board = mappedOnlyBoard(nonce, rank, barrier);
-    for (int call = 0; call < 2; ++call) {
-      const CallSpec c{DataType::kFloat32, RedOp::kSum, (size_t{8} << 20) / 4 + 777, call == 1};
-      const Bytes init = rankInput(c, 11, call, rank);
-      TestBuffer input(init, true);
-      TestBuffer separate(Bytes(init.size(), 0xa5), true);
-      TestBuffer& output = c.inPlace ? input : separate;
-      ZeroCopyMode mode = ZeroCopyMode::kDeclined;
-      const Status s = board->allReduce(input.data(), output.data(), c.count, c.type, opFor(c, 2),
-                                        waitContext(), &mode);
-      if (!s.ok() || mode != ZeroCopyMode::kMapped) _exit(3);
-      if (output.bytes() != referenceResult(c, 11, call, 2)) _exit(4 + call);
+    int call = 0;
+    for (Collective coll :
+         {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather}) {
+      for (bool inPlace : {false, true}) {
+        const CallSpec c{coll, DataType::kFloat32, RedOp::kSum, (size_t{8} << 20) / 4 + 777,
+                         inPlace};
+        const Bytes init = rankInput(c, 11, call, rank, 2);
+        const size_t block = c.count * 4;
+        const size_t outBytes = outputElems(c, 2) * 4;
+        Bytes initOut(outBytes, 0xa5);
+        if (coll == Collective::kAllGather) {
+          std::copy(init.begin(), init.end(), initOut.begin() + rank * block);
+        }
+        TestBuffer input(coll == Collective::kAllGather && inPlace ? initOut : init, true);
+        TestBuffer separate(initOut, true);
+        unsigned char* in = input.data();
+        unsigned char* out = separate.data();
+        if (inPlace && coll == Collective::kAllReduce) out = in;
+        if (inPlace && coll == Collective::kReduceScatter) out = in + rank * block;
+        if (inPlace && coll == Collective::kAllGather) {
+          out = input.data();
+          in = out + rank * block;
+        }
+        ZeroCopyMode mode = ZeroCopyMode::kDeclined;
+        Status s;
+        if (coll == Collective::kAllReduce) {
+          s = board->allReduce(in, out, c.count, c.type, opFor(c, 2), waitContext(), &mode);
+        } else if (coll == Collective::kReduceScatter) {
+          s = board->reduceScatter(in, out, c.count, c.type, opFor(c, 2), waitContext(), &mode);
+        } else {
+          s = board->allGather(in, out, c.count, c.type, waitContext(), &mode);
+        }
+        if (!s.ok() || mode != ZeroCopyMode::kMapped) _exit(3);
+        const Bytes expected = referenceResult(c, 11, call, 2, rank);
+        if (Bytes(out, out + expected.size()) != expected) _exit(10 + call);
+        ++call;
+      }
     }
   });
 }
@@ -330,7 +404,7 @@ TEST(ZeroCopyBoard, APeerThatNeverComesEndsTheCallAtTheDeadlineNamingIt) {
     if (rank == 1) return;  // never calls
     std::vector<float> data(1024, 1.0f);
     ZeroCopyMode mode = ZeroCopyMode::kDeclined;
-    const CallSpec c{DataType::kFloat32, RedOp::kSum, data.size(), true};
+    const CallSpec c{Collective::kAllReduce, DataType::kFloat32, RedOp::kSum, data.size(), true};
     results[0] = board.value()->allReduce(data.data(), data.data(), data.size(), c.type,
                                           opFor(c, 2), waitContext(/*timeoutMs=*/200), &mode);
     // The board refuses calls after a failure: its peer may be mid-call.
@@ -356,7 +430,7 @@ TEST(ZeroCopyBoard, TheAbortFlagEndsAWait) {
     }
     std::vector<int32_t> data(64, 3);
     ZeroCopyMode mode = ZeroCopyMode::kDeclined;
-    const CallSpec c{DataType::kInt32, RedOp::kSum, data.size(), false};
+    const CallSpec c{Collective::kAllReduce, DataType::kInt32, RedOp::kSum, data.size(), false};
     std::vector<int32_t> out(data.size());
     transport::WaitContext wait = waitContext();
     wait.abort = &abort;
@@ -387,7 +461,7 @@ TEST(ZeroCopyBoard, ARefusedProbeOnOneRankMakesTheBoardUnusableOnEvery) {
     reasons[rank] = board.value()->unusableReason();
     std::vector<float> data(16, 1.0f);
     ZeroCopyMode mode = ZeroCopyMode::kDeclined;
-    const CallSpec c{DataType::kFloat32, RedOp::kSum, data.size(), true};
+    const CallSpec c{Collective::kAllReduce, DataType::kFloat32, RedOp::kSum, data.size(), true};
     const Status s = board.value()->allReduce(data.data(), data.data(), data.size(), c.type,
                                               opFor(c, 3), waitContext(1000), &mode);
     EXPECT_EQ(s.code(), ErrorCode::kInvalidUsage) << s.message();
