@@ -423,13 +423,37 @@ Result<sockaddr_storage> boundAddress(const Socket& socket) {
   return addr;
 }
 
-Result<Socket> connectWithRetry(const sockaddr_storage& addr, const Deadline& deadline) {
+void setPort(sockaddr_storage& addr, uint16_t port) {
+  if (addr.ss_family == AF_INET) {
+    reinterpret_cast<sockaddr_in*>(&addr)->sin_port = htons(port);
+  } else {
+    reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port = htons(port);
+  }
+}
+
+uint16_t portOf(const sockaddr_storage& addr) {
+  return ntohs(addr.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in*>(&addr)->sin_port
+                                         : reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_port);
+}
+
+Result<Socket> connectWithRetry(const sockaddr_storage& addr, const Deadline& deadline,
+                                const sockaddr_storage* from) {
   auto start = std::chrono::steady_clock::now();
   bool warned = false;
   int backoffMs = 1;
   while (true) {
     Socket socket(::socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!socket.valid()) return systemError("socket(): " + errnoText(errno));
+    if (from != nullptr) {
+      // The interface the connection leaves by: its address, any port.
+      sockaddr_storage local = *from;
+      setPort(local, 0);
+      if (::bind(socket.fd(), reinterpret_cast<const sockaddr*>(&local), addressLength(local)) !=
+          0) {
+        return systemError("cannot bind to " + addressToString(local) + " to connect to " +
+                           addressToString(addr) + ": " + errnoText(errno));
+      }
+    }
     int err = tryConnect(socket, addr, deadline);
     if (err == 0) {
       tuneConnection(socket.fd());

@@ -116,7 +116,14 @@ Result<sockaddr_storage> boundAddress(const Socket& socket);
 
 /// Connects to `addr`, retrying refused or unreachable attempts until the
 /// deadline, since the listener may not be up yet. kRemoteError on timeout.
-Result<Socket> connectWithRetry(const sockaddr_storage& addr, const Deadline& deadline);
+/// With `from`, the connection leaves from that address (any port): by that
+/// interface, where several reach the peer.
+Result<Socket> connectWithRetry(const sockaddr_storage& addr, const Deadline& deadline,
+                                const sockaddr_storage* from = nullptr);
+
+/// Sets `addr`'s port (IPv4 or IPv6), and reads it.
+void setPort(sockaddr_storage& addr, uint16_t port);
+uint16_t portOf(const sockaddr_storage& addr);
 
 /// One connection attempt, for a listener known to be up: a refusal is an error at once.
 Result<Socket> connectOnce(const sockaddr_storage& addr, const Deadline& deadline);

@@ -51,6 +51,7 @@ Config Config::fromEnvironment() {
   c.flightRecorderEntries = env::getInt("FLIGHT_RECORDER_ENTRIES", c.flightRecorderEntries);
   c.zeroCopy = getIntKnob("ZERO_COPY", c.zeroCopy);
   c.zeroCopyMinBytes = env::getInt("ZERO_COPY_MIN_BYTES", c.zeroCopyMinBytes);
+  c.socketIfname = env::get("SOCKET_IFNAME").value_or("");
   c.socketThreads = getIntKnob("SOCKET_NTHREADS", c.socketThreads);
   c.socketsPerThread = getIntKnob("NSOCKS_PERTHREAD", c.socketsPerThread);
   transport::ib::IbSettings& ib = c.ib;

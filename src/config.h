@@ -63,6 +63,10 @@ struct Config {
   int zeroCopy = 1;
   /// BRAID_ZERO_COPY_MIN_BYTES: the smallest message that goes zero-copy.
   int64_t zeroCopyMinBytes = 256 * 1024;
+  /// BRAID_SOCKET_IFNAME (NCCL_SOCKET_IFNAME): the interfaces the network may use (base/
+  /// ifname_filter.h); where it matches several, the socket transport spreads its channels over
+  /// them (comm/network.h). Empty: unset, the bootstrap's interface alone.
+  std::string socketIfname;
   int socketThreads = 1;     ///< BRAID_SOCKET_NTHREADS: threads per socket FIFO end (striping)
   int socketsPerThread = 1;  ///< BRAID_NSOCKS_PERTHREAD: connections per such thread  ///<
                              ///< BRAID_IB_* (transport/net/ib/ib_settings.h)

@@ -44,6 +44,7 @@ const std::vector<ConfigParam> kParams = {
     INT64("BRAID_HEARTBEAT_TIMEOUT_MS", heartbeatTimeoutMs),
     TEXT("BRAID_FLIGHT_RECORDER", flightRecorderDir),
     INT64("BRAID_FLIGHT_RECORDER_ENTRIES", flightRecorderEntries),
+    TEXT("NCCL_SOCKET_IFNAME", socketIfname),
     INT32("NCCL_SOCKET_NTHREADS", socketThreads),
     INT32("NCCL_NSOCKS_PERTHREAD", socketsPerThread),
     INT32("NCCL_IB_DISABLE", ib.disable),

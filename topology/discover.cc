@@ -110,6 +110,23 @@ int attachVerbsPorts(Graph& graph, const std::vector<VerbsPort>& ports) {
   return added;
 }
 
+int attachInterfaces(Graph& graph, const std::vector<std::string>& names) {
+  const std::vector<int> cpus = graph.nodesOfType(NodeType::kCpu, 0);
+  if (cpus.empty()) return 0;
+  int added = 0;
+  for (const std::string& name : names) {
+    if (graph.findByName(0, name) >= 0) continue;
+    Node nic;
+    nic.type = NodeType::kNic;
+    nic.host = 0;
+    nic.name = name;
+    nic.linkLayer = "Ethernet";
+    graph.connect(cpus.front(), graph.addNode(std::move(nic)), LinkType::kPci, kUnknownPciGBs);
+    ++added;
+  }
+  return added;
+}
+
 Result<Graph> parseHwlocXml(const std::string& xmlText) {
   if (xmlText.find_first_not_of(" \t\r\n") == std::string::npos) {
     return invalidArgument("the hwloc XML topology is empty");

@@ -35,4 +35,9 @@ Result<Graph> parseHwlocXml(const std::string& xmlText);
 /// it added; none on a graph without a CPU.
 int attachVerbsPorts(Graph& graph, const std::vector<VerbsPort>& ports);
 
+/// The same for plain network interfaces ("bveth1"): those the socket transport spreads its
+/// channels over (BRAID_SOCKET_IFNAME) that the graph lacks, virtual ones included (a veth,
+/// which discovery does not count as a NIC), on host 0's first CPU.
+int attachInterfaces(Graph& graph, const std::vector<std::string>& names);
+
 }  // namespace braid::topology

@@ -73,6 +73,9 @@ class StepModel {
 
   const Graph& graph() const { return graph_; }
   const Placement& placement() const { return placement_; }
+  /// The NIC rank r leaves and enters its host by from now on (a channel's rail).
+  void setRankNic(int rank, int nic) { rankNic_[static_cast<size_t>(rank)] = nic; }
+  int rankNic(int rank) const { return rankNic_[static_cast<size_t>(rank)]; }
 
  private:
   std::vector<int> linksOf(const std::vector<int>& nodes) const;

@@ -62,14 +62,26 @@ int entryIndex(int channel, int n) {
   return i < evens ? 2 * i : 2 * (i - evens) + 1;
 }
 
-// The NICs of one host that its ranks leave by (assignNics), in the order of
-// the machine: rail k of the host is its k-th.
-std::vector<int> hostRails(const std::vector<int>& ranks, const std::vector<int>& rankNic) {
-  std::vector<int> rails;
-  for (int rank : ranks) {
-    const int nic = rankNic[rank];
-    if (nic >= 0 && std::find(rails.begin(), rails.end(), nic) == rails.end()) {
-      rails.push_back(nic);
+// The rails of one host: every NIC nearest some rank of it (paths.h
+// nearestNics), in the order of the machine; rail k of the host is its k-th,
+// and `near[k]` the indices in `ranks` of the ranks nearest it.
+struct HostRails {
+  std::vector<int> nics;
+  std::vector<std::vector<int>> near;
+};
+
+HostRails hostRails(const Graph& graph, const Paths& paths, const Placement& placement,
+                    const std::vector<int>& ranks) {
+  HostRails rails;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    for (int nic : nearestNics(graph, paths, placement[ranks[i]].device)) {
+      auto at = std::find(rails.nics.begin(), rails.nics.end(), nic);
+      if (at == rails.nics.end()) {
+        rails.nics.push_back(nic);
+        rails.near.emplace_back();
+        at = rails.nics.end() - 1;
+      }
+      rails.near[at - rails.nics.begin()].push_back(static_cast<int>(i));
     }
   }
   return rails;
@@ -79,20 +91,26 @@ std::vector<int> hostRails(const std::vector<int>& ranks, const std::vector<int>
 // of the machine), and the NIC it uses there (-1: each rank its own).
 struct HostPassage {
   int entryIndex;
+  int exitIndex;
   int nic;
 };
 
 HostPassage passageOf(int channel, int railCount, const std::vector<int>& ranks,
-                      const std::vector<int>& rails, const std::vector<int>& rankNic) {
+                      const HostRails& rails) {
   const int n = static_cast<int>(ranks.size());
-  if (railCount == 0 || rails.empty()) return {entryIndex(channel, n), -1};
-  const int nic = rails[(channel % railCount) % static_cast<int>(rails.size())];
-  std::vector<int> near;  // indices of the ranks nearest the rail's NIC
-  for (int i = 0; i < n; ++i) {
-    if (rankNic[ranks[i]] == nic) near.push_back(i);
+  if (railCount == 0 || rails.nics.empty()) {
+    const int entry = entryIndex(channel, n);
+    return {entry, (entry + n - 1) % n, -1};
   }
-  const int turn = channel / railCount;
-  return {near[static_cast<size_t>(turn) % near.size()], nic};
+  const size_t rail = static_cast<size_t>(channel % railCount) % rails.nics.size();
+  // Among the ranks nearest the rail's NIC, the next one each time the rail comes round; it
+  // leaves by another rank near the NIC where there is one (its traffic to the NIC then stays
+  // near it too), else by the rank before the entry, as the chain follows the machine.
+  const std::vector<int>& near = rails.near[rail];
+  const size_t turn = static_cast<size_t>(channel / railCount);
+  const int entry = near[turn % near.size()];
+  const int exit = near.size() > 1 ? near[(turn + 1) % near.size()] : (entry + n - 1) % n;
+  return {entry, exit, rails.nics[rail]};
 }
 
 // The parent of position p in the in-order binary tree over positions
@@ -208,19 +226,21 @@ int stepsAtLeast(const Paths& paths, const Placement& placement, const std::vect
   return count;
 }
 
-Result<RingPlan> searchRings(const Graph& graph, const Paths& paths, const Placement& placement,
-                             const SearchOptions& options) {
-  BRAID_TRY(checkPlacement(graph, placement));
+namespace {
+
+// The rings, each channel on a rail (`onRails`) or through each rank's nearest NIC.
+Result<RingPlan> searchRingsOf(const Graph& graph, const Paths& paths, const Placement& placement,
+                               const SearchOptions& options, bool onRails) {
   const std::vector<std::vector<int>> hosts = ranksByHost(graph, placement);
   const std::vector<int> rankNic = assignNics(graph, paths, placement);
   StepModel model(graph, paths, placement, rankNic);
   std::vector<double> residual = model.capacity();
-  std::vector<std::vector<int>> rails;  // by host
+  std::vector<HostRails> rails;  // by host
   int railCount = 0;
-  if (options.crossNic != 1) {
+  if (onRails) {
     for (const std::vector<int>& ranks : hosts) {
-      rails.push_back(hostRails(ranks, rankNic));
-      railCount = std::max(railCount, static_cast<int>(rails.back().size()));
+      rails.push_back(hostRails(graph, paths, placement, ranks));
+      railCount = std::max(railCount, static_cast<int>(rails.back().nics.size()));
     }
   }
   RingPlan plan;
@@ -234,10 +254,10 @@ Result<RingPlan> searchRings(const Graph& graph, const Paths& paths, const Place
       for (size_t h = 0; h < hosts.size(); ++h) {
         const std::vector<int>& ranks = hosts[h];
         const int n = static_cast<int>(ranks.size());
-        const HostPassage passage = passageOf(
-            channel, railCount, ranks, railCount > 0 ? rails[h] : std::vector<int>{}, rankNic);
+        const HostPassage passage =
+            passageOf(channel, railCount, ranks, railCount > 0 ? rails[h] : HostRails{});
         const int entry = ranks[passage.entryIndex];
-        const int exit = ranks[(passage.entryIndex + n - 1) % n];
+        const int exit = ranks[passage.exitIndex];
         hostNic[entry] = hostNic[exit] = passage.nic;
         std::vector<int> chain{entry};
         if (n > 1) {
@@ -255,6 +275,10 @@ Result<RingPlan> searchRings(const Graph& graph, const Paths& paths, const Place
                                         hostNic[to] >= 0 ? hostNic[to] : rankNic[to]});
         }
       }
+      // The model counts this channel's network traffic on its rail's NICs.
+      for (size_t r = 0; r < hostNic.size(); ++r) {
+        if (hostNic[r] >= 0) model.setRankNic(static_cast<int>(r), hostNic[r]);
+      }
     }
     BRAID_ASSIGN_OR_RETURN(const OrderQuality quality,
                            model.evaluate(ring.order, /*cycle=*/true, residual));
@@ -267,11 +291,24 @@ Result<RingPlan> searchRings(const Graph& graph, const Paths& paths, const Place
     if (!std::isinf(ring.bandwidthGBs)) {
       BRAID_TRY(consume(model, ring.order, ring.bandwidthGBs, &residual, &crossesLinks));
     }
+    for (size_t r = 0; r < rankNic.size(); ++r) model.setRankNic(static_cast<int>(r), rankNic[r]);
     plan.channels.push_back(std::move(ring));
     // A ring that crosses no link (all ranks on one device) needs no second.
     if (!crossesLinks) break;
   }
   return plan;
+}
+
+}  // namespace
+
+Result<RingPlan> searchRings(const Graph& graph, const Paths& paths, const Placement& placement,
+                             const SearchOptions& options) {
+  BRAID_TRY(checkPlacement(graph, placement));
+  // NCCL_CROSS_NIC=2 keeps the rails, as 0 does. NCCL's 2 may cross them where that moves
+  // more; weighing that needs what NCCL's PXN does (a rank far from its rail's NIC hands its
+  // traffic over NVLink to the GPU beside it), which this model does not know: without it, an
+  // 8-GPU 8-NIC machine would look faster crossing rails (docs/topology.md).
+  return searchRingsOf(graph, paths, placement, options, options.crossNic != 1);
 }
 
 Result<TreePlan> searchTrees(const Graph& graph, const Paths& paths, const Placement& placement,

@@ -12,14 +12,14 @@
 //
 // Across hosts each ring is a chain per host, joined host after host. A
 // chain enters its host at one rank and leaves it at another. On rails (the
-// default): a host's NICs are numbered in the order of the machine, channel
-// c runs on rail c mod R (R: the most NICs a host has) and enters and leaves
-// every host by that host's NIC of its rail, entering at a rank nearest that
-// NIC (the next one each time the rail comes round) and leaving at the rank
-// before it, so that the chain can follow the machine; each NIC then
-// carries traffic both ways, and traffic never crosses from one rail to
-// another. With crossNic = 1 each end uses its own nearest NIC
-// (assignNics): channel c enters host h at its c-th rank (even c first, so
+// default): a host's NICs nearest its ranks are numbered in the order of the
+// machine, channel c runs on rail c mod R (R: the most a host has) and enters
+// and leaves every host by that host's NIC of its rail, entering at a rank
+// nearest that NIC (the next one each time the rail comes round) and leaving
+// by another rank near it where there is one, else by the rank before the
+// entry, so that the chain can follow the machine; each NIC then carries
+// traffic both ways, and traffic never crosses from one rail to another. With crossNic = 1 each end
+// uses its own nearest NIC (assignNics): channel c enters host h at its c-th rank (even c first, so
 // the first channels spread over all NICs) and leaves at the rank before.
 //
 // Trees. Two trees, as NCCL's double binary tree: between hosts, an
@@ -43,10 +43,10 @@ namespace braid::topology {
 
 struct SearchOptions {
   int maxChannels = 32;
-  /// NCCL_CROSS_NIC: 1 lets a ring leave a host by one NIC and enter the next by another (each
-  /// rank uses the NIC nearest it); 0 and 2 (the default) keep each channel on one rail, the
-  /// same NIC index on every host, as a fabric with a switch per rail needs. (NCCL's 2 may cross
-  /// when that is faster; this search knows no faster crossing, so it never does.)
+  /// NCCL_CROSS_NIC: 0 and 2 (the default) keep each channel on one rail, the same NIC index on
+  /// every host, as a fabric with a switch per rail needs; 1 lets a ring leave a host by one NIC
+  /// and enter the next by another (each rank uses the NIC nearest it). NCCL's 2 may cross where
+  /// that is faster; this search does not weigh it (search.cc says why).
   int crossNic = 2;
   double channelCapGBs = 0;  ///< the most one channel can move; 0 = no limit
   long budget = 200000;      ///< search steps per order (order_search.h)

@@ -3,7 +3,9 @@
 #
 # braid_netns_hosts TAG HOSTS: HOSTS namespaces braid-TAG-h<i>, each a host with interface
 # bveth0 at 10.77.0.<i+1>/24 (with BRAID_NETNS_IPV6=1: at fd77::<i+1>/64 only, no IPv4), joined
-# by a bridge in namespace braid-TAG-sw (the switch). The
+# by a bridge in namespace braid-TAG-sw (the switch). With BRAID_NETNS_RAILS=R (IPv4 only),
+# each host also has bveth1 .. bveth<R-1>, rail r at 10.<77+r>.0.<i+1>/24 on a bridge of its
+# own, as a cluster with a switch per rail. The
 # addresses exist only inside the namespaces. Appends every namespace it makes to BRAID_NETNS
 # (for braid_netns_cleanup) and the hosts', in order, to BRAID_NETNS_HOSTS. Returns 1 when the
 # kernel refuses a namespace.
@@ -35,6 +37,20 @@ braid_netns_hosts() {
     fi
     ip -n "$ns" link set bveth0 up
     ip -n "$ns" link set lo up
+  done
+  local rail
+  for ((rail = 1; rail < ${BRAID_NETNS_RAILS:-1}; rail++)); do
+    ip -n "$sw" link add "br$rail" type bridge
+    ip -n "$sw" link set "br$rail" up
+    for ((i = 0; i < hosts; i++)); do
+      ns="braid-$tag-h$i"
+      ip link add "bv$tag${i}r$rail" type veth peer name "bs$tag${i}r$rail"
+      ip link set "bv$tag${i}r$rail" netns "$ns" name "bveth$rail"
+      ip link set "bs$tag${i}r$rail" netns "$sw"
+      ip -n "$sw" link set "bs$tag${i}r$rail" master "br$rail" up
+      ip -n "$ns" addr add "10.$((77 + rail)).0.$((i + 1))/24" dev "bveth$rail"
+      ip -n "$ns" link set "bveth$rail" up
+    done
   done
   # A bridge without STP forwards as soon as its ports are up; braid's connects retry anyway.
 }

@@ -112,6 +112,8 @@ class Members {
   Status exchangeTopology(const Config& config, std::vector<int>* hostOf);
   /// With BRAID_IB_EMULATE, the emulated HCA's ports as NICs of this host's graph.
   void addEmulatedNics(const Config& config);
+  /// Where BRAID_SOCKET_IFNAME selects several interfaces, those as NICs of this host's graph.
+  void addSocketInterfaces(const Config& config);
   /// Keeps the planned rings of all ranks, with their NICs by name, and logs the hops.
   void keepRings(const topology::Graph& graph, const topology::RingPlan& plan);
   /// Keeps the planned trees across hosts, with their NICs by name.

@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 
+#include "base/interfaces.h"
 #include "base/log.h"
 #include "comm/members.h"
 #include "topology/braid_xml.h"
@@ -105,8 +106,27 @@ Status Members::loadTopology(const Config& config) {
     return Status::success();
   }
   machine = std::move(graph).value();
-  if (config.topoFile.empty()) addEmulatedNics(config);
+  if (config.topoFile.empty()) {
+    addEmulatedNics(config);
+    addSocketInterfaces(config);
+  }
   return Status::success();
+}
+
+void Members::addSocketInterfaces(const Config& config) {
+  // Interfaces BRAID_SOCKET_IFNAME selects, several of them, are the socket transport's NICs
+  // (comm/network.h), even virtual ones discovery leaves out; not where verbs will run.
+  if (config.socketIfname.empty() || config.ib.emulate > 0 || !config.socketAllowed()) return;
+  for (int nic : machine->nodesOfType(topology::NodeType::kNic, 0)) {
+    if (machine->node(nic).rdma && !config.ib.disable) return;
+  }
+  const std::vector<braid::net::NamedAddress> found =
+      braid::net::listInterfaces(config.socketIfname, bootstrap->localAddress().ss_family);
+  if (found.size() < 2) return;
+  std::vector<std::string> names;
+  for (const auto& f : found) names.push_back(f.name);
+  const int added = topology::attachInterfaces(*machine, names);
+  if (added > 0) BRAID_INFO("topology: %d socket interface(s) added as NICs", added);
 }
 
 void Members::addEmulatedNics(const Config& config) {

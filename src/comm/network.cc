@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <string>
 #include <utility>
@@ -94,13 +95,26 @@ Status Network::connect(tune::Allowed& allowed) {
     return invalidUsage("ranks run on several hosts but BRAID_TRANSPORTS=" + config_.transports +
                         " excludes socket and ibverbs, the transports between hosts");
   }
-  BRAID_ASSIGN_OR_RETURN(net_, transport::net::SocketRendezvous::create(
-                                   members_.bootstrap->localAddress(),
-                                   members_.bootstrap->proof(bootstrap::kProveSocketFifo)));
+  // Several interfaces: the listener takes connections on all of them (the wildcard address),
+  // and peers reach it at the bootstrap's address unless a channel's plan names another.
+  const sockaddr_storage bootstrapAddress = members_.bootstrap->localAddress();
+  const bool several =
+      !config_.socketIfname.empty() &&
+      braid::net::listInterfaces(config_.socketIfname, bootstrapAddress.ss_family).size() > 1;
+  sockaddr_storage listenAt = bootstrapAddress;
+  if (several) {
+    listenAt = sockaddr_storage{};
+    listenAt.ss_family = bootstrapAddress.ss_family;  // the wildcard: all zeros
+  }
+  BRAID_ASSIGN_OR_RETURN(net_,
+                         transport::net::SocketRendezvous::create(
+                             listenAt, members_.bootstrap->proof(bootstrap::kProveSocketFifo)));
   addresses_.assign(members_.nranks, sockaddr_storage{});
-  addresses_[members_.rank] = net_->address();
+  addresses_[members_.rank] = bootstrapAddress;
+  braid::net::setPort(addresses_[members_.rank], braid::net::portOf(net_->address()));
   BRAID_TRY(members_.bootstrap->allGather(addresses_.data(), sizeof(sockaddr_storage))
                 .withContext("exchanging the network transport's addresses"));
+  BRAID_TRY(exchangeInterfaces().withContext("exchanging the socket transport's interfaces"));
   const std::vector<int> hostOf = members_.hostNumbers();
   const int hosts = *std::max_element(hostOf.begin(), hostOf.end()) + 1;
   if (!allowed.protocol[static_cast<int>(algo::Protocol::kSimple)]) {
@@ -134,10 +148,87 @@ transport::net::SocketConnector Network::socketConnector(
   };
 }
 
+namespace {
+
+// One rank's interfaces as the bootstrap trades them: fixed size, names cut to IFNAMSIZ.
+constexpr int kMaxInterfaces = 8;
+struct InterfaceTable {
+  int32_t count = 0;
+  char names[kMaxInterfaces][16] = {};
+  sockaddr_storage addresses[kMaxInterfaces] = {};
+};
+
+}  // namespace
+
+Status Network::exchangeInterfaces() {
+  InterfaceTable mine;
+  if (!config_.socketIfname.empty()) {
+    const uint16_t port = braid::net::portOf(net_->address());
+    for (braid::net::NamedAddress& found :
+         braid::net::listInterfaces(config_.socketIfname, addresses_[members_.rank].ss_family)) {
+      if (mine.count == kMaxInterfaces) break;
+      snprintf(mine.names[mine.count], sizeof(mine.names[0]), "%s", found.name.c_str());
+      braid::net::setPort(found.address, port);
+      mine.addresses[mine.count++] = found.address;
+    }
+  }
+  std::vector<InterfaceTable> all(members_.nranks);
+  all[members_.rank] = mine;
+  BRAID_TRY(members_.bootstrap->allGather(all.data(), sizeof(InterfaceTable)));
+  const bool several =
+      std::any_of(all.begin(), all.end(), [](const InterfaceTable& t) { return t.count > 1; });
+  if (!several) return Status::success();
+  interfaces_.assign(members_.nranks, {});
+  for (int r = 0; r < members_.nranks; ++r) {
+    const int count = std::clamp(all[r].count, 0, kMaxInterfaces);
+    for (int i = 0; i < count; ++i) {
+      all[r].names[i][sizeof(all[r].names[i]) - 1] = '\0';
+      interfaces_[r].push_back(braid::net::NamedAddress{all[r].names[i], all[r].addresses[i]});
+    }
+  }
+  std::string text;
+  for (const auto& found : interfaces_[members_.rank]) {
+    text += " " + found.name + " " + braid::net::addressToString(found.address);
+  }
+  BRAID_INFO("network: socket interfaces:%s", text.c_str());
+  return Status::success();
+}
+
+sockaddr_storage Network::socketRoute(const transport::net::Greeting& greeting,
+                                      sockaddr_storage* from, bool* bound) const {
+  *bound = false;
+  const int peer = greeting.receiver;
+  if (interfaces_.empty()) return addresses_[peer];
+  const std::string sendNic =
+      members_.plannedNic(greeting.channel, greeting.sender, greeting.receiver, true);
+  const std::string recvNic =
+      members_.plannedNic(greeting.channel, greeting.sender, greeting.receiver, false);
+  auto find = [](const std::vector<braid::net::NamedAddress>& list, const std::string& name) {
+    return std::find_if(list.begin(), list.end(),
+                        [&](const braid::net::NamedAddress& n) { return n.name == name; });
+  };
+  const auto local = find(interfaces_[members_.rank], sendNic);
+  const auto remote = find(interfaces_[peer], recvNic);
+  if (sendNic.empty() || local == interfaces_[members_.rank].end() ||
+      remote == interfaces_[peer].end()) {
+    return addresses_[peer];
+  }
+  *from = local->address;
+  *bound = true;
+  BRAID_INFO("channel %d: to rank %d via %s (planned) to its %s", greeting.channel, peer,
+             sendNic.c_str(), recvNic.c_str());
+  return remote->address;
+}
+
 Result<braid::net::Socket> Network::connectSocket(int peer,
                                                   const transport::net::Greeting& greeting) {
-  return net_->connect(addresses_[peer], greeting,
-                       Deadline::afterMs(config_.timeoutMs).cancelledBy(health_.stop.get()));
+  sockaddr_storage from{};
+  bool bound = false;
+  const sockaddr_storage to =
+      peer == greeting.receiver ? socketRoute(greeting, &from, &bound) : addresses_[peer];
+  return net_->connect(to, greeting,
+                       Deadline::afterMs(config_.timeoutMs).cancelledBy(health_.stop.get()),
+                       bound ? &from : nullptr);
 }
 
 transport::ib::IbRecvPump::SocketTaker Network::socketTaker(

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "algo/schedule.h"
+#include "base/interfaces.h"
 #include "braid/status.h"
 #include "comm/health.h"
 #include "comm/members.h"
@@ -73,6 +74,14 @@ class Network {
   /// The verbs port the topology planned for the FIFO end that opens with `greeting` (empty
   /// where it planned none), said at INFO with the port it resolves to.
   std::string plannedNic(const transport::net::Greeting& greeting, bool sending) const;
+  /// Where BRAID_SOCKET_IFNAME selects several interfaces on some rank: every rank's, with the
+  /// rendezvous' port, traded at creation (the rendezvous then listens on all of them).
+  Status exchangeInterfaces();
+  /// The addresses the socket connection of the FIFO that opens with `greeting` goes from and
+  /// to: the interfaces planned for its channel's hop where both ends have them (`*from` null
+  /// otherwise), said at INFO; else the peer's listener, by the way the system routes.
+  sockaddr_storage socketRoute(const transport::net::Greeting& greeting, sockaddr_storage* from,
+                               bool* bound) const;
   /// What a FIFO end whose connection breaks calls: Health::noteLinkFailure.
   transport::LinkFailureHandler linkFailures() const;
   /// What waits for the connection that opens with `greeting` (on a proxy's thread), and the
@@ -93,6 +102,7 @@ class Network {
   Health& health_;
   std::unique_ptr<transport::net::SocketRendezvous> net_;
   std::vector<sockaddr_storage> addresses_;
+  std::vector<std::vector<braid::net::NamedAddress>> interfaces_;  ///< by rank; see above
   std::unique_ptr<transport::ib::IbNetwork> ib_;
 };
 

@@ -328,13 +328,24 @@ TEST(TopologySearch, TwoDgxHostsKeepEachChannelOnItsRail) {
   EXPECT_EQ(sending.size(), 16u) << "every NIC of both hosts carries a channel";
 }
 
+// Each host has a NIC per CPU and a 10 GB/s link between the CPUs. On rails a channel enters
+// and leaves by one NIC, so its chain crosses that link both ways and fills it: one channel, on
+// rail 0, entering and leaving by the two GPUs beside mlx5_0. Crossing rails (NCCL_CROSS_NIC=1,
+// TwoBridgeHostsLeaveByTheNearestNic) crosses it once each and gets two.
 TEST(TopologySearch, TwoBridgeHostsKeepEachChannelOnItsRail) {
   const RankedMachine s = setUp(loadFixture(kTwoBridgeHosts), 8);
   const RingPlan plan = rings(s);
-  ASSERT_EQ(plan.channels.size(), 2u);
+  ASSERT_EQ(plan.channels.size(), 1u);
   expectRingsOnRails(s, plan);
-  EXPECT_NE(plan.channels[0].netHops[0].sendNic, plan.channels[1].netHops[0].sendNic)
-      << "the two channels use both NICs of a host";
+  EXPECT_DOUBLE_EQ(plan.totalGBs(), 10);
+  const NetHop& in = plan.channels[0].netHops[1];  // into node-a
+  const NetHop& out = plan.channels[0].netHops[0];
+  EXPECT_EQ(s.graph.node(in.recvNic).name, "mlx5_0");
+  // Both ends of node-a's chain are the GPUs under mlx5_0's switch.
+  for (int rank : {in.toRank, out.fromRank}) {
+    const std::string gpu = s.graph.node(s.placement[rank].device).name;
+    EXPECT_TRUE(gpu == "gpu0" || gpu == "gpu1") << "rank " << rank << " on " << gpu;
+  }
 }
 
 TEST(TopologySearch, HostWithoutNicCannotJoinARing) {

@@ -65,9 +65,9 @@ void SocketRendezvous::acceptLoop() {
 }
 
 Result<Socket> SocketRendezvous::connect(const sockaddr_storage& to, const Greeting& greeting,
-                                         const Deadline& deadline) {
+                                         const Deadline& deadline, const sockaddr_storage* from) {
   const std::string where = braid::net::addressToString(to);
-  Result<Socket> connected = braid::net::connectWithRetry(to, deadline);
+  Result<Socket> connected = braid::net::connectWithRetry(to, deadline, from);
   if (!connected.ok()) {
     return connected.status().withContext("socket transport: connecting to rank " +
                                           std::to_string(greeting.receiver) + " at " + where);

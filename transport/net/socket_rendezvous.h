@@ -71,9 +71,11 @@ class SocketRendezvous {
   /// Where peers connect: the listener's address and port.
   const sockaddr_storage& address() const { return address_; }
 
-  /// Connects to the listener at `to` and sends `greeting`.
+  /// Connects to the listener at `to` (from the address `from`, where given: by that
+  /// interface) and sends `greeting`.
   Result<braid::net::Socket> connect(const sockaddr_storage& to, const Greeting& greeting,
-                                     const Deadline& deadline);
+                                     const Deadline& deadline,
+                                     const sockaddr_storage* from = nullptr);
   /// The connection that opened with `greeting`, once it has arrived; gives up at the deadline
   /// or when `stop` (if given) is set. Safe to call from several threads.
   Result<braid::net::Socket> accept(const Greeting& greeting, const Deadline& deadline,
