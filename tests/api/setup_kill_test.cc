@@ -73,12 +73,15 @@ void killDuringSetup(Hosts hosts, KillWhen when, int victim, const std::string& 
 }
 
 // Ring order 0 1 2 3: on two hosts (0 1 | 2 3) rank 1 connects to rank 2 and rank 2 takes its
-// greeting, during init. The double binary tree of 4 ranks adds the links 2->0, 2->1, 0->2 and
-// 3->2, which a first tree all-reduce connects lazily: so ranks 0, 1 and 2 take a greeting in a
-// first call, rank 3 none (its only receive, 2->3, is the ring's), and rank 2 connects to ranks
-// on the other host. A verbs FIFO's receiver takes its greeting on the proxy thread, so an init
-// greeting may still be taken after init: the victim then dies there, still after init; one that
-// would take no greeting in a first call waits for nothing and the trial fails saying so.
+// greeting, during init. Across hosts the tree all-reduce runs the planned tree (a chain in each
+// host, 0 -> 1 and 2 -> 3, and host b's head under host a's), which adds the links 1->0, 3->2,
+// 2->0 and 0->2, connected lazily by a first call: so ranks 0 and 2 take a greeting in a first
+// call (each one from the other host), ranks 1 and 3 none (their receives are the ring's), and
+// rank 2 connects to rank 0 on the other host. On four hosts of one rank the tree is the
+// double binary tree's over the hosts. A verbs FIFO's receiver takes its greeting on the proxy
+// thread, so an init greeting may still be taken after init: the victim then dies there, still
+// after init; one that would take no greeting in a first call waits for nothing and the trial fails
+// saying so.
 TEST(SetupKill, OneHostAfterTheWatchStarted) {
   killDuringSetup(Hosts::kOne, KillWhen::kAtPoint, 2, "watch.started", false);
 }
@@ -107,7 +110,7 @@ TEST(SetupKill, SocketsAfterTheGreetingOfAFirstCall) {
   killDuringSetup(Hosts::kTwoSockets, KillWhen::kAtPoint, 2, "greeting.sent", true);
 }
 TEST(SetupKill, SocketsOnTakingTheGreetingOfAFirstCall) {
-  killDuringSetup(Hosts::kTwoSockets, KillWhen::kAtPoint, 1, "greeting.taken", true);
+  killDuringSetup(Hosts::kTwoSockets, KillWhen::kAtPoint, 0, "greeting.taken", true);
 }
 TEST(SetupKill, VerbsAfterTheGreetingInInit) {
   killDuringSetup(Hosts::kFourVerbs, KillWhen::kAtPoint, 3, "greeting.sent", false);
