@@ -41,7 +41,9 @@ TEST(IbAsyncEventDecision, NamesEveryEventRdmaCoreDefines) {
   EXPECT_STREQ(asyncEventName(IBV_EVENT_QP_ACCESS_ERR), "IBV_EVENT_QP_ACCESS_ERR");
   EXPECT_STREQ(asyncEventName(IBV_EVENT_GID_CHANGE), "IBV_EVENT_GID_CHANGE");
   EXPECT_STREQ(asyncEventName(IBV_EVENT_WQ_FATAL), "IBV_EVENT_WQ_FATAL");
-  EXPECT_STREQ(asyncEventName(static_cast<ibv_event_type>(999)), "an unknown event");
+  // An event of a newer rdma-core, as an unknown value the enum can still hold (its enumerators
+  // end below 32; 999 would be outside its range, which UBSan rightly refuses to load).
+  EXPECT_STREQ(asyncEventName(static_cast<ibv_event_type>(31)), "an unknown event");
 }
 
 TEST(IbAsyncEventDecision, InformationalEventsEndNothing) {
@@ -50,7 +52,7 @@ TEST(IbAsyncEventDecision, InformationalEventsEndNothing) {
        {IBV_EVENT_PORT_ACTIVE, IBV_EVENT_LID_CHANGE, IBV_EVENT_GID_CHANGE, IBV_EVENT_SM_CHANGE,
         IBV_EVENT_PKEY_CHANGE, IBV_EVENT_CLIENT_REREGISTER, IBV_EVENT_COMM_EST,
         IBV_EVENT_SQ_DRAINED, IBV_EVENT_PATH_MIG, IBV_EVENT_QP_LAST_WQE_REACHED,
-        IBV_EVENT_SRQ_LIMIT_REACHED, static_cast<ibv_event_type>(999)}) {
+        IBV_EVENT_SRQ_LIMIT_REACHED, static_cast<ibv_event_type>(31)}) {
     ibv_async_event event = eventOf(type);
     event.element.port_num = 2;
     EXPECT_FALSE(decideAsyncEvent(p.port, event).has_value()) << asyncEventName(type);
