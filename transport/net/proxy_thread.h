@@ -4,9 +4,7 @@
 // (gpu_socket_fifo.cc) run their pumps on it.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -17,6 +15,7 @@
 #include "base/socket.h"
 #include "braid/status.h"
 #include "transport/connection.h"
+#include "transport/net/proxy_waits.h"
 #include "transport/net/socket_wire.h"
 
 namespace braid::transport::net {
@@ -25,29 +24,6 @@ namespace braid::transport::net {
 // wait ends at once when the executor posts or releases a slot; this only bounds how long the
 // destructor waits for an idle proxy.
 inline constexpr int64_t kStopCheckMs = 50;
-// How long a send end that goes away keeps sending what its executor posted. A host collective
-// completes on a rank once its own steps are done, so its last slots may still be in the local
-// FIFO when the communicator is destroyed; its peer still needs them. Bounded, for a peer that
-// is gone and reads nothing.
-inline constexpr int64_t kDrainMs = 10000;
-
-/// Polls until `ready()`, or until `giveUp()` (then answers ready() once more): a few yields,
-/// then pauses that grow to 50 us, short next to a slot's time on the wire. For proxies that
-/// wait on memory nobody wakes them for: a kernel's FIFO, or one several threads share.
-template <typename Ready, typename GiveUp>
-bool pollWithPauses(Ready ready, GiveUp giveUp) {
-  auto pause = std::chrono::microseconds(1);
-  for (int i = 0;; ++i) {
-    if (ready()) return true;
-    if (giveUp()) return ready();
-    if (i < 16) {
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::microseconds(50));
-    }
-  }
-}
 
 /// What a proxy thread shares with the end that owns it.
 class ProxyThread {
@@ -90,10 +66,7 @@ class ProxyThread {
     if (!thread_.joinable()) return;
     draining_.store(true);
     interrupt_.store(true);
-    const Deadline deadline = Deadline::afterMs(kDrainMs);
-    while (!finished_.load() && !deadline.expired()) {
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
+    waitDrained(Deadline::afterMs(kDrainMs), [this] { return finished_.load(); });
     stop();
   }
   /// The thread calls this as it returns.

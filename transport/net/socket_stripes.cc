@@ -1,6 +1,5 @@
 #include "transport/net/socket_stripes.h"
 
-#include <chrono>
 #include <string>
 #include <utility>
 
@@ -84,11 +83,10 @@ StripedSendPump::StripedSendPump(const engine::FifoRef& fifo, std::vector<Socket
 
 StripedSendPump::~StripedSendPump() {
   draining_.store(true);
-  const Deadline deadline = Deadline::afterMs(kDrainMs);
-  while (running_.load() > 0 && !deadline.expired() &&
-         releasedCount_.load() != engine::loadAcquire(&fifo_.counters->tail)) {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
+  waitDrained(Deadline::afterMs(kDrainMs), [this] {
+    return running_.load() == 0 ||
+           releasedCount_.load() == engine::loadAcquire(&fifo_.counters->tail);
+  });
   stop();
 }
 

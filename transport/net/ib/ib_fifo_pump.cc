@@ -2,14 +2,12 @@
 
 #include <arpa/inet.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 #include "base/log.h"
 #include "transport/net/ib/wc_status.h"
-#include "transport/net/proxy_thread.h"
+#include "transport/net/proxy_waits.h"
 
 namespace braid::transport::ib {
 namespace {
@@ -165,11 +163,10 @@ Result<std::unique_ptr<IbSendPump>> IbSendPump::start(IbNetwork& network,
 }
 
 IbSendPump::~IbSendPump() {
-  const Deadline deadline = Deadline::afterMs(net::kDrainMs).cancelledBy(network_.drainCancel());
-  while (state_.load() != State::kFailed && !deadline.expired() &&
-         releasedCount_.load() != engine::loadAcquire(&fifo_.counters->tail)) {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
+  net::waitDrained(Deadline::afterMs(net::kDrainMs).cancelledBy(network_.drainCancel()), [this] {
+    return state_.load() == State::kFailed ||
+           releasedCount_.load() == engine::loadAcquire(&fifo_.counters->tail);
+  });
   detach();
 }
 
