@@ -1,6 +1,6 @@
 // How the proxies of the network transports wait, the socket ones (proxy_thread.h,
-// socket_stripes.h) and the verbs ones (ib/ib_fifo_pump.h) alike: the drain of a send end going
-// away, and the pauses of a thread that polls memory nobody wakes it for.
+// socket_stripes.h) and the verbs ones (ib/ib_fifo_pump.h, ib/ib_proxy.h) alike: the drain of a
+// send end going away, and the pauses of a thread that polls memory nobody wakes it for.
 #pragma once
 
 #include <algorithm>
@@ -27,21 +27,47 @@ void waitDrained(const Deadline& deadline, Drained drained) {
   }
 }
 
-/// Polls until `ready()`, or until `giveUp()` (then answers ready() once more): a few yields,
-/// then pauses that grow to 50 us, short next to a slot's time on the wire. For proxies that
-/// wait on memory nobody wakes them for: a kernel's FIFO, or one several threads share.
+/// The pauses of a proxy between polls that found nothing to move: a few yields, then sleeps
+/// that double up to kMaxPauseUs, short next to a slot's time on the wire.
+class PollPauses {
+ public:
+  static constexpr int kYields = 16;
+  static constexpr int kMaxPauseUs = 50;
+
+  /// Something moved: the next pauses start short again.
+  void reset() {
+    polls_ = 0;
+    pause_ = std::chrono::microseconds(1);
+  }
+  /// Nothing moved. Once the yields are over, a positive `idleSleep` (the caller has been idle
+  /// long) takes the place of the growing sleeps.
+  void pause(std::chrono::microseconds idleSleep = std::chrono::microseconds(0)) {
+    if (polls_ < kYields) {
+      ++polls_;
+      std::this_thread::yield();
+    } else if (idleSleep.count() > 0) {
+      std::this_thread::sleep_for(idleSleep);
+    } else {
+      std::this_thread::sleep_for(pause_);
+      pause_ = std::min(pause_ * 2, std::chrono::microseconds(kMaxPauseUs));
+    }
+  }
+
+ private:
+  int polls_ = 0;
+  std::chrono::microseconds pause_{1};
+};
+
+/// Polls until `ready()`, or until `giveUp()` (then answers ready() once more), with PollPauses
+/// between. For proxies that wait on memory nobody wakes them for: a kernel's FIFO, or one
+/// several threads share.
 template <typename Ready, typename GiveUp>
 bool pollWithPauses(Ready ready, GiveUp giveUp) {
-  auto pause = std::chrono::microseconds(1);
-  for (int i = 0;; ++i) {
+  PollPauses pauses;
+  for (;;) {
     if (ready()) return true;
     if (giveUp()) return ready();
-    if (i < 16) {
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::microseconds(50));
-    }
+    pauses.pause();
   }
 }
 

@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "topology/cpu_affinity.h"
 #include "transport/net/ib/near_cpus.h"
+#include "transport/net/proxy_waits.h"
 
 namespace braid::transport::ib {
 
@@ -126,8 +127,7 @@ void IbProxy::run() {
                  device.c_str(), bindThisThread(near) ? "" : " (refused by the system)");
     }
   }
-  auto pause = std::chrono::microseconds(1);
-  int idlePasses = 0;
+  net::PollPauses pauses;
   Deadline idleSince = Deadline::afterMs(kIdleAfterMs);
   while (!stopping_.load()) {
     bool moved = false;
@@ -138,19 +138,11 @@ void IbProxy::run() {
       for (auto& [id, endpoint] : endpoints_) moved = endpoint->progress() || moved;
     }
     if (moved) {
-      pause = std::chrono::microseconds(1);
-      idlePasses = 0;
+      pauses.reset();
       idleSince = Deadline::afterMs(kIdleAfterMs);
       continue;
     }
-    if (++idlePasses < 16) {
-      std::this_thread::yield();
-    } else if (idleSince.expired()) {
-      std::this_thread::sleep_for(std::chrono::microseconds(kIdlePauseUs));
-    } else {
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::microseconds(kMaxPauseUs));
-    }
+    pauses.pause(std::chrono::microseconds(idleSince.expired() ? kIdlePauseUs : 0));
   }
 }
 

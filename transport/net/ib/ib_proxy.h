@@ -7,10 +7,11 @@
 // counters and the completion queue) and nothing to block on for both, so it polls; one thread
 // polling every end and one completion queue per port is one poller, not one per end. It polls
 // the CQs, hands each completion to the end that posted it (its wr_id names the end), lets every
-// end post what it can, and pauses only when nothing moved: a few yields, then sleeps that grow
-// to kMaxPauseUs, and to kIdlePauseUs after a long idle spell. It runs on the CPUs near the
-// first port (near_cpus.h). One per process rather than per communicator: the communicators
-// share their ports' CQs, and a CQ has one poller, or completions go to the wrong one.
+// end post what it can, and pauses only when nothing moved, as the socket proxies that poll do
+// (net::PollPauses: a few yields, then sleeps that grow to 50 us), and for kIdlePauseUs after a
+// long idle spell. It runs on the CPUs near the first port (near_cpus.h). One per process rather
+// than per communicator: the communicators share their ports' CQs, and a CQ has one poller, or
+// completions go to the wrong one.
 #pragma once
 
 #include <atomic>
@@ -25,7 +26,6 @@
 
 namespace braid::transport::ib {
 
-inline constexpr int kMaxPauseUs = 50;
 inline constexpr int kIdlePauseUs = 1000;
 inline constexpr int64_t kIdleAfterMs = 200;
 
