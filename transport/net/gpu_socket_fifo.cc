@@ -25,6 +25,10 @@ bool pollUntil(const ProxyThread& proxy, bool drainEnds, Ready ready) {
   return pollWithPauses(ready, [&] { return proxy.stopping() || (drainEnds && proxy.draining()); });
 }
 
+// The GPU twins of socket_fifo.cc's SocketSendEnd and SocketRecvEnd, kept apart for a reason:
+// those sleep on their FIFO's futex, which the executor wakes, and send bare byte counts; a
+// kernel wakes nobody, so these poll its FIFO's counters, and their words carry the last-slice
+// flag. What they do share is their thread, ProxyThread, and the framing, socket_wire.h.
 class GpuSocketSendEnd final : public ProxiedGpuSendEnd {
  public:
   GpuSocketSendEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, engine::FifoCursor* cursor,
@@ -101,27 +105,8 @@ class GpuSocketRecvEnd final : public ProxiedGpuRecvEnd {
   ProxyThread proxy_;
 };
 
-class GpuStripedSendEnd final : public ProxiedGpuSendEnd {
- public:
-  GpuStripedSendEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, engine::FifoCursor* cursor,
-                    std::vector<Socket> sockets, SocketLink link, StripeLayout layout)
-      : ProxiedGpuSendEnd(std::move(fifo), cursor),
-        pump_(fifo_->end().fifo, std::move(sockets), layout, std::move(link)) {}
-
- private:
-  StripedSendPump pump_;  // drains and stops before the FIFO goes
-};
-
-class GpuStripedRecvEnd final : public ProxiedGpuRecvEnd {
- public:
-  GpuStripedRecvEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, StripeConnector connect,
-                    SocketLink link, StripeLayout layout)
-      : ProxiedGpuRecvEnd(std::move(fifo)),
-        pump_(fifo_->end().fifo, std::move(connect), layout, std::move(link)) {}
-
- private:
-  StripedRecvPump pump_;
-};
+using GpuStripedSendEnd = PumpedEnd<ProxiedGpuSendEnd, StripedSendPump>;
+using GpuStripedRecvEnd = PumpedEnd<ProxiedGpuRecvEnd, StripedRecvPump>;
 
 }  // namespace
 
@@ -131,9 +116,9 @@ Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuStripedSocketSendEnd(
     StripeLayout layout, LinkFailureHandler onFailure) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
                          makePinnedFifo(runtime, name, slotBytes, proxyCursor, stream));
-  return std::unique_ptr<cuda_ipc::GpuSendEnd>(
-      std::make_unique<GpuStripedSendEnd>(std::move(fifo), cursor, std::move(connected),
-                                          SocketLink(peer, std::move(onFailure)), layout));
+  auto end = std::make_unique<GpuStripedSendEnd>(std::move(fifo), cursor);
+  end->makePump(std::move(connected), layout, SocketLink(peer, std::move(onFailure)));
+  return std::unique_ptr<cuda_ipc::GpuSendEnd>(std::move(end));
 }
 
 Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuStripedSocketRecvEnd(
@@ -142,8 +127,9 @@ Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuStripedSocketRecvEnd(
     LinkFailureHandler onFailure) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
                          makePinnedFifo(runtime, name, slotBytes, cursor, stream));
-  return std::unique_ptr<cuda_ipc::GpuRecvEnd>(std::make_unique<GpuStripedRecvEnd>(
-      std::move(fifo), std::move(connect), SocketLink(peer, std::move(onFailure)), layout));
+  auto end = std::make_unique<GpuStripedRecvEnd>(std::move(fifo));
+  end->makePump(std::move(connect), layout, SocketLink(peer, std::move(onFailure)));
+  return std::unique_ptr<cuda_ipc::GpuRecvEnd>(std::move(end));
 }
 
 Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuSocketSendEnd(

@@ -3,11 +3,15 @@
 //
 // The FIFO is a private one (shm::PrivateFifo): the executor waits on it, with its own deadline,
 // exactly as on a FIFO to a rank of its host, and the proxy drives its other side. A subclass
-// adds the proxy as a member of its own, which therefore stops before the FIFO goes.
+// adds the proxy as a member of its own, which therefore stops before the FIFO goes; where the
+// proxy is a pump over the FIFO as the engine addresses it (the striped socket pumps, the verbs
+// pumps), that subclass is PumpedEnd, for host and GPU ends alike.
 #pragma once
 
+#include <memory>
 #include <utility>
 
+#include "kernels/engine/fifo.h"
 #include "transport/connection.h"
 #include "transport/shm/shm_fifo.h"
 
@@ -22,6 +26,7 @@ class ProxiedSendEnd : public SendEnd {
 
  protected:
   explicit ProxiedSendEnd(shm::PrivateFifo fifo) : fifo_(std::move(fifo)) {}
+  kernels::engine::FifoRef fifoRef() const { return fifo_.ref; }
   shm::PrivateFifo fifo_;
 };
 
@@ -36,7 +41,30 @@ class ProxiedRecvEnd : public RecvEnd {
 
  protected:
   explicit ProxiedRecvEnd(shm::PrivateFifo fifo) : fifo_(std::move(fifo)) {}
+  kernels::engine::FifoRef fifoRef() const { return fifo_.ref; }
   shm::PrivateFifo fifo_;
+};
+
+/// An end of `Shell` (ProxiedSendEnd, ProxiedRecvEnd, or the GPU ones of proxied_gpu_ends.h)
+/// whose other side a `Pump` drives, over the FIFO as the engine addresses it (fifoRef()). A host
+/// end and its GPU twin differ only in their shell, so each pump has one end class, not two.
+/// The pump is made once the end is (it needs the FIFO) and, a member, drains and stops before
+/// the shell's FIFO goes.
+template <typename Shell, typename Pump>
+class PumpedEnd final : public Shell {
+ public:
+  template <typename... ShellArgs>
+  explicit PumpedEnd(ShellArgs&&... args) : Shell(std::forward<ShellArgs>(args)...) {}
+  kernels::engine::FifoRef fifoRef() const { return Shell::fifoRef(); }
+  void setPump(std::unique_ptr<Pump> pump) { pump_ = std::move(pump); }
+  /// Makes the pump over the FIFO, from the rest of its constructor's arguments.
+  template <typename... PumpArgs>
+  void makePump(PumpArgs&&... args) {
+    pump_ = std::make_unique<Pump>(fifoRef(), std::forward<PumpArgs>(args)...);
+  }
+
+ private:
+  std::unique_ptr<Pump> pump_;
 };
 
 }  // namespace braid::transport::net

@@ -3,7 +3,8 @@
 //
 // The FIFO is a GPU FIFO in pinned host memory, which both the kernel and the proxy address;
 // the kernel runs it exactly as a FIFO to a rank of its host. A subclass adds the proxy as a
-// member of its own, which therefore stops before the FIFO goes.
+// member of its own, which therefore stops before the FIFO goes (PumpedEnd, proxied_ends.h, where
+// it is a pump).
 #pragma once
 
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "gpu/runtime.h"
 #include "transport/cuda_ipc/gpu_fifo.h"
+#include "transport/net/proxied_ends.h"
 
 namespace braid::transport::net {
 
@@ -38,6 +40,7 @@ class ProxiedGpuSendEnd : public cuda_ipc::GpuSendEnd {
  protected:
   ProxiedGpuSendEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, kernels::engine::FifoCursor* cursor)
       : fifo_(std::move(fifo)), cursor_(cursor) {}
+  kernels::engine::FifoRef fifoRef() const { return fifo_->end().fifo; }
   std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo_;  // the proxy is this FIFO's receiver
   kernels::engine::FifoCursor* cursor_;
 };
@@ -51,6 +54,7 @@ class ProxiedGpuRecvEnd : public cuda_ipc::GpuRecvEnd {
 
  protected:
   explicit ProxiedGpuRecvEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo) : fifo_(std::move(fifo)) {}
+  kernels::engine::FifoRef fifoRef() const { return fifo_->end().fifo; }
   std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo_;  // the proxy posts into it as its sender
 };
 

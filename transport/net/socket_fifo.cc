@@ -93,27 +93,8 @@ class SocketRecvEnd final : public ProxiedRecvEnd {
   ProxyThread proxy_;
 };
 
-class StripedSocketSendEnd final : public ProxiedSendEnd {
- public:
-  StripedSocketSendEnd(LocalFifo fifo, std::vector<Socket> sockets, SocketLink link,
-                       StripeLayout layout)
-      : ProxiedSendEnd(std::move(fifo)),
-        pump_(fifo_.ref, std::move(sockets), layout, std::move(link)) {}
-
- private:
-  StripedSendPump pump_;  // drains and stops before the FIFO goes
-};
-
-class StripedSocketRecvEnd final : public ProxiedRecvEnd {
- public:
-  StripedSocketRecvEnd(LocalFifo fifo, StripeConnector connect, SocketLink link,
-                       StripeLayout layout)
-      : ProxiedRecvEnd(std::move(fifo)),
-        pump_(fifo_.ref, std::move(connect), layout, std::move(link)) {}
-
- private:
-  StripedRecvPump pump_;
-};
+using StripedSocketSendEnd = PumpedEnd<ProxiedSendEnd, StripedSendPump>;
+using StripedSocketRecvEnd = PumpedEnd<ProxiedRecvEnd, StripedRecvPump>;
 
 }  // namespace
 
@@ -122,16 +103,18 @@ Result<std::unique_ptr<SendEnd>> openStripedSocketSendEnd(std::vector<Socket> co
                                                           StripeLayout layout,
                                                           LinkFailureHandler onFailure) {
   BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));
-  return std::unique_ptr<SendEnd>(std::make_unique<StripedSocketSendEnd>(
-      std::move(fifo), std::move(connected), SocketLink(peer, std::move(onFailure)), layout));
+  auto end = std::make_unique<StripedSocketSendEnd>(std::move(fifo));
+  end->makePump(std::move(connected), layout, SocketLink(peer, std::move(onFailure)));
+  return std::unique_ptr<SendEnd>(std::move(end));
 }
 
 Result<std::unique_ptr<RecvEnd>> openStripedSocketRecvEnd(StripeConnector connect, size_t slotBytes,
                                                           int peer, StripeLayout layout,
                                                           LinkFailureHandler onFailure) {
   BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));
-  return std::unique_ptr<RecvEnd>(std::make_unique<StripedSocketRecvEnd>(
-      std::move(fifo), std::move(connect), SocketLink(peer, std::move(onFailure)), layout));
+  auto end = std::make_unique<StripedSocketRecvEnd>(std::move(fifo));
+  end->makePump(std::move(connect), layout, SocketLink(peer, std::move(onFailure)));
+  return std::unique_ptr<RecvEnd>(std::move(end));
 }
 
 Result<std::unique_ptr<SendEnd>> openSocketSendEnd(Socket connected, size_t slotBytes, int peer,

@@ -10,35 +10,8 @@ namespace {
 
 namespace engine = kernels::engine;
 
-class GpuIbSendEnd final : public net::ProxiedGpuSendEnd {
- public:
-  GpuIbSendEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, engine::FifoCursor* cursor)
-      : ProxiedGpuSendEnd(std::move(fifo), cursor) {}
-  Status start(IbNetwork& network, braid::net::Socket connected, int peer, int64_t timeoutMs,
-               const std::string& nic) {
-    BRAID_ASSIGN_OR_RETURN(pump_, IbSendPump::start(network, fifo_->end().fifo,
-                                                    std::move(connected), peer, timeoutMs, nic));
-    return Status::success();
-  }
-
- private:
-  std::unique_ptr<IbSendPump> pump_;  // drains and detaches before the FIFO goes
-};
-
-class GpuIbRecvEnd final : public net::ProxiedGpuRecvEnd {
- public:
-  explicit GpuIbRecvEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo)
-      : ProxiedGpuRecvEnd(std::move(fifo)) {}
-  Status start(IbNetwork& network, IbRecvPump::SocketTaker take, int peer, int64_t timeoutMs,
-               const std::string& nic) {
-    BRAID_ASSIGN_OR_RETURN(pump_, IbRecvPump::start(network, fifo_->end().fifo, std::move(take),
-                                                    peer, timeoutMs, nic));
-    return Status::success();
-  }
-
- private:
-  std::unique_ptr<IbRecvPump> pump_;
-};
+using GpuIbSendEnd = net::PumpedEnd<net::ProxiedGpuSendEnd, IbSendPump>;
+using GpuIbRecvEnd = net::PumpedEnd<net::ProxiedGpuRecvEnd, IbRecvPump>;
 
 }  // namespace
 
@@ -49,7 +22,10 @@ Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuIbSendEnd(
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
                          net::makePinnedFifo(runtime, name, slotBytes, proxyCursor, stream));
   auto end = std::make_unique<GpuIbSendEnd>(std::move(fifo), cursor);
-  BRAID_TRY(end->start(network, std::move(connected), peer, timeoutMs, nic));
+  BRAID_ASSIGN_OR_RETURN(
+      std::unique_ptr<IbSendPump> pump,
+      IbSendPump::start(network, end->fifoRef(), std::move(connected), peer, timeoutMs, nic));
+  end->setPump(std::move(pump));
   return std::unique_ptr<cuda_ipc::GpuSendEnd>(std::move(end));
 }
 
@@ -60,7 +36,10 @@ Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuIbRecvEnd(
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
                          net::makePinnedFifo(runtime, name, slotBytes, cursor, stream));
   auto end = std::make_unique<GpuIbRecvEnd>(std::move(fifo));
-  BRAID_TRY(end->start(network, std::move(take), peer, timeoutMs, nic));
+  BRAID_ASSIGN_OR_RETURN(
+      std::unique_ptr<IbRecvPump> pump,
+      IbRecvPump::start(network, end->fifoRef(), std::move(take), peer, timeoutMs, nic));
+  end->setPump(std::move(pump));
   return std::unique_ptr<cuda_ipc::GpuRecvEnd>(std::move(end));
 }
 

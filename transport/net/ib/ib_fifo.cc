@@ -8,33 +8,8 @@
 namespace braid::transport::ib {
 namespace {
 
-class IbSendEnd final : public net::ProxiedSendEnd {
- public:
-  explicit IbSendEnd(shm::PrivateFifo fifo) : ProxiedSendEnd(std::move(fifo)) {}
-  Status start(IbNetwork& network, braid::net::Socket connected, int peer, int64_t timeoutMs,
-               const std::string& nic) {
-    BRAID_ASSIGN_OR_RETURN(
-        pump_, IbSendPump::start(network, fifo_.ref, std::move(connected), peer, timeoutMs, nic));
-    return Status::success();
-  }
-
- private:
-  std::unique_ptr<IbSendPump> pump_;  // drains and detaches before the FIFO goes
-};
-
-class IbRecvEnd final : public net::ProxiedRecvEnd {
- public:
-  explicit IbRecvEnd(shm::PrivateFifo fifo) : ProxiedRecvEnd(std::move(fifo)) {}
-  Status start(IbNetwork& network, IbRecvPump::SocketTaker take, int peer, int64_t timeoutMs,
-               const std::string& nic) {
-    BRAID_ASSIGN_OR_RETURN(
-        pump_, IbRecvPump::start(network, fifo_.ref, std::move(take), peer, timeoutMs, nic));
-    return Status::success();
-  }
-
- private:
-  std::unique_ptr<IbRecvPump> pump_;
-};
+using IbSendEnd = net::PumpedEnd<net::ProxiedSendEnd, IbSendPump>;
+using IbRecvEnd = net::PumpedEnd<net::ProxiedRecvEnd, IbRecvPump>;
 
 }  // namespace
 
@@ -43,7 +18,10 @@ Result<std::unique_ptr<SendEnd>> openIbSendEnd(IbNetwork& network, braid::net::S
                                                const std::string& nic) {
   BRAID_ASSIGN_OR_RETURN(shm::PrivateFifo fifo, shm::createPrivateFifo(slotBytes));
   auto end = std::make_unique<IbSendEnd>(std::move(fifo));
-  BRAID_TRY(end->start(network, std::move(connected), peer, timeoutMs, nic));
+  BRAID_ASSIGN_OR_RETURN(
+      std::unique_ptr<IbSendPump> pump,
+      IbSendPump::start(network, end->fifoRef(), std::move(connected), peer, timeoutMs, nic));
+  end->setPump(std::move(pump));
   return std::unique_ptr<SendEnd>(std::move(end));
 }
 
@@ -52,7 +30,10 @@ Result<std::unique_ptr<RecvEnd>> openIbRecvEnd(IbNetwork& network, IbRecvPump::S
                                                const std::string& nic) {
   BRAID_ASSIGN_OR_RETURN(shm::PrivateFifo fifo, shm::createPrivateFifo(slotBytes));
   auto end = std::make_unique<IbRecvEnd>(std::move(fifo));
-  BRAID_TRY(end->start(network, std::move(take), peer, timeoutMs, nic));
+  BRAID_ASSIGN_OR_RETURN(
+      std::unique_ptr<IbRecvPump> pump,
+      IbRecvPump::start(network, end->fifoRef(), std::move(take), peer, timeoutMs, nic));
+  end->setPump(std::move(pump));
   return std::unique_ptr<RecvEnd>(std::move(end));
 }
 
