@@ -9,10 +9,10 @@
 #
 # The memory is the physical limit: memcpy-bw (bench/peers/memcpy_bw.c) measures
 # this machine's copy rate M (bytes read plus written per second, the faster of glibc memcpy
-# and a loop of non-temporal stores, on
-# 2 threads, 256 MiB) in the same run, and for 1 MiB and up the table gives the
-# zero-copy bound of an N-rank all_reduce, busbw <= M (N - 1) / N^2, and the
-# fraction of it braid reaches (docs/benchmarks.md derives the formula).
+# and a loop of non-temporal stores, on 2 threads, 256 MiB) just before each braid run of
+# 1 MiB and up, and the table gives the zero-copy bound of an N-rank all_reduce,
+# busbw <= M (N - 1) / N^2, and the fraction of it braid reaches, run by run
+# (docs/benchmarks.md derives the formula).
 #
 # usage: bench/compare-mpi.sh [ranks...]      (default: 2 4)
 # env:   BUILD (default build), REPEAT (runs per figure, default 5; the median is shown)
@@ -43,30 +43,38 @@ row_for() {  # file size -> "time busbw"
   awk -v s="$2" '$1 == s { print $6, $8; exit }' "$1"
 }
 
-# The memory's copy rate, GB/s: the median of REPEAT runs of memcpy-bw.
-copy_rates=()
-for ((rep = 0; rep < REPEAT; ++rep)); do
-  copy_rates+=("$("$BUILD/bin/memcpy-bw" 2 | awk '{ print $(NF - 1) }')")
-done
-M=$(median "${copy_rates[@]}")
+# The memory's copy rate, GB/s, measured by memcpy-bw just before each run of braid it bounds:
+# on a shared VM it moves by 2x within a minute, and a rate measured long before would make
+# the fraction of the bound a measure of the neighbours.
+copy_rate() {
+  "$BUILD/bin/memcpy-bw" 2 | awk '{ print $(NF - 1) }'
+}
 
 echo "Each figure is the median of $REPEAT runs; braid and MPI runs alternate, so both see the"
 echo "same machine state. Out-of-place, float32 sum, time averaged over ranks."
-echo "Memory copy rate M = $M GB/s (memcpy-bw, 2 threads, 256 MiB, bytes read + written, the faster of"
-echo "glibc memcpy and a non-temporal store loop; runs:"
-echo "${copy_rates[*]}). Zero-copy bound of an N-rank all_reduce: busbw <= M (N - 1) / N^2."
+echo "Memory copy rate M: memcpy-bw (2 threads, 256 MiB, bytes read + written, the faster of glibc"
+echo "memcpy and a non-temporal store loop), run just before each braid run of 1 MiB and more."
+echo "Zero-copy bound of an N-rank all_reduce: busbw <= M (N - 1) / N^2; the bound column is the"
+echo "median of the runs' bounds, braid / bound the median of each run's busbw over its own bound."
 echo
 echo "Buffers: malloc'd (what most programs pass), or from ncclMemAlloc (braid-perf -R 1, as"
 echo "nccl-tests' -R registers its buffers): host memory the ranks map, which zero-copy reads in place."
 echo
 echo "| ranks | size | buffers | braid time (us) | MPI time (us) | braid busbw (GB/s) | MPI busbw (GB/s) | busbw ratio braid/MPI | bound busbw (GB/s) | braid / bound |"
 echo "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+copy_rates=()
 for n in "${RANKS[@]}"; do
   for size in "${SIZES[@]}"; do
     iters="${ITERS[$size]}"
     warmup="${WARMUP[$size]}"
-    bts=() bbs=() rts=() rbs=() mts=() mbs=()
+    bts=() bbs=() rts=() rbs=() mts=() mbs=() bounds=() fbs=() frs=()
     for ((rep = 0; rep < REPEAT; ++rep)); do
+      bound=0
+      if ((size >= 1048576)); then
+        m="$(copy_rate)"
+        copy_rates+=("$m")
+        bound=$(awk -v m="$m" -v n="$n" 'BEGIN { print m * (n - 1) / (n * n) }')
+      fi
       "$BUILD/bin/braid-perf" all_reduce --procs "$n" -b "$size" -e "$size" -n "$iters" \
         -w "$warmup" -c 1 >"$tmp/braid.txt"
       "$BUILD/bin/braid-perf" all_reduce --procs "$n" -b "$size" -e "$size" -n "$iters" \
@@ -77,24 +85,32 @@ for n in "${RANKS[@]}"; do
       read -r rt rb < <(row_for "$tmp/braid-memalloc.txt" "$size")
       read -r mt mb < <(row_for "$tmp/mpi.txt" "$size")
       bts+=("$bt") bbs+=("$bb") rts+=("$rt") rbs+=("$rb") mts+=("$mt") mbs+=("$mb")
+      bounds+=("$bound")
+      fbs+=("$(awk -v b="$bb" -v m="$bound" 'BEGIN { print (m > 0 ? b / m : 0) }')")
+      frs+=("$(awk -v b="$rb" -v m="$bound" 'BEGIN { print (m > 0 ? b / m : 0) }')")
     done
     for buffers in malloc ncclMemAlloc; do
-      if [[ $buffers == malloc ]]; then bt=$(median "${bts[@]}") bb=$(median "${bbs[@]}")
-      else bt=$(median "${rts[@]}") bb=$(median "${rbs[@]}"); fi
+      if [[ $buffers == malloc ]]; then
+        bt=$(median "${bts[@]}") bb=$(median "${bbs[@]}") fraction=$(median "${fbs[@]}")
+      else
+        bt=$(median "${rts[@]}") bb=$(median "${rbs[@]}") fraction=$(median "${frs[@]}")
+      fi
       awk -v n="$n" -v s="$size" -v buf="$buffers" -v bt="$bt" -v bb="$bb" \
-          -v mt="$(median "${mts[@]}")" -v mb="$(median "${mbs[@]}")" -v m="$M" 'BEGIN {
+          -v mt="$(median "${mts[@]}")" -v mb="$(median "${mbs[@]}")" \
+          -v bound="$(median "${bounds[@]}")" -v f="$fraction" 'BEGIN {
         label = s >= 1048576 ? sprintf("%d MiB", s / 1048576) : sprintf("%d B", s);
         # At 8 B busbw rounds to 0.00: compare times there (MPI time / braid time).
         r = s < 1024 ? (bt > 0 ? sprintf("%.2f (time)", mt / bt) : "n/a") \
                      : (mb > 0 ? sprintf("%.2f", bb / mb) : "n/a");
-        bound = m * (n - 1) / (n * n);
-        fb = s >= 1048576 ? sprintf("%.2f | %.2f", bound, bb / bound) : "- | -";
+        fb = s >= 1048576 ? sprintf("%.2f | %.2f", bound, f) : "- | -";
         printf("| %d | %s | %s | %.2f | %.2f | %.2f | %.2f | %s | %s |\n", n, label, buf, bt, mt, bb,
                mb, r, fb);
       }'
     done
   done
 done
+echo
+echo "M per run (GB/s): ${copy_rates[*]}; median $(median "${copy_rates[@]}")."
 
 # Every dtype at float32's bytes per second: at 64 MiB, 2 ranks, ncclMemAlloc buffers, braid's
 # busbw for the 16-bit floats beside float32's, measured alternately in the same run (MPI has no

@@ -15,6 +15,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -186,7 +187,7 @@ void copyBytes(void* dst, const void* src, size_t bytes) {
   copy(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), bytes);
 }
 
-void streamBytes(void* dst, const void* src, size_t bytes) {
+void streamBytesUnfenced(void* dst, const void* src, size_t bytes) {
 #if defined(__SSE2__)
   auto* d = static_cast<unsigned char*>(dst);
   const auto* s = static_cast<const unsigned char*>(src);
@@ -207,10 +208,22 @@ void streamBytes(void* dst, const void* src, size_t bytes) {
     _mm_stream_si128(to + 3, e);
   }
   copyBytes(d + i, s + i, bytes - i);
-  _mm_sfence();
 #else
   copyBytes(dst, src, bytes);
 #endif
+}
+
+void storeFence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#else
+  std::atomic_thread_fence(std::memory_order_release);
+#endif
+}
+
+void streamBytes(void* dst, const void* src, size_t bytes) {
+  streamBytesUnfenced(dst, src, bytes);
+  storeFence();
 }
 
 void copyTwice(void* dst1, void* dst2, const void* src, size_t bytes) {

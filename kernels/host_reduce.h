@@ -96,4 +96,10 @@ void copyBytes(void* dst, const void* src, size_t bytes);
 /// traffic). Ends with a store fence, so a release store after it publishes the bytes.
 void streamBytes(void* dst, const void* src, size_t bytes);
 
+/// streamBytes without its fence, for many small pieces that one storeFence() then ends:
+/// nothing may read the bytes, or learn of them, before that fence.
+void streamBytesUnfenced(void* dst, const void* src, size_t bytes);
+/// Orders every store before it (non-temporal ones included) before any store after it.
+void storeFence();
+
 }  // namespace braid::kernels

@@ -56,6 +56,10 @@ constexpr size_t kMaxChunkBytes = 64 * 1024;
 // Messages at least this large write their outputs with non-temporal stores: they cannot stay
 // in the caches anyway, and a plain store reads each line before it writes it.
 constexpr size_t kStreamBytes = 8 << 20;
+// What such a reduction folds before it writes the result out: a multiple of every element's
+// size, small enough to leave the inputs' and outputs' streams both running (measured:
+// docs/benchmarks.md).
+constexpr size_t kStreamPieceBytes = 512;
 
 enum Verdict : uint32_t { kUnknown = 0, kReachesAll = 1, kRefused = 2 };
 
@@ -517,7 +521,10 @@ Status ZeroCopyBoard::reduceBlock(const Buffers& buffers, ZeroCopyMode mode, siz
   }
   const bool mapped = mode == ZeroCopyMode::kMapped;
   const size_t written = count * elemBytes * (toPeers ? static_cast<size_t>(nranks_) : 1);
-  const bool streamed = mapped && written >= kStreamBytes;
+  if (mapped && written >= kStreamBytes) {
+    streamReducedBlock(buffers, inAt, outAt, count, elemBytes, op, toPeers);
+    return Status();
+  }
   const size_t chunkElems = chunkBytes_ / elemBytes;
   for (size_t done = 0; done < count; done += chunkElems) {
     const size_t elems = std::min(chunkElems, count - done);
@@ -535,19 +542,12 @@ Status ZeroCopyBoard::reduceBlock(const Buffers& buffers, ZeroCopyMode mode, siz
       BRAID_TRY(readPeer(spaces_[r], buffers.inputs[r] + from, scratch, bytes));
       fold_.setScratchOperand(r, scratch);
     }
-    // Mapped and large, the result goes to the outputs with non-temporal stores from a chunk
-    // staged in this core's cache: a plain store reads each output line from memory before it
-    // writes it, a third more traffic for a reduction that only streams.
-    char* result = streamed ? reinterpret_cast<char*>(staged_.data()) : mine;
-    fold_.foldInto(result, elems, bytes, op);  // its last join writes `result` itself
-    op.finishOutput(result, elems);
-    if (streamed) kernels::streamBytes(mine, result, bytes);
+    fold_.foldInto(mine, elems, bytes, op);  // its last join writes `mine` itself
+    op.finishOutput(mine, elems);
     // The chunk is in this core's cache now: each peer's copy of it reads it from there.
     for (int i = 1; toPeers && i < nranks_; ++i) {
       const int peer = (rank_ + i) % nranks_;
-      if (streamed) {
-        kernels::streamBytes(buffers.outputs[peer] + at, result, bytes);
-      } else if (mapped) {
+      if (mapped) {
         kernels::copyBytes(buffers.outputs[peer] + at, mine, bytes);
       } else {
         BRAID_TRY(writePeer(spaces_[peer], buffers.outputs[peer] + at, mine, bytes));
@@ -555,6 +555,35 @@ Status ZeroCopyBoard::reduceBlock(const Buffers& buffers, ZeroCopyMode mode, siz
     }
   }
   return Status();
+}
+
+// Mapped and large: the result goes to the outputs with non-temporal stores (a plain store
+// reads each output line from memory before it writes it, a third more traffic for a
+// reduction that only streams), a piece at a time through a buffer that stays in L1. The
+// pieces are small so that the core reads the inputs and writes the outputs at once: folding
+// a whole chunk before writing it out left the memory idle in one direction at a time, and
+// measured 1.3-2x slower (docs/benchmarks.md).
+void ZeroCopyBoard::streamReducedBlock(const Buffers& buffers, size_t inAt, size_t outAt,
+                                       size_t count, size_t elemBytes, const kernels::HostOp& op,
+                                       bool toPeers) {
+  const size_t pieceElems = kStreamPieceBytes / elemBytes;
+  char* result = reinterpret_cast<char*>(staged_.data());
+  for (size_t done = 0; done < count; done += pieceElems) {
+    const size_t elems = std::min(pieceElems, count - done);
+    const size_t from = inAt + done * elemBytes;
+    const size_t at = outAt + done * elemBytes;
+    const size_t bytes = elems * elemBytes;
+    fold_.startChunk();
+    for (int r = 0; r < nranks_; ++r) fold_.setOperand(r, buffers.inputs[r] + from);
+    fold_.foldInto(result, elems, bytes, op);
+    op.finishOutput(result, elems);
+    for (int i = 0; i < nranks_; ++i) {
+      const int to = (rank_ + i) % nranks_;
+      if (i == 0 || toPeers) kernels::streamBytesUnfenced(buffers.outputs[to] + at, result, bytes);
+    }
+  }
+  // Before meeting 2 tells the peers their outputs are written.
+  kernels::storeFence();
 }
 
 }  // namespace braid::exec

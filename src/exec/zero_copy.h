@@ -164,6 +164,9 @@ class ZeroCopyBoard {
   /// output and, `toPeers`, of every peer's.
   Status reduceBlock(const Buffers& buffers, ZeroCopyMode mode, size_t inAt, size_t outAt,
                      size_t count, size_t elemBytes, const kernels::HostOp& op, bool toPeers);
+  /// reduceBlock of mapped buffers into large outputs, with non-temporal stores.
+  void streamReducedBlock(const Buffers& buffers, size_t inAt, size_t outAt, size_t count,
+                          size_t elemBytes, const kernels::HostOp& op, bool toPeers);
   /// All-gather's copy of this rank's `bytes` into block `rank` of every output.
   Status copyBlock(const Buffers& buffers, ZeroCopyMode mode, size_t bytes);
 

@@ -287,13 +287,14 @@ TEST_P(ZeroCopyRanks, ProcessesGetTheInOrderFoldBitForBitInSharedMemoryTheyMap) 
   });
 }
 
-// A 2-rank board of a forked rank that maps buffers and never copies across processes; a
-// board that cannot be made ends the process.
-std::unique_ptr<ZeroCopyBoard> mappedOnlyBoard(uint64_t nonce, int rank, SharedBarrier& barrier) {
+// A board of a forked rank that maps buffers and never copies across processes; a board that
+// cannot be made ends the process.
+std::unique_ptr<ZeroCopyBoard> mappedOnlyBoard(uint64_t nonce, int rank, SharedBarrier& barrier,
+                                               int nranks = 2) {
   ZeroCopyBoard::Options options;
   options.crossMemory = CrossMemoryPolicy::kNever;
   auto board = ZeroCopyBoard::create(
-      nonce, rank, 2, [&barrier] { return barrier.wait(); }, options);
+      nonce, rank, nranks, [&barrier] { return barrier.wait(); }, options);
   if (!board.ok() || !board.value()->usable()) _exit(2);
   return std::move(board).value();
 }
@@ -327,22 +328,34 @@ TEST(ZeroCopyBoard, ACallSomeRankCannotMapIsDeclinedByEveryRank) {
 INSTANTIATE_TEST_SUITE_P(Ranks, ZeroCopyRanks, ::testing::Values(2, 3, 5));
 
 // Large mapped calls write their outputs with non-temporal stores (all_reduce's and
-// reduce_scatter's from a staged chunk): the bits must not change, in place or not, with a
-// ragged last chunk.
-TEST(ZeroCopyBoard, ALargeMappedCallStreamsItsOutputsAndKeepsTheBits) {
+// reduce_scatter's a small piece at a time): the bits must not change, in place or not, with a
+// ragged last piece, for a 16-bit float with a finish (avg) and for more than 2 ranks too.
+struct LargeCase {
+  int nranks;
+  DataType type;
+  RedOp op;
+  std::vector<Collective> collectives;
+};
+
+class ZeroCopyLarge : public ::testing::TestWithParam<LargeCase> {};
+
+TEST_P(ZeroCopyLarge, AMappedCallStreamsItsOutputsAndKeepsTheBits) {
+  const LargeCase& large = GetParam();
+  const int n = large.nranks;
+  const size_t elemBytes = dataTypeSize(large.type);
   const uint64_t nonce = uniqueNonce();
-  SharedBarrier barrier(2);
-  braid::testing::runProcesses(2, [&](int rank) {
-    auto board = mappedOnlyBoard(nonce, rank, barrier);
+  SharedBarrier barrier(n);
+  braid::testing::runProcesses(n, [&](int rank) {
+    auto board = mappedOnlyBoard(nonce, rank, barrier, n);
     int call = 0;
-    for (Collective coll :
-         {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather}) {
+    for (Collective coll : large.collectives) {
       for (bool inPlace : {false, true}) {
-        const CallSpec c{coll, DataType::kFloat32, RedOp::kSum, (size_t{8} << 20) / 4 + 777,
-                         inPlace};
-        const Bytes init = rankInput(c, 11, call, rank, 2);
-        const size_t block = c.count * 4;
-        const size_t outBytes = outputElems(c, 2) * 4;
+        // Each rank writes 8 MiB and more: what makes a call stream.
+        const size_t count = (size_t{8} << 20) / elemBytes + 777;
+        const CallSpec c{coll, large.type, large.op, count, inPlace};
+        const Bytes init = rankInput(c, 11, call, rank, n);
+        const size_t block = c.count * elemBytes;
+        const size_t outBytes = outputElems(c, n) * elemBytes;
         Bytes initOut(outBytes, 0xa5);
         if (coll == Collective::kAllGather) {
           std::copy(init.begin(), init.end(), initOut.begin() + rank * block);
@@ -360,20 +373,37 @@ TEST(ZeroCopyBoard, ALargeMappedCallStreamsItsOutputsAndKeepsTheBits) {
         ZeroCopyMode mode = ZeroCopyMode::kDeclined;
         Status s;
         if (coll == Collective::kAllReduce) {
-          s = board->allReduce(in, out, c.count, c.type, opFor(c, 2), waitContext(), &mode);
+          s = board->allReduce(in, out, c.count, c.type, opFor(c, n), waitContext(), &mode);
         } else if (coll == Collective::kReduceScatter) {
-          s = board->reduceScatter(in, out, c.count, c.type, opFor(c, 2), waitContext(), &mode);
+          s = board->reduceScatter(in, out, c.count, c.type, opFor(c, n), waitContext(), &mode);
         } else {
           s = board->allGather(in, out, c.count, c.type, waitContext(), &mode);
         }
         if (!s.ok() || mode != ZeroCopyMode::kMapped) _exit(3);
-        const Bytes expected = referenceResult(c, 11, call, 2, rank);
+        const Bytes expected = referenceResult(c, 11, call, n, rank);
         if (Bytes(out, out + expected.size()) != expected) _exit(10 + call);
         ++call;
       }
     }
   });
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ZeroCopyLarge,
+    ::testing::Values(LargeCase{2,
+                                DataType::kFloat32,
+                                RedOp::kSum,
+                                {Collective::kAllReduce, Collective::kReduceScatter,
+                                 Collective::kAllGather}},
+                      LargeCase{2, DataType::kBfloat16, RedOp::kAvg, {Collective::kAllReduce}},
+                      LargeCase{3,
+                                DataType::kInt32,
+                                RedOp::kSum,
+                                {Collective::kAllReduce, Collective::kReduceScatter}}),
+    [](const ::testing::TestParamInfo<LargeCase>& info) {
+      return std::to_string(info.param.nranks) + "Ranks" +
+             std::string(dataTypeName(info.param.type)) + std::string(redOpName(info.param.op));
+    });
 
 TEST(StreamBytes, CopiesEveryLengthAtEveryAlignment) {
   std::vector<unsigned char> from(512);
