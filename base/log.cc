@@ -12,9 +12,10 @@
 #include "base/env.h"
 
 namespace braid::log {
-namespace {
 
 thread_local int tlsRank = -1;
+
+namespace {
 
 Level parseLevel() {
   auto value = env::get("DEBUG");
@@ -90,8 +91,5 @@ void write(Level l, const char* fmt, ...) {
   // One fprintf per line so lines of concurrent ranks do not interleave.
   fprintf(stderr, "%s%s\n", prefix, body);
 }
-
-ScopedLogRank::ScopedLogRank(int rank) : saved_(tlsRank) { tlsRank = rank; }
-ScopedLogRank::~ScopedLogRank() { tlsRank = saved_; }
 
 }  // namespace braid::log

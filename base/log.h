@@ -20,11 +20,15 @@ inline bool enabled(Level l) { return static_cast<int>(level()) >= static_cast<i
 /// printf-style; appends a newline.
 void write(Level l, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/// Sets the rank printed by this thread's log lines while in scope.
+/// The rank this thread's log lines print (-1: none); ScopedLogRank sets it.
+extern thread_local int tlsRank;
+
+/// Sets the rank printed by this thread's log lines while in scope. Inline, as every call of
+/// the API makes one: the thread-local's address is then looked up once for both ends.
 class ScopedLogRank {
  public:
-  explicit ScopedLogRank(int rank);
-  ~ScopedLogRank();
+  explicit ScopedLogRank(int rank) : saved_(tlsRank) { tlsRank = rank; }
+  ~ScopedLogRank() { tlsRank = saved_; }
   ScopedLogRank(const ScopedLogRank&) = delete;
   ScopedLogRank& operator=(const ScopedLogRank&) = delete;
 

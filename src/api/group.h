@@ -8,8 +8,13 @@
 
 namespace braid::api {
 
+/// How deeply this thread is nested in groups. Apart from the rest of the group's state, whose
+/// members need a constructor: a thread-local of constant initialization is reached without a
+/// check-and-construct wrapper, and every call of the API outside a group reads it.
+extern thread_local int tlsGroupDepth;
+
 /// How deeply this thread is nested in groups (0 = not in a group).
-int groupDepth();
+inline int groupDepth() { return tlsGroupDepth; }
 
 /// Runs `op` now when not in a group; otherwise queues it for ncclGroupEnd.
 /// `key` names the communicator the operation belongs to (or, for one being

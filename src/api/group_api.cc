@@ -36,7 +36,6 @@ struct GroupTarget {
 };
 
 struct GroupState {
-  int depth = 0;
   std::vector<GroupTarget> targets;          // in the order each was first used
   std::vector<std::function<void()>> after;  // runAfterGroup's, in the order given
 };
@@ -126,7 +125,7 @@ Status runGroup(const std::vector<GroupTarget>& targets) {
 
 }  // namespace
 
-int groupDepth() { return tlsGroup.depth; }
+thread_local int tlsGroupDepth = 0;
 
 namespace {
 
@@ -143,14 +142,14 @@ GroupTarget& targetFor(const void* key) {
 
 ncclResult_t runOrDefer(const void* key, std::function<Status()> op,
                         std::function<Result<double>()> estimate) {
-  if (tlsGroup.depth == 0) return report(op());
+  if (tlsGroupDepth == 0) return report(op());
   targetFor(key).ops.push_back({std::move(op), std::nullopt, nullptr, std::move(estimate)});
   return ncclSuccess;
 }
 
 ncclResult_t runOrDefer(Comm* comm, std::function<Status()> op,
                         std::function<Result<double>()> estimate) {
-  if (tlsGroup.depth == 0) return report(op());
+  if (tlsGroupDepth == 0) return report(op());
   GroupTarget& target = targetFor(comm);
   target.comm = comm;
   target.ops.push_back({std::move(op), std::nullopt, nullptr, std::move(estimate)});
@@ -158,7 +157,7 @@ ncclResult_t runOrDefer(Comm* comm, std::function<Status()> op,
 }
 
 void runAfterGroup(std::function<void()> fn) {
-  if (tlsGroup.depth == 0) {
+  if (tlsGroupDepth == 0) {
     fn();
     return;
   }
@@ -166,7 +165,7 @@ void runAfterGroup(std::function<void()> fn) {
 }
 
 ncclResult_t sendRecvOrDefer(Comm* comm, const P2pOp& op, void* stream) {
-  if (tlsGroup.depth == 0) return report(comm->sendRecv({op}, stream));
+  if (tlsGroupDepth == 0) return report(comm->sendRecv({op}, stream));
   GroupTarget& target = targetFor(comm);
   target.comm = comm;
   target.ops.push_back({nullptr, op, stream, nullptr});
@@ -176,16 +175,17 @@ ncclResult_t sendRecvOrDefer(Comm* comm, const P2pOp& op, void* stream) {
 }  // namespace braid::api
 
 BRAID_NCCL_API(ncclResult_t, ncclGroupStart) {
-  ++braid::api::tlsGroup.depth;
+  ++braid::api::tlsGroupDepth;
   return ncclSuccess;
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclGroupEnd) {
   auto& g = braid::api::tlsGroup;
-  if (g.depth == 0) {
+  int& depth = braid::api::tlsGroupDepth;
+  if (depth == 0) {
     return braid::api::report(braid::invalidUsage("ncclGroupEnd without ncclGroupStart"));
   }
-  if (--g.depth > 0) return ncclSuccess;
+  if (--depth > 0) return ncclSuccess;
   auto targets = std::move(g.targets);
   auto after = std::move(g.after);
   g = {};
@@ -201,14 +201,15 @@ BRAID_NCCL_API(ncclResult_t, ncclGroupEnd) {
 // ncclGroupEnd would run them), so the longest communicator's sum.
 BRAID_NCCL_API(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t* simInfo) {
   auto& g = braid::api::tlsGroup;
-  if (g.depth == 0) {
+  int& depth = braid::api::tlsGroupDepth;
+  if (depth == 0) {
     return braid::api::report(braid::invalidUsage("ncclGroupSimulateEnd without ncclGroupStart"));
   }
   if (simInfo != nullptr && simInfo->magic != 0x74685283u) {
     return braid::api::report(braid::invalidArgument(
         "ncclGroupSimulateEnd: simInfo was not initialized with NCCL_SIM_INFO_INITIALIZER"));
   }
-  if (--g.depth > 0) return ncclSuccess;
+  if (--depth > 0) return ncclSuccess;
   auto targets = std::move(g.targets);
   auto after = std::move(g.after);
   g = {};

@@ -97,6 +97,7 @@ void Health::handleLinkFailure(int peer, const std::string& why) {
   {
     std::lock_guard<std::mutex> lock(linkMutex_);
     linkFailure_ = LinkFailure{peer, why};
+    linkFailed_.store(true, std::memory_order_release);
   }
   BRAID_WARN("the link to rank %d failed: %s; every call of this communicator stops", peer,
              why.c_str());
@@ -104,6 +105,8 @@ void Health::handleLinkFailure(int peer, const std::string& why) {
 }
 
 std::optional<Health::LinkFailure> Health::linkFailure() const {
+  // Every call asks, and nearly always the answer is no: without the lock.
+  if (!linkFailed_.load(std::memory_order_acquire)) return std::nullopt;
   std::lock_guard<std::mutex> lock(linkMutex_);
   return linkFailure_;
 }

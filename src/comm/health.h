@@ -130,6 +130,7 @@ class Health {
   bool watchStopping_ = false;  ///< stopWatching() began: links break as the communicator goes
   std::condition_variable linkHandled_;
   std::optional<LinkFailure> linkFailure_;
+  std::atomic<bool> linkFailed_{false};  ///< linkFailure_ is set (it never goes back)
   std::optional<LinkFailure> linkWords_;
   std::mutex childrenMutex_;
   std::vector<std::shared_ptr<std::atomic<bool>>> childStops_;

@@ -125,7 +125,8 @@ CallRecord& FlightRecorder::open() {
   ++seq_;
   if (calls_.size() < capacity_) calls_.emplace_back();
   CallRecord& r = calls_[next_];
-  next_ = (next_ + 1) % capacity_;
+  // Not `% capacity_`: a division, on the path of every call.
+  next_ = next_ + 1 == capacity_ ? 0 : next_ + 1;
   r.seq = seq_;
   r.collective = CollectiveFields();
   r.what.clear();
@@ -167,7 +168,9 @@ uint64_t FlightRecorder::begin(const CollectiveFields& call) {
 // stays until capacity_ later calls have passed.
 CallRecord* FlightRecorder::find(uint64_t seq) {
   if (seq == 0 || seq > seq_ || seq_ - seq >= capacity_) return nullptr;
-  CallRecord& r = calls_[(seq - 1) % capacity_];
+  // The latest call (the one nearly always asked for) went just before next_.
+  CallRecord& r =
+      calls_[seq == seq_ ? (next_ == 0 ? capacity_ : next_) - 1 : (seq - 1) % capacity_];
   return r.seq == seq ? &r : nullptr;
 }
 
