@@ -366,11 +366,7 @@ Result<sockaddr_storage> resolveHostPort(const std::string& hostPort) {
   if (pick != nullptr) memcpy(&addr, pick->ai_addr, pick->ai_addrlen);
   freeaddrinfo(found);
   if (pick == nullptr) return invalidArgument("'" + host + "' has no IPv4 or IPv6 address");
-  if (addr.ss_family == AF_INET) {
-    reinterpret_cast<sockaddr_in*>(&addr)->sin_port = htons(portNumber);
-  } else {
-    reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port = htons(portNumber);
-  }
+  setPort(addr, portNumber);
   return addr;
 }
 

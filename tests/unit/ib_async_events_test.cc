@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -233,25 +234,32 @@ class Listener final : public IbEndpoint {
   Heard* heard_;
 };
 
-TEST(IbAsyncEvents, TheProxyTellsEveryEndpointAndLaterOnesOfADownPort) {
-  IbProxy proxy({});
+// A proxy with an endpoint that listens from the start (first, telling `early`), one to add
+// later (second, telling `late`), and a port to fail.
+class IbProxyListeners : public ::testing::Test {
+ protected:
+  // A failure of the whole port, or of one queue pair on it.
+  IbAsyncFailure failure(const char* what, std::optional<uint32_t> qpNum = std::nullopt) {
+    IbAsyncFailure f;
+    f.port = &p.port;
+    f.qpNum = qpNum;
+    f.what = what;
+    return f;
+  }
+
+  IbProxy proxy{{}};
   UnopenedPort p;
   Heard early;
   Heard late;
-  Listener first(&early);
-  Listener second(&late);
+  Listener first{&early};
+  Listener second{&late};
+};
+
+TEST_F(IbProxyListeners, TheProxyTellsEveryEndpointAndLaterOnesOfADownPort) {
   const uint32_t firstId = proxy.newId();
   proxy.add(firstId, &first);
-
-  IbAsyncFailure qpOnly;
-  qpOnly.port = &p.port;
-  qpOnly.qpNum = 9;
-  qpOnly.what = "a queue pair";
-  proxy.failAsync(qpOnly);
-  IbAsyncFailure wholePort;
-  wholePort.port = &p.port;
-  wholePort.what = "the port";
-  proxy.failAsync(wholePort);
+  proxy.failAsync(failure("a queue pair", 9));
+  proxy.failAsync(failure("the port"));
   std::vector<IbAsyncFailure> heardEarly = early.waitFor(2);
   ASSERT_EQ(heardEarly.size(), 2u);
   EXPECT_EQ(heardEarly[0].what, "a queue pair");
@@ -267,29 +275,16 @@ TEST(IbAsyncEvents, TheProxyTellsEveryEndpointAndLaterOnesOfADownPort) {
   proxy.remove(firstId);
 }
 
-TEST(IbAsyncEvents, APortThatCameBackIsOpenToNewEndpoints) {
-  IbProxy proxy({});
-  UnopenedPort p;
-  Heard early;
-  Heard late;
-  Listener first(&early);
-  Listener second(&late);
+TEST_F(IbProxyListeners, APortThatCameBackIsOpenToNewEndpoints) {
   const uint32_t firstId = proxy.newId();
   proxy.add(firstId, &first);
-  IbAsyncFailure wholePort;
-  wholePort.port = &p.port;
-  wholePort.what = "the port";
-  proxy.failAsync(wholePort);
+  proxy.failAsync(failure("the port"));
   ASSERT_EQ(early.waitFor(1).size(), 1u);
 
   proxy.portBack(&p.port);
   const uint32_t secondId = proxy.newId();
   proxy.add(secondId, &second);
-  IbAsyncFailure qpOnly;
-  qpOnly.port = &p.port;
-  qpOnly.qpNum = 4;
-  qpOnly.what = "a queue pair";
-  proxy.failAsync(qpOnly);
+  proxy.failAsync(failure("a queue pair", 4));
   // The first news the new endpoint hears is the queue pair's: the port is no longer down.
   std::vector<IbAsyncFailure> heard = late.waitFor(1);
   ASSERT_GE(heard.size(), 1u);

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/socket.h"
@@ -37,23 +38,35 @@ void expectLiveness(const Socket& socket, const char* side) {
   EXPECT_EQ(option(socket, IPPROTO_TCP, TCP_NODELAY), 1);
 }
 
-/// A connection made with `connect` to a listener on loopback, and its accepted side.
+/// A connection made with `connect` to a listener on loopback, greeted with one byte, and its
+/// accepted side.
+struct LoopbackPair {
+  Socket out;
+  Socket in;
+};
+
 template <typename Connect>
-void expectBothSidesLive(Connect connect) {
+void connectOnLoopback(Connect connect, LoopbackPair* pair) {
   auto listener = listenOn(braid::testing::loopbackAddress(), /*reuseAddr=*/false);
   ASSERT_TRUE(listener.ok()) << listener.status().message();
   auto address = boundAddress(listener.value());
   ASSERT_TRUE(address.ok());
   Result<Socket> out = connect(address.value());
   ASSERT_TRUE(out.ok()) << out.status().message();
+  pair->out = std::move(out).value();
   const char hello = 'h';
-  ASSERT_TRUE(sendAll(out.value(), &hello, 1, Deadline::afterMs(5000)).ok());
+  ASSERT_TRUE(sendAll(pair->out, &hello, 1, Deadline::afterMs(5000)).ok());
   GreetingAcceptor acceptor(listener.value(), 1);
-  Socket in;
   std::vector<char> greeting;
-  ASSERT_TRUE(acceptor.next(Deadline::afterMs(5000), &in, &greeting).ok());
-  expectLiveness(out.value(), "connecting side");
-  expectLiveness(in, "accepting side");
+  ASSERT_TRUE(acceptor.next(Deadline::afterMs(5000), &pair->in, &greeting).ok());
+}
+
+template <typename Connect>
+void expectBothSidesLive(Connect connect) {
+  LoopbackPair pair;
+  ASSERT_NO_FATAL_FAILURE(connectOnLoopback(connect, &pair));
+  expectLiveness(pair.out, "connecting side");
+  expectLiveness(pair.in, "accepting side");
 }
 
 TEST(SocketLivenessTest, ARetriedConnectionAndItsAcceptedSideNoticeASilentPeer) {
@@ -93,18 +106,11 @@ TEST(SocketLivenessTest, AResetSaysSoInItsWords) {
 
 TEST(SocketSendTest, AHeaderAndAPayloadLargerThanTheSocketBuffersArriveInOrder) {
   // sendAllv: one sendmsg while the socket takes both parts, then the rest as room comes.
-  auto listener = listenOn(braid::testing::loopbackAddress(), /*reuseAddr=*/false);
-  ASSERT_TRUE(listener.ok());
-  auto address = boundAddress(listener.value());
-  ASSERT_TRUE(address.ok());
-  auto out = connectOnce(address.value(), Deadline::afterMs(5000));
-  ASSERT_TRUE(out.ok());
-  const char hello = 'h';
-  ASSERT_TRUE(sendAll(out.value(), &hello, 1, Deadline::afterMs(5000)).ok());
-  GreetingAcceptor acceptor(listener.value(), 1);
-  Socket in;
-  std::vector<char> greeting;
-  ASSERT_TRUE(acceptor.next(Deadline::afterMs(5000), &in, &greeting).ok());
+  LoopbackPair pair;
+  ASSERT_NO_FATAL_FAILURE(connectOnLoopback(
+      [](const sockaddr_storage& to) { return connectOnce(to, Deadline::afterMs(5000)); }, &pair));
+  Socket& out = pair.out;
+  Socket& in = pair.in;
 
   std::vector<char> payload(16 << 20);
   for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>(i * 131 + (i >> 13));
@@ -113,11 +119,11 @@ TEST(SocketSendTest, AHeaderAndAPayloadLargerThanTheSocketBuffersArriveInOrder) 
   IoResult received;
   std::thread reader(
       [&] { received = recvAll(in, got.data(), got.size(), Deadline::afterMs(20000)); });
-  EXPECT_TRUE(sendAllv(out.value(), &head, sizeof(head), payload.data(), payload.size(),
-                       Deadline::afterMs(20000))
-                  .ok());
+  EXPECT_TRUE(
+      sendAllv(out, &head, sizeof(head), payload.data(), payload.size(), Deadline::afterMs(20000))
+          .ok());
   // No header: the payload alone, here a second header's 8 bytes.
-  EXPECT_TRUE(sendAllv(out.value(), nullptr, 0, &head, sizeof(head), Deadline::afterMs(5000)).ok());
+  EXPECT_TRUE(sendAllv(out, nullptr, 0, &head, sizeof(head), Deadline::afterMs(5000)).ok());
   reader.join();
   ASSERT_TRUE(received.ok()) << received.describe();
   EXPECT_EQ(std::memcmp(got.data(), &head, sizeof(head)), 0);
