@@ -8,6 +8,7 @@ namespace braid {
 Status Comm::Impl::connect() {
   links.configure(selector.model);
   selector.nchannels = links.nchannels;
+  selector.nhosts = members.hostCount();
   if (members.cudaDevice < 0) return links.connectRing(selector);
 
   if (!config.transportAllowed("cuda_ipc") && !config.transportAllowed("shm")) {

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 
@@ -57,6 +58,11 @@ std::vector<int> Members::hostNumbers() const {
     if (hostOf[r] < 0) hostOf[r] = hosts++;
   }
   return hostOf;
+}
+
+int Members::hostCount() const {
+  const std::vector<int> hosts = hostNumbers();
+  return hosts.empty() ? 1 : *std::max_element(hosts.begin(), hosts.end()) + 1;
 }
 
 int Members::localRank() const {

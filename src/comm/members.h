@@ -88,6 +88,8 @@ class Members {
   bool spansHosts() const { return spansHosts_; }
   /// Each rank's host, hosts numbered in the order of their first ranks.
   std::vector<int> hostNumbers() const;
+  /// How many hosts the ranks are on.
+  int hostCount() const;
   /// This rank's place among the ranks of its host.
   int localRank() const;
   /// The first rank of this rank's host and how many follow it there, when a host's ranks are

@@ -30,6 +30,7 @@ Result<tune::Choice> Selector::choose(const CollCall& call) {
   q.collective = call.collective;
   q.bytes = key.bytes;
   q.nranks = nranks;
+  q.nhosts = nhosts;
   q.nchannels = nchannels;
   q.deterministic = deterministic;
   tune::Allowed a = allowed;

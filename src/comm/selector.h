@@ -73,6 +73,9 @@ class Selector {
   bool algoForced = false;     ///< BRAID_ALGO was given
   int nranks = 1;
   int nchannels = 1;
+  /// Hosts the ranks spread over: the model counts the hops that cross them at the network's
+  /// figures, and one-shot (which reads its peers' memory) does not run across them.
+  int nhosts = 1;
   bool onGpu = false;
   bool oneShotBoard = false;  ///< a one-shot board was made (host or GPU)
   /// The answers for recent calls.

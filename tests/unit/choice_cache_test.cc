@@ -158,6 +158,37 @@ void expectSameChoice(const tune::Choice& got, const tune::Choice& want) {
   EXPECT_EQ(got.fellBack, want.fellBack);
 }
 
+// A communicator across hosts asks the model about those hosts: the hops that cross them cost
+// the network's figures, and one-shot, which reads its peers' memory, is never chosen there.
+TEST(SelectionAcrossHosts, TheModelCountsTheCrossingsAndLeavesOneShotOut) {
+  std::unique_ptr<Selector> one = commState(Setting{"", "", false});
+  std::unique_ptr<Selector> two = commState(Setting{"", "", false});
+  ASSERT_NE(one, nullptr);
+  ASSERT_NE(two, nullptr);
+  for (Selector* s : {one.get(), two.get()}) {
+    for (auto& link : s->model.interHost) link = {40.0, 1.0};  // a slow network
+  }
+  two->nhosts = 2;
+  for (size_t count : {2, 256, 16384, 262144}) {
+    const CollCall call = Calls::call(Collective::kAllReduce, count);
+    SCOPED_TRACE(describe(call));
+    auto within = one->choose(call);
+    auto across = two->choose(call);
+    ASSERT_TRUE(within.ok()) << within.status().message();
+    ASSERT_TRUE(across.ok()) << across.status().message();
+    EXPECT_NE(across.value().algorithm, algo::Algorithm::kOneShot);
+    EXPECT_GT(across.value().predictedUs, within.value().predictedUs + 40.0);
+    tune::Query q;
+    q.bytes = count * sizeof(float);
+    q.nranks = two->nranks;
+    q.nhosts = 2;
+    q.nchannels = two->nchannels;
+    auto direct = tune::choose(two->model, q, two->allowed);
+    ASSERT_TRUE(direct.ok()) << direct.status().message();
+    expectSameChoice(across.value(), direct.value());
+  }
+}
+
 class SelectionCacheComm : public ::testing::TestWithParam<Setting> {};
 
 TEST_P(SelectionCacheComm, RepeatedCallsGetTheChoiceOfAFreshCommunicator) {
