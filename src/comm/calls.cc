@@ -190,7 +190,10 @@ Status Calls::run(const CollCall& call) {
 Status Calls::runRecorded(const CollCall& call) {
   const int rank = members_.rank;
   const int nranks = members_.nranks;
-  if (config_.checkCalls) BRAID_TRY(health_.explainFailure(checkCallAgrees(call)));
+  if (config_.checkCalls) {
+    recorder_.flush();  // the check meets the peers: a hang there must show the call
+    BRAID_TRY(health_.explainFailure(checkCallAgrees(call)));
+  }
   if (gpu_) {
     if (empty(call, nranks)) return Status::success();
     return health_.explainFailure(runOnGpu(call));
@@ -211,6 +214,7 @@ Status Calls::runRecorded(const CollCall& call) {
   // board), and those that cannot decline together and go on below.
   exec::ZeroCopyMode zeroCopied = exec::ZeroCopyMode::kDeclined;
   if (zeroCopyFits(call, op)) {
+    recorder_.flush();  // the board meets the peers before the plan is known
     exec::ZeroCopyBoard& board = *links_.zeroCopy;
     const transport::WaitContext wait = links_.waitContext();
     if (call.collective == Collective::kAllReduce) {

@@ -89,7 +89,7 @@ Status GpuSide::enqueue(const std::vector<engine::EngineCall>& calls,
     p.calls.push_back(calls[i]);
     p.lanes.push_back(lanes[i]);
     p.blocks.add(calls[i], lanes[i]);
-    p.flightSeqs.push_back(recorder_.flightSeq);
+    p.flightSeqs.push_back(recorder_.flightSeq());
     if (!calls[i].copyOnly) {
       p.typed = true;
       p.type = calls[i].type;

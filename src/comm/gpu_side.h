@@ -106,7 +106,7 @@ struct PendingLaunch {
   bool typed = false;  ///< a call reduces: type and op say with what
   uint8_t type = 0;
   uint8_t op = 0;
-  /// For each call: its flight recorder record (Recorder::flightSeq when it was enqueued).
+  /// For each call: its flight recorder record (Recorder::flightSeq() when it was enqueued).
   std::vector<uint64_t> flightSeqs;
   /// What the calls read and write.
   std::vector<Access> accesses;

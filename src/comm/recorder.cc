@@ -38,12 +38,25 @@ Status Recorder::startFlight() {
 
 void Recorder::begin(const std::string& what, const std::string& how,
                      const std::vector<uint32_t>& channelInstrs) {
-  flightSeq = flight->begin(what, how, channelInstrs);
+  held_ = false;
+  flightSeq_ = flight->begin(what, how, channelInstrs);
 }
 
-void Recorder::begin(const CollCall& call) { flightSeq = flight->begin(collectiveFields(call)); }
+void Recorder::begin(const CollCall& call) {
+  heldFields_ = collectiveFields(call);
+  held_ = true;
+}
 
-void Recorder::end(const Status& s) { flight->end(flightSeq, s); }
+void Recorder::flush() {
+  if (!held_) return;
+  held_ = false;
+  flightSeq_ = flight->begin(heldFields_);
+}
+
+void Recorder::end(const Status& s) {
+  flush();
+  flight->end(flightSeq_, s);
+}
 
 flight::CollectiveFields collectiveFields(const CollCall& call) {
   flight::CollectiveFields f;
@@ -76,7 +89,12 @@ void Recorder::plan(const tune::Choice& choice, const exec::Program* program, co
   f.algorithm = ran != nullptr ? ran : algo::algorithmName(choice.algorithm);
   f.protocol = algo::protocolName(choice.protocol);
   f.channels = static_cast<uint32_t>(instrs_.empty() ? 1 : instrs_.size());
-  flight->planned(flightSeq, f, instrs_);
+  if (held_) {
+    held_ = false;
+    flightSeq_ = flight->begin(heldFields_, f, instrs_);
+  } else {
+    flight->planned(flightSeq_, f, instrs_);
+  }
 }
 
 void Recorder::noteFailure(const Status& s, const std::string& what) const {

@@ -33,7 +33,6 @@ class Recorder {
   Recorder& operator=(const Recorder&) = delete;
 
   std::unique_ptr<flight::FlightRecorder> flight;
-  uint64_t flightSeq = 0;  ///< the record of the call now running on this communicator
   /// A GPU fault was dumped already (asyncError dumps the first it sees).
   mutable std::atomic<bool> faultDumped{false};
   /// BRAID_TRACE's events; null without it.
@@ -45,8 +44,17 @@ class Recorder {
   void begin(const std::string& what, const std::string& how = "",
              const std::vector<uint32_t>& channelInstrs = {});
   /// Opens the record of a collective, kept as its fields: worded only when a dump asks, so
-  /// that the call's fast path builds no string.
+  /// that the call's fast path builds no string. The record is written with the call's plan
+  /// (one lock of the flight recorder instead of two), or by flush() where the call may wait
+  /// for something before it has a plan.
   void begin(const CollCall& call);
+  /// Writes the record begin() holds back, if any: before anything that may wait.
+  void flush();
+  /// The record of the call now running on this communicator (written now if held back).
+  uint64_t flightSeq() {
+    flush();
+    return flightSeq_;
+  }
   /// Closes the running call's record with its result.
   void end(const Status& s);
   /// What runs the call now recorded: its choice and, for schedules, its channels' programs.
@@ -74,6 +82,9 @@ class Recorder {
   const Health& health_;
   /// plan's channel instruction counts, kept so that repeated calls allocate nothing.
   std::vector<uint32_t> instrs_;
+  uint64_t flightSeq_ = 0;
+  bool held_ = false;  ///< begin's record is not written yet
+  flight::CollectiveFields heldFields_;
 };
 
 /// A collective's fields as the flight recorder keeps them (describeCall's words).

@@ -164,6 +164,18 @@ uint64_t FlightRecorder::begin(const CollectiveFields& call) {
   return r.seq;
 }
 
+uint64_t FlightRecorder::begin(const CollectiveFields& call, const PlanFields& plan,
+                               const std::vector<uint32_t>& channelInstrs) {
+  const int64_t start = tickNowNs();
+  std::lock_guard<SpinMutex> lock(mutex_);
+  CallRecord& r = open();
+  r.collective = call;
+  r.plan = plan;
+  if (!channelInstrs.empty()) r.channelInstrs = channelInstrs;
+  r.startNs = start;
+  return r.seq;
+}
+
 // Call s went into slot (s - 1) % capacity_ (numbers and slots advance together), where it
 // stays until capacity_ later calls have passed.
 CallRecord* FlightRecorder::find(uint64_t seq) {

@@ -96,6 +96,10 @@ class FlightRecorder {
   uint64_t begin(const std::string& what, const std::string& how,
                  const std::vector<uint32_t>& channelInstrs);
   /// A collective begins; returns its number. Allocates nothing once the ring has filled.
+  /// A collective's record opened with its plan at once (one lock instead of two), for a call
+  /// whose plan is known before it can wait for anything.
+  uint64_t begin(const CollectiveFields& call, const PlanFields& plan,
+                 const std::vector<uint32_t>& channelInstrs);
   uint64_t begin(const CollectiveFields& call);
   /// What runs the call, once chosen, and each channel's instructions (empty: one channel that
   /// notes no instructions, as the one-shot board).

@@ -100,6 +100,26 @@ TEST(FlightRecorderRing, KeepsTheLastCallsOldestFirstAsItTurns) {
   EXPECT_EQ(lines[2].rfind("call: 7 done AllReduce of 7 x float sum |", 0), 0u) << lines[2];
 }
 
+// A collective opened with its plan (Recorder's one-lock path) reads as one opened and then
+// planned, and the next such record in the same place says its own plan.
+TEST(FlightRecorderRing, ARecordOpenedWithItsPlanReadsAsOnePlannedAfter) {
+  FlightRecorder recorder = makeRecorder(1);
+  const uint64_t first = recorder.begin(allReduceOf(4), PlanFields{"ring", "simple", 2}, {3, 5});
+  std::string dump = recorder.render("test", {});
+  EXPECT_NE(dump.find("call: 1 running AllReduce of 4 x float sum | ring/simple, 2 channels |"),
+            std::string::npos)
+      << dump;
+  recorder.end(first, Status::success());
+  const uint64_t second = recorder.begin(allReduceOf(8), PlanFields{"oneshot", "ll", 1}, {});
+  recorder.end(second, Status::success());
+  dump = recorder.render("test", {});
+  const std::vector<std::string> lines = callLines(dump);
+  ASSERT_EQ(lines.size(), 1u) << dump;
+  EXPECT_EQ(lines[0].rfind("call: 2 done AllReduce of 8 x float sum | oneshot/ll, 1 channel |", 0),
+            0u)
+      << lines[0];
+}
+
 TEST(FlightRecorderRing, AReusedRecordKeepsNothingOfTheCallBefore) {
   FlightRecorder recorder = makeRecorder(2);
   // Call 1: point-to-point words, planned with channels, failed.
