@@ -121,7 +121,7 @@ std::string describe(const PlanFields& plan) {
 
 // Each record is reset in place rather than replaced, so its strings and vector keep their
 // memory from one lap of the ring to the next.
-CallRecord& FlightRecorder::open() {
+CallRecord& FlightRecorder::open(int64_t startNs) {
   ++seq_;
   if (calls_.size() < capacity_) calls_.emplace_back();
   CallRecord& r = calls_[next_];
@@ -133,7 +133,7 @@ CallRecord& FlightRecorder::open() {
   r.plan = PlanFields();
   r.how.clear();
   r.state = CallState::kRunning;
-  r.startNs = 0;
+  r.startNs = startNs;
   r.endNs = 0;
   r.error.clear();
   r.launch = 0;
@@ -147,32 +147,25 @@ uint64_t FlightRecorder::begin(const std::string& what, const std::string& how,
                                const std::vector<uint32_t>& channelInstrs) {
   const int64_t start = tickNowNs();
   std::lock_guard<SpinMutex> lock(mutex_);
-  CallRecord& r = open();
+  CallRecord& r = open(start);
   r.what = what;
   r.how = how;
   r.channelInstrs = channelInstrs;
-  r.startNs = start;
   return r.seq;
 }
 
 uint64_t FlightRecorder::begin(const CollectiveFields& call) {
-  const int64_t start = tickNowNs();
-  std::lock_guard<SpinMutex> lock(mutex_);
-  CallRecord& r = open();
-  r.collective = call;
-  r.startNs = start;
-  return r.seq;
+  return begin(call, PlanFields(), {});
 }
 
 uint64_t FlightRecorder::begin(const CollectiveFields& call, const PlanFields& plan,
                                const std::vector<uint32_t>& channelInstrs) {
   const int64_t start = tickNowNs();
   std::lock_guard<SpinMutex> lock(mutex_);
-  CallRecord& r = open();
+  CallRecord& r = open(start);
   r.collective = call;
   r.plan = plan;
   if (!channelInstrs.empty()) r.channelInstrs = channelInstrs;
-  r.startNs = start;
   return r.seq;
 }
 

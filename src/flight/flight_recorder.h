@@ -123,8 +123,9 @@ class FlightRecorder {
   const Identity& identity() const { return identity_; }
 
  private:
-  /// The record of a new call, reset, with the mutex held; returns it with its number set.
-  CallRecord& open();
+  /// The record of a new call that started at `startNs`, reset, with the mutex held; returns it
+  /// with its number set.
+  CallRecord& open(int64_t startNs);
   CallRecord* find(uint64_t seq);
   void renderWaits(std::string& out, const CallRecord& call, int64_t nowNs) const;
 
