@@ -56,6 +56,11 @@ struct Settings {
   int repeats = 3;
   int cores = 1;         ///< CPUs the ranks share (this process's affinity)
   bool validate = true;  ///< also compare the model with the other collectives
+  /// The zero-copy threshold's sweep (zero_copy_sweep.h): sizes from here to
+  /// zeroCopyMaxBytes by factors of 2.
+  size_t zeroCopyMinBytes = 4 << 10;
+  size_t zeroCopyMaxBytes = 16 << 20;
+  enum class ZeroCopy { kAlso, kSkip, kOnly } zeroCopy = ZeroCopy::kAlso;
 };
 
 /// One figure of the model and where its value came from.

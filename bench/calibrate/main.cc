@@ -2,7 +2,9 @@
 // this machine by running braid-perf with each algorithm and protocol
 // forced, fits them on the model's own formulas, and prints a table, the
 // model's fit to every measurement, and the body of
-// Model::calibratedDefaults() (src/tune/calibrated_defaults.cc).
+// Model::calibratedDefaults() (src/tune/calibrated_defaults.cc); then it
+// measures zero-copy against the FIFOs and prints the size where zero-copy
+// starts to pay, the recommended BRAID_ZERO_COPY_MIN_BYTES (zero_copy_sweep.h).
 // docs/tuning.md explains the figures and how to read the output.
 #include <sched.h>
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include <string>
 
 #include "calibrate/calibration.h"
+#include "calibrate/zero_copy_sweep.h"
 #include "tune/select.h"
 
 namespace braid::calibrate {
@@ -29,8 +32,13 @@ const char kUsage[] =
     "  --max-bytes N            largest size; sizes grow by 4 (default 16M)\n"
     "  --oneshot-max-bytes N    largest one-shot size measured (default 64K, the board's)\n"
     "  --iters N --warmup N     braid-perf's -n and -w (default 30, 5)\n"
-    "  --repeats N              sweeps per combination, median kept (default 3)\n"
+    "  --repeats N              sweeps per combination, least disturbed kept; zero-copy:\n"
+    "                           alternating runs per side, median kept (default 3)\n"
     "  --no-validate            compare the model with all_reduce only\n"
+    "  --zero-copy-min-bytes N  zero-copy threshold sweep from here (default 4K)\n"
+    "  --zero-copy-max-bytes N  to here, by factors of 2 (default 16M)\n"
+    "  --no-zero-copy           leave the zero-copy threshold out\n"
+    "  --zero-copy-only         measure the zero-copy threshold alone, not the model\n"
     "Sizes take a K, M or G suffix.\n";
 
 bool parseSize(const std::string& s, size_t* out) {
@@ -77,9 +85,15 @@ bool parseArgs(int argc, char** argv, Settings* s) {
     const bool hasValue = i + 1 < argc;
     const std::string value = hasValue ? argv[i + 1] : "";
     bool ok = hasValue;
-    if (arg == "--no-validate") {
-      s->validate = false;
+    if (arg == "--no-validate" || arg == "--no-zero-copy" || arg == "--zero-copy-only") {
+      if (arg == "--no-validate") s->validate = false;
+      if (arg == "--no-zero-copy") s->zeroCopy = Settings::ZeroCopy::kSkip;
+      if (arg == "--zero-copy-only") s->zeroCopy = Settings::ZeroCopy::kOnly;
       continue;
+    } else if (arg == "--zero-copy-min-bytes") {
+      ok = ok && parseSize(value, &s->zeroCopyMinBytes) && s->zeroCopyMinBytes > 0;
+    } else if (arg == "--zero-copy-max-bytes") {
+      ok = ok && parseSize(value, &s->zeroCopyMaxBytes);
     } else if (arg == "--perf") {
       s->perfPath = value;
     } else if (arg == "--ranks") {
@@ -105,8 +119,8 @@ bool parseArgs(int argc, char** argv, Settings* s) {
     }
     ++i;
   }
-  if (s->maxBytes < s->minBytes) {
-    std::fprintf(stderr, "braid-calibrate: --max-bytes is below --min-bytes\n");
+  if (s->maxBytes < s->minBytes || s->zeroCopyMaxBytes < s->zeroCopyMinBytes) {
+    std::fprintf(stderr, "braid-calibrate: a --max-bytes is below its --min-bytes\n");
     return false;
   }
   return true;
@@ -178,22 +192,10 @@ void printChoices(const braid::tune::Model& model, const Settings& s) {
   }
 }
 
-}  // namespace
-}  // namespace braid::calibrate
-
-int main(int argc, char** argv) {
-  using namespace braid::calibrate;
-  Settings settings;
-  settings.perfPath = defaultPerfPath();
-  settings.cores = cpusAllowed();
-  if (!parseArgs(argc, argv, &settings)) return 2;
-  const std::string load = loadAverage();
-  std::printf("# braid-calibrate %s: %d CPUs, load average %s, perf %s\n", today().c_str(),
-              settings.cores, load.c_str(), settings.perfPath.c_str());
-  if (std::atof(load.c_str()) > 0.5 * settings.cores) {
-    std::printf(
-        "# warning: the machine is busy; figures will be noisy (run it on an idle machine)\n");
-  }
+// The model's figures: measures, fits and prints them (the sections up to the
+// body of Model::calibratedDefaults()); 0, 1 when braid-perf could not run, 3
+// when some runs failed.
+int calibrateModel(const Settings& settings, const std::string& load) {
   Calibration calibration(settings);
   braid::Status status = calibration.run();
   if (!status.ok()) {
@@ -218,4 +220,35 @@ int main(int argc, char** argv) {
     return 3;
   }
   return 0;
+}
+
+}  // namespace
+}  // namespace braid::calibrate
+
+int main(int argc, char** argv) {
+  using namespace braid::calibrate;
+  Settings settings;
+  settings.perfPath = defaultPerfPath();
+  settings.cores = cpusAllowed();
+  if (!parseArgs(argc, argv, &settings)) return 2;
+  const std::string load = loadAverage();
+  std::printf("# braid-calibrate %s: %d CPUs, load average %s, perf %s\n", today().c_str(),
+              settings.cores, load.c_str(), settings.perfPath.c_str());
+  if (std::atof(load.c_str()) > 0.5 * settings.cores) {
+    std::printf(
+        "# warning: the machine is busy; figures will be noisy (run it on an idle machine)\n");
+  }
+  int rc = 0;
+  if (settings.zeroCopy != Settings::ZeroCopy::kOnly) rc = calibrateModel(settings, load);
+  if (rc == 1 || settings.zeroCopy == Settings::ZeroCopy::kSkip) return rc;
+  auto sweeps = measureZeroCopy(settings);
+  if (!sweeps.ok()) {
+    std::fprintf(stderr, "braid-calibrate: %s\n", sweeps.status().message().c_str());
+    return 1;
+  }
+  std::printf("%s", zeroCopyReport(sweeps.value(), settings).c_str());
+  for (const ZeroCopySweep& s : sweeps.value()) {
+    if (!s.failure.empty()) rc = 3;
+  }
+  return rc;
 }

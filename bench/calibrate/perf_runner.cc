@@ -19,14 +19,19 @@ std::string shellQuote(const std::string& s) {
 
 std::string commandLine(const PerfRequest& r) {
   std::ostringstream cmd;
-  // BRAID_NCHANNELS=1: the model's figures are per call with one channel.
-  cmd << "timeout -k 5 " << r.runTimeoutS << " env BRAID_TIMEOUT_MS=" << r.waitTimeoutMs
-      << " BRAID_ALGO=" << algo::algorithmName(r.algorithm)
-      << " BRAID_PROTO=" << algo::protocolName(r.protocol) << " BRAID_NCHANNELS=1 "
-      << shellQuote(r.perfPath) << ' '
+  cmd << "timeout -k 5 " << r.runTimeoutS << " env";
+  if (!r.forceAlgorithm) cmd << " -u BRAID_ALGO -u NCCL_ALGO -u BRAID_PROTO -u NCCL_PROTO";
+  cmd << " BRAID_TIMEOUT_MS=" << r.waitTimeoutMs;
+  if (r.forceAlgorithm) {
+    // BRAID_NCHANNELS=1: the model's figures are per call with one channel.
+    cmd << " BRAID_ALGO=" << algo::algorithmName(r.algorithm)
+        << " BRAID_PROTO=" << algo::protocolName(r.protocol) << " BRAID_NCHANNELS=1";
+  }
+  for (const std::string& e : r.env) cmd << ' ' << shellQuote(e);
+  cmd << ' ' << shellQuote(r.perfPath) << ' '
       << (r.test.empty() ? collectiveFlagName(r.collective) : shellQuote(r.test)) << " --procs "
-      << r.nranks << " -b " << r.minBytes << " -e " << r.maxBytes << " -f 4 -c 0 -n " << r.iters
-      << " -w " << r.warmup << " 2>&1";
+      << r.nranks << " -b " << r.minBytes << " -e " << r.maxBytes << " -f " << r.stepFactor
+      << " -c 0 -n " << r.iters << " -w " << r.warmup << (r.memAlloc ? " -R 1" : "") << " 2>&1";
   return cmd.str();
 }
 

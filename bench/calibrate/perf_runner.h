@@ -1,6 +1,7 @@
 // Runs braid-perf with a forced algorithm and protocol (BRAID_ALGO,
-// BRAID_PROTO) and reads its table: braid-calibrate measures exactly what a
-// user of braid-perf sees, through the public C API in forked processes.
+// BRAID_PROTO), or with the library choosing, and reads its table:
+// braid-calibrate measures exactly what a user of braid-perf sees, through
+// the public C API in forked processes.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +24,17 @@ struct PerfRequest {
   algo::Algorithm algorithm = algo::Algorithm::kRing;
   algo::Protocol protocol = algo::Protocol::kSimple;
   size_t minBytes = 8;
-  size_t maxBytes = 16 << 20;  ///< sizes grow by 4 from minBytes up to this
+  size_t maxBytes = 16 << 20;  ///< sizes grow by stepFactor from minBytes up to this
+  int stepFactor = 4;
+  /// Force BRAID_ALGO, BRAID_PROTO and BRAID_NCHANNELS=1 (the model's figures are per
+  /// algorithm and protocol, one channel). false: the library chooses, as for a user's call,
+  /// with BRAID_/NCCL_ALGO and _PROTO removed from the environment (zero-copy runs only then).
+  bool forceAlgorithm = true;
+  /// braid-perf -R 1: buffers from ncclMemAlloc, which the ranks map (zero-copy reads them in
+  /// place).
+  bool memAlloc = false;
+  /// More environment for the run, "NAME=value" each (BRAID_ZERO_COPY=0).
+  std::vector<std::string> env;
   int iters = 30;
   int warmup = 5;
   int repeats = 5;  ///< runs of the whole sweep; each size keeps its least disturbed one
