@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 
@@ -42,6 +43,34 @@ class SendEnd {
   virtual void* trySlot() = 0;
   /// Publishes `bytes` (<= slotBytes) written to the slot from waitSlot.
   virtual void post(size_t bytes) = 0;
+
+  // Lending: an end whose proxy sends from memory it is shown (a socket end's proxy hands the
+  // bytes to the kernel itself) may publish the slot from waitSlot as `bytes` of the caller's
+  // memory instead of the slot's, and so spare the copy into the slot. The caller keeps that
+  // memory alive and unchanged until the end gives it back: returned() has passed the lend's
+  // number (waitReturned), or abandonLent() has cut the end off it.
+
+  /// Whether postLent works on this end (ends that do not lend: false, and postLent must not be
+  /// called).
+  virtual bool lends() const { return false; }
+  /// Publishes the slot from waitSlot as `bytes` (<= slotBytes) at `data`; returns the lend's
+  /// number. Numbers count lends up from 0 over the end's life (wrapping at 2^32).
+  virtual uint32_t postLent(const void* data, size_t bytes) {
+    (void)data;
+    (void)bytes;
+    assert(false && "postLent() on an end that does not lend");
+    return 0;
+  }
+  /// Waits until the lends up to number `upTo` (inclusive) have been given back; fails on the
+  /// deadline or the abort flag, the lends then still out.
+  virtual Status waitReturned(uint32_t upTo, const WaitContext& ctx) {
+    (void)upTo;
+    (void)ctx;
+    return Status();
+  }
+  /// After a call failed: makes sure the end never reads lent memory again, at once, even at the
+  /// price of its connection (the communicator is unusable after a failed call anyway).
+  virtual void abandonLent() {}
 };
 
 class RecvEnd {
@@ -54,6 +83,26 @@ class RecvEnd {
   virtual const void* trySlot(size_t* bytes) = 0;
   /// Hands the slot from waitSlot back to the sender.
   virtual void release() = 0;
+
+  // Offers: an end whose proxy reads the bytes off the network itself (a socket end) may read
+  // the next messages straight into the caller's memory, where the caller will want them, instead
+  // of into slots; waitSlot then returns that place (the bytes already there) for each message
+  // that landed in it. Messages the proxy read before the offer came stay in slots.
+
+  /// Whether offer works on this end.
+  virtual bool takesOffers() const { return false; }
+  /// The next messages, `bytes` in all in slices of `sliceBytes` (the last one shorter), may land
+  /// at `into` onwards. The memory must stay the caller's to write until withdrawOffer.
+  virtual void offer(void* into, size_t sliceBytes, size_t bytes) {
+    (void)into;
+    (void)sliceBytes;
+    (void)bytes;
+    assert(false && "offer() on an end that takes no offers");
+  }
+  /// Ends the offer. Once its messages were all taken this only forgets it; before (a call that
+  /// failed), it makes sure the proxy never writes there again, at once, even at the price of
+  /// the end's connection.
+  virtual void withdrawOffer() {}
 };
 
 }  // namespace braid::transport

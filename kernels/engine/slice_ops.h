@@ -57,6 +57,26 @@ BRAID_HOST_DEVICE void applySliceFromOutput(const Team& team, const Loops& l, St
   }
 }
 
+/// The user memory that holds exactly the bytes step `op` sends for slice `s` once applied, or
+/// null where only the outgoing slot will: a reduction sent on without being kept
+/// (recvReduceSend), or the input sent through a load that is not a plain copy (`loadCopies`
+/// false: premulsum's scalar). A transport that can send from there (SendEnd::lends) spares the
+/// copy into the slot: with s.send pointed at this memory, every loop below writes it at most
+/// once (the loops skip a copy onto itself and write a result kept and sent once).
+BRAID_HOST_DEVICE const char* sentFromUser(StepOp op, bool fromOutput, bool loadCopies,
+                                           const SliceIo& s) {
+  switch (op) {
+    case StepOp::kSend:
+    case StepOp::kCopySend:
+      return fromOutput || loadCopies ? s.in : nullptr;
+    case StepOp::kRecvReduceCopySend:
+    case StepOp::kRecvCopySend:
+      return s.out;
+    default:
+      return nullptr;
+  }
+}
+
 /// Applies step `op` to one slice. Steps that read the rank's input
 /// without reducing it still apply pre (premulsum's scalar).
 template <typename Team, typename Loops>

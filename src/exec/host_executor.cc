@@ -7,10 +7,19 @@
 // the incoming slot and the input and write the outgoing slot directly, so
 // each element is touched once per step: the FIFO costs no extra copy on
 // the reduce path.
+//
+// Where a FIFO's end is a proxy's over the network (a socket end), the copies
+// into and out of its slots can go too: a slice whose bytes the user's memory
+// holds once the step is applied (the input a step sends, the output it keeps
+// and sends) goes out lent from there, and a receive into the output is
+// offered the output, so that its end reads the slices into place. LentSlices
+// (lent_slices.h) keeps that memory the user's again before the call returns,
+// failed or not.
 #include "exec/host_executor.h"
 
 #include <string>
 
+#include "exec/lent_slices.h"
 #include "kernels/engine/interpreter.h"
 #include "kernels/engine/team.h"
 
@@ -33,16 +42,24 @@ struct HostLoops {
     if (dst != src) kernels::copyBytes(dst, src, bytes);
   }
   void copyPeer(void* dst, const void* recv, size_t bytes) const {
-    kernels::copyBytes(dst, recv, bytes);
+    if (dst != recv) kernels::copyBytes(dst, recv, bytes);  // equal: it landed in place
   }
   void copyPeerTwice(void* dst1, void* dst2, const void* recv, size_t bytes) const {
-    kernels::copyTwice(dst1, dst2, recv, bytes);
+    if (dst1 == dst2) {
+      kernels::copyBytes(dst1, recv, bytes);
+    } else {
+      kernels::copyTwice(dst1, dst2, recv, bytes);
+    }
   }
   void reduce(void* dst, const void* recv, const void* in, size_t n) const {
     op.reduce(op.args, dst, recv, in, n);
   }
   void reduce2(void* dst1, void* dst2, const void* recv, const void* in, size_t n) const {
-    op.reduce2(op.args, dst1, dst2, recv, in, n);
+    if (dst1 == dst2) {
+      op.reduce(op.args, dst1, recv, in, n);  // a lent slice: the result is kept and sent once
+    } else {
+      op.reduce2(op.args, dst1, dst2, recv, in, n);
+    }
   }
   void combine(void* dst, const void* recv, const void* local, size_t n) const {
     op.combine(op.args, dst, recv, local, n);
@@ -51,14 +68,19 @@ struct HostLoops {
 
 class HostEnv {
  public:
-  HostEnv(const HostCall& call, const ChannelProgram& program, const ChannelConnections& conns,
-          const transport::WaitContext& wait, engine::WaitRecord* record)
+  HostEnv(const HostCall& call, const ChannelProgram& program, size_t sliceElems,
+          const ChannelConnections& conns, const transport::WaitContext& wait,
+          engine::WaitRecord* record)
       : call_(call),
         program_(program),
         conns_(conns),
         wait_(wait),
         record_(record),
-        loops_{call.reduce, call.elemBytes} {}
+        loops_{call.reduce, call.elemBytes},
+        lent_(conns.send, program.sendPeers),
+        // avg divides its output after the steps, over results a lent slice might still hold.
+        lendsOk_(call.reduce.finish == nullptr),
+        sliceBytes_(sliceElems * call.elemBytes) {}
 
   engine::SoloTeam team() const { return {}; }
 
@@ -70,6 +92,10 @@ class HostEnv {
       const int peer = program_.recvPeers[ins.recvPort];
       transport::WaitContext wait = wait_;
       wait.peer = peer;
+      if (&ins != offered_ && mayOffer(ins)) {
+        const Fault f = offerOutput(ins, s);
+        if (engine::failed(f)) return f;
+      }
       size_t got = 0;
       const void* ready = conns_.recv[ins.recvPort]->trySlot(&got);
       if (ready == nullptr) {
@@ -99,6 +125,12 @@ class HostEnv {
         room = slot.value();
       }
       s.send = static_cast<char*>(room);
+      lending_ = lendsOk_ && lent_.mayLend(ins.sendPort, s.bytes) ? lend(ins, s) : false;
+    }
+    // The slice's output must not be a lent slice still out (lent_slices.h).
+    if (engine::stepWritesOutput(ins.op)) {
+      Status clear = lent_.clear(s.out, s.bytes, wait_);
+      if (!clear.ok()) return envError(std::move(clear), -1);
     }
     return engine::noFault();
   }
@@ -107,15 +139,31 @@ class HostEnv {
     engine::applySlice(engine::SoloTeam{}, loops_, op, fromOutput, s);
   }
 
-  void complete(const Instruction& ins, const SliceIo& s, bool) {
-    if (engine::stepSends(ins.op)) conns_.send[ins.sendPort]->post(s.bytes);
-    if (engine::stepReceives(ins.op)) conns_.recv[ins.recvPort]->release();
+  void complete(const Instruction& ins, const SliceIo& s, bool last) {
+    if (engine::stepSends(ins.op)) {
+      transport::SendEnd& end = *conns_.send[ins.sendPort];
+      if (lending_) {
+        lent_.add(ins.sendPort, end.postLent(s.send, s.bytes), s.send, s.bytes);
+      } else {
+        end.post(s.bytes);
+      }
+    }
+    if (engine::stepReceives(ins.op)) {
+      conns_.recv[ins.recvPort]->release();
+      if (last && &ins == offered_) withdrawOffer();
+    }
   }
 
   void finish(void* buf, size_t count) const { call_.reduce.finishOutput(buf, count); }
 
   /// The error behind the last kEnvError.
   const Status& error() const { return error_; }
+  /// The channel's end: waits for its lent slices; after a failure, cuts its ends off them.
+  Status returnLent() { return lent_.returnAll(wait_); }
+  void abandonLent() {
+    if (offered_ != nullptr) withdrawOffer();
+    lent_.abandon();
+  }
 
  private:
   // A wait that did not succeed at once, for the flight recorder (only the slow path pays).
@@ -132,6 +180,36 @@ class HostEnv {
     }
   }
 
+  // A receive into the output may land there straight from the network: its end reads its
+  // slices into place, and the copy out of the slot goes away. Not for small slices, which
+  // cost less to copy than to offer.
+  bool mayOffer(const Instruction& ins) const {
+    return ins.op == engine::StepOp::kRecv && sliceBytes_ >= LentSlices::kMinBytes &&
+           conns_.recv[ins.recvPort]->takesOffers();
+  }
+  Fault offerOutput(const Instruction& ins, const SliceIo& s) {
+    const size_t bytes = ins.count * call_.elemBytes;
+    // The end may write there from now on: no lent slice may still be read from there.
+    Status clear = lent_.clear(s.out, bytes, wait_);
+    if (!clear.ok()) return envError(std::move(clear), -1);
+    conns_.recv[ins.recvPort]->offer(s.out, sliceBytes_, bytes);
+    offered_ = &ins;
+    return engine::noFault();
+  }
+  void withdrawOffer() {
+    conns_.recv[offered_->recvPort]->withdrawOffer();
+    offered_ = nullptr;
+  }
+
+  // Points the slice's outgoing bytes at the user memory that holds them, where there is one.
+  bool lend(const Instruction& ins, SliceIo& s) const {
+    const char* from =
+        engine::sentFromUser(ins.op, ins.fromOutput != 0, call_.reduce.load == nullptr, s);
+    if (from == nullptr) return false;
+    s.send = const_cast<char*>(from);
+    return true;
+  }
+
   Fault envError(Status status, int peer) {
     error_ = std::move(status);
     return {FaultCode::kEnvError, peer, 0, 0};
@@ -143,6 +221,11 @@ class HostEnv {
   const transport::WaitContext& wait_;
   engine::WaitRecord* record_;
   HostLoops loops_;
+  LentSlices lent_;
+  bool lendsOk_;
+  bool lending_ = false;  ///< the slice acquired goes out lent
+  size_t sliceBytes_;
+  const Instruction* offered_ = nullptr;  ///< the receive whose output its end was offered
   Status error_;
 };
 
@@ -195,6 +278,25 @@ bool programReduces(const Program& program) {
   return false;
 }
 
+Status runChannel(HostEnv& env, const Program& program, const HostCall& call, int c) {
+  const ChannelProgram& ch = program.channels[c];
+  const auto* input = static_cast<const char*>(call.input);
+  auto* output = static_cast<char*>(call.output);
+  if (call.trace == nullptr) {
+    const Fault f = engine::runInstructions(env, ch.instrs.data(), ch.instrs.size(),
+                                            program.sliceElems, call.elemBytes, input, output);
+    return faultStatus(f, env);
+  }
+  for (const Instruction& ins : ch.instrs) {
+    const double start = call.trace->nowUs();
+    const Fault f =
+        engine::runInstructions(env, &ins, 1, program.sliceElems, call.elemBytes, input, output);
+    BRAID_TRY(faultStatus(f, env));
+    traceStep(*call.trace, ins, ch, c, start, call.elemBytes);
+  }
+  return Status::success();
+}
+
 }  // namespace
 
 Status runOnHost(const Program& program, const HostCall& call,
@@ -207,23 +309,15 @@ Status runOnHost(const Program& program, const HostCall& call,
       (call.reduce.reduce == nullptr || call.reduce.combine == nullptr)) {
     return internalError("reducing step without a reduction function");
   }
-  const auto* input = static_cast<const char*>(call.input);
-  auto* output = static_cast<char*>(call.output);
   for (size_t c = 0; c < program.channels.size(); ++c) {
-    const ChannelProgram& ch = program.channels[c];
-    HostEnv env(call, ch, connections[c], wait, call.waits != nullptr ? call.waits + c : nullptr);
-    if (call.trace == nullptr) {
-      const Fault f = engine::runInstructions(env, ch.instrs.data(), ch.instrs.size(),
-                                              program.sliceElems, call.elemBytes, input, output);
-      BRAID_TRY(faultStatus(f, env));
-      continue;
-    }
-    for (const Instruction& ins : ch.instrs) {
-      const double start = call.trace->nowUs();
-      const Fault f =
-          engine::runInstructions(env, &ins, 1, program.sliceElems, call.elemBytes, input, output);
-      BRAID_TRY(faultStatus(f, env));
-      traceStep(*call.trace, ins, ch, static_cast<int>(c), start, call.elemBytes);
+    HostEnv env(call, program.channels[c], program.sliceElems, connections[c], wait,
+                call.waits != nullptr ? call.waits + c : nullptr);
+    Status s = runChannel(env, program, call, static_cast<int>(c));
+    // Nothing lent or offered may stay with an end once the channel is over, failed or not.
+    if (s.ok()) s = env.returnLent();
+    if (!s.ok()) {
+      env.abandonLent();
+      return s;
     }
   }
   return Status::success();
