@@ -4,9 +4,9 @@
 // Every (type, op) pair has a portable, an AVX2 and an AVX-512 build of its
 // loops (host_loops.h); the 16- and 8-bit float types have hand-written
 // conversions instead in the AVX2+F16C build (eight lanes, host_narrow_simd.h)
-// and the AVX-512 one (32 elements a step, host_narrow_avx512.h; float16 keeps
-// the eight-lane loops there). The best the CPU supports is decided once per
-// process.
+// and the AVX-512 one (bfloat16 32 elements a step, host_narrow_avx512.h; fp8
+// 64, with VBMI, host_fp8_avx512.h; float16 keeps the eight-lane loops there).
+// The best the CPU supports is decided once per process.
 #include "kernels/host_reduce.h"
 
 #if defined(__x86_64__)
@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include "kernels/dispatch.h"
+#include "kernels/host_fp8_avx512.h"
 #include "kernels/host_loops.h"
 #include "kernels/host_narrow_avx512.h"
 #include "kernels/host_narrow_simd.h"
@@ -33,6 +34,7 @@ struct CpuFeatures {
   bool avx2 = false;
   bool f16c = false;
   bool avx512 = false;  ///< F, BW and VL, with the OS saving the registers
+  bool avx512vbmi = false;
 };
 
 CpuFeatures detectCpu() {
@@ -47,6 +49,7 @@ CpuFeatures detectCpu() {
   // and mask registers (XCR0), so a kernel without that support is safe.
   cpu.avx512 = cpu.f16c && __builtin_cpu_supports("avx512f") &&
                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  cpu.avx512vbmi = cpu.avx512 && __builtin_cpu_supports("avx512vbmi");
 #endif
   return cpu;
 }
@@ -69,9 +72,15 @@ HostOp lookup(DataType type, RedOp op, const OpArgs& args, HostIsa isa) {
     using T = typename decltype(t)::Type;
     using O = decltype(o);
 #if defined(__x86_64__)
-    // float16's 256-bit F16C loops outran 512-bit ones (host_narrow_avx512.h).
-    if constexpr (kIsNarrowFloat<T> && !std::is_same<T, Float16>::value) {
+    // float16's 256-bit F16C loops outran 512-bit ones (host_narrow_avx512.h);
+    // fp8's AVX-512 loops need VBMI, and run the F16C ones without it.
+    if constexpr (std::is_same<T, Bfloat16>::value) {
       if (isa == HostIsa::kAvx512) return loops::makeHostOp<loops::NarrowAvx512Loops, T, O>(args);
+    }
+    if constexpr (std::is_same<T, Float8e4m3>::value || std::is_same<T, Float8e5m2>::value) {
+      if (isa == HostIsa::kAvx512 && cpuFeatures().avx512vbmi) {
+        return loops::makeHostOp<loops::Fp8Avx512Loops, T, O>(args);
+      }
     }
     if constexpr (kIsNarrowFloat<T>) {
       if (isa == HostIsa::kAvx2F16c || isa == HostIsa::kAvx512) {

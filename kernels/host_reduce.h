@@ -65,7 +65,8 @@ enum class HostIsa {
   kPortable,  ///< the compiler's baseline target (SSE2 on x86-64)
   kAvx2,      ///< the same loops compiled for AVX2
   kAvx2F16c,  ///< kAvx2, and the 16- and 8-bit float types converted 8 lanes at a time
-  kAvx512,    ///< AVX-512 F, BW and VL: 512-bit loops; bfloat16 and fp8 32 elements a step
+  kAvx512,    ///< AVX-512 F, BW and VL: 512-bit loops; bfloat16 32 elements a step, fp8
+              ///< 64 where the CPU has VBMI too (else fp8 runs kAvx2F16c's loops)
 };
 
 /// Every HostIsa, for the tests and benchmarks that go through them all.

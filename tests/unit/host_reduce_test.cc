@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "kernels/float_types.h"
+#include "kernels/host_fp8_avx512.h"
 #include "kernels/host_narrow_avx512.h"
 #include "kernels/host_narrow_simd.h"
 #include "kernels/host_reduce.h"
@@ -369,6 +371,97 @@ TEST(HostReduce, EveryBuildGivesTheSameBits) {
   checkBuildsAgree<Float8e5m2>(DataType::kFloat8e5m2, 1 << 8);
 }
 
+/// Calls `run(offset, length)` over [0, total) in pieces of every length from 1 to 70, so that
+/// the loops of every build run whole steps and every length of tail.
+template <typename Run>
+void inPieces(size_t total, Run run) {
+  for (size_t i = 0, len = 1; i < total; i += len, len = len % 70 + 1) {
+    run(i, std::min(len, total - i));
+  }
+}
+
+/// fp8 exhaustively: every pair of codes (256 x 256) through every operator on every build,
+/// in pieces (every tail), in place on either input and through reduce2, and the pre and
+/// post of premulsum and avg on every code; all against the portable build, which runs the
+/// scalar functors. Only when both operands are NaN may the NaN's sign or payload differ.
+template <typename T>
+void checkFp8Pairs(DataType type) {
+  using M = typename ModelOf<T>::type;
+  constexpr size_t kPairs = 256 * 256;
+  std::vector<T> recv(kPairs), in(kPairs), codes(256);
+  for (size_t i = 0; i < kPairs; ++i) {
+    recv[i].bits = static_cast<uint8_t>(i >> 8);
+    in[i].bits = static_cast<uint8_t>(i);
+  }
+  for (size_t i = 0; i < 256; ++i) codes[i].bits = static_cast<uint8_t>(i);
+  // Which operand of a pair is NaN once premulsum's pre has scaled it.
+  std::vector<T> loaded(codes);
+  auto differences = [&](const std::vector<T>& got, const std::vector<T>& want) {
+    size_t bad = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (got[i].bits == want[i].bits) continue;
+      const bool nans = M::isNan(recv[i]) && M::isNan(loaded[in[i].bits]) && M::isNan(got[i]);
+      if (!(nans && M::isNan(want[i]))) ++bad;
+    }
+    return bad;
+  };
+  for (RedOp op : kAllOps) {
+    std::vector<OpArgs> variants(1);
+    if (op == RedOp::kPreMulSum) {
+      variants.clear();
+      for (float f : {1.0f, -0.7f, 3.0f, 1e-3f, 448.0f, -INFINITY}) {
+        const T s = T::fromFloat(f);
+        variants.emplace_back().setScalar(&s, sizeof s);
+      }
+    } else if (op == RedOp::kAvg) {
+      variants.clear();
+      for (int n : {1, 2, 3, 7, 200}) variants.emplace_back().nranks = n;
+    }
+    for (const OpArgs& args : variants) {
+      auto portable = hostOp(type, op, args, HostIsa::kPortable);
+      ASSERT_TRUE(portable.ok());
+      std::vector<T> want(kPairs), wantLoad(256), wantFinish(codes);
+      portable.value().reduce(args, want.data(), recv.data(), in.data(), kPairs);
+      portable.value().loadInput(wantLoad.data(), codes.data(), 256, sizeof(T));
+      portable.value().finishOutput(wantFinish.data(), 256);
+      loaded = wantLoad;
+      for (HostIsa isa : supportedIsas()) {
+        SCOPED_TRACE(std::string(dataTypeName(type)) + " " + redOpName(op) + " " +
+                     hostIsaName(isa) + " scalar " + std::to_string(args.scalar[0]) + " nranks " +
+                     std::to_string(args.nranks));
+        auto made = hostOp(type, op, args, isa);
+        ASSERT_TRUE(made.ok());
+        const HostOp& h = made.value();
+        std::vector<T> out(kPairs), out2(kPairs), onRecv(recv), onIn(in), load(256), fin(codes);
+        inPieces(kPairs, [&](size_t i, size_t n) {
+          h.reduce(args, &out[i], &recv[i], &in[i], n);
+          h.reduce(args, &onRecv[i], &onRecv[i], &in[i], n);
+          h.reduce(args, &onIn[i], &recv[i], &onIn[i], n);
+        });
+        EXPECT_EQ(differences(out, want), 0u) << "reduce";
+        EXPECT_EQ(differences(onRecv, want), 0u) << "reduce with dst == recv";
+        EXPECT_EQ(differences(onIn, want), 0u) << "reduce with dst == in";
+        inPieces(kPairs, [&](size_t i, size_t n) {
+          h.reduce2(args, &out[i], &out2[i], &recv[i], &in[i], n);
+        });
+        EXPECT_EQ(differences(out, want), 0u) << "reduce2, first destination";
+        EXPECT_EQ(differences(out2, want), 0u) << "reduce2, second destination";
+        inPieces(256, [&](size_t i, size_t n) {
+          h.loadInput(&load[i], &codes[i], n, sizeof(T));
+          h.finishOutput(&fin[i], n);
+        });
+        EXPECT_EQ(0, memcmp(load.data(), wantLoad.data(), 256)) << "load";
+        EXPECT_EQ(0, memcmp(fin.data(), wantFinish.data(), 256)) << "finish";
+      }
+    }
+  }
+}
+
+TEST(HostReduce, Fp8EveryPairOfCodesOnEveryBuild) {
+  checkFp8Pairs<Float8e4m3>(DataType::kFloat8e4m3);
+  checkFp8Pairs<Float8e5m2>(DataType::kFloat8e5m2);
+}
+
 #if defined(__x86_64__)
 // The conversions of the AVX2+F16C and AVX-512 builds on their own, on
 // inputs the reductions rarely produce: the fp8 codes narrow through a
@@ -398,14 +491,13 @@ struct Avx2Step {
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
-/// The AVX-512 codecs: 32 elements in two registers, element j in the lane
-/// the codec's layout gives it (even / odd elements for bfloat16).
+/// The AVX-512 codecs: bfloat16's 32 elements in two registers, element j
+/// in the lane the codec's layout gives it (even / odd elements).
 template <typename T>
 struct Avx512Step {
   using C = loops::avx512::Codec<T>;
   static constexpr int kLanes = 32;
-  /// Where element j sits in the 32 floats a then b.
-  static int lane(int j) { return C::kEvenOdd ? (j % 2) * 16 + j / 2 : j; }
+  static int lane(int j) { return (j % 2) * 16 + j / 2; }
   BRAID_TEST_AVX512 static void narrow(const float* in, T* out) {
     float lanes[32];
     for (int j = 0; j < 32; ++j) lanes[lane(j)] = in[j];
@@ -417,6 +509,32 @@ struct Avx512Step {
     _mm512_storeu_ps(lanes, v.a);
     _mm512_storeu_ps(lanes + 16, v.b);
     for (int j = 0; j < 32; ++j) out[j] = lanes[lane(j)];
+  }
+};
+
+/// The fp8 codecs of the AVX-512 VBMI build: 64 elements in four registers.
+#define BRAID_TEST_AVX512_VBMI \
+  __attribute__((target("avx2,f16c,avx512f,avx512bw,avx512vl,avx512vbmi")))
+template <typename T>
+struct Fp8Avx512Step {
+  using C = loops::fp8::Codec<T>;
+  static constexpr int kLanes = 64;
+  BRAID_TEST_AVX512_VBMI static void narrow(const float* in, T* out) {
+    float lanes[64];
+    for (int j = 0; j < 64; ++j) lanes[C::lane(j)] = in[j];
+    const loops::fp8::Wide2 v = {{_mm512_loadu_ps(lanes), _mm512_loadu_ps(lanes + 16)},
+                                 {_mm512_loadu_ps(lanes + 32), _mm512_loadu_ps(lanes + 48)}};
+    C::storeBits(out, C::narrow(v));
+  }
+  BRAID_TEST_AVX512_VBMI static void widen(const T* in, float* out) {
+    float lanes[64];
+    const C codec;
+    const loops::fp8::Wide2 v = codec.widen(C::loadBits(in));
+    _mm512_storeu_ps(lanes, v.lo.a);
+    _mm512_storeu_ps(lanes + 16, v.lo.b);
+    _mm512_storeu_ps(lanes + 32, v.hi.a);
+    _mm512_storeu_ps(lanes + 48, v.hi.b);
+    for (int j = 0; j < 64; ++j) out[j] = lanes[C::lane(j)];
   }
 };
 
@@ -504,8 +622,9 @@ TEST(HostReduce, SimdConversionsMatchScalarOnes) {
 TEST(HostReduce, Avx512ConversionsMatchScalarOnes) {
   if (!hostIsaSupported(HostIsa::kAvx512)) GTEST_SKIP() << "no AVX-512 F, BW and VL";
   checkSimdCodec<Bfloat16, Avx512Step>();
-  checkSimdCodec<Float8e4m3, Avx512Step>();
-  checkSimdCodec<Float8e5m2, Avx512Step>();
+  if (!__builtin_cpu_supports("avx512vbmi")) GTEST_SKIP() << "no AVX-512 VBMI, which fp8 needs";
+  checkSimdCodec<Float8e4m3, Fp8Avx512Step>();
+  checkSimdCodec<Float8e5m2, Fp8Avx512Step>();
 }
 #endif
 
