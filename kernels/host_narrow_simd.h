@@ -223,10 +223,60 @@ struct VecUnary<FuncDiv<T>> {
   }
 };
 
+/// fp8 max and min on the codes, 32 at a time, as host_fp8_avx512.h's
+/// OrderStep (which explains why that is the scalar functors' result): the
+/// codes compare as signed magnitudes (vpsignb negates a magnitude where its
+/// code is negative), recv's code stays when either is NaN, and e5m2's
+/// NaNs become quiet and its infinities the largest finite value.
+template <typename T, typename F>
+struct CodeOrder {
+  static constexpr bool kOn = false;
+};
+template <typename T, bool kMax>
+struct Fp8CodeOrder {
+  static constexpr bool kOn = true;
+  static constexpr bool kE4m3 = std::is_same<T, Float8e4m3>::value;
+  BRAID_INLINE_SIMD static __m256i isNan(__m256i mag) {
+    if constexpr (kE4m3) return _mm256_cmpeq_epi8(mag, _mm256_set1_epi8(0x7f));
+    return _mm256_cmpgt_epi8(mag, _mm256_set1_epi8(0x7c));
+  }
+  BRAID_INLINE_SIMD static __m256i apply(__m256i r, __m256i x) {
+    const __m256i magR = _mm256_and_si256(r, _mm256_set1_epi8(0x7f));
+    const __m256i magX = _mm256_and_si256(x, _mm256_set1_epi8(0x7f));
+    const __m256i keyR = _mm256_sign_epi8(magR, r), keyX = _mm256_sign_epi8(magX, x);
+    // max: r < x ? x : r; min: x < r ? x : r
+    const __m256i less = kMax ? _mm256_cmpgt_epi8(keyX, keyR) : _mm256_cmpgt_epi8(keyR, keyX);
+    const __m256i nanR = isNan(magR);
+    const __m256i takeX = _mm256_andnot_si256(_mm256_or_si256(nanR, isNan(magX)), less);
+    __m256i out = _mm256_blendv_epi8(r, x, takeX);
+    if constexpr (!kE4m3) {
+      out = _mm256_blendv_epi8(out, _mm256_or_si256(r, _mm256_set1_epi8(0x02)), nanR);
+      const __m256i mag = _mm256_and_si256(out, _mm256_set1_epi8(0x7f));
+      // minus one where the magnitude is infinity's 0x7c
+      out = _mm256_add_epi8(out, _mm256_cmpeq_epi8(mag, _mm256_set1_epi8(0x7c)));
+    }
+    return out;
+  }
+  BRAID_INLINE_SIMD static __m256i load(const T* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  }
+  BRAID_INLINE_SIMD static void store(T* p, __m256i v) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+  }
+};
+template <>
+struct CodeOrder<Float8e4m3, FuncMax<Float8e4m3>> : Fp8CodeOrder<Float8e4m3, true> {};
+template <>
+struct CodeOrder<Float8e4m3, FuncMin<Float8e4m3>> : Fp8CodeOrder<Float8e4m3, false> {};
+template <>
+struct CodeOrder<Float8e5m2, FuncMax<Float8e5m2>> : Fp8CodeOrder<Float8e5m2, true> {};
+template <>
+struct CodeOrder<Float8e5m2, FuncMin<Float8e5m2>> : Fp8CodeOrder<Float8e5m2, false> {};
+
 }  // namespace simd
 
-/// The loops of the 16- and 8-bit float types, eight elements a step; the
-/// tails (count % 8) run the scalar functors.
+/// The loops of the 16- and 8-bit float types, eight elements a step (fp8
+/// max and min 32); the tails run the scalar functors.
 struct NarrowSimdLoops {
   template <typename T, typename Pre, typename F>
   BRAID_TARGET_SIMD static void reduce(const OpArgs& args, void* dst, const void* recv,
@@ -236,6 +286,10 @@ struct NarrowSimdLoops {
     const auto* x = static_cast<const T*>(in);
     const simd::VecUnary<Pre> pre(args);
     size_t i = 0;
+    if constexpr (simd::CodeOrder<T, F>::kOn) {
+      using O = simd::CodeOrder<T, F>;
+      for (; i + 32 <= count; i += 32) O::store(d + i, O::apply(O::load(r + i), O::load(x + i)));
+    }
     for (; i + 8 <= count; i += 8) {
       simd::store(d + i, simd::VecOp<F>::apply(simd::load(r + i), pre.apply(simd::load(x + i))));
     }
@@ -252,6 +306,14 @@ struct NarrowSimdLoops {
     const auto* x = static_cast<const T*>(in);
     const simd::VecUnary<Pre> pre(args);
     size_t i = 0;
+    if constexpr (simd::CodeOrder<T, F>::kOn) {
+      using O = simd::CodeOrder<T, F>;
+      for (; i + 32 <= count; i += 32) {
+        const __m256i v = O::apply(O::load(r + i), O::load(x + i));
+        O::store(d1 + i, v);
+        O::store(d2 + i, v);
+      }
+    }
     for (; i + 8 <= count; i += 8) {
       const __m128i v =
           C::narrow(simd::VecOp<F>::apply(simd::load(r + i), pre.apply(simd::load(x + i))));

@@ -72,13 +72,15 @@ HostOp lookup(DataType type, RedOp op, const OpArgs& args, HostIsa isa) {
     using T = typename decltype(t)::Type;
     using O = decltype(o);
 #if defined(__x86_64__)
-    // float16's 256-bit F16C loops outran 512-bit ones (host_narrow_avx512.h);
-    // fp8's AVX-512 loops need VBMI, and run the F16C ones without it.
+    // float16's 256-bit F16C loops outran 512-bit ones (host_narrow_avx512.h).
+    // fp8's AVX-512 loops need VBMI, and run the AVX2+F16C ones without it; so
+    // do fp8 max and min, which compare codes faster in 256-bit registers.
     if constexpr (std::is_same<T, Bfloat16>::value) {
       if (isa == HostIsa::kAvx512) return loops::makeHostOp<loops::NarrowAvx512Loops, T, O>(args);
     }
     if constexpr (std::is_same<T, Float8e4m3>::value || std::is_same<T, Float8e5m2>::value) {
-      if (isa == HostIsa::kAvx512 && cpuFeatures().avx512vbmi) {
+      constexpr bool kOnCodes = loops::simd::CodeOrder<T, typename O::template Func<T>>::kOn;
+      if (!kOnCodes && isa == HostIsa::kAvx512 && cpuFeatures().avx512vbmi) {
         return loops::makeHostOp<loops::Fp8Avx512Loops, T, O>(args);
       }
     }

@@ -66,7 +66,8 @@ enum class HostIsa {
   kAvx2,      ///< the same loops compiled for AVX2
   kAvx2F16c,  ///< kAvx2, and the 16- and 8-bit float types converted 8 lanes at a time
   kAvx512,    ///< AVX-512 F, BW and VL: 512-bit loops; bfloat16 32 elements a step, fp8
-              ///< 64 where the CPU has VBMI too (else fp8 runs kAvx2F16c's loops)
+              ///< 64 where the CPU has VBMI too (fp8 max, min, and all without VBMI:
+              ///< kAvx2F16c's loops)
 };
 
 /// Every HostIsa, for the tests and benchmarks that go through them all.

@@ -196,10 +196,12 @@ int main(int argc, char** argv) {
     for (int t = 0; t < braid::kNumDataTypes; ++t) {
       add({static_cast<DataType>(t), RedOp::kSum, HostIsa::kBest, size, false});
     }
-    // The float types on every build this CPU runs.
+    // The float types on every build this CPU runs; max too, which fp8 does on its codes.
     for (HostIsa isa : kernels::kHostIsas) {
       if (isa == HostIsa::kBest || !kernels::hostIsaSupported(isa)) continue;
-      for (DataType type : floats) add({type, RedOp::kSum, isa, size, false});
+      for (RedOp op : {RedOp::kSum, RedOp::kMax}) {
+        for (DataType type : floats) add({type, op, isa, size, false});
+      }
     }
     // The other operators, briefly: the float types with the best build.
     for (RedOp op : {RedOp::kMax, RedOp::kMin, RedOp::kProd, RedOp::kAvg, RedOp::kPreMulSum}) {
