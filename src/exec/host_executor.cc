@@ -17,6 +17,7 @@
 // failed or not.
 #include "exec/host_executor.h"
 
+#include <algorithm>
 #include <string>
 
 #include "exec/lent_slices.h"
@@ -181,10 +182,11 @@ class HostEnv {
   }
 
   // A receive into the output may land there straight from the network: its end reads its
-  // slices into place, and the copy out of the slot goes away. Not for small slices, which
+  // slices into place, and the copy out of the slot goes away. Not for small receives, which
   // cost less to copy than to offer.
   bool mayOffer(const Instruction& ins) const {
-    return ins.op == engine::StepOp::kRecv && sliceBytes_ >= LentSlices::kMinBytes &&
+    return ins.op == engine::StepOp::kRecv &&
+           std::min<size_t>(sliceBytes_, ins.count * call_.elemBytes) >= LentSlices::kMinBytes &&
            conns_.recv[ins.recvPort]->takesOffers();
   }
   Fault offerOutput(const Instruction& ins, const SliceIo& s) {
