@@ -23,7 +23,8 @@
 // one on AMD Zen 4 (63 against 39 GB/s from L2).
 //
 // F16C is not used: on AMD Zen 4 its 512-bit conversions are slow
-// (host_narrow_avx512.h), and fp8 through float16 needs two of them a way.
+// (host_narrow_avx512.h), and the previous loops here, fp8 through float16,
+// ran one per widening and two per narrowing (docs/benchmarks.md, 2026-12-06).
 #pragma once
 
 #if defined(__x86_64__)
