@@ -61,7 +61,11 @@ struct Config {
   /// 0: never; 1: buffers the ranks map (ncclMemAlloc's, threads'), and cross-memory copies of
   /// other buffers where they measured faster than the FIFOs; 2: cross-memory copies always.
   int zeroCopy = 1;
-  /// BRAID_ZERO_COPY_MIN_BYTES: the smallest message that goes zero-copy.
+  /// BRAID_ZERO_COPY_MIN_BYTES: the smallest message that goes zero-copy. Set by hand;
+  /// `braid-calibrate --zero-copy-only` measures it. On the 2-vCPU VM (2026-12-06,
+  /// docs/benchmarks.md), 2 ranks: all_reduce's crossover at or below 4 KiB with a CPU per
+  /// rank; with other work on the CPUs 128 KiB, all_gather's 4 MiB. It follows the load, so
+  /// this stays between.
   int64_t zeroCopyMinBytes = 256 * 1024;
   /// BRAID_SOCKET_IFNAME (NCCL_SOCKET_IFNAME): the interfaces the network may use (base/
   /// ifname_filter.h); where it matches several, the socket transport spreads its channels over
