@@ -6,19 +6,21 @@
 # with the deadline left at 10 minutes (so no rank may wait for it): rank 1 naming the peer, the
 # connection's addresses and interface and the system's words, the others the failed link.
 #
-# usage: perf_socket_fault.sh BRAID_PERF
+# usage: perf_socket_fault.sh BRAID_PERF [SIZE]
+# SIZE (default 64K) is braid-perf's message size: 4M sends slices lent from the user's buffers
+# and receives them into its outputs (exec/lent_slices.h), whose ends a failed call must stop.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-[[ $# -eq 1 ]] || fail "usage: $0 BRAID_PERF"
-perf=$1
+[[ $# -ge 1 && $# -le 2 ]] || fail "usage: $0 BRAID_PERF [SIZE]"
+perf=$1 size=${2:-64K}
 bound_ms=5000 # generous next to the ~0.5 s a run takes here, far below the deadline
 export BRAID_NET=Socket BRAID_TIMEOUT_MS=600000
 export E2E_RUN_LIMIT_S=60 # read by run_on_hosts (lib.sh): far below the deadline
 start=$(date +%s%N)
 run_on_hosts "$E2E_TMP/out" "$E2E_TMP/err" 2 4 bash -c \
   'if [[ $RANK == 1 ]]; then export BRAID_SOCKET_EMULATE_FAULT=$0; fi; exec "$@"' reset:300 \
-  "$perf" all_reduce -b 64K -e 64K -n 100000 -w 1 -c 0
+  "$perf" all_reduce -b "$size" -e "$size" -n 100000 -w 1 -c 0
 took_ms=$((($(date +%s%N) - start) / 1000000))
 ((RUN_RC != 0)) || fail "every rank exited 0 although a connection broke" "$E2E_TMP/out"
 # Rank 1 is one end of the link, whichever end's word came round first.
