@@ -51,7 +51,9 @@ constexpr size_t kPage = 4096;
 constexpr size_t kScratchBudget = 768 * 1024;
 constexpr size_t kMinChunkBytes = 16 * 1024;
 // 64 KiB measured best for a 64 MiB all_reduce of 2 ranks with ncclMemAlloc buffers (busbw,
-// 3 runs each, 2026-12-05: 32 KiB 7.6-7.8 GB/s, 64 KiB 7.8-9.5, 128 KiB 7.8-8.6, 256 KiB 8.1-8.5).
+// 3 runs each, 2026-12-05: 32 KiB 7.6-7.8 GB/s, 64 KiB 7.8-9.5, 128 KiB 7.8-8.6, 256 KiB 8.1-8.5),
+// when that call still went by chunks; large mapped reductions go by kStreamPieceBytes since
+// 2026-12-06, and chunks serve the others (cross-memory copies, smaller mapped calls).
 constexpr size_t kMaxChunkBytes = 64 * 1024;
 // Messages at least this large write their outputs with non-temporal stores: they cannot stay
 // in the caches anyway, and a plain store reads each line before it writes it.
@@ -232,7 +234,7 @@ ZeroCopyBoard::ZeroCopyBoard(int rank, int nranks, size_t chunkBytes)
       mappings_(std::make_unique<Mappings>(nranks)),
       chunkBytes_(chunkBytes),
       fold_(nranks, chunkBytes),
-      staged_((chunkBytes + 7) / 8) {}
+      staged_((kStreamPieceBytes + 7) / 8) {}
 
 ZeroCopyBoard::~ZeroCopyBoard() = default;
 

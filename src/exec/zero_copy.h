@@ -184,7 +184,7 @@ class ZeroCopyBoard {
   std::unique_ptr<Mappings> mappings_;
   size_t chunkBytes_;
   InOrderFold fold_;
-  std::vector<uint64_t> staged_;  ///< one chunk's result, for the non-temporal copies out
+  std::vector<uint64_t> staged_;  ///< one streamed piece's result, for the non-temporal copies out
 };
 
 }  // namespace braid::exec
