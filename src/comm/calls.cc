@@ -170,7 +170,8 @@ bool Calls::zeroCopyFits(const CollCall& call, const kernels::HostOp& op) const 
 Status Calls::checkUsable() const {
   BRAID_TRY(health_.checkUsable());
   if (gpu_) {
-    BRAID_TRY(gpu_->faultStatus().withContext("communicator unusable after a kernel gave up"));
+    BRAID_TRY(health_.explainFault(gpu_->faultStatus())
+                  .withContext("communicator unusable after a kernel gave up"));
   }
   return Status::success();
 }

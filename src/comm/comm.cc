@@ -169,7 +169,7 @@ Status Comm::asyncError() const {
   if (std::optional<watch::Loss> loss = c.health.firstLoss()) return c.health.lossStatus(*loss);
   if (c.health.broken) return *c.health.broken;
   if (!c.gpu) return Status::success();
-  const Status fault = c.gpu->faultStatus();
+  const Status fault = c.health.explainFault(c.gpu->faultStatus());
   // A kernel that gave up is heard of here first: its story is worth a dump, once.
   if (!fault.ok() && !c.recorder.faultDumped.exchange(true)) {
     c.recorder.noteFailure(fault, "a kernel");

@@ -161,10 +161,17 @@ std::vector<std::string> Health::lossWords() const {
   return words;
 }
 
-Status Health::explainFailure(const Status& s) const {
+Status Health::explainFailure(const Status& s) const { return explain(s, /*mayWait=*/true); }
+
+Status Health::explainFault(const Status& fault) const {
+  if (fault.ok()) return fault;
+  return explain(fault, /*mayWait=*/!faultWaited_.exchange(true));
+}
+
+Status Health::explain(const Status& s, bool mayWait) const {
   if (s.ok()) return s;
   std::optional<watch::Loss> loss = watch ? watch->firstLoss() : std::nullopt;
-  if (watch) {
+  if (watch && mayWait) {
     // A peer's death reaches a transport as a remote error (a greeting or a read that met
     // end of file) or a system one (a reset connection, a refused connect).
     const bool peerShaped =

@@ -106,6 +106,11 @@ class Health {
   /// The error a failed call returns: when a lost peer is behind it, the loss first, then what
   /// the call saw (waiting a moment for the word of a loss when the call saw a remote error).
   Status explainFailure(const Status& s) const;
+  /// explainFailure for a kernel's fault, which ncclCommGetAsyncError reports again at every
+  /// poll: the first poll that sees it waits for the word of a loss as a call would (the stop
+  /// that ended the kernel may come from a broken link whose dead peer the watcher has not
+  /// named yet); later polls take what is known then, without waiting again.
+  Status explainFault(const Status& fault) const;
   /// Refuses work on a finalized, aborted, revoked or broken communicator, or one that lost a
   /// peer (its calls could only wait for the dead). The GPU side adds its kernels' faults.
   Status checkUsable() const;
@@ -120,6 +125,8 @@ class Health {
   /// What this rank saw of its link failure, kept from the moment it is noted (also when a
   /// death turns out to be the news), for the words of a link failure it is one end of.
   std::optional<LinkFailure> linkWords() const;
+  /// explainFailure's work; waits for the word of a loss only where `mayWait`.
+  Status explain(const Status& s, bool mayWait) const;
   /// noteLinkFailure's work, for the first link failure only.
   void handleLinkFailure(int peer, const std::string& why);
 
@@ -132,6 +139,7 @@ class Health {
   std::optional<LinkFailure> linkFailure_;
   std::atomic<bool> linkFailed_{false};  ///< linkFailure_ is set (it never goes back)
   std::optional<LinkFailure> linkWords_;
+  mutable std::atomic<bool> faultWaited_{false};  ///< explainFault waited once already
   std::mutex childrenMutex_;
   std::vector<std::shared_ptr<std::atomic<bool>>> childStops_;
 };

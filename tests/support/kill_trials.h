@@ -290,7 +290,8 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
         ++summary->hangs;
         ADD_FAILURE() << "trial " << trial << ": rank " << r << " still runs " << kHangSeconds
                       << " s after rank " << victim << " was killed (" << reports[r].calls
-                      << " calls done)";
+                      << " calls done, state " << reports[r].state.load()
+                      << ": 0 starting, 1 running, 2 returned its error)";
         if (getenv("BRAID_TEST_BACKTRACE_HANGS")) {
           const std::string cmd = "gdb -p " + std::to_string(pids[r]) +
                                   " -batch -ex 'thread apply all bt' 2>&1 | tail -150";
