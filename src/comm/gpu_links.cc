@@ -69,10 +69,6 @@ Status GpuSide::makeLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,
   };
   BRAID_TRY(network_.checkCrossesHosts(static_cast<algo::Protocol>(format.protocol), plan.recv,
                                        plan.send));
-  auto madeNetFifo = [&](const std::string& name) {
-    links_.noteSegment(name);
-    links_.noteSegment(transport::cuda_ipc::pinnedSegmentName(name));
-  };
   for (const auto& [channel, peer] : plan.recv) {
     auto& end = recvLinks[{peer, channel, format.protocol}];
     if (end || !members_.onOtherHost(peer)) continue;
@@ -81,7 +77,6 @@ Status GpuSide::makeLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,
     BRAID_ASSIGN_OR_RETURN(
         end, network_.awaitGpuFifo(*runtime, stream, peer, greeting(peer, rank, channel), name,
                                    slot, cursor));
-    madeNetFifo(name);
     BRAID_TRACE("gpu links: network FIFO from rank %d on channel %d made", peer, channel);
   }
   for (const auto& [channel, peer] : plan.send) {
@@ -93,7 +88,6 @@ Status GpuSide::makeLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,
     BRAID_ASSIGN_OR_RETURN(
         end, network_.connectGpuFifo(*runtime, stream, peer, greeting(rank, peer, channel), name,
                                      slot, cursor, proxyCursor));
-    madeNetFifo(name);
     BRAID_TRACE("gpu links: network FIFO to rank %d on channel %d connected", peer, channel);
   }
   for (const auto& [channel, peer] : plan.recv) {

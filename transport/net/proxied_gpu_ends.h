@@ -14,6 +14,7 @@
 #include "gpu/runtime.h"
 #include "transport/cuda_ipc/gpu_fifo.h"
 #include "transport/net/proxied_ends.h"
+#include "transport/shm/shm_segment.h"
 
 namespace braid::transport::net {
 
@@ -22,8 +23,13 @@ namespace braid::transport::net {
 inline Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> makePinnedFifo(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, gpu::Stream stream) {
-  return cuda_ipc::GpuRecvEnd::create(runtime, name, slotBytes,
-                                      cuda_ipc::FifoPlacement::kPinnedHost, cursor, stream);
+  Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> fifo = cuda_ipc::GpuRecvEnd::create(
+      runtime, name, slotBytes, cuda_ipc::FifoPlacement::kPinnedHost, cursor, stream);
+  // Only this process maps it (its kernel and its proxy): the names can go at once, so that a
+  // rank killed with SIGKILL leaves nothing behind in /dev/shm.
+  (void)shm::ShmSegment::unlink(name);
+  (void)shm::ShmSegment::unlink(cuda_ipc::pinnedSegmentName(name));
+  return fifo;
 }
 
 class ProxiedGpuSendEnd : public cuda_ipc::GpuSendEnd {
