@@ -55,6 +55,25 @@ std::vector<int> allowedCpus() {
   return cpus;
 }
 
+CpuMask CpuMask::of(const std::vector<int>& cpus) {
+  CpuMask mask;
+  for (int cpu : cpus) {
+    if (cpu >= 0 && cpu < kBits) mask.words[cpu / 64] |= uint64_t{1} << (cpu % 64);
+  }
+  return mask;
+}
+
+int CpuMask::count() const {
+  int n = 0;
+  for (uint64_t w : words) n += __builtin_popcountll(w);
+  return n;
+}
+
+CpuMask& CpuMask::operator|=(const CpuMask& other) {
+  for (int i = 0; i < kBits / 64; ++i) words[i] |= other.words[i];
+  return *this;
+}
+
 int numaOfCpus(const Graph& graph, int host, std::vector<int> cpus) {
   if (cpus.empty()) return -1;
   std::sort(cpus.begin(), cpus.end());

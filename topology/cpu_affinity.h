@@ -5,6 +5,7 @@
 // same side of the socket link; an unpinned rank stays unknown.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,20 @@ Result<std::vector<int>> parseCpuList(const std::string& list);
 
 /// The CPUs this thread may run on (sched_getaffinity); empty when the call fails.
 std::vector<int> allowedCpus();
+
+/// A set of CPUs as a fixed-size bitmask (CPU_SETSIZE bits), so that it can travel in the
+/// table of ranks the bootstrap gathers: each rank says where it may run, and the ranks of a
+/// host learn whether they have a core each (Members::coresOfHost).
+struct CpuMask {
+  static constexpr int kBits = 1024;
+  uint64_t words[kBits / 64] = {};
+
+  /// A mask of `cpus`; CPUs at or past kBits are left out.
+  static CpuMask of(const std::vector<int>& cpus);
+  bool empty() const { return count() == 0; }
+  int count() const;
+  CpuMask& operator|=(const CpuMask& other);
+};
 
 /// The NUMA id of the CPU node of `host` whose cores hold every one of
 /// `cpus`; -1 when `cpus` is empty, spans several nodes, or a node's core

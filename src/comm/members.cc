@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "topology/cpu_affinity.h"
 #include "topology/host_id.h"
 
 namespace braid::comm {
@@ -28,6 +29,7 @@ Status Members::exchangePeers(const Config& config) {
   me.nonce = randomNonce();
   me.cudaDevice = cudaDevice;
   me.numaId = numaIdOfThisRank();
+  me.cpus = topology::CpuMask::of(topology::allowedCpus());
   BRAID_TRY(bootstrap->allGather(peers.data(), sizeof(PeerInfo)));
   for (int r = 0; r < nranks; ++r) {
     if (peers[r].rank != r) {
@@ -69,6 +71,16 @@ int Members::localRank() const {
   int before = 0;
   for (int r = 0; r < rank; ++r) before += onOtherHost(r) ? 0 : 1;
   return before;
+}
+
+int Members::coresOfHost() const {
+  topology::CpuMask cores;
+  for (int r = 0; r < nranks; ++r) {
+    if (onOtherHost(r)) continue;
+    if (peers[r].cpus.empty()) return topology::usableCores();
+    cores |= peers[r].cpus;
+  }
+  return cores.empty() ? topology::usableCores() : cores.count();
 }
 
 std::pair<int, int> Members::hostBlock() const {

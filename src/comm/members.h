@@ -17,6 +17,7 @@
 #include "bootstrap/bootstrap.h"
 #include "braid/status.h"
 #include "config.h"
+#include "topology/cpu_affinity.h"
 #include "topology/graph.h"
 #include "topology/search.h"
 
@@ -32,6 +33,8 @@ struct PeerInfo {
   /// The NUMA node of the CPU node holding every CPU this rank may run on
   /// (topology/cpu_affinity.h); -1 when unpinned or unknown.
   int32_t numaId;
+  /// The CPUs this rank may run on (its creating thread's affinity); empty when unknown.
+  topology::CpuMask cpus;
 };
 
 /// A hop of a planned ring between hosts, with the NICs (graph names, "mlx5_0:1") it leaves and
@@ -92,6 +95,10 @@ class Members {
   int hostCount() const;
   /// This rank's place among the ranks of its host.
   int localRank() const;
+  /// How many CPUs the ranks of this rank's host may run on between them: the union of their
+  /// affinities, so that ranks bound to a core each count a core each, and ranks bound to one
+  /// core share it. This process's own count where a rank's affinity is unknown.
+  int coresOfHost() const;
   /// The first rank of this rank's host and how many follow it there, when a host's ranks are
   /// consecutive (Comm::hostBlock).
   std::pair<int, int> hostBlock() const;

@@ -55,5 +55,15 @@ TEST(TopologyCpuAffinity, ThisThreadMayRunSomewhere) {
   EXPECT_TRUE(std::is_sorted(mine.begin(), mine.end()));
 }
 
+TEST(TopologyCpuAffinity, CpuMasksCountTheUnionOfTheirCpus) {
+  CpuMask a = CpuMask::of({0, 3, 64, 1023});
+  EXPECT_EQ(a.count(), 4);
+  EXPECT_EQ(CpuMask::of({1024, -1, 5000}).count(), 0) << "CPUs past the mask are left out";
+  EXPECT_TRUE(CpuMask().empty());
+  a |= CpuMask::of({3, 4, 65});
+  EXPECT_EQ(a.count(), 6) << "CPU 3 counts once";
+  EXPECT_EQ(CpuMask::of(allowedCpus()).count(), static_cast<int>(allowedCpus().size()));
+}
+
 }  // namespace
 }  // namespace braid::topology
