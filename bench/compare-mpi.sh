@@ -7,6 +7,9 @@
 # time and busbw at 8 B, 1 MiB and 64 MiB with the ratio braid / MPI (a
 # ratio above 1 means braid is faster).
 #
+# Both are placed alike: mpirun binds each rank to a core of its own where there are enough
+# (here, N = 2) and leaves them unbound otherwise, and braid-perf --bind core does the same.
+#
 # The memory is the physical limit: memcpy-bw (bench/peers/memcpy_bw.c) measures
 # this machine's copy rate M (bytes read plus written per second, the faster of glibc memcpy
 # and a loop of non-temporal stores, on 2 threads, 256 MiB) just before each braid run of
@@ -75,10 +78,10 @@ for n in "${RANKS[@]}"; do
         copy_rates+=("$m")
         bound=$(awk -v m="$m" -v n="$n" 'BEGIN { print m * (n - 1) / (n * n) }')
       fi
-      "$BUILD/bin/braid-perf" all_reduce --procs "$n" -b "$size" -e "$size" -n "$iters" \
-        -w "$warmup" -c 1 >"$tmp/braid.txt"
-      "$BUILD/bin/braid-perf" all_reduce --procs "$n" -b "$size" -e "$size" -n "$iters" \
-        -w "$warmup" -c 1 -R 1 >"$tmp/braid-memalloc.txt"
+      "$BUILD/bin/braid-perf" all_reduce --procs "$n" --bind core -b "$size" -e "$size" \
+        -n "$iters" -w "$warmup" -c 1 >"$tmp/braid.txt"
+      "$BUILD/bin/braid-perf" all_reduce --procs "$n" --bind core -b "$size" -e "$size" \
+        -n "$iters" -w "$warmup" -c 1 -R 1 >"$tmp/braid-memalloc.txt"
       mpirun --oversubscribe -np "$n" "$BUILD/bin/mpi-allreduce-perf" -b "$size" -e "$size" \
         -n "$iters" -w "$warmup" >"$tmp/mpi.txt" 2>/dev/null
       read -r bt bb < <(row_for "$tmp/braid.txt" "$size")
