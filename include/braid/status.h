@@ -42,6 +42,11 @@ class [[nodiscard]] Status {
   Status withContext(const std::string& context) const {
     return ok() ? *this : Status(code_, context + ": " + message_);
   }
+  /// The same for a literal, which then becomes a string only on failure: every call of the
+  /// API passes one on its way out, and a tiny call's path has no time for building strings.
+  Status withContext(const char* context) const {
+    return ok() ? Status() : Status(code_, std::string(context) + ": " + message_);
+  }
 
  private:
   ErrorCode code_ = ErrorCode::kSuccess;
