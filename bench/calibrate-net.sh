@@ -29,15 +29,9 @@ braid_netns_hosts "c$$" 2
 
 # us PROTO SIZE ITERS: the mean time of one all_reduce (braid-perf prints it on rank 0).
 us() {
-  local proto=$1 size=$2 iters=$3 port
-  port=$(python3 "$BRAID_ROOT/tests/support/free_port.py")
-  for rank in 0 1; do
-    braid_netns_exec "$rank" env BRAID_ALGO=ring BRAID_PROTO="$proto" RANK=$rank WORLD_SIZE=2 \
-      MASTER_ADDR=10.77.0.1 MASTER_PORT=$port BRAID_SOCKET_IFNAME=bveth \
-      "$BRAID_BUILD/bin/braid-perf" all_reduce -b "$size" -e "$size" -n "$iters" \
-      -w $((iters / 10 + 1)) -c 0 >"$tmp/out.$rank" 2>&1 &
-  done
-  wait
+  local proto=$1 size=$2 iters=$3
+  perf_across_hosts "$tmp/out" "$size" "$iters" $((iters / 10 + 1)) BRAID_ALGO=ring \
+    BRAID_PROTO="$proto"
   if ! cat "$tmp/out.0" "$tmp/out.1" |
     awk -v s="$size" '$1 == s { t += $6; n++ } END { if (n == 0) exit 1; print t / n }'; then
     echo "calibrate-net: the $proto run of $size bytes failed:" >&2

@@ -14,12 +14,14 @@
 # Prints Markdown tables: time at 8 B and 64 MiB (mean of timed iterations; braid-perf and the MPI
 # peer print the same columns), busbw at 64 MiB against the wire, and the ratios; last, the ceiling
 # line: braid's 64 MiB busbw over iperf3's per-direction rate both ways at once (the ring's real
-# ceiling; issue 29 asks for 0.9), with its 8 B time beside it. Root only.
+# ceiling; issue 29 asks for 0.9), out of place and in place as braid-perf times them (the mean of
+# the timed calls), with its 8 B time beside it. Root only.
 #
 # usage: bench/compare-net.sh          env: REPEAT (runs per figure, median shown; default 3)
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib/common.sh"
 source "$BRAID_ROOT/scripts/lib/netns.sh"
+source "$(dirname "$0")/lib.sh"
 REPEAT="${REPEAT:-3}"
 [[ $(id -u) -eq 0 ]] || { echo "compare-net: needs root (network namespaces)"; exit 1; }
 
@@ -35,7 +37,6 @@ braid_netns_hosts "$tag" 2
 # mpirun reaches host 1's namespace through this agent instead of ssh.
 braid_netns_rsh_agent "$tmp/agent.sh"
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 row() { awk -v s="$2" '$1 == s { print $'"$3"'; exit }' "$1"; }  # file size column
 
 # wire_gbs [--bidir]: GB/s from host 0 to host 1 (with --bidir: per direction, both at once).
@@ -52,15 +53,9 @@ print(sum(w["bits_per_second"] for w in ways) / len(ways) / 8e9)'
 
 # braid_run / mpi_run NAME SIZE ITERS WARMUP [VAR=VALUE...]: one run at SIZE, outputs in $tmp.
 braid_run() {
-  local name=$1 size=$2 iters=$3 warmup=$4 port
-  shift 4
-  port=$(python3 "$BRAID_ROOT/tests/support/free_port.py")
-  for rank in 0 1; do
-    braid_netns_exec "$rank" env "$@" RANK=$rank WORLD_SIZE=2 MASTER_ADDR=10.77.0.1 MASTER_PORT=$port \
-      BRAID_SOCKET_IFNAME=bveth "$BRAID_BUILD/bin/braid-perf" all_reduce -b "$size" -e "$size" \
-      -n "$iters" -w "$warmup" -c 0 >"$tmp/$name.$rank" 2>&1 &
-  done
-  wait
+  local name=$1
+  shift
+  perf_across_hosts "$tmp/$name" "$@"
 }
 mpi_run() {
   local name=$1 size=$2 iters=$3 warmup=$4
@@ -71,7 +66,7 @@ mpi_run() {
 }
 
 declare -A ITERS=([8]=1000 [67108864]=10) WARMUP=([8]=100 [67108864]=2)
-declare -A BRAID_US MPI_US BRAID_BUS MPI_BUS STRIPED_US STRIPED_BUS
+declare -A BRAID_US MPI_US BRAID_BUS BRAID_BUS_IN_PLACE MPI_BUS STRIPED_US STRIPED_BUS
 STRIPES=(BRAID_SOCKET_NTHREADS=2 BRAID_NSOCKS_PERTHREAD=2)
 wires=() bidirs=()
 for ((r = 0; r < REPEAT; r++)); do
@@ -83,15 +78,16 @@ for ((r = 0; r < REPEAT; r++)); do
     mpi_run "mpi.$size.$r" "$size" "${ITERS[$size]}" "${WARMUP[$size]}"
   done
 done
-WIRE=$(printf '%s\n' "${wires[@]}" | median)
-BIDIR=$(printf '%s\n' "${bidirs[@]}" | median)
+WIRE=$(median "${wires[@]}")
+BIDIR=$(median "${bidirs[@]}")
 for size in 8 67108864; do
-  BRAID_US[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/braid.$size.$r.0" "$size" 6; done | median)
-  STRIPED_US[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/striped.$size.$r.0" "$size" 6; done | median)
-  STRIPED_BUS[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/striped.$size.$r.0" "$size" 8; done | median)
-  MPI_US[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/mpi.$size.$r" "$size" 6; done | median)
-  BRAID_BUS[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/braid.$size.$r.0" "$size" 8; done | median)
-  MPI_BUS[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/mpi.$size.$r" "$size" 8; done | median)
+  BRAID_US[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/braid.$size.$r.0" "$size" 6; done | median_in)
+  STRIPED_US[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/striped.$size.$r.0" "$size" 6; done | median_in)
+  STRIPED_BUS[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/striped.$size.$r.0" "$size" 8; done | median_in)
+  MPI_US[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/mpi.$size.$r" "$size" 6; done | median_in)
+  BRAID_BUS[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/braid.$size.$r.0" "$size" 8; done | median_in)
+  BRAID_BUS_IN_PLACE[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/braid.$size.$r.0" "$size" 12; done | median_in)
+  MPI_BUS[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/mpi.$size.$r" "$size" 8; done | median_in)
 done
 
 # Gloo and braid_torch in one job across the two namespaces.
@@ -130,5 +126,6 @@ echo "(striped: $(python3 -c "print(f'{min(${MPI_US[67108864]}, $GLOO64) / ${STR
 echo "8 B, braid vs OpenMPI: $(python3 -c "print(f'{${MPI_US[8]} / ${BRAID_US[8]}:.2f}x')") (above 1: braid faster)."
 echo
 echo "Ceiling: braid 64 MiB busbw / iperf3 per direction both ways = $(python3 -c "print(f'{${BRAID_BUS[67108864]} / $BIDIR:.2f}')")"\
+  "out of place, $(python3 -c "print(f'{${BRAID_BUS_IN_PLACE[67108864]} / $BIDIR:.2f}')") in place" \
   "(striped: $(python3 -c "print(f'{${STRIPED_BUS[67108864]} / $BIDIR:.2f}')")), at 8 B ${BRAID_US[8]} us" \
   "(striped: ${STRIPED_US[8]} us)."
