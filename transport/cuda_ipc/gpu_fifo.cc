@@ -124,6 +124,12 @@ class SendEndImpl final : public GpuSendEnd {
 
 std::string pinnedSegmentName(const std::string& recordName) { return recordName + "-fifo"; }
 
+void unlinkFifoNames(const std::string& recordName, FifoPlacement placement) {
+  (void)ShmSegment::unlink(recordName);
+  if (placement == FifoPlacement::kPinnedHost)
+    (void)ShmSegment::unlink(pinnedSegmentName(recordName));
+}
+
 Result<std::unique_ptr<GpuRecvEnd>> GpuRecvEnd::create(gpu::Runtime& runtime,
                                                        const std::string& name, size_t slotBytes,
                                                        FifoPlacement placement,
@@ -179,8 +185,7 @@ Result<std::unique_ptr<GpuSendEnd>> GpuSendEnd::tryOpen(gpu::Runtime& runtime,
   std::unique_ptr<MappedRegion> region = std::move(mapped).value();
   const FifoPlacement placement = region->placement();
   // Both ends hold what they need: the names can go.
-  (void)ShmSegment::unlink(name);
-  if (placement == FifoPlacement::kPinnedHost) (void)ShmSegment::unlink(pinnedSegmentName(name));
+  unlinkFifoNames(name, placement);
   const GpuEnd end = endAt(region->data(), slotBytes, cursor, format);
   return std::unique_ptr<GpuSendEnd>(std::make_unique<SendEndImpl>(std::move(region), end));
 }

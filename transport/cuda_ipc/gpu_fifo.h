@@ -75,5 +75,8 @@ class GpuSendEnd {
 /// The names a receiving end made (the record, and the pinned FIFO), for a
 /// cleanup when its sender never came.
 std::string pinnedSegmentName(const std::string& recordName);
+/// Unlinks the names of the GPU FIFO `recordName` (its record, and its pinned FIFO where
+/// `placement` is pinned host memory) once every end that needs them has mapped it.
+void unlinkFifoNames(const std::string& recordName, FifoPlacement placement);
 
 }  // namespace braid::transport::cuda_ipc

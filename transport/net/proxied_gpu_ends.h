@@ -14,7 +14,6 @@
 #include "gpu/runtime.h"
 #include "transport/cuda_ipc/gpu_fifo.h"
 #include "transport/net/proxied_ends.h"
-#include "transport/shm/shm_segment.h"
 
 namespace braid::transport::net {
 
@@ -27,8 +26,7 @@ inline Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> makePinnedFifo(
       runtime, name, slotBytes, cuda_ipc::FifoPlacement::kPinnedHost, cursor, stream);
   // Only this process maps it (its kernel and its proxy): the names can go at once, so that a
   // rank killed with SIGKILL leaves nothing behind in /dev/shm.
-  (void)shm::ShmSegment::unlink(name);
-  (void)shm::ShmSegment::unlink(cuda_ipc::pinnedSegmentName(name));
+  cuda_ipc::unlinkFifoNames(name, cuda_ipc::FifoPlacement::kPinnedHost);
   return fifo;
 }
 
