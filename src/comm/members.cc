@@ -80,7 +80,7 @@ int Members::coresOfHost() const {
     if (peers[r].cpus.empty()) return topology::usableCores();
     cores |= peers[r].cpus;
   }
-  return cores.empty() ? topology::usableCores() : cores.count();
+  return cores.count();  // this rank's own CPUs are in it: never 0
 }
 
 std::pair<int, int> Members::hostBlock() const {
