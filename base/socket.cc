@@ -45,7 +45,17 @@ struct Transfer {
   // Sending: a second part that follows `out` at once, sent with it by one sendmsg.
   const char* then = nullptr;
   size_t thenLeft = 0;
+  // Receiving: poll waits until this many bytes (or all that is left) have arrived; 0: any.
+  size_t wakeAfter = 0;
+  int lowWater = 1;  // the socket's SO_RCVLOWAT as this transfer left it (1: the default)
 };
+
+/// Sets the socket's receive low-water mark: poll says it is readable once that many bytes
+/// have arrived (or the peer has closed). Best effort: without it, poll wakes at every segment.
+void setLowWater(Transfer& t, int bytes) {
+  if (bytes == t.lowWater) return;
+  if (setsockopt(t.fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) == 0) t.lowWater = bytes;
+}
 
 /// Moves the send side of `t` on by `n` bytes taken from its two parts.
 void advanceSend(Transfer& t, size_t n) {
@@ -118,6 +128,13 @@ IoResult runTransfers(Transfer* transfers, int count, const Deadline& deadline) 
       waiting[nfds++] = &t;
     }
     if (nfds == 0) return result;
+    for (int i = 0; i < nfds; ++i) {
+      Transfer& t = *waiting[i];
+      // Only while a bulk's worth is still to come: the mark never asks for more than will
+      // arrive, since the sender sends all of what is left.
+      if (t.wakeAfter > 0)
+        setLowWater(t, t.left >= t.wakeAfter ? static_cast<int>(t.wakeAfter) : 1);
+    }
     int rc = ::poll(fds, nfds, pollTimeoutMs(deadline));
     if (rc < 0 && errno != EINTR) {
       result.end = IoEnd::kFailed;
@@ -496,6 +513,15 @@ IoResult sendAll(const Socket& socket, const void* data, size_t bytes, const Dea
 IoResult recvAll(const Socket& socket, void* data, size_t bytes, const Deadline& deadline) {
   Transfer t{socket.fd(), nullptr, static_cast<char*>(data), bytes, false};
   return runTransfers(&t, 1, deadline);
+}
+
+IoResult recvBulk(const Socket& socket, void* data, size_t bytes, const Deadline& deadline) {
+  Transfer t{socket.fd(), nullptr, static_cast<char*>(data), bytes, false};
+  t.wakeAfter = kBulkWakeBytes;
+  IoResult io = runTransfers(&t, 1, deadline);
+  // The next read on the socket (a slot's 8-byte word) must wake at its first byte.
+  setLowWater(t, 1);
+  return io;
 }
 
 IoResult sendAllv(const Socket& socket, const void* head, size_t headBytes, const void* data,

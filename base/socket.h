@@ -130,6 +130,13 @@ Result<Socket> connectOnce(const sockaddr_storage& addr, const Deadline& deadlin
 
 IoResult sendAll(const Socket& socket, const void* data, size_t bytes, const Deadline& deadline);
 IoResult recvAll(const Socket& socket, void* data, size_t bytes, const Deadline& deadline);
+/// recvAll of a bulk payload (a slot's bytes): while at least kBulkWakeBytes are still to come,
+/// the wait between two reads ends only once that many have arrived (SO_RCVLOWAT), not at each
+/// segment, so a large receive wakes its thread a few times instead of once per arrival. The
+/// socket's low-water mark is back at one byte when it returns.
+IoResult recvBulk(const Socket& socket, void* data, size_t bytes, const Deadline& deadline);
+/// How much a bulk receive waits to have arrived before it reads again.
+inline constexpr size_t kBulkWakeBytes = 256 * 1024;
 
 /// sendAll of `head` and then `data`, both in one sendmsg where the socket takes them (a
 /// message's header and its payload: one system call, one segment where they fit).

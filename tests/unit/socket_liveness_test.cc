@@ -1,6 +1,7 @@
 // Every connection base/socket.h makes or accepts, the bootstrap's and the transports' alike,
 // notices a peer that went silent (Liveness: TCP_USER_TIMEOUT and keepalive probes), and can say
-// where it ran once it is gone (connectionEnds, describe). And sendAllv's two parts arrive whole.
+// where it ran once it is gone (connectionEnds, describe). And sendAllv's two parts arrive whole,
+// and recvBulk's low-water mark neither loses bytes nor outlives it.
 #include <gtest/gtest.h>
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -129,6 +131,52 @@ TEST(SocketSendTest, AHeaderAndAPayloadLargerThanTheSocketBuffersArriveInOrder) 
   EXPECT_EQ(std::memcmp(got.data(), &head, sizeof(head)), 0);
   EXPECT_TRUE(std::equal(payload.begin(), payload.end(), got.begin() + sizeof(head)));
   EXPECT_EQ(std::memcmp(got.data() + sizeof(head) + payload.size(), &head, sizeof(head)), 0);
+}
+
+TEST(SocketRecvBulkTest, ABulkArrivingInPiecesIsWholeAndTheNextSmallReadStillWakes) {
+  LoopbackPair pair;
+  ASSERT_NO_FATAL_FAILURE(connectOnLoopback(
+      [](const sockaddr_storage& to) { return connectOnce(to, Deadline::afterMs(5000)); }, &pair));
+  std::vector<char> payload(3 * kBulkWakeBytes + 1234);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>(i * 7 + (i >> 11));
+  const uint64_t word = 0x0102030405060708ull;
+  std::thread writer([&] {
+    // In pieces smaller than the mark, with pauses, so that the reader waits between them.
+    for (size_t at = 0; at < payload.size(); at += 60000) {
+      const size_t n = std::min<size_t>(60000, payload.size() - at);
+      ASSERT_TRUE(sendAll(pair.out, payload.data() + at, n, Deadline::afterMs(5000)).ok());
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    // A small message after a pause: its reader must wake at its first bytes.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_TRUE(sendAll(pair.out, &word, sizeof(word), Deadline::afterMs(5000)).ok());
+  });
+  std::vector<char> got(payload.size());
+  const IoResult bulk = recvBulk(pair.in, got.data(), got.size(), Deadline::afterMs(10000));
+  EXPECT_TRUE(bulk.ok()) << bulk.describe();
+  EXPECT_EQ(got, payload);
+  EXPECT_EQ(option(pair.in, SOL_SOCKET, SO_RCVLOWAT), 1);
+  uint64_t next = 0;
+  const IoResult small = recvAll(pair.in, &next, sizeof(next), Deadline::afterMs(5000));
+  writer.join();
+  EXPECT_TRUE(small.ok()) << small.describe();
+  EXPECT_EQ(next, word);
+}
+
+TEST(SocketRecvBulkTest, APeerThatClosesShortOfTheMarkEndsTheWait) {
+  LoopbackPair pair;
+  ASSERT_NO_FATAL_FAILURE(connectOnLoopback(
+      [](const sockaddr_storage& to) { return connectOnce(to, Deadline::afterMs(5000)); }, &pair));
+  std::vector<char> part(kBulkWakeBytes / 2, 'x');
+  std::thread writer([&] {
+    ASSERT_TRUE(sendAll(pair.out, part.data(), part.size(), Deadline::afterMs(5000)).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    pair.out = Socket();  // closed with half a mark's worth sent
+  });
+  std::vector<char> got(4 * kBulkWakeBytes);
+  const IoResult io = recvBulk(pair.in, got.data(), got.size(), Deadline::afterMs(10000));
+  writer.join();
+  EXPECT_EQ(io.end, IoEnd::kPeerClosed) << io.describe();
 }
 
 }  // namespace

@@ -111,10 +111,13 @@ class ProxyThread {
     }
     return adopt(std::move(connected).value());
   }
-  /// On the thread: reads exactly `bytes`, a slot's word or (`midSlot`) its bytes; false
-  /// (having said why, unless stopping) when the connection ended.
+  /// On the thread: reads exactly `bytes`, a slot's word or (`midSlot`) its bytes, the latter
+  /// in bulk (waking as they arrive by the 256 KiB); false (having said why, unless stopping)
+  /// when the connection ended.
   bool receive(void* data, size_t bytes, bool midSlot) {
-    braid::net::IoResult io = braid::net::recvAll(socket_, data, bytes, Deadline::never());
+    braid::net::IoResult io = midSlot
+                                  ? braid::net::recvBulk(socket_, data, bytes, Deadline::never())
+                                  : braid::net::recvAll(socket_, data, bytes, Deadline::never());
     if (!io.ok()) lost("receiving from", io, midSlot);
     return io.ok();
   }

@@ -167,7 +167,7 @@ void StripedRecvPump::run(int thread) {
     // Room: the executor has released the slot this one reuses.
     auto room = [&] { return slot - engine::loadAcquire(&fifo_.counters->head) < kFifoSlots; };
     if (!pollUntil(/*drainEnds=*/false, room)) return;
-    io = braid::net::recvAll(socket, engine::slotAt(fifo_, slot), bytes, Deadline::never());
+    io = braid::net::recvBulk(socket, engine::slotAt(fifo_, slot), bytes, Deadline::never());
     if (!io.ok()) {
       lost("receiving from", index, io, /*midSlot=*/true);
       return;
