@@ -24,7 +24,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <new>
-#include <random>
 #include <string>
 
 #include "base/futex.h"
@@ -190,6 +189,18 @@ Status checkHeader(const std::string& name, const ShmSegment& segment, size_t sl
   return Status();
 }
 
+// The receiving end of a FIFO in fresh, zeroed memory: constructing the header there makes its
+// atomics objects the C++ way before anyone else can see them.
+std::unique_ptr<RecvEnd> recvEndIn(ShmSegment segment, size_t slotBytes) {
+  auto* header = new (segment.data()) FifoHeader();
+  header->version = kVersion;
+  header->slotCount = kFifoSlots;
+  header->slotBytes = slotBytes;
+  header->stride = strideFor(slotBytes);
+  header->magic.store(kMagic, std::memory_order_release);
+  return std::make_unique<ShmRecvEnd>(std::move(segment));
+}
+
 }  // namespace
 
 std::string segmentName(uint64_t magic, int sender, int receiver, int channel) {
@@ -202,15 +213,7 @@ std::string segmentName(uint64_t magic, int sender, int receiver, int channel) {
 Result<std::unique_ptr<RecvEnd>> createRecvEnd(const std::string& name, size_t slotBytes) {
   BRAID_TRY(checkSlotBytes(name, slotBytes));
   BRAID_ASSIGN_OR_RETURN(ShmSegment segment, ShmSegment::create(name, segmentBytes(slotBytes)));
-  // The memory is fresh and zeroed; constructing the header there makes
-  // its atomics objects the C++ way before anyone else can see them.
-  auto* header = new (segment.data()) FifoHeader();
-  header->version = kVersion;
-  header->slotCount = kFifoSlots;
-  header->slotBytes = slotBytes;
-  header->stride = strideFor(slotBytes);
-  header->magic.store(kMagic, std::memory_order_release);
-  return std::unique_ptr<RecvEnd>(std::make_unique<ShmRecvEnd>(std::move(segment)));
+  return recvEndIn(std::move(segment), slotBytes);
 }
 
 Result<std::unique_ptr<SendEnd>> openSendEnd(const std::string& name, size_t slotBytes) {
@@ -237,24 +240,14 @@ Result<std::unique_ptr<SendEnd>> tryOpenSendEnd(const std::string& name, size_t 
 Status unlinkSegment(const std::string& name) { return ShmSegment::unlink(name); }
 
 Result<PrivateFifo> createPrivateFifo(size_t slotBytes) {
-  static std::atomic<uint64_t> counter{0};
-  // The name lives only until both ends have it, but a process killed in between leaves it in
-  // /dev/shm, and pids come round again (a CI run wraps 32768 of them): a random part per
-  // process keeps a later process with the same pid from meeting it.
-  static const uint64_t salt = [] {
-    std::random_device device;
-    return (static_cast<uint64_t>(device()) << 32) ^ device();
-  }();
-  char saltText[17];
-  snprintf(saltText, sizeof(saltText), "%016llx", static_cast<unsigned long long>(salt));
-  const std::string name = "/braid-net-" + std::to_string(getpid()) + "-" + saltText + "-" +
-                           std::to_string(counter.fetch_add(1));
+  const std::string what = "(private)";
+  BRAID_TRY(checkSlotBytes(what, slotBytes));
+  // Both ends are in this process: memory without a name, mapped once for each.
+  BRAID_ASSIGN_OR_RETURN(auto mappings, ShmSegment::createUnnamedPair(segmentBytes(slotBytes)));
   PrivateFifo fifo;
-  BRAID_ASSIGN_OR_RETURN(fifo.recv, createRecvEnd(name, slotBytes));
-  Result<std::unique_ptr<SendEnd>> send = openSendEnd(name, slotBytes);
-  (void)unlinkSegment(name);
-  if (!send.ok()) return send.status();
-  fifo.send = std::move(send).value();
+  fifo.recv = recvEndIn(std::move(mappings.first), slotBytes);
+  BRAID_TRY(checkHeader(what, mappings.second, slotBytes));
+  fifo.send = std::make_unique<ShmSendEnd>(std::move(mappings.second));
   fifo.ref = static_cast<const ShmRecvEnd&>(*fifo.recv).ref();
   return fifo;
 }

@@ -41,7 +41,7 @@ Result<std::unique_ptr<SendEnd>> openSendEnd(const std::string& name, size_t slo
 /// is not set up yet, so the caller can retry without blocking.
 Result<std::unique_ptr<SendEnd>> tryOpenSendEnd(const std::string& name, size_t slotBytes);
 
-/// A FIFO private to this process, both ends here and its name unlinked at once: what a proxy
+/// A FIFO private to this process, both ends here, in memory without a name: what a proxy
 /// puts between an executor and the network (transport/net). `ref` is the FIFO as the engine
 /// addresses it, for a proxy that drives one side itself instead of through an end.
 struct PrivateFifo {

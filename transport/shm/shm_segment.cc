@@ -113,6 +113,22 @@ Result<ShmSegment> ShmSegment::open(const std::string& name) {
   return ShmSegment(name, data, bytes, /*unlinkOnDestroy=*/false);
 }
 
+Result<std::pair<ShmSegment, ShmSegment>> ShmSegment::createUnnamedPair(size_t bytes) {
+  const std::string what = "(unnamed, " + std::to_string(bytes) + " bytes)";
+  if (bytes == 0) return invalidArgument("shm segment " + what + " of 0 bytes");
+  const int fd = memfd_create("braid-private", MFD_CLOEXEC);
+  if (fd < 0) return shmError("cannot create", what, errno);
+  FdCloser closer(fd);
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) return shmError("cannot size", what, errno);
+  void* first = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (first == MAP_FAILED) return shmError("cannot map", what, errno);
+  ShmSegment a(what, first, bytes, /*unlinkOnDestroy=*/false);
+  void* second = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (second == MAP_FAILED) return shmError("cannot map", what, errno);
+  ShmSegment b(what, second, bytes, /*unlinkOnDestroy=*/false);
+  return std::make_pair(std::move(a), std::move(b));
+}
+
 Status ShmSegment::unlink(const std::string& name) {
   BRAID_TRY(checkName(name));
   if (shm_unlink(name.c_str()) != 0 && errno != ENOENT) {

@@ -28,6 +28,11 @@ class ShmSegment {
   /// Like open(), but a segment that does not exist yet, or whose creator has
   /// not given it its size yet, is not an error: the result is then empty.
   static Result<std::optional<ShmSegment>> openIfReady(const std::string& name);
+  /// Two mappings of `bytes` of zeroed memory without a name (memfd_create), for memory whose
+  /// users are all in this process (a FIFO between a rank and its network proxy): nothing in
+  /// /dev/shm to leak or to fill, and pages are committed as they are first written, like any
+  /// other memory of the process.
+  static Result<std::pair<ShmSegment, ShmSegment>> createUnnamedPair(size_t bytes);
   /// Removes the name; mappings stay valid. A name that is already gone
   /// counts as success, so that cleanup paths may call it more than once.
   static Status unlink(const std::string& name);
