@@ -32,6 +32,7 @@ Config Config::fromEnvironment() {
   c.maxChannels = getIntKnob("MAX_NCHANNELS", c.maxChannels);
   c.crossNic = getIntKnob("CROSS_NIC", c.crossNic);
   c.buffSize = env::getInt("BUFFSIZE", c.buffSize);
+  c.buffSizeSet = env::get("BUFFSIZE").has_value();
   c.algo = env::get("ALGO").value_or("");
   c.proto = env::get("PROTO").value_or("");
   c.transports = env::get("TRANSPORTS").value_or("");

@@ -24,10 +24,13 @@ struct Config {
   /// (topology/search.h).
   int crossNic = 2;
   int64_t buffSize = 4 << 20;  ///< BRAID_BUFFSIZE: bytes of one FIFO (all its slots)
-  std::string algo;            ///< BRAID_ALGO: empty = let braid choose
-  std::string proto;           ///< BRAID_PROTO: empty = let braid choose
-  std::string transports;      ///< BRAID_TRANSPORTS: comma-separated allow list; empty = all
-  bool dumpSchedule = false;   ///< BRAID_DUMP_SCHEDULE
+  /// BRAID_BUFFSIZE was given (else host communicators of one rank per host whose cores are
+  /// oversubscribed take bigger FIFOs, Links::configure).
+  bool buffSizeSet = false;
+  std::string algo;           ///< BRAID_ALGO: empty = let braid choose
+  std::string proto;          ///< BRAID_PROTO: empty = let braid choose
+  std::string transports;     ///< BRAID_TRANSPORTS: comma-separated allow list; empty = all
+  bool dumpSchedule = false;  ///< BRAID_DUMP_SCHEDULE
   /// BRAID_DETERMINISTIC: every reduction in one fixed order per element,
   /// whatever algorithm, protocol, channels and chunks run it.
   bool deterministic = false;

@@ -49,6 +49,16 @@ uint64_t protocolSalt(algo::Protocol protocol) {
 constexpr uint32_t kSpinNsDedicated = 100000;
 constexpr uint32_t kSpinNsShared = 0;
 
+// Host ranks across hosts whose host runs more threads than it has cores (each rank's and two
+// proxies per channel) hand every slice over between threads that wait for the scheduler to run
+// them: measured on 2 cores, 2 hosts x 1 rank, 0.15 ms on average from a wake to the run. At
+// 512 KiB slots that cost about 0.1 ms per slice, a fifth of a 64 MiB all_reduce; slots of
+// 4 MiB hand over an eighth as often (docs/benchmarks.md, 2026-12-06). Only where every host has
+// one rank: all its FIFOs are then network ones, in memory of its own committed as slots are
+// written (shm::createPrivateFifo), where FIFOs between ranks of a host reserve all their bytes
+// in /dev/shm, which containers keep small.
+constexpr int64_t kOversubscribedNetworkFifoBytes = 32 << 20;
+
 }  // namespace
 
 Links::~Links() {
@@ -66,7 +76,14 @@ void Links::configure(tune::Model& model) {
     if (config_.minChannels > 0) nchannels = std::max(nchannels, config_.minChannels);
     if (config_.maxChannels > 0) nchannels = std::min(nchannels, config_.maxChannels);
   }
-  slotBytes = static_cast<size_t>(config_.buffSize) / transport::kFifoSlots;
+  const int threadsPerRank = network_.active() ? 1 + 2 * nchannels : 1;
+  int64_t fifoBytes = config_.buffSize;
+  // Decided from every host's counts, so that every rank makes the same FIFOs.
+  if (!config_.buffSizeSet && members_.cudaDevice < 0 && network_.active() &&
+      members_.hostCount() == members_.nranks && members_.someHostOversubscribed(threadsPerRank)) {
+    fifoBytes = std::max(fifoBytes, kOversubscribedNetworkFifoBytes);
+  }
+  slotBytes = static_cast<size_t>(fifoBytes) / transport::kFifoSlots;
   slotBytes &= ~static_cast<size_t>(63);  // keep slots cache-line aligned
 
   // Spinning helps only when every rank has a core to itself; beyond that a
@@ -81,7 +98,6 @@ void Links::configure(tune::Model& model) {
   // core, yet none takes another's. Counted as its own, a bound rank slept in the kernel at
   // every wait: 8 B all_reduce, 2 ranks bound on 2 cores, 0.64 us against 0.30 unbound.
   const int cores = members_.coresOfHost();
-  const int threadsPerRank = network_.active() ? 1 + 2 * nchannels : 1;
   if (config_.spinUs >= 0) {
     spinNs = static_cast<uint32_t>(std::min<int64_t>(config_.spinUs * 1000, UINT32_MAX));
   } else {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <random>
 #include <string>
+#include <unordered_map>
 
 #include "topology/cpu_affinity.h"
 #include "topology/host_id.h"
@@ -81,6 +82,24 @@ int Members::coresOfHost() const {
     cores |= peers[r].cpus;
   }
   return cores.count();  // this rank's own CPUs are in it: never 0
+}
+
+bool Members::someHostOversubscribed(int threadsPerRank) const {
+  struct Host {
+    int ranks = 0;
+    topology::CpuMask cpus;
+  };
+  std::unordered_map<uint64_t, Host> hosts;
+  for (int r = 0; r < nranks; ++r) {
+    if (peers[r].cpus.empty()) return false;
+    Host& h = hosts[peers[r].hostId];
+    ++h.ranks;
+    h.cpus |= peers[r].cpus;
+  }
+  for (const auto& [id, h] : hosts) {
+    if (static_cast<int64_t>(h.ranks) * threadsPerRank > h.cpus.count()) return true;
+  }
+  return false;
 }
 
 std::pair<int, int> Members::hostBlock() const {

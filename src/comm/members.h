@@ -99,6 +99,10 @@ class Members {
   /// affinities, so that ranks bound to a core each count a core each, and ranks bound to one
   /// core share it. This process's own count where a rank's affinity is unknown.
   int coresOfHost() const;
+  /// Whether some host runs more threads than it has CPUs: its ranks times `threadsPerRank`
+  /// over the union of their affinities. Every rank answers alike, from what all exchanged;
+  /// false where some rank's affinity is unknown, since the ranks could not agree then.
+  bool someHostOversubscribed(int threadsPerRank) const;
   /// The first rank of this rank's host and how many follow it there, when a host's ranks are
   /// consecutive (Comm::hostBlock).
   std::pair<int, int> hostBlock() const;

@@ -1,6 +1,7 @@
 // Members::coresOfHost: how many CPUs the ranks of a host may run on between them, from the
 // affinities they exchanged. It decides whether a rank's waits poll (a core each) or sleep at
-// once (ranks share cores) in Links::configure.
+// once (ranks share cores) in Links::configure. Members::someHostOversubscribed: whether any host
+// runs more threads than it has CPUs, which every rank must answer alike (it sizes the FIFOs).
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -50,6 +51,28 @@ TEST(MembersCores, OnlyTheRanksOfThisHostCount) {
 
 TEST(MembersCores, AnUnknownAffinityFallsBackToThisProcesssCount) {
   EXPECT_EQ(membersOf(0, {7, 7}, {{0}, {}}).coresOfHost(), topology::usableCores());
+}
+
+TEST(MembersOversubscribed, AHostWithMoreThreadsThanCpusIsOversubscribed) {
+  // Two hosts of one rank each on 2 CPUs: 3 threads a rank (the rank and two proxies) do not fit.
+  EXPECT_TRUE(membersOf(0, {7, 9}, {{0, 1}, {0, 1}}).someHostOversubscribed(3));
+  EXPECT_FALSE(membersOf(0, {7, 9}, {{0, 1}, {0, 1}}).someHostOversubscribed(2));
+  EXPECT_FALSE(membersOf(0, {7, 9}, {{0, 1, 2, 3}, {0, 1, 2}}).someHostOversubscribed(3));
+}
+
+TEST(MembersOversubscribed, EveryRankAnswersAlike) {
+  // Host 9 has 2 ranks on 2 CPUs, host 7 one rank on 8: host 9 is oversubscribed at 2 threads a
+  // rank, and rank 0, on host 7, says so as well as ranks 1 and 2.
+  const std::vector<uint64_t> hosts = {7, 9, 9};
+  const std::vector<std::vector<int>> cpus = {{0, 1, 2, 3, 4, 5, 6, 7}, {0}, {1}};
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_TRUE(membersOf(rank, hosts, cpus).someHostOversubscribed(2)) << rank;
+    EXPECT_FALSE(membersOf(rank, hosts, cpus).someHostOversubscribed(1)) << rank;
+  }
+}
+
+TEST(MembersOversubscribed, AnUnknownAffinityAnswersNo) {
+  EXPECT_FALSE(membersOf(0, {7, 9}, {{0}, {}}).someHostOversubscribed(8));
 }
 
 }  // namespace
