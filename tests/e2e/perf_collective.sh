@@ -93,6 +93,21 @@ if [[ -n ${E2E_HOSTS:-} ]]; then
   [[ ${BRAID_NET:-} != IB ]] || transport="network: verbs transport on"
   [[ -z ${BRAID_IB_EMULATE:-} ]] || transport="network: verbs transport on emu_0:1"
   grep -q "$transport" "$err" || fail "rank 0 did not report '$transport'" "$err"
+  # The FIFOs' size (comm/links.cc): with BRAID_BUFFSIZE unset, 32 MiB (slots of 4 MiB) where a
+  # host communicator has one rank per host and a host runs more threads than it has CPUs (the
+  # rank and two proxies per channel, on the CPUs this machine gives the unbound ranks), 4 MiB
+  # otherwise (GPU communicators among them).
+  if [[ -z ${BRAID_BUFFSIZE:-}${NCCL_BUFFSIZE:-} ]]; then
+    slot=524288
+    if ! grep -q "channels from the device" "$err"; then
+      channels=$(sed -n 's/.*; \([0-9]*\) channel(s); .*/\1/p' "$err" | head -1)
+      [[ -n $channels ]] || fail "rank 0 did not report its channels and FIFOs" "$err"
+      ((nranks == E2E_HOSTS && 1 + 2 * channels > $(nproc))) && slot=4194304
+    fi
+    grep -q "fifo 8 x $slot bytes" "$err" ||
+      fail "rank 0's FIFOs are not of 8 slots x $slot bytes (${channels:-device} channels, $(nproc) CPUs)" \
+        "$err"
+  fi
 else
   run_perf "$out" "$err" "$perf" "$coll" -b "$min" -e "$max" -f "$factor" "$@"
   expect_success "$out" "$err"
