@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <random>
 #include <string>
-#include <unordered_map>
 
 #include "topology/cpu_affinity.h"
 #include "topology/host_id.h"
@@ -74,32 +73,35 @@ int Members::localRank() const {
   return before;
 }
 
-int Members::coresOfHost() const {
-  topology::CpuMask cores;
+Members::HostCpus Members::cpusOfHost(uint64_t hostId) const {
+  HostCpus host;
   for (int r = 0; r < nranks; ++r) {
-    if (onOtherHost(r)) continue;
-    if (peers[r].cpus.empty()) return topology::usableCores();
-    cores |= peers[r].cpus;
+    if (peers[r].hostId != hostId) continue;
+    ++host.ranks;
+    if (peers[r].cpus.empty()) host.known = false;
+    host.cpus |= peers[r].cpus;
   }
-  return cores.count();  // this rank's own CPUs are in it: never 0
+  return host;
+}
+
+int Members::coresOfHost() const {
+  const HostCpus host = cpusOfHost(peers[rank].hostId);
+  // This rank's own CPUs are in a known union: never 0.
+  return host.known ? host.cpus.count() : topology::usableCores();
 }
 
 bool Members::someHostOversubscribed(int threadsPerRank) const {
-  struct Host {
-    int ranks = 0;
-    topology::CpuMask cpus;
-  };
-  std::unordered_map<uint64_t, Host> hosts;
+  std::vector<uint64_t> seen;
+  bool oversubscribed = false;
   for (int r = 0; r < nranks; ++r) {
-    if (peers[r].cpus.empty()) return false;
-    Host& h = hosts[peers[r].hostId];
-    ++h.ranks;
-    h.cpus |= peers[r].cpus;
+    const uint64_t id = peers[r].hostId;
+    if (std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
+    seen.push_back(id);
+    const HostCpus host = cpusOfHost(id);
+    if (!host.known) return false;
+    oversubscribed |= static_cast<int64_t>(host.ranks) * threadsPerRank > host.cpus.count();
   }
-  for (const auto& [id, h] : hosts) {
-    if (static_cast<int64_t>(h.ranks) * threadsPerRank > h.cpus.count()) return true;
-  }
-  return false;
+  return oversubscribed;
 }
 
 std::pair<int, int> Members::hostBlock() const {

@@ -118,6 +118,14 @@ class Members {
   Status planTopology(const Config& config);
 
  private:
+  /// A host's ranks and the union of their affinities; `known` is false where some rank's
+  /// affinity is unknown.
+  struct HostCpus {
+    int ranks = 0;
+    topology::CpuMask cpus;
+    bool known = true;
+  };
+  HostCpus cpusOfHost(uint64_t hostId) const;
   /// The NUMA node this rank runs on, for PeerInfo (-1: unknown).
   int32_t numaIdOfThisRank() const;
   /// A communicator across hosts: every rank's host graph through the bootstrap, joined into

@@ -46,6 +46,17 @@ Status shmError(const char* doing, const std::string& name, int err) {
   return systemError(message);
 }
 
+// The unnamed segment's errors: no /dev/shm to blame, its memory is the process's own.
+Status memfdError(const char* doing, const std::string& what, int err) {
+  std::string message = std::string(doing) + " shm segment " + what + ": " + errorText(err);
+  if (err == ENOMEM || err == ENOSPC || err == EMFILE) {
+    message +=
+        " (the process is out of memory or file descriptors: lower BRAID_BUFFSIZE / "
+        "BRAID_NCHANNELS, or raise its limits)";
+  }
+  return systemError(message);
+}
+
 Status checkName(const std::string& name) {
   bool ok = name.size() >= 2 && name[0] == '/' && name.find('/', 1) == std::string::npos &&
             name.size() - 1 <= NAME_MAX;
@@ -117,14 +128,14 @@ Result<std::pair<ShmSegment, ShmSegment>> ShmSegment::createUnnamedPair(size_t b
   const std::string what = "(unnamed, " + std::to_string(bytes) + " bytes)";
   if (bytes == 0) return invalidArgument("shm segment " + what + " of 0 bytes");
   const int fd = memfd_create("braid-private", MFD_CLOEXEC);
-  if (fd < 0) return shmError("cannot create", what, errno);
+  if (fd < 0) return memfdError("cannot create", what, errno);
   FdCloser closer(fd);
-  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) return shmError("cannot size", what, errno);
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) return memfdError("cannot size", what, errno);
   void* first = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (first == MAP_FAILED) return shmError("cannot map", what, errno);
+  if (first == MAP_FAILED) return memfdError("cannot map", what, errno);
   ShmSegment a(what, first, bytes, /*unlinkOnDestroy=*/false);
   void* second = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (second == MAP_FAILED) return shmError("cannot map", what, errno);
+  if (second == MAP_FAILED) return memfdError("cannot map", what, errno);
   ShmSegment b(what, second, bytes, /*unlinkOnDestroy=*/false);
   return std::make_pair(std::move(a), std::move(b));
 }

@@ -1,4 +1,5 @@
-// A named POSIX shared-memory segment, mapped read-write, owned by RAII.
+// A shared-memory segment, mapped read-write, owned by RAII: a named POSIX one for memory that
+// other processes map, or an unnamed memfd mapped twice for memory that stays in this process.
 //
 // The shm transport puts each FIFO in its own segment: the receiver creates
 // it, the sender opens it by name, and the comm unlinks the name once both
