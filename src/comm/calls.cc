@@ -177,6 +177,7 @@ Status Calls::checkUsable() const {
 }
 
 Status Calls::run(const CollCall& call) {
+  if (tiny_.takes(call)) return runTiny(call);
   BRAID_TRY(checkDataType(call.type));
   if (rooted(call.collective)) BRAID_TRY(checkRank(call.root, members_.nranks, "root"));
   BRAID_TRY(checkUsable());
@@ -249,7 +250,9 @@ Status Calls::runRecorded(const CollCall& call) {
               algo::protocolName(choice.protocol));
     }
     s = links_.oneShot->allReduce(call.input, call.output, call.count, elemBytes, op,
-                                  choice.protocol, links_.waitContext());
+                                  choice.protocol, links_.waitContext(),
+                                  recorder_.flight->hostWaits());
+    if (s.ok()) armTinyLane(call, choice, op);
   } else if (deterministicRing) {
     recorder_.plan(choice, nullptr);
     s = deterministicRingAllReduce(call, op, choice.protocol);
@@ -278,14 +281,7 @@ Status Calls::runRecorded(const CollCall& call) {
   }
   recorder_.traceCall(call, choice, links_.nchannels, traceStart,
                       zeroCopied != exec::ZeroCopyMode::kDeclined ? "zero-copy" : nullptr);
-  if (!s.ok()) {
-    s = health_.explainFailure(s);
-    health_.broken = s;
-    BRAID_WARN("%s (%s, %s) failed: %s", collectiveName(call.collective),
-               algo::algorithmName(choice.algorithm), algo::protocolName(choice.protocol),
-               s.message().c_str());
-    return s;
-  }
+  if (!s.ok()) return failed(call, choice, s);
   // avg divides once, on the part of the result this rank holds: a
   // schedule's program does it as its last instructions, the one-shot and
   // the deterministic ring here.
@@ -295,6 +291,15 @@ Status Calls::runRecorded(const CollCall& call) {
     if (reduces(call.collective)) op.finishOutput(call.output, call.count);
   }
   return Status::success();
+}
+
+Status Calls::failed(const CollCall& call, const tune::Choice& choice, const Status& s) {
+  Status explained = health_.explainFailure(s);
+  health_.broken = explained;
+  BRAID_WARN("%s (%s, %s) failed: %s", collectiveName(call.collective),
+             algo::algorithmName(choice.algorithm), algo::protocolName(choice.protocol),
+             explained.message().c_str());
+  return explained;
 }
 
 Status Calls::sendRecv(const std::vector<P2pOp>& ops, void* stream) {

@@ -51,7 +51,10 @@ class Calls {
   void attachGpu(GpuSide* gpu) { gpu_ = gpu; }
   /// Forgets the cached schedules, and with them their device programs and FIFO ports (a GPU
   /// communicator's suspend); the next calls make them again.
-  void dropSchedules() { schedules_.clear(); }
+  void dropSchedules() {
+    schedules_.clear();
+    tiny_ = TinyLane();
+  }
 
   /// Runs a collective: checked, recorded, and on failure explained and noted.
   Status run(const CollCall& call);
@@ -64,6 +67,22 @@ class Calls {
   std::map<void*, size_t> registrations;
 
  private:
+  /// The shape of the last host all_reduce that ran on the one-shot board, and what ran it: a
+  /// call of the same shape takes the same way without choosing again (calls_tiny.cc).
+  struct TinyLane {
+    bool armed = false;
+    size_t count = 0;
+    DataType type{};
+    RedOp op{};
+    tune::Choice choice;
+    kernels::HostOp hostOp;
+
+    bool takes(const CollCall& call) const {
+      return armed && call.collective == Collective::kAllReduce && call.count == count &&
+             call.type == type && call.op == op && call.blockCounts == nullptr;
+    }
+  };
+
   /// A schedule built for a recent call, reused while calls repeat (the common case).
   struct CachedSchedule {
     Collective collective;
@@ -84,6 +103,14 @@ class Calls {
   Status checkUsable() const;
   /// run's work once the call is checked and recorded.
   Status runRecorded(const CollCall& call);
+  /// After a one-shot all_reduce ran: keeps its shape for the tiny lane where the lane may take
+  /// the next one (calls_tiny.cc).
+  void armTinyLane(const CollCall& call, const tune::Choice& choice, const kernels::HostOp& op);
+  /// run's work for a call the tiny lane takes (calls_tiny.cc).
+  Status runTiny(const CollCall& call);
+  /// A host call that failed: explained (a lost peer first), kept as the communicator's
+  /// breakage and logged with what ran it.
+  Status failed(const CollCall& call, const tune::Choice& choice, const Status& s);
   /// The schedule of `call` as `choice` runs it, made and connected if no recent call had it.
   Result<const CachedSchedule*> scheduleFor(const CollCall& call, const tune::Choice& choice);
   /// Whether `call` runs on the zero-copy board (links' zeroCopy) rather than its choice.
@@ -112,6 +139,7 @@ class Calls {
   /// tree reduce's non-roots) and for the deterministic ring's blocks.
   std::vector<unsigned char> scratch_;
   uint64_t checkedCalls_ = 0;  ///< the sequence number of the next checked call
+  TinyLane tiny_;
 };
 
 }  // namespace braid::comm

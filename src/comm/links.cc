@@ -98,10 +98,11 @@ void Links::configure(tune::Model& model) {
   // core, yet none takes another's. Counted as its own, a bound rank slept in the kernel at
   // every wait: 8 B all_reduce, 2 ranks bound on 2 cores, 0.64 us against 0.30 unbound.
   const int cores = members_.coresOfHost();
+  corePerThread = members_.nranks * threadsPerRank <= cores;
   if (config_.spinUs >= 0) {
     spinNs = static_cast<uint32_t>(std::min<int64_t>(config_.spinUs * 1000, UINT32_MAX));
   } else {
-    spinNs = members_.nranks * threadsPerRank <= cores ? kSpinNsDedicated : kSpinNsShared;
+    spinNs = corePerThread ? kSpinNsDedicated : kSpinNsShared;
   }
   model.hostCores = cores;
 
@@ -155,9 +156,11 @@ Status Links::connectRing(Selector& selector) {
   if (allowed.algorithm[static_cast<int>(algo::Algorithm::kOneShot)]) {
     bootstrap::Bootstrap* bootstrap = members_.bootstrap.get();
     BRAID_ASSIGN_OR_RETURN(
-        oneShot, exec::OneShotBoard::create(linkNonce ^ 0x6f6e6573686f7421ull, rank, nranks,
-                                            exec::OneShotBoard::kDefaultMaxBytes,
-                                            [bootstrap] { return bootstrap->barrier(); }));
+        oneShot,
+        exec::OneShotBoard::create(
+            linkNonce ^ 0x6f6e6573686f7421ull, rank, nranks, exec::OneShotBoard::kDefaultMaxBytes,
+            [bootstrap] { return bootstrap->barrier(); }, exec::OneShotBoard::kLlFlagPeriod,
+            /*fencelessPublish=*/corePerThread));
     allowed.oneShotMaxBytes = oneShot->maxBytes();
     selector.oneShotBoard = true;
   }

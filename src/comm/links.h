@@ -53,10 +53,11 @@ class Links {
   Links& operator=(const Links&) = delete;
 
   int nchannels = 1;
-  size_t slotBytes = 0;    ///< Simple FIFO slots; LL ones are llSlotBytes()
-  uint32_t spinNs = 0;     ///< how long a waiter polls before it sleeps
-  uint64_t linkNonce = 0;  ///< names the schedules' FIFOs
-  uint64_t p2pNonce = 0;   ///< names the point-to-point FIFOs
+  size_t slotBytes = 0;        ///< Simple FIFO slots; LL ones are llSlotBytes()
+  uint32_t spinNs = 0;         ///< how long a waiter polls before it sleeps
+  bool corePerThread = false;  ///< the host's cores outnumber its ranks' threads
+  uint64_t linkNonce = 0;      ///< names the schedules' FIFOs
+  uint64_t p2pNonce = 0;       ///< names the point-to-point FIFOs
   /// The one-shot all-reduce's board (null with one rank, on a GPU, or when not allowed).
   std::unique_ptr<exec::OneShotBoard> oneShot;
   /// The zero-copy all-reduce's board: ranks on one host of a host communicator, unless

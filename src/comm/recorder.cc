@@ -84,11 +84,14 @@ void Recorder::plan(const tune::Choice& choice, const exec::Program* program, co
     for (const exec::ChannelProgram& ch : program->channels) {
       instrs_.push_back(static_cast<uint32_t>(ch.instrs.size()));
     }
+  } else {
+    // The boards (one-shot, zero-copy) wait for one peer at a time, noted in channel 0's record.
+    instrs_.push_back(1);
   }
   flight::PlanFields f;
   f.algorithm = ran != nullptr ? ran : algo::algorithmName(choice.algorithm);
   f.protocol = algo::protocolName(choice.protocol);
-  f.channels = static_cast<uint32_t>(instrs_.empty() ? 1 : instrs_.size());
+  f.channels = static_cast<uint32_t>(instrs_.size());
   if (held_) {
     held_ = false;
     flightSeq_ = flight->begin(heldFields_, f, instrs_);

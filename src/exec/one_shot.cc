@@ -59,7 +59,9 @@
 #include <utility>
 
 #include "base/futex.h"
+#include "base/membarrier.h"
 #include "exec/peer_wait.h"
+#include "kernels/engine/sync.h"
 #include "transport/shm/shm_segment.h"
 
 namespace braid::exec {
@@ -85,6 +87,7 @@ struct BoardHeader {
   int32_t rank;
   int32_t nranks;
   uint64_t maxBytes;
+  uint32_t fenceless;  // the owner asked to publish without a full fence, and can
   // Written by the owner at every simple call.
   alignas(kLine) std::atomic<uint64_t> published;
   // `wake`, written by the owner when it finds sleepers; `sleepers`, counted by the readers
@@ -116,7 +119,7 @@ const char* protocolText(algo::Protocol protocol) {
 
 // Turns a freshly created (zeroed) segment into rank's board segment.
 void formatSegment(const ShmSegment& segment, int rank, int nranks, size_t maxBytes,
-                   const Layout& layout) {
+                   const Layout& layout, bool fenceless) {
   char* base = static_cast<char*>(segment.data());
   // Constructing the atomics in place makes them C++ objects before any
   // peer can map the segment; the memory is already zero.
@@ -131,6 +134,7 @@ void formatSegment(const ShmSegment& segment, int rank, int nranks, size_t maxBy
   header->rank = rank;
   header->nranks = nranks;
   header->maxBytes = maxBytes;
+  header->fenceless = fenceless ? 1 : 0;
   header->magic.store(kMagic, std::memory_order_release);
 }
 
@@ -264,7 +268,8 @@ OneShotBoard::~OneShotBoard() = default;
 Result<std::unique_ptr<OneShotBoard>> OneShotBoard::create(uint64_t nonce, int rank, int nranks,
                                                            size_t maxBytes,
                                                            const std::function<Status()>& barrier,
-                                                           uint32_t llFlagPeriod) {
+                                                           uint32_t llFlagPeriod,
+                                                           bool fencelessPublish) {
   if (nranks < 1 || rank < 0 || rank >= nranks) {
     return invalidArgument("one-shot board: rank " + std::to_string(rank) + " of " +
                            std::to_string(nranks) + " ranks");
@@ -283,7 +288,9 @@ Result<std::unique_ptr<OneShotBoard>> OneShotBoard::create(uint64_t nonce, int r
   const Layout layout(maxBytes);
   const std::string ownName = oneShotSegmentName(nonce, rank);
   BRAID_ASSIGN_OR_RETURN(ShmSegment own, ShmSegment::create(ownName, layout.totalBytes()));
-  formatSegment(own, rank, nranks, maxBytes, layout);
+  const bool fenceless = fencelessPublish && membarrier::available();
+  formatSegment(own, rank, nranks, maxBytes, layout, fenceless);
+  board->fencelessPublish_ = fenceless;
   BRAID_TRY(barrier());
   board->ranks_.reserve(nranks);
   for (int r = 0; r < nranks; ++r) {
@@ -293,6 +300,10 @@ Result<std::unique_ptr<OneShotBoard>> OneShotBoard::create(uint64_t nonce, int r
     }
     BRAID_ASSIGN_OR_RETURN(ShmSegment peer, ShmSegment::open(oneShotSegmentName(nonce, r)));
     BRAID_TRY(checkSegment(peer, r, nranks, maxBytes, layout));
+    // Publishing without a fence needs every reader to force the barrier before it sleeps.
+    if (static_cast<const BoardHeader*>(peer.data())->fenceless == 0) {
+      board->fencelessPublish_ = false;
+    }
     board->ranks_.emplace_back(std::move(peer), layout);
   }
   BRAID_TRY(barrier());
@@ -302,7 +313,14 @@ Result<std::unique_ptr<OneShotBoard>> OneShotBoard::create(uint64_t nonce, int r
 
 Status OneShotBoard::allReduce(const void* input, void* output, size_t count, size_t elemBytes,
                                const kernels::HostOp& op, algo::Protocol protocol,
-                               const transport::WaitContext& wait) {
+                               const transport::WaitContext& wait,
+                               kernels::engine::WaitRecord* record) {
+  BRAID_TRY(begin(input, output, count, elemBytes, op, protocol));
+  return complete(input, output, count, elemBytes, op, protocol, wait, record);
+}
+
+Status OneShotBoard::begin(const void* input, void* output, size_t count, size_t elemBytes,
+                           const kernels::HostOp& op, algo::Protocol protocol) {
   if (!broken_.ok()) {
     return invalidUsage("one-shot board of rank " + std::to_string(rank_) +
                         " is unusable after an earlier call failed (" + broken_.message() + ")");
@@ -326,7 +344,19 @@ Status OneShotBoard::allReduce(const void* input, void* output, size_t count, si
     return invalidArgument("one-shot all_reduce of " + std::to_string(count) +
                            " elements with a null " + (input == nullptr ? "input" : "output"));
   }
+  // A rank alone has nobody to publish for: complete loads its input.
+  if (nranks_ > 1) {
+    publish(static_cast<const char*>(input), count * elemBytes, count, elemBytes, op, protocol);
+  }
+  return Status();
+}
 
+Status OneShotBoard::complete(const void* input, void* output, size_t count, size_t elemBytes,
+                              const kernels::HostOp& op, algo::Protocol protocol,
+                              const transport::WaitContext& wait,
+                              kernels::engine::WaitRecord* record) {
+  if (count == 0) return Status();
+  record_ = record;
   const char* in = static_cast<const char*>(input);
   char* out = static_cast<char*>(output);
   const size_t bytes = count * elemBytes;
@@ -335,7 +365,6 @@ Status OneShotBoard::allReduce(const void* input, void* output, size_t count, si
     ++calls_;
     return Status();
   }
-  publish(in, bytes, count, elemBytes, op, protocol);
   Status status;
   // Peers are visited from the next rank on, so that ranks do not all wait
   // for (and read from) rank 0 first.
@@ -384,14 +413,34 @@ void OneShotBoard::publish(const char* input, size_t bytes, size_t count, size_t
       packLines(lines + offset / 4, src, chunkBytes, flag);
     }
   }
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Between the lines and the look at `sleepers` (peer_wait.h): a full fence, or only the
+  // compiler's where the readers force it before they sleep.
+  membarrier::lightFence(fencelessPublish_);
   wakeSleepers(self.header->words);
+}
+
+template <typename Ready>
+Status OneShotBoard::waitNoted(int peer, const transport::WaitContext& wait, Ready ready) {
+  if (ready()) return Status();
+  namespace engine = kernels::engine;
+  if (record_ != nullptr) {
+    engine::storeRelaxed(reinterpret_cast<uint32_t*>(&record_->peer), static_cast<uint32_t>(peer));
+    engine::storeRelaxed(&record_->instr, 0u);
+    engine::storeRelaxed(&record_->sinceNs, engine::clockNs());
+    engine::storeRelaxed(&record_->kind, static_cast<uint32_t>(engine::WaitKind::kRecv));
+  }
+  Status s = waitForPeer(ranks_[peer].header->words, peer, wait, ready, fencelessPublish_);
+  // A wait that failed stays noted: the dump of the failure shows it.
+  if (s.ok() && record_ != nullptr) {
+    engine::storeRelaxed(&record_->kind, static_cast<uint32_t>(engine::WaitKind::kNone));
+  }
+  return s;
 }
 
 Status OneShotBoard::waitForPublished(int peer, const transport::WaitContext& wait) {
   const BoardHeader& header = *ranks_[peer].header;
   const uint64_t target = calls_ + 1;
-  return waitForPeer(ranks_[peer].header->words, peer, wait, [&header, target] {
+  return waitNoted(peer, wait, [&header, target] {
     return header.published.load(std::memory_order_acquire) >= target;
   });
 }
@@ -420,7 +469,7 @@ Status OneShotBoard::gatherChunk(const Chunk& chunk, const char* input, const ke
     const std::atomic<uint64_t>* lines = from.ll[parity] + chunk.offset / 4;
     const size_t nlines = (chunk.bytes + 3) / 4;
     size_t next = 0;
-    BRAID_TRY(waitForPeer(from.header->words, peer, wait, [&] {
+    BRAID_TRY(waitNoted(peer, wait, [&] {
       next = unpackReadyLines(lines, next, chunk.bytes, flag, buffer);
       return next == nlines;
     }));

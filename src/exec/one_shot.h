@@ -45,6 +45,7 @@
 #include "algo/algorithm.h"
 #include "braid/status.h"
 #include "exec/in_order_fold.h"
+#include "kernels/engine/launch.h"
 #include "kernels/host_reduce.h"
 #include "transport/connection.h"
 
@@ -71,10 +72,15 @@ class OneShotBoard {
   /// own segment, all meet at the barrier, each maps its peers' segments,
   /// all meet again, and each unlinks its own name, so nothing is left in
   /// /dev/shm once create has returned on every rank.
+  ///
+  /// `fencelessPublish` asks that a rank publish without a full fence, leaving it to a reader
+  /// about to sleep (base/membarrier.h): a few ns less per call, worth it where each rank has a
+  /// core and readers rarely sleep. The board does so only where every rank asked and can.
   static Result<std::unique_ptr<OneShotBoard>> create(uint64_t nonce, int rank, int nranks,
                                                       size_t maxBytes,
                                                       const std::function<Status()>& barrier,
-                                                      uint32_t llFlagPeriod = kLlFlagPeriod);
+                                                      uint32_t llFlagPeriod = kLlFlagPeriod,
+                                                      bool fencelessPublish = false);
 
   OneShotBoard(const OneShotBoard&) = delete;
   OneShotBoard& operator=(const OneShotBoard&) = delete;
@@ -84,6 +90,8 @@ class OneShotBoard {
   int nranks() const { return nranks_; }
   /// The most bytes (count * elemBytes) one call may reduce.
   size_t maxBytes() const { return maxBytes_; }
+  /// Whether this board's ranks publish without a full fence (create's fencelessPublish).
+  bool fencelessPublish() const { return fencelessPublish_; }
   /// Calls made so far (those that returned an error before publishing
   /// anything, and those of 0 elements, do not count).
   uint64_t calls() const { return calls_; }
@@ -95,9 +103,23 @@ class OneShotBoard {
   /// `wait.deadline` or sees the abort flag fails with kRemoteError naming
   /// the peer; the board is unusable after that (its peers may be mid-call),
   /// and later calls fail with kInvalidUsage.
+  /// A wait that does not succeed at once is noted in `record` (the flight recorder's, for a
+  /// dump to say whom the call waits for) while it lasts; null: not noted.
   Status allReduce(const void* input, void* output, size_t count, size_t elemBytes,
                    const kernels::HostOp& op, algo::Protocol protocol,
-                   const transport::WaitContext& wait);
+                   const transport::WaitContext& wait,
+                   kernels::engine::WaitRecord* record = nullptr);
+
+  /// allReduce in its two halves, for a caller with work to do while this rank's input
+  /// travels to the peers (comm/tiny_lane.h records the call there): begin checks the call
+  /// and publishes the input, complete reads the peers' inputs and writes the result.
+  /// complete must follow a successful begin, with the same arguments.
+  Status begin(const void* input, void* output, size_t count, size_t elemBytes,
+               const kernels::HostOp& op, algo::Protocol protocol);
+  Status complete(const void* input, void* output, size_t count, size_t elemBytes,
+                  const kernels::HostOp& op, algo::Protocol protocol,
+                  const transport::WaitContext& wait,
+                  kernels::engine::WaitRecord* record = nullptr);
 
  private:
   struct Rank;   // one rank's mapped segment (one_shot.cc)
@@ -111,12 +133,17 @@ class OneShotBoard {
   Status waitForPublished(int peer, const transport::WaitContext& wait);
   Status gatherChunk(const Chunk& chunk, const char* input, const kernels::HostOp& op,
                      algo::Protocol protocol, const transport::WaitContext& wait);
+  /// waitForPeer, noted in record_ unless ready() holds at once.
+  template <typename Ready>
+  Status waitNoted(int peer, const transport::WaitContext& wait, Ready ready);
 
   int rank_;
   int nranks_;
   size_t maxBytes_;
   uint64_t calls_ = 0;
   Status broken_;  ///< the first failure of a call; calls after it are refused
+  bool fencelessPublish_ = false;
+  kernels::engine::WaitRecord* record_ = nullptr;  ///< the running call's (complete's record)
   std::vector<Rank> ranks_;
   std::unique_ptr<LlFlagClock> llClock_;
   InOrderFold fold_;  ///< one chunk's operands and partial results

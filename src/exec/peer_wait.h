@@ -15,7 +15,10 @@
 // fences (seq_cst) and wakes everybody when `sleepers` is not zero: either
 // the reader sees the data, or the owner sees the sleeper (the two fences
 // order the pairs), and the kernel's recheck of `wake` closes the gap
-// between the reader's load of it and its sleep.
+// between the reader's load of it and its sleep. An owner that publishes
+// with a compiler barrier alone (base/membarrier.h) leaves its half of the
+// fence to the reader: `fencelessOwner` makes the reader force a barrier on
+// every registered process before it reads `wake`.
 #pragma once
 
 #include <sched.h>
@@ -27,6 +30,7 @@
 #include <cstdint>
 
 #include "base/futex.h"
+#include "base/membarrier.h"
 #include "braid/status.h"
 #include "transport/connection.h"
 
@@ -49,7 +53,8 @@ inline void wakeSleepers(WakeWords& words) {
 /// `words`) publishes. Spins for wait.spinNs, yields, then sleeps; a wait
 /// past wait.deadline or cut short by wait.abort fails naming the peer.
 template <typename Ready>
-Status waitForPeer(WakeWords& words, int peer, const transport::WaitContext& wait, Ready ready) {
+Status waitForPeer(WakeWords& words, int peer, const transport::WaitContext& wait, Ready ready,
+                   bool fencelessOwner = false) {
   if (ready()) return Status();
   constexpr int kPollsPerClockRead = 64;
   // Most waits of a tiny call end within a few polls: the clock is read only once one batch of
@@ -85,7 +90,11 @@ Status waitForPeer(WakeWords& words, int peer, const transport::WaitContext& wai
     }
     const int64_t sliceMs = std::max<int64_t>(1, wait.deadline.remainingMs(futex::kSliceMs));
     words.sleepers.fetch_add(1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (fencelessOwner) {
+      membarrier::heavyGlobal();
+    } else {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
     const uint32_t seen = words.wake.load(std::memory_order_acquire);
     const bool done = ready();
     if (!done) futex::wait(&words.wake, seen, sliceMs * 1000 * 1000);

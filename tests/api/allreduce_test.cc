@@ -4,6 +4,7 @@
 // rounding that summing N values in any order can produce.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -121,6 +122,55 @@ TEST_P(AllReduceProcesses, MatchesReferenceInAndOutOfPlace) {
     allReduceOnRank<double>(comm, rank, nranks, 4099, seed + 7);
     // Zero elements is a no-op that still succeeds.
     EXPECT_EQ(ncclAllReduce(nullptr, nullptr, 0, ncclFloat32, ncclSum, comm, nullptr), ncclSuccess);
+    EXPECT_EQ(ncclCommFinalize(comm), ncclSuccess);
+    EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  });
+}
+
+// Tiny calls repeated with one shape run in the tiny lane after the first (comm/calls_tiny.cc):
+// every call's result is checked while the shape changes every 25 calls (count, type,
+// operator), and back, in place and out of place.
+TEST_P(AllReduceProcesses, RepeatedTinyCallsChangingShape) {
+  const int nranks = GetParam();
+  const uint64_t seed = testSeed();
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  braid::testing::runProcesses(nranks, [&](int rank) {
+    ncclComm_t comm = nullptr;
+    ASSERT_EQ(ncclCommInitRank(&comm, nranks, id, rank), ncclSuccess) << ncclGetLastError(nullptr);
+    for (int i = 0; i < 250; ++i) {
+      SCOPED_TRACE("call " + std::to_string(i));
+      const uint64_t callSeed = seed + 7919 * i;
+      switch (i / 25 % 5) {
+        case 0:
+          allReduceOnRank<float>(comm, rank, nranks, 2, callSeed);
+          break;
+        case 1:
+          allReduceOnRank<int32_t>(comm, rank, nranks, 3, callSeed);
+          break;
+        case 2: {
+          // max: exact, and a different operator of the same count and type as case 0.
+          std::vector<float> in = rankInput<float>(rank, 2, callSeed);
+          std::vector<float> out(2, 0.0f);
+          ASSERT_EQ(ncclAllReduce(in.data(), out.data(), 2, ncclFloat32, ncclMax, comm, nullptr),
+                    ncclSuccess)
+              << ncclGetLastError(comm);
+          for (size_t e = 0; e < 2; ++e) {
+            float want = rankInput<float>(0, 2, callSeed)[e];
+            for (int r = 1; r < nranks; ++r)
+              want = std::max(want, rankInput<float>(r, 2, callSeed)[e]);
+            EXPECT_EQ(out[e], want) << "rank " << rank << " element " << e;
+          }
+          break;
+        }
+        case 3:
+          allReduceOnRank<double>(comm, rank, nranks, 1, callSeed);
+          break;
+        default:
+          allReduceOnRank<float>(comm, rank, nranks, 5, callSeed);
+          break;
+      }
+    }
     EXPECT_EQ(ncclCommFinalize(comm), ncclSuccess);
     EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
   });

@@ -45,6 +45,30 @@ TEST(FlightRecorder, SigusrDumpsNameTheRankThatSkippedACall) {
   EXPECT_NE(dump.find("wait: call 4 channel 0 "), std::string::npos) << dump;
 }
 
+// A tiny call repeated runs in the tiny lane (comm/calls_tiny.cc), which records the call
+// after publishing its input: the record is there before the wait all the same, and the
+// one-shot board notes whom it waits for, so the doctor names the rank that skipped.
+TEST(FlightRecorder, ATinyLaneCallIsRecordedBeforeItWaits) {
+  const std::string dir = freshDumpDir("flight-tiny");
+  ASSERT_FALSE(dir.empty());
+  HangScenario s;
+  s.beforeInit = [](int) { setenv("BRAID_HOST_COMM", "1", 1); };
+  s.call = [](ncclComm_t comm, int) {
+    float data[2] = {1.0f, 2.0f};
+    return ncclAllReduce(data, data, 2, ncclFloat32, ncclSum, comm, nullptr);
+  };
+  const std::string diagnosis = braid::testing::runHangScenario(s, dir, BRAID_DOCTOR_PATH);
+  EXPECT_NE(diagnosis.find("verdict: rank 2 is the one the others wait for"), std::string::npos)
+      << diagnosis;
+  EXPECT_NE(diagnosis.find("rank 0: in call 4 (AllReduce of 2 x float sum"), std::string::npos)
+      << diagnosis;
+  const std::string dump = runCommand("cat " + dir + "/braid-flight-*-rank0.txt");
+  EXPECT_NE(dump.find("call: 4 running AllReduce of 2 x float sum"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("one-shot (tiny lane)/ll"), std::string::npos) << dump;
+  // Rank 1 published its input; rank 0 waits for rank 2's.
+  EXPECT_NE(dump.find("wait: call 4 channel 0 recv rank 2 "), std::string::npos) << dump;
+}
+
 TEST(FlightRecorder, ATimeoutDumpsByItself) {
   const std::string dir = freshDumpDir("flight-timeout");
   ASSERT_FALSE(dir.empty());
