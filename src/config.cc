@@ -52,6 +52,7 @@ Config Config::fromEnvironment() {
   c.flightRecorderEntries = env::getInt("FLIGHT_RECORDER_ENTRIES", c.flightRecorderEntries);
   c.zeroCopy = getIntKnob("ZERO_COPY", c.zeroCopy);
   c.zeroCopyMinBytes = env::getInt("ZERO_COPY_MIN_BYTES", c.zeroCopyMinBytes);
+  c.streamSlots = getIntKnob("STREAM_SLOTS", c.streamSlots);
   c.socketIfname = env::get("SOCKET_IFNAME").value_or("");
   c.socketThreads = getIntKnob("SOCKET_NTHREADS", c.socketThreads);
   c.socketsPerThread = getIntKnob("NSOCKS_PERTHREAD", c.socketsPerThread);
@@ -97,6 +98,10 @@ Status Config::validate() const {
   }
   if (zeroCopy < 0 || zeroCopy > 2) {
     return invalidArgument("BRAID_ZERO_COPY must be 0, 1 or 2, got " + std::to_string(zeroCopy));
+  }
+  if (streamSlots < -1 || streamSlots > 1) {
+    return invalidArgument("BRAID_STREAM_SLOTS must be -1 (auto), 0 or 1, got " +
+                           std::to_string(streamSlots));
   }
   if (zeroCopyMinBytes < 0) {
     return invalidArgument("BRAID_ZERO_COPY_MIN_BYTES must be >= 0, got " +
@@ -199,8 +204,9 @@ std::string Config::describe() const {
     << " ib_retry_cnt=" << ib.retryCount << " ib_qps_per_connection=" << ib.qpsPerConnection
     << " ib_emulate=" << ib.emulate << " socket_nthreads=" << socketThreads
     << " nsocks_perthread=" << socketsPerThread << " zero_copy=" << zeroCopy
-    << " zero_copy_min_bytes=" << zeroCopyMinBytes << " check_calls=" << checkCalls
-    << " heartbeat_timeout_ms=" << heartbeatTimeoutMs
+    << " zero_copy_min_bytes=" << zeroCopyMinBytes
+    << " stream_slots=" << (streamSlots < 0 ? "auto" : std::to_string(streamSlots))
+    << " check_calls=" << checkCalls << " heartbeat_timeout_ms=" << heartbeatTimeoutMs
     << " flight_recorder=" << (flightRecorderDir.empty() ? "log" : flightRecorderDir)
     << " flight_recorder_entries=" << flightRecorderEntries;
   return o.str();

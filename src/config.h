@@ -70,6 +70,12 @@ struct Config {
   /// rank; with other work on the CPUs 128 KiB, all_gather's 4 MiB. It follows the load, so
   /// this stays between.
   int64_t zeroCopyMinBytes = 256 * 1024;
+  /// BRAID_STREAM_SLOTS: how a host rank writes the FIFO slots it sends (exec/host_executor.cc).
+  /// 1: with non-temporal stores, for slices of 64 KiB and more, so the reader loads them from
+  /// memory rather than probing the writer's cache; 0: plain stores; -1 (auto): chosen call by
+  /// call from what calls measure (tune/slot_stores.h), starting streamed where a cache line
+  /// measured far between the host's CPUs (base/line_latency.h).
+  int streamSlots = -1;
   /// BRAID_SOCKET_IFNAME (NCCL_SOCKET_IFNAME): the interfaces the network may use (base/
   /// ifname_filter.h); where it matches several, the socket transport spreads its channels over
   /// them (comm/network.h). Empty: unset, the bootstrap's interface alone.

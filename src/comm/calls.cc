@@ -5,6 +5,7 @@
 #include "comm/calls.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -271,10 +272,23 @@ Status Calls::runRecorded(const CollCall& call) {
         scratch_.resize(std::max(scratch_.size(), call.count * elemBytes));
         output = scratch_.data();
       }
+      // How the slots are written: as BRAID_STREAM_SLOTS forces, or as calls measure
+      // (tune/slot_stores.h).
+      const size_t bytes = call.count * elemBytes;
+      const bool tuned = config_.streamSlots < 0;
+      const bool stream =
+          tuned ? slotStores_.streamNext(bytes, links_.streamSlots) : config_.streamSlots == 1;
       exec::HostCall hostCall{
-          call.input, output, elemBytes, op, recorder_.trace.get(), recorder_.flight->hostWaits()};
+          call.input, output, elemBytes, op, recorder_.trace.get(), recorder_.flight->hostWaits(),
+          stream};
+      const auto started = std::chrono::steady_clock::now();
       s = exec::runOnHost(cached.value()->program, hostCall, cached.value()->connections,
                           links_.waitContext());
+      if (tuned && s.ok()) {
+        slotStores_.record(
+            bytes, stream,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      }
     } else {
       s = cached.status();
     }

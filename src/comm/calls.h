@@ -31,6 +31,7 @@
 #include "exec/p2p_executor.h"
 #include "exec/program.h"
 #include "kernels/host_reduce.h"
+#include "tune/slot_stores.h"
 
 namespace braid::comm {
 
@@ -140,6 +141,7 @@ class Calls {
   std::vector<unsigned char> scratch_;
   uint64_t checkedCalls_ = 0;  ///< the sequence number of the next checked call
   TinyLane tiny_;
+  tune::SlotStores slotStores_;  ///< BRAID_STREAM_SLOTS=-1: plain or streamed, call by call
 };
 
 }  // namespace braid::comm

@@ -28,6 +28,7 @@
 
 #include "algo/ring_common.h"
 #include "base/futex.h"
+#include "base/line_latency.h"
 #include "base/log.h"
 #include "transport/net/socket_fifo.h"
 #include "transport/shm/shm_fifo.h"
@@ -125,6 +126,62 @@ void Links::configure(tune::Model& model) {
   linkNonce = nonce;
 }
 
+namespace {
+
+// A line slower than this between two CPUs crosses between last-level caches: a VM's vCPUs on
+// two chiplets (290-310 ns, docs/benchmarks.md), two sockets; within one it takes 35-80 ns.
+constexpr double kFarLineNs = 150;
+
+// The first CPU of `mask` other than `other`; -1 where there is none.
+int firstCpuOf(const topology::CpuMask& mask, int other) {
+  for (int cpu = 0; cpu < topology::CpuMask::kBits; ++cpu) {
+    if (cpu != other && (mask.words[cpu / 64] >> (cpu % 64) & 1) != 0) return cpu;
+  }
+  return -1;
+}
+
+}  // namespace
+
+Status Links::chooseSlotStores() {
+  if (config_.streamSlots >= 0) {
+    streamSlots = config_.streamSlots == 1;
+    return Status::success();
+  }
+  // Only the starting choice: the calls then measure both (tune/slot_stores.h).
+  const int rank = members_.rank;
+  const uint64_t host = members_.peers[rank].hostId;
+  int leader = rank;
+  for (int r = 0; r < rank; ++r) {
+    if (members_.peers[r].hostId == host) {
+      leader = r;
+      break;
+    }
+  }
+  std::vector<float> lineNs(members_.nranks, -1.0f);
+  int cpuA = -1;
+  int cpuB = -1;
+  if (leader == rank) {
+    topology::CpuMask hostCpus;
+    for (int r = 0; r < members_.nranks; ++r) {
+      if (members_.peers[r].hostId == host) hostCpus |= members_.peers[r].cpus;
+    }
+    cpuA = firstCpuOf(members_.peers[rank].cpus, -1);
+    cpuB = cpuA < 0 ? -1 : firstCpuOf(hostCpus, cpuA);
+    if (cpuB >= 0) lineNs[rank] = static_cast<float>(lineTransferNs(cpuA, cpuB));
+  }
+  BRAID_TRY(members_.bootstrap->allGather(lineNs.data(), sizeof(float))
+                .withContext("sharing the host's cache-line time"));
+  const float ns = lineNs[leader];
+  streamSlots = ns > kFarLineNs;
+  if (leader == rank && ns > 0) {
+    BRAID_INFO(
+        "slot stores: %s first (a cache line took %.0f ns between CPUs %d and %d; "
+        "streamed above %.0f), then as calls measure",
+        streamSlots ? "streamed" : "plain", ns, cpuA, cpuB, kFarLineNs);
+  }
+  return Status::success();
+}
+
 Status Links::connectRing(Selector& selector) {
   const int rank = members_.rank;
   const int nranks = members_.nranks;
@@ -133,6 +190,7 @@ Status Links::connectRing(Selector& selector) {
     return invalidUsage("BRAID_TRANSPORTS=" + config_.transports +
                         " excludes shm, the only transport implemented for ranks on one host");
   }
+  BRAID_TRY(chooseSlotStores());
   exec::Program ringLinks;
   ringLinks.channels.resize(nchannels);
   // Neighbours by this rank's place in the ring, which is its rank only

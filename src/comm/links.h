@@ -56,8 +56,11 @@ class Links {
   size_t slotBytes = 0;        ///< Simple FIFO slots; LL ones are llSlotBytes()
   uint32_t spinNs = 0;         ///< how long a waiter polls before it sleeps
   bool corePerThread = false;  ///< the host's cores outnumber its ranks' threads
-  uint64_t linkNonce = 0;      ///< names the schedules' FIFOs
-  uint64_t p2pNonce = 0;       ///< names the point-to-point FIFOs
+  /// The executor writes the slots it sends with non-temporal stores (BRAID_STREAM_SLOTS;
+  /// chooseSlotStores): forced, or the first choice of Calls' SlotStores.
+  bool streamSlots = false;
+  uint64_t linkNonce = 0;  ///< names the schedules' FIFOs
+  uint64_t p2pNonce = 0;   ///< names the point-to-point FIFOs
   /// The one-shot all-reduce's board (null with one rank, on a GPU, or when not allowed).
   std::unique_ptr<exec::OneShotBoard> oneShot;
   /// The zero-copy all-reduce's board: ranks on one host of a host communicator, unless
@@ -71,6 +74,9 @@ class Links {
   /// shared memory fails at creation (the others come with their first use), and the one-shot
   /// board where `selector` allows it.
   Status connectRing(Selector& selector);
+  /// Decides streamSlots: as BRAID_STREAM_SLOTS says, or else from how far a cache line travels
+  /// between the host's CPUs, measured once per host and shared (a bootstrap allGather).
+  Status chooseSlotStores();
   size_t llSlotBytes() const;
   /// What a wait of this communicator watches: its deadline, the stop flag, the spin.
   transport::WaitContext waitContext() const;

@@ -37,8 +37,17 @@ using engine::SliceIo;
 struct HostLoops {
   const kernels::HostOp& op;
   size_t elemBytes;
+  /// The outgoing slot of the slice being applied where it is to be streamed, else null
+  /// (HostCall::streamSlots): a loop that writes it there uses non-temporal stores.
+  void* streamTo = nullptr;
 
-  void load(void* dst, const void* in, size_t n) const { op.loadInput(dst, in, n, elemBytes); }
+  void load(void* dst, const void* in, size_t n) const {
+    if (dst == streamTo && op.load == nullptr) {
+      kernels::streamBytes(dst, in, n * elemBytes);
+    } else {
+      op.loadInput(dst, in, n, elemBytes);
+    }
+  }
   void copy(void* dst, const void* src, size_t bytes) const {
     if (dst != src) kernels::copyBytes(dst, src, bytes);
   }
@@ -48,6 +57,9 @@ struct HostLoops {
   void copyPeerTwice(void* dst1, void* dst2, const void* recv, size_t bytes) const {
     if (dst1 == dst2) {
       kernels::copyBytes(dst1, recv, bytes);
+    } else if (dst2 == streamTo) {
+      kernels::copyBytes(dst1, recv, bytes);
+      kernels::streamBytes(dst2, dst1, bytes);  // from dst1, which the cache holds now
     } else {
       kernels::copyTwice(dst1, dst2, recv, bytes);
     }
@@ -58,6 +70,9 @@ struct HostLoops {
   void reduce2(void* dst1, void* dst2, const void* recv, const void* in, size_t n) const {
     if (dst1 == dst2) {
       op.reduce(op.args, dst1, recv, in, n);  // a lent slice: the result is kept and sent once
+    } else if (dst2 == streamTo) {
+      op.reduce(op.args, dst1, recv, in, n);
+      kernels::streamBytes(dst2, dst1, n * elemBytes);
     } else {
       op.reduce2(op.args, dst1, dst2, recv, in, n);
     }
@@ -128,6 +143,10 @@ class HostEnv {
       s.send = static_cast<char*>(room);
       lending_ = lendsOk_ && lent_.mayLend(ins.sendPort, s.bytes) ? lend(ins, s) : false;
     }
+    loops_.streamTo =
+        engine::stepSends(ins.op) && !lending_ && call_.streamSlots && s.bytes >= kStreamMinBytes
+            ? s.send
+            : nullptr;
     // The slice's output must not be a lent slice still out (lent_slices.h).
     if (engine::stepWritesOutput(ins.op)) {
       Status clear = lent_.clear(s.out, s.bytes, wait_);

@@ -30,7 +30,15 @@ struct HostCall {
   /// One per channel: where a wait that does not succeed at once is noted for the flight
   /// recorder (src/flight); null: nowhere.
   kernels::engine::WaitRecord* waits = nullptr;
+  /// Slices of kStreamMinBytes and more go into the outgoing slots with non-temporal stores
+  /// (Links::streamSlots): the reader then loads them from memory instead of from this core's
+  /// cache, which is far faster where the two cores share no cache.
+  bool streamSlots = false;
 };
+
+/// The smallest slice streamSlots streams: below it the reader would wait for memory where a
+/// cache would serve it (64 KiB measured level with plain stores, 2026-12-06).
+inline constexpr size_t kStreamMinBytes = 64 * 1024;
 
 /// Runs every instruction of every channel of `program`. Channels run one
 /// after another: each is deadlock-free on its own and all ranks take them

@@ -81,6 +81,20 @@ TEST(ConfigValidate, IbServiceLevelAndTrafficClassRanges) {
   }
 }
 
+// BRAID_STREAM_SLOTS: -1 (auto, the default), 0 or 1; anything else is refused by name.
+TEST(ConfigValidate, StreamSlotsIsAutoOffOrOn) {
+  EXPECT_EQ(Config::fromEnvironment().streamSlots, -1);
+  for (const char* value : {"-1", "0", "1"}) {
+    EXPECT_TRUE(validated({{"BRAID_STREAM_SLOTS", value}}).ok()) << value;
+  }
+  for (const char* value : {"2", "-2", "99999999999"}) {
+    const Status status = validated({{"BRAID_STREAM_SLOTS", value}});
+    ASSERT_FALSE(status.ok()) << value;
+    EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(status.message().find("BRAID_STREAM_SLOTS"), std::string::npos) << status.message();
+  }
+}
+
 // Found by config_env_fuzz: the spin and the deadlines become nanoseconds (comm/links.cc,
 // Deadline, the GPU kernels' timeoutNs), which overflowed int64 for values validate() accepted.
 TEST(ConfigValidate, DeadlinesAndSpinFitInNanoseconds) {
