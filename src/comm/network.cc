@@ -59,7 +59,7 @@ Status Network::chooseTransport() {
                            transport::ib::IbNetwork::open(config_.ib, members_.localRank(), &why));
     if (ib_) {
       ib_->stopDrainsWhen(health_.stop.get());
-      ib_->onFailure(linkFailures());
+      ib_->onFailure(linkWatch().onFailure);
     }
   }
   // Both ends of a FIFO must run the same transport: verbs only if every rank has it.
@@ -131,10 +131,12 @@ Status Network::connect(tune::Allowed& allowed) {
   return chooseTransport();
 }
 
-transport::LinkFailureHandler Network::linkFailures() const {
+transport::LinkWatch Network::linkWatch() const {
   // A FIFO end that fails ends every call at once, here and, through the watch, elsewhere.
   Health* health = &health_;
-  return [health](int peer, const std::string& why) { health->noteLinkFailure(peer, why); };
+  return transport::LinkWatch(
+      [health](int peer, const std::string& why) { health->noteLinkFailure(peer, why); },
+      health_.stop);
 }
 
 transport::net::SocketConnector Network::socketConnector(
@@ -303,10 +305,9 @@ Result<std::unique_ptr<transport::RecvEnd>> Network::awaitFifo(
   }
   if (stripeLayout().striped()) {
     return transport::net::openStripedSocketRecvEnd(stripeConnector(greeting), slotBytes, peer,
-                                                    stripeLayout(), linkFailures());
+                                                    stripeLayout(), linkWatch());
   }
-  return transport::net::openSocketRecvEnd(socketConnector(greeting), slotBytes, peer,
-                                           linkFailures());
+  return transport::net::openSocketRecvEnd(socketConnector(greeting), slotBytes, peer, linkWatch());
 }
 
 Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
@@ -314,14 +315,14 @@ Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
   if (!ib_ && stripeLayout().striped()) {
     BRAID_ASSIGN_OR_RETURN(std::vector<braid::net::Socket> sockets, connectStripes(peer, greeting));
     return transport::net::openStripedSocketSendEnd(std::move(sockets), slotBytes, peer,
-                                                    stripeLayout(), linkFailures());
+                                                    stripeLayout(), linkWatch());
   }
   BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket, connectSocket(peer, greeting));
   if (ib_) {
     return transport::ib::openIbSendEnd(*ib_, std::move(socket), slotBytes, peer, config_.timeoutMs,
                                         plannedNic(greeting, /*sending=*/true));
   }
-  return transport::net::openSocketSendEnd(std::move(socket), slotBytes, peer, linkFailures());
+  return transport::net::openSocketSendEnd(std::move(socket), slotBytes, peer, linkWatch());
 }
 
 Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
@@ -335,10 +336,10 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
   if (stripeLayout().striped()) {
     return transport::net::openGpuStripedSocketRecvEnd(runtime, name, slot, cursor, stream,
                                                        stripeConnector(greeting), peer,
-                                                       stripeLayout(), linkFailures());
+                                                       stripeLayout(), linkWatch());
   }
   return transport::net::openGpuSocketRecvEnd(runtime, name, slot, cursor, stream,
-                                              socketConnector(greeting), peer, linkFailures());
+                                              socketConnector(greeting), peer, linkWatch());
 }
 
 Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo(
@@ -349,7 +350,7 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
     BRAID_ASSIGN_OR_RETURN(std::vector<braid::net::Socket> sockets, connectStripes(peer, greeting));
     return transport::net::openGpuStripedSocketSendEnd(runtime, name, slot, cursor, proxyCursor,
                                                        stream, std::move(sockets), peer,
-                                                       stripeLayout(), linkFailures());
+                                                       stripeLayout(), linkWatch());
   }
   BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket, connectSocket(peer, greeting));
   if (ib_) {
@@ -358,7 +359,7 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
                                            plannedNic(greeting, /*sending=*/true));
   }
   return transport::net::openGpuSocketSendEnd(runtime, name, slot, cursor, proxyCursor, stream,
-                                              std::move(socket), peer, linkFailures());
+                                              std::move(socket), peer, linkWatch());
 }
 
 }  // namespace braid::comm

@@ -82,8 +82,10 @@ class Network {
   /// otherwise), said at INFO; else the peer's listener, by the way the system routes.
   sockaddr_storage socketRoute(const transport::net::Greeting& greeting, sockaddr_storage* from,
                                bool* bound) const;
-  /// What a FIFO end whose connection breaks calls: Health::noteLinkFailure.
-  transport::LinkFailureHandler linkFailures() const;
+  /// What a FIFO end whose connection breaks calls (Health::noteLinkFailure), and the flag that
+  /// says the communicator stopped (Health::stop), after which a send end going away does not
+  /// drain.
+  transport::LinkWatch linkWatch() const;
   /// What waits for the connection that opens with `greeting` (on a proxy's thread), and the
   /// connection to `peer`'s listener that opens with it.
   transport::net::SocketConnector socketConnector(const transport::net::Greeting& greeting) const;

@@ -1,12 +1,14 @@
 // A socket FIFO whose connection breaks under a live end (transport/net/socket_wire.h): the end
 // tells its communicator at once, naming the peer, the connection's addresses and interface,
-// and the system's words; a peer that closes in order between slots is no failure. One side
-// of each pipe here is a raw socket, so that the test decides how the connection ends: a reset
+// and the system's words; a peer that closes in order between slots is no failure. A send end
+// of a communicator that stopped goes away without draining to a peer that no longer reads. One
+// side of each pipe here is a raw socket, so that the test decides how the connection ends: a reset
 // (SO_LINGER 0), or an end of file in the middle of a slot.
 #include <gtest/gtest.h>
 
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -120,6 +122,32 @@ void expectNamesTheConnection(const std::string& why, const std::string& doing) 
   EXPECT_NE(why.find("(lo) -> 127.0.0.1:"), std::string::npos) << why;
 }
 
+/// Makes `socket`'s kernel buffer as small as the system allows, so that a few slots fill it.
+void shrinkBuffer(const Socket& socket, int option) {
+  const int bytes = 4096;
+  ASSERT_EQ(setsockopt(socket.fd(), SOL_SOCKET, option, &bytes, sizeof(bytes)), 0);
+}
+
+/// Posts slots until the FIFO has no free one for 200 ms: its proxy is stuck in a send that the
+/// peer does not read, and the end holds posted slots it has not sent. False if that never came.
+bool postUntilFull(SendEnd& send) {
+  for (int posted = 0; posted < 100000; ++posted) {
+    if (!send.waitSlot(within(200)).ok()) return true;
+    send.post(kSlotBytes);
+  }
+  return false;
+}
+
+/// Raises `stop`, destroys `send` and returns how long that took, in ms.
+int64_t msToStopAndDestroy(std::atomic<bool>& stop, std::unique_ptr<SendEnd>& send) {
+  stop.store(true);
+  const auto start = std::chrono::steady_clock::now();
+  send.reset();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               start)
+      .count();
+}
+
 /// One connection through a rendezvous on loopback, and what its ends told.
 class SocketLinkTest : public ::testing::Test {
  protected:
@@ -186,6 +214,43 @@ TEST_F(SocketLinkTest, APeerThatClosesInOrderBetweenSlotsIsNoFailure) {
   send.value().reset();  // the sender goes away in order: the receiver's proxy reads an end
   // A report would come within milliseconds; this wait can only miss one, never invent one.
   EXPECT_FALSE(reports_.awaitFirst(300)) << reports_.why();
+}
+
+TEST_F(SocketLinkTest, ASendEndOfAStoppedCommunicatorGoesWithoutDraining) {
+  shrinkBuffer(c_.out, SO_SNDBUF);
+  shrinkBuffer(c_.in, SO_RCVBUF);  // c_.in is never read
+  auto stop = std::make_shared<std::atomic<bool>>(false);
+  auto send =
+      openSocketSendEnd(std::move(c_.out), kSlotBytes, 1, LinkWatch(reports_.handler(), stop));
+  ASSERT_TRUE(send.ok());
+  ASSERT_TRUE(postUntilFull(*send.value())) << "the FIFO never filled: nothing to drain";
+  // Only the drain's deadline (kDrainMs) or the stop flag can end it now.
+  EXPECT_LT(msToStopAndDestroy(*stop, send.value()), kDrainMs / 4);
+  EXPECT_EQ(reports_.count(), 0u) << reports_.why();  // an end going away is no failure
+}
+
+TEST(StripedSocketLinkTest, AStripedSendEndOfAStoppedCommunicatorGoesWithoutDraining) {
+  auto rendezvous = SocketRendezvous::create(braid::testing::loopbackAddress());
+  ASSERT_TRUE(rendezvous.ok());
+  StripeLayout layout;
+  layout.threads = 2;
+  const Greeting g = greeting(3);
+  std::vector<Socket> out;
+  std::vector<Socket> in;  // never read
+  for (int i = 0; i < 2; ++i) {
+    Connection c = connect(*rendezvous.value(), g.stripeOf(i, 2));
+    shrinkBuffer(c.out, SO_SNDBUF);
+    shrinkBuffer(c.in, SO_RCVBUF);
+    out.push_back(std::move(c.out));
+    in.push_back(std::move(c.in));
+  }
+  Reports reports;
+  auto stop = std::make_shared<std::atomic<bool>>(false);
+  auto send = openStripedSocketSendEnd(std::move(out), kSlotBytes, 1, layout,
+                                       LinkWatch(reports.handler(), stop));
+  ASSERT_TRUE(send.ok());
+  ASSERT_TRUE(postUntilFull(*send.value())) << "the FIFO never filled: nothing to drain";
+  EXPECT_LT(msToStopAndDestroy(*stop, send.value()), kDrainMs / 4);
 }
 
 TEST(StripedSocketLinkTest, AStripedReceiverTellsOfAConnectionThatEndsInTheMiddleOfASlot) {

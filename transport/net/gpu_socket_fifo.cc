@@ -113,42 +113,41 @@ using GpuStripedRecvEnd = PumpedEnd<ProxiedGpuRecvEnd, StripedRecvPump>;
 Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuStripedSocketSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
     engine::FifoCursor* proxyCursor, gpu::Stream stream, std::vector<Socket> connected, int peer,
-    StripeLayout layout, LinkFailureHandler onFailure) {
+    StripeLayout layout, LinkWatch watch) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
                          makePinnedFifo(runtime, name, slotBytes, proxyCursor, stream));
   auto end = std::make_unique<GpuStripedSendEnd>(std::move(fifo), cursor);
-  end->makePump(std::move(connected), layout, SocketLink(peer, std::move(onFailure)));
+  end->makePump(std::move(connected), layout, SocketLink(peer, std::move(watch)));
   return std::unique_ptr<cuda_ipc::GpuSendEnd>(std::move(end));
 }
 
 Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuStripedSocketRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
-    gpu::Stream stream, StripeConnector connect, int peer, StripeLayout layout,
-    LinkFailureHandler onFailure) {
+    gpu::Stream stream, StripeConnector connect, int peer, StripeLayout layout, LinkWatch watch) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
                          makePinnedFifo(runtime, name, slotBytes, cursor, stream));
   auto end = std::make_unique<GpuStripedRecvEnd>(std::move(fifo));
-  end->makePump(std::move(connect), layout, SocketLink(peer, std::move(onFailure)));
+  end->makePump(std::move(connect), layout, SocketLink(peer, std::move(watch)));
   return std::unique_ptr<cuda_ipc::GpuRecvEnd>(std::move(end));
 }
 
 Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuSocketSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
     engine::FifoCursor* proxyCursor, gpu::Stream stream, Socket connected, int peer,
-    LinkFailureHandler onFailure) {
+    LinkWatch watch) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
                          makePinnedFifo(runtime, name, slotBytes, proxyCursor, stream));
   return std::unique_ptr<cuda_ipc::GpuSendEnd>(std::make_unique<GpuSocketSendEnd>(
-      std::move(fifo), cursor, std::move(connected), SocketLink(peer, std::move(onFailure))));
+      std::move(fifo), cursor, std::move(connected), SocketLink(peer, std::move(watch))));
 }
 
 Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuSocketRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
-    gpu::Stream stream, SocketConnector connect, int peer, LinkFailureHandler onFailure) {
+    gpu::Stream stream, SocketConnector connect, int peer, LinkWatch watch) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
                          makePinnedFifo(runtime, name, slotBytes, cursor, stream));
   return std::unique_ptr<cuda_ipc::GpuRecvEnd>(std::make_unique<GpuSocketRecvEnd>(
-      std::move(fifo), std::move(connect), SocketLink(peer, std::move(onFailure))));
+      std::move(fifo), std::move(connect), SocketLink(peer, std::move(watch))));
 }
 
 }  // namespace braid::transport::net

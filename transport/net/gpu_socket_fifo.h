@@ -35,15 +35,15 @@ namespace braid::transport::net {
 Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuSocketSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, kernels::engine::FifoCursor* proxyCursor,
-    gpu::Stream stream, braid::net::Socket connected, int peer, LinkFailureHandler onFailure = {});
+    gpu::Stream stream, braid::net::Socket connected, int peer, LinkWatch watch = {});
 
 /// The kernel's end of a FIFO from `peer` on another host, whose connection `connect` waits for
-/// on the proxy's thread. `onFailure` hears of a connection that breaks under either end
-/// (socket_wire.h).
+/// on the proxy's thread. `watch` hears of a connection that breaks under either end, and says
+/// when a send end going away need not drain (link_failure.h, socket_wire.h).
 Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuSocketRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, gpu::Stream stream, SocketConnector connect, int peer,
-    LinkFailureHandler onFailure = {});
+    LinkWatch watch = {});
 
 /// The striped ends (socket_stripes.h), where BRAID_SOCKET_NTHREADS x BRAID_NSOCKS_PERTHREAD
 /// is above 1: `connected` holds the layout's connections in order.
@@ -51,10 +51,10 @@ Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuStripedSocketSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, kernels::engine::FifoCursor* proxyCursor,
     gpu::Stream stream, std::vector<braid::net::Socket> connected, int peer, StripeLayout layout,
-    LinkFailureHandler onFailure = {});
+    LinkWatch watch = {});
 Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuStripedSocketRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, gpu::Stream stream, StripeConnector connect, int peer,
-    StripeLayout layout, LinkFailureHandler onFailure = {});
+    StripeLayout layout, LinkWatch watch = {});
 
 }  // namespace braid::transport::net

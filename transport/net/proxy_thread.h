@@ -61,12 +61,12 @@ class ProxyThread {
   }
   const std::atomic<bool>& stopFlag() const { return stopping_; }
   /// Asks the thread to finish what it has and end (see draining()); stops it if it has not
-  /// within kDrainMs.
+  /// within kDrainMs, or at once once the communicator stopped (SocketLink::drainDeadline).
   void drainThenStop() {
     if (!thread_.joinable()) return;
     draining_.store(true);
     interrupt_.store(true);
-    waitDrained(Deadline::afterMs(kDrainMs), [this] { return finished_.load(); });
+    waitDrained(link_.drainDeadline(), [this] { return finished_.load(); });
     stop();
   }
   /// The thread calls this as it returns.

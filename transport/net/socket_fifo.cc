@@ -212,43 +212,42 @@ using StripedSocketRecvEnd = PumpedEnd<ProxiedRecvEnd, StripedRecvPump>;
 
 Result<std::unique_ptr<SendEnd>> openStripedSocketSendEnd(std::vector<Socket> connected,
                                                           size_t slotBytes, int peer,
-                                                          StripeLayout layout,
-                                                          LinkFailureHandler onFailure) {
+                                                          StripeLayout layout, LinkWatch watch) {
   BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));
   auto end = std::make_unique<StripedSocketSendEnd>(std::move(fifo));
-  end->makePump(std::move(connected), layout, SocketLink(peer, std::move(onFailure)));
+  end->makePump(std::move(connected), layout, SocketLink(peer, std::move(watch)));
   return std::unique_ptr<SendEnd>(std::move(end));
 }
 
 Result<std::unique_ptr<RecvEnd>> openStripedSocketRecvEnd(StripeConnector connect, size_t slotBytes,
                                                           int peer, StripeLayout layout,
-                                                          LinkFailureHandler onFailure) {
+                                                          LinkWatch watch) {
   BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));
   auto end = std::make_unique<StripedSocketRecvEnd>(std::move(fifo));
-  end->makePump(std::move(connect), layout, SocketLink(peer, std::move(onFailure)));
+  end->makePump(std::move(connect), layout, SocketLink(peer, std::move(watch)));
   return std::unique_ptr<RecvEnd>(std::move(end));
 }
 
 Result<std::unique_ptr<SendEnd>> openSocketSendEnd(Socket connected, size_t slotBytes, int peer,
-                                                   LinkFailureHandler onFailure) {
+                                                   LinkWatch watch) {
   BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));
   return std::unique_ptr<SendEnd>(std::make_unique<SocketSendEnd>(
-      std::move(fifo), std::move(connected), SocketLink(peer, std::move(onFailure))));
+      std::move(fifo), std::move(connected), SocketLink(peer, std::move(watch))));
 }
 
 Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(SocketConnector connect, size_t slotBytes,
-                                                   int peer, LinkFailureHandler onFailure) {
+                                                   int peer, LinkWatch watch) {
   BRAID_ASSIGN_OR_RETURN(LocalFifo fifo, makeLocalFifo(slotBytes));
   return std::unique_ptr<RecvEnd>(std::make_unique<SocketRecvEnd>(
-      std::move(fifo), std::move(connect), SocketLink(peer, std::move(onFailure))));
+      std::move(fifo), std::move(connect), SocketLink(peer, std::move(watch))));
 }
 
 Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(Socket connected, size_t slotBytes, int peer,
-                                                   LinkFailureHandler onFailure) {
+                                                   LinkWatch watch) {
   auto holder = std::make_shared<Socket>(std::move(connected));
   return openSocketRecvEnd(
       [holder](const std::atomic<bool>&) -> Result<Socket> { return std::move(*holder); },
-      slotBytes, peer, std::move(onFailure));
+      slotBytes, peer, std::move(watch));
 }
 
 }  // namespace braid::transport::net

@@ -39,14 +39,15 @@ namespace braid::transport::net {
 
 /// The executor's end of a FIFO to a rank on another host, whose receiving end is at the other
 /// end of `connected` (made by openSocketRecvEnd there). `peer` names that rank in errors;
-/// `onFailure` hears of a connection that breaks under the end (socket_wire.h).
+/// `watch` hears of a connection that breaks under the end and says when the end going away
+/// need not drain (link_failure.h, socket_wire.h).
 Result<std::unique_ptr<SendEnd>> openSocketSendEnd(braid::net::Socket connected, size_t slotBytes,
-                                                   int peer, LinkFailureHandler onFailure = {});
+                                                   int peer, LinkWatch watch = {});
 
 /// The executor's end of a FIFO from a rank on another host, whose sending end is at the other
 /// end of `connected`.
 Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(braid::net::Socket connected, size_t slotBytes,
-                                                   int peer, LinkFailureHandler onFailure = {});
+                                                   int peer, LinkWatch watch = {});
 
 /// Waits for a FIFO's connection; gives up (with an error) once `stop` is set.
 using SocketConnector = std::function<Result<braid::net::Socket>(const std::atomic<bool>& stop)>;
@@ -56,16 +57,16 @@ using SocketConnector = std::function<Result<braid::net::Socket>(const std::atom
 /// as for a slow sender, with its own deadline. What a receiver uses where it must not block
 /// (a batch of sends and receives, which may wait for this rank's own sends first).
 Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(SocketConnector connect, size_t slotBytes,
-                                                   int peer, LinkFailureHandler onFailure = {});
+                                                   int peer, LinkWatch watch = {});
 
 /// The striped ends (socket_stripes.h): `connected` holds the layout's connections in order;
 /// `connect` waits for connection number i on the receiving proxy's thread i / per-thread.
 Result<std::unique_ptr<SendEnd>> openStripedSocketSendEnd(std::vector<braid::net::Socket> connected,
                                                           size_t slotBytes, int peer,
                                                           StripeLayout layout,
-                                                          LinkFailureHandler onFailure = {});
+                                                          LinkWatch watch = {});
 Result<std::unique_ptr<RecvEnd>> openStripedSocketRecvEnd(StripeConnector connect, size_t slotBytes,
                                                           int peer, StripeLayout layout,
-                                                          LinkFailureHandler onFailure = {});
+                                                          LinkWatch watch = {});
 
 }  // namespace braid::transport::net

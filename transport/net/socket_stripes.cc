@@ -83,7 +83,7 @@ StripedSendPump::StripedSendPump(const engine::FifoRef& fifo, std::vector<Socket
 
 StripedSendPump::~StripedSendPump() {
   draining_.store(true);
-  waitDrained(Deadline::afterMs(kDrainMs), [this] {
+  waitDrained(link_.drainDeadline(), [this] {
     return running_.load() == 0 ||
            releasedCount_.load() == engine::loadAcquire(&fifo_.counters->tail);
   });

@@ -5,17 +5,21 @@
 // A slot travels as an 8-byte word (its byte count; on a GPU FIFO with the last-slice flag),
 // then its bytes. A connection that breaks under a live end (a send refused, a reset, an end of
 // file in the middle of a slot, a slot larger than the FIFO's) is logged and told to the
-// communicator (LinkFailureHandler), which ends every call waiting on it at once. Not told: an
+// communicator (LinkWatch), which ends every call waiting on it at once. Not told: an
 // end going away (its connection is ours to end) and a peer that closed in order between slots
 // (it went away itself, and its own end or the watch of the ranks says why).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "base/deadline.h"
 #include "base/socket.h"
 #include "transport/link_failure.h"
+#include "transport/net/proxy_waits.h"
 
 namespace braid::transport::net {
 
@@ -27,10 +31,13 @@ braid::net::IoResult sendSlot(const braid::net::Socket& socket, uint64_t word, c
 /// Whom a FIFO end's connections lead to and whom it tells when one breaks.
 class SocketLink {
  public:
-  SocketLink(int peer, LinkFailureHandler onFailure)
-      : peer_(peer), onFailure_(std::move(onFailure)) {}
+  SocketLink(int peer, LinkWatch watch)
+      : peer_(peer), onFailure_(std::move(watch.onFailure)), stopped_(std::move(watch.stopped)) {}
 
   int peer() const { return peer_; }
+  /// How long a send end going away may spend sending what was posted: kDrainMs, cut short
+  /// once the communicator stopped (LinkWatch).
+  Deadline drainDeadline() const { return Deadline::afterMs(kDrainMs).cancelledBy(stopped_.get()); }
   /// A transfer on the connection `ends` (taken while it was up) ended as `io` says; `what` is
   /// "sending to" or "receiving from", `midSlot` whether part of a slot had come. Logs it and,
   /// unless `goingAway` or the peer closed in order between slots, tells the communicator.
@@ -44,6 +51,7 @@ class SocketLink {
 
   int peer_;
   LinkFailureHandler onFailure_;
+  std::shared_ptr<const std::atomic<bool>> stopped_;
 };
 
 }  // namespace braid::transport::net
