@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <thread>
+#include <utility>
 
 namespace braid {
 namespace {
@@ -79,6 +82,26 @@ double lineTransferNs(int a, int b, std::chrono::microseconds budget) {
   probe.join();
   echo.join();
   return pinned.load() ? best : -1;
+}
+
+double recentLineTransferNs(int a, int b, std::chrono::seconds maxAge) {
+  struct Measured {
+    double ns;
+    int64_t atNs;
+  };
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, Measured> measured;
+  // Held through the measurement: two communicators made at once on threads of this process
+  // would otherwise pin four threads to two CPUs and measure each other.
+  std::lock_guard<std::mutex> lock(mutex);
+  const int64_t now = nowNs();
+  const auto it = measured.find({a, b});
+  if (it != measured.end() && now - it->second.atNs < std::chrono::nanoseconds(maxAge).count()) {
+    return it->second.ns;
+  }
+  const double ns = lineTransferNs(a, b);
+  measured[{a, b}] = Measured{ns, now};
+  return ns;
 }
 
 }  // namespace braid

@@ -21,4 +21,9 @@ namespace braid {
 double lineTransferNs(int a, int b,
                       std::chrono::microseconds budget = std::chrono::microseconds(3000));
 
+/// lineTransferNs(a, b) measured at most once per `maxAge` in this process: the communicators a
+/// process makes one after another (splits, a test's dozens) share a measurement, while a job's
+/// later communicator sees the machine as it has become.
+double recentLineTransferNs(int a, int b, std::chrono::seconds maxAge = std::chrono::seconds(60));
+
 }  // namespace braid

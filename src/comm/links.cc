@@ -147,27 +147,36 @@ Status Links::chooseSlotStores() {
     streamSlots = config_.streamSlots == 1;
     return Status::success();
   }
-  // Only the starting choice: the calls then measure both (tune/slot_stores.h).
-  const int rank = members_.rank;
-  const uint64_t host = members_.peers[rank].hostId;
-  int leader = rank;
-  for (int r = 0; r < rank; ++r) {
-    if (members_.peers[r].hostId == host) {
-      leader = r;
-      break;
+  // Only the starting choice: the calls then measure both (tune/slot_stores.h). Each host's first
+  // rank measures between its own first CPU and another of its host's; every rank knows every
+  // affinity, so all work out alike whether some host has two CPUs and skip the exchange where
+  // none has.
+  auto firstRankOfHost = [this](int r) {
+    for (int before = 0; before < r; ++before) {
+      if (members_.peers[before].hostId == members_.peers[r].hostId) return before;
     }
+    return r;
+  };
+  auto cpusToMeasure = [this](int leader) {
+    const int a = firstCpuOf(members_.peers[leader].cpus, -1);
+    const int b =
+        a < 0 ? -1 : firstCpuOf(members_.cpusOfHost(members_.peers[leader].hostId).cpus, a);
+    return std::pair<int, int>{a, b};
+  };
+  bool someHostMeasures = false;
+  for (int r = 0; r < members_.nranks && !someHostMeasures; ++r) {
+    someHostMeasures = firstRankOfHost(r) == r && cpusToMeasure(r).second >= 0;
   }
+  if (!someHostMeasures) {
+    streamSlots = false;
+    return Status::success();
+  }
+  const int rank = members_.rank;
+  const int leader = firstRankOfHost(rank);
   std::vector<float> lineNs(members_.nranks, -1.0f);
-  int cpuA = -1;
-  int cpuB = -1;
-  if (leader == rank) {
-    topology::CpuMask hostCpus;
-    for (int r = 0; r < members_.nranks; ++r) {
-      if (members_.peers[r].hostId == host) hostCpus |= members_.peers[r].cpus;
-    }
-    cpuA = firstCpuOf(members_.peers[rank].cpus, -1);
-    cpuB = cpuA < 0 ? -1 : firstCpuOf(hostCpus, cpuA);
-    if (cpuB >= 0) lineNs[rank] = static_cast<float>(lineTransferNs(cpuA, cpuB));
+  const auto [cpuA, cpuB] = cpusToMeasure(leader);
+  if (leader == rank && cpuB >= 0) {
+    lineNs[rank] = static_cast<float>(recentLineTransferNs(cpuA, cpuB));
   }
   BRAID_TRY(members_.bootstrap->allGather(lineNs.data(), sizeof(float))
                 .withContext("sharing the host's cache-line time"));

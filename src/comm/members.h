@@ -106,6 +106,14 @@ class Members {
   /// The first rank of this rank's host and how many follow it there, when a host's ranks are
   /// consecutive (Comm::hostBlock).
   std::pair<int, int> hostBlock() const;
+  /// A host's ranks and the union of their affinities; `known` is false where some rank's
+  /// affinity is unknown.
+  struct HostCpus {
+    int ranks = 0;
+    topology::CpuMask cpus;
+    bool known = true;
+  };
+  HostCpus cpusOfHost(uint64_t hostId) const;
 
   /// Tells every rank who this one is and learns theirs; refuses a mix of GPU and host-memory
   /// ranks.
@@ -118,14 +126,6 @@ class Members {
   Status planTopology(const Config& config);
 
  private:
-  /// A host's ranks and the union of their affinities; `known` is false where some rank's
-  /// affinity is unknown.
-  struct HostCpus {
-    int ranks = 0;
-    topology::CpuMask cpus;
-    bool known = true;
-  };
-  HostCpus cpusOfHost(uint64_t hostId) const;
   /// The NUMA node this rank runs on, for PeerInfo (-1: unknown).
   int32_t numaIdOfThisRank() const;
   /// A communicator across hosts: every rank's host graph through the bootstrap, joined into

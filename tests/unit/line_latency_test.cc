@@ -1,5 +1,5 @@
 // lineTransferNs (base/line_latency.h): a time for two CPUs this process may use, and no time
-// where there is nothing to measure.
+// where there is nothing to measure; recentLineTransferNs measures a pair once per age.
 #include "base/line_latency.h"
 
 #include <gtest/gtest.h>
@@ -37,7 +37,24 @@ TEST(LineLatency, NothingToMeasureIsNegative) {
   while (outside < CPU_SETSIZE && std::find(cpus.begin(), cpus.end(), outside) != cpus.end()) {
     ++outside;
   }
-  if (outside < CPU_SETSIZE) EXPECT_LT(lineTransferNs(cpus[0], outside), 0);
+  if (outside < CPU_SETSIZE) {
+    EXPECT_LT(lineTransferNs(cpus[0], outside), 0);
+  }
+}
+
+TEST(LineLatency, ARecentMeasurementIsReusedAndAnOldOneRenewed) {
+  const std::vector<int> cpus = allowed();
+  ASSERT_GE(cpus.size(), 2u);
+  const auto hour = std::chrono::seconds(3600);
+  const double first = recentLineTransferNs(cpus[0], cpus[1], hour);
+  // Two measurements almost never agree to the last bit: the same value is the kept one.
+  EXPECT_EQ(recentLineTransferNs(cpus[0], cpus[1], hour), first);
+  // Age 0: measured again, and what is kept from then on is the new one.
+  const double renewed = recentLineTransferNs(cpus[0], cpus[1], std::chrono::seconds(0));
+  EXPECT_EQ(recentLineTransferNs(cpus[0], cpus[1], hour), renewed);
+  // The other direction is a pair of its own.
+  (void)recentLineTransferNs(cpus[1], cpus[0], hour);
+  EXPECT_EQ(recentLineTransferNs(cpus[0], cpus[1], hour), renewed);
 }
 
 }  // namespace
