@@ -47,7 +47,10 @@ std::string paramName(const ::testing::TestParamInfo<Param>& info) {
 
 class MatrixTest : public ::testing::TestWithParam<Param> {
  protected:
-  static void SetUpTestSuite() { comms_ = std::make_unique<CommSets>(); }
+  static void SetUpTestSuite() {
+    braid::testing::matrix::keepFreedMemory();
+    comms_ = std::make_unique<CommSets>();
+  }
   static void TearDownTestSuite() { comms_.reset(); }
 
   /// Runs every case of this parameter at the given counts; `roots` picks the roots (shifts) of

@@ -45,6 +45,7 @@ std::string paramName(const ::testing::TestParamInfo<Param>& info) {
 class GpuMatrixTest : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override { BRAID_REQUIRE_GPU(); }
+  static void SetUpTestSuite() { braid::testing::matrix::keepFreedMemory(); }
   static void TearDownTestSuite() { sets_.clear(); }
 
   /// The communicators of `nranks` ranks, `perDevice` to a device (0: one each), made once.
