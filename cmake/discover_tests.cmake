@@ -63,3 +63,48 @@ function(braid_discover_tests target)
     braid_label_discovered(${target}_rest "${arg_LABELS}")
   endif()
 endfunction()
+
+# braid_group_test(TARGET NAME FILTER [LABELS l...] [TIMEOUT s] [ENVIRONMENT e...]): one ctest test
+# that runs, in one process, the cases of a GoogleTest binary that FILTER (a gtest filter) selects.
+# It fails where the filter selects no case (BRAID_REQUIRE_TESTS, tests/support/test_main.cc), and
+# is skipped, for scripts/test to judge, where a case skipped.
+function(braid_group_test target name filter)
+  cmake_parse_arguments(arg "" "TIMEOUT" "LABELS;ENVIRONMENT" ${ARGN})
+  add_test(NAME ${name} COMMAND ${target} "--gtest_filter=${filter}")
+  set(environment BRAID_REQUIRE_TESTS=1 ${arg_ENVIRONMENT})
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${arg_TIMEOUT}
+    SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" ENVIRONMENT "${environment}")
+  if(arg_LABELS)
+    set_tests_properties(${name} PROPERTIES LABELS "${arg_LABELS}")
+  endif()
+endfunction()
+
+# braid_matrix_tests(TARGET SUITE s LARGE_SUITE s [PREFIX p] [LABELS l...] [TIMEOUT s]
+#                    [ENVIRONMENT e...]): a collectives matrix (tests/api/matrix_cases.h) as ctest
+# tests of a collective each, not of a case each. Every case of a matrix process makes its
+# communicators first (five sets of ranks as threads), and in a CI run beside another test that
+# was most of a case's time: 285 processes took 325 s of the sanitized suite's 1120. Per
+# collective, three tests: the cases the sanitized build runs, the `twins` (types whose element
+# size another type of the matrix has: the memory accesses are that type's) and the `heavy`
+# 2^20 + 3 element cases of LARGE_SUITE, which the release build runs.
+function(braid_matrix_tests target)
+  cmake_parse_arguments(arg "" "PREFIX;SUITE;LARGE_SUITE;TIMEOUT" "LABELS;ENVIRONMENT" ${ARGN})
+  set(collectives AllReduce ReduceScatter AllGather Broadcast Bcast Reduce SendRecv Gather Scatter
+      AlltoAll)  # matrix_cases.h's collName
+  set(twin_types uint8 int32 uint32 int64 uint64 bfloat16 fp8e5m2)
+  set(common TIMEOUT ${arg_TIMEOUT} ENVIRONMENT ${arg_ENVIRONMENT})
+  foreach(coll ${collectives})
+    set(cases "Threads/${arg_SUITE}.*/${coll}_")
+    set(twins "")
+    foreach(type ${twin_types})
+      list(APPEND twins "${cases}${type}_*:${cases}${type}")
+    endforeach()
+    string(JOIN ":" twins ${twins})
+    braid_group_test(${target} "${arg_PREFIX}${arg_SUITE}.${coll}" "${cases}*-${twins}"
+                     LABELS ${arg_LABELS} ${common})
+    braid_group_test(${target} "${arg_PREFIX}${arg_SUITE}.${coll}.twins" "${twins}"
+                     LABELS ${arg_LABELS} twins ${common})
+    braid_group_test(${target} "${arg_PREFIX}${arg_LARGE_SUITE}.${coll}"
+                     "Threads/${arg_LARGE_SUITE}.*/${coll}_*" LABELS ${arg_LABELS} heavy ${common})
+  endforeach()
+endfunction()

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -28,30 +28,43 @@ inline uint64_t mixSeed(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-/// `count` values of `type` over 12 binary orders of magnitude, so that float sums show the
-/// order of their terms; integers get random bits.
+/// `count` values of `type` over 13 binary orders of magnitude, so that float sums show the
+/// order of their terms; integers get random bits. One draw of the generator per element (per
+/// eight bytes for integers): the board tests make tens of MiB of these per call, and the
+/// distributions' own arithmetic was most of their time under the sanitizers.
 inline std::vector<unsigned char> spreadInput(DataType type, size_t count, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> exponent(-6, 6);
   const size_t elem = dataTypeSize(type);
   std::vector<unsigned char> bytes(count * elem);
+  const bool floating = type == DataType::kFloat32 || type == DataType::kFloat64 ||
+                        type == DataType::kBfloat16 || type == DataType::kFloat16;
+  if (!floating) {
+    for (size_t at = 0; at < bytes.size(); at += 8) {
+      const uint64_t bits = rng();
+      memcpy(&bytes[at], &bits, std::min<size_t>(8, bytes.size() - at));
+    }
+    return bytes;
+  }
+  // 2^-6 .. 2^6, exact scalings of a float.
+  constexpr float kScales[] = {1.0f / 64, 1.0f / 32, 1.0f / 16, 1.0f / 8, 1.0f / 4, 1.0f / 2, 1.0f,
+                               2.0f,      4.0f,      8.0f,      16.0f,    32.0f,    64.0f};
   for (size_t i = 0; i < count; ++i) {
-    const float f = std::ldexp(mantissa(rng), exponent(rng));
+    const uint64_t bits = rng();
+    // A mantissa in [-1, 1) from 24 bits, a scale from the next 32.
+    const float mantissa =
+        static_cast<float>(static_cast<int32_t>(bits & 0xffffff) - 0x800000) / 8388608.0f;
+    const float f = mantissa * kScales[(bits >> 24) % 13];
     if (type == DataType::kFloat32) {
       memcpy(&bytes[i * 4], &f, 4);
     } else if (type == DataType::kFloat64) {
       const double d = f;
       memcpy(&bytes[i * 8], &d, 8);
     } else if (type == DataType::kBfloat16) {
-      const uint16_t bits = kernels::Bfloat16::fromFloat(f).bits;
-      memcpy(&bytes[i * 2], &bits, 2);
-    } else if (type == DataType::kFloat16) {
-      const uint16_t bits = kernels::Float16::fromFloat(f).bits;
-      memcpy(&bytes[i * 2], &bits, 2);
+      const uint16_t b = kernels::Bfloat16::fromFloat(f).bits;
+      memcpy(&bytes[i * 2], &b, 2);
     } else {
-      const uint64_t bits = rng();
-      memcpy(&bytes[i * elem], &bits, elem);
+      const uint16_t b = kernels::Float16::fromFloat(f).bits;
+      memcpy(&bytes[i * 2], &b, 2);
     }
   }
   return bytes;

@@ -2,8 +2,20 @@
 // gtest's death-test style "threadsafe" re-executes the binary so forks stay safe.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  return RUN_ALL_TESTS();
+  const int status = RUN_ALL_TESTS();
+  // A ctest test that runs a group of cases by a filter (cmake/discover_tests.cmake's
+  // braid_group_test) would pass while checking nothing if its filter selected no case.
+  const char* require = std::getenv("BRAID_REQUIRE_TESTS");
+  if (require != nullptr && std::atoi(require) != 0 && !GTEST_FLAG_GET(list_tests) &&
+      ::testing::UnitTest::GetInstance()->test_to_run_count() == 0) {
+    std::fprintf(stderr, "BRAID_REQUIRE_TESTS: the filter selected no test\n");
+    return 1;
+  }
+  return status;
 }
