@@ -15,9 +15,9 @@ source "$(dirname "$0")/lib.sh"
 [[ $# -ge 1 && $# -le 2 ]] || fail "usage: $0 BRAID_PERF [SIZE]"
 perf=$1 size=${2:-64K}
 # Far below the deadline (10 minutes), which is what a rank that missed the failure would wait
-# for. Not the ~0.5 s a quiet run takes: a rank's exit may wait for its send ends to drain to
-# peers that stopped reading (up to kDrainMs, 10 s, transport/net/proxy_waits.h), and on a
-# loaded CI machine a run once took 8.7 s (2026-12-06).
+# for. Not the ~1 s a quiet run takes: on a loaded CI machine a run took 8.7 s (2026-12-06), when
+# a failed communicator's send ends still drained for up to 10 s on exit; they stop at once now
+# (SocketLink::drainDeadline), and runs beside other tests still took 5.0-6.8 s.
 bound_ms=30000
 export BRAID_NET=Socket BRAID_TIMEOUT_MS=600000
 export E2E_RUN_LIMIT_S=60 # read by run_on_hosts (lib.sh): far below the deadline
