@@ -5,7 +5,9 @@
 // same side of the socket link; an unpinned rank stays unknown.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,9 @@ struct CpuMask {
   bool empty() const { return count() == 0; }
   int count() const;
   CpuMask& operator|=(const CpuMask& other);
+  bool operator==(const CpuMask& other) const {
+    return std::equal(std::begin(words), std::end(words), std::begin(other.words));
+  }
 };
 
 /// The NUMA id of the CPU node of `host` whose cores hold every one of

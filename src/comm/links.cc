@@ -151,30 +151,24 @@ Status Links::chooseSlotStores() {
   // rank measures between its own first CPU and another of its host's; every rank knows every
   // affinity, so all work out alike whether some host has two CPUs and skip the exchange where
   // none has.
-  auto firstRankOfHost = [this](int r) {
-    for (int before = 0; before < r; ++before) {
-      if (members_.peers[before].hostId == members_.peers[r].hostId) return before;
-    }
-    return r;
-  };
-  auto cpusToMeasure = [this](int leader) {
-    const int a = firstCpuOf(members_.peers[leader].cpus, -1);
-    const int b =
-        a < 0 ? -1 : firstCpuOf(members_.cpusOfHost(members_.peers[leader].hostId).cpus, a);
+  const std::vector<Members::HostCpus> hosts = members_.cpusOfHosts();
+  auto cpusToMeasure = [this](const Members::HostCpus& host) {
+    const int a = firstCpuOf(members_.peers[host.firstRank].cpus, -1);
+    const int b = a < 0 ? -1 : firstCpuOf(host.cpus, a);
     return std::pair<int, int>{a, b};
   };
-  bool someHostMeasures = false;
-  for (int r = 0; r < members_.nranks && !someHostMeasures; ++r) {
-    someHostMeasures = firstRankOfHost(r) == r && cpusToMeasure(r).second >= 0;
-  }
+  const bool someHostMeasures =
+      std::any_of(hosts.begin(), hosts.end(),
+                  [&](const Members::HostCpus& host) { return cpusToMeasure(host).second >= 0; });
   if (!someHostMeasures) {
     streamSlots = false;
     return Status::success();
   }
   const int rank = members_.rank;
-  const int leader = firstRankOfHost(rank);
+  const Members::HostCpus& myHost = hosts[members_.hostNumbers()[rank]];
+  const int leader = myHost.firstRank;
   std::vector<float> lineNs(members_.nranks, -1.0f);
-  const auto [cpuA, cpuB] = cpusToMeasure(leader);
+  const auto [cpuA, cpuB] = cpusToMeasure(myHost);
   if (leader == rank && cpuB >= 0) {
     lineNs[rank] = static_cast<float>(recentLineTransferNs(cpuA, cpuB));
   }

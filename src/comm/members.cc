@@ -6,12 +6,18 @@
 #include <algorithm>
 #include <random>
 #include <string>
+#include <unordered_map>
 
 #include "topology/cpu_affinity.h"
 #include "topology/host_id.h"
 
 namespace braid::comm {
 namespace {
+
+// How many hosts `hostOf` (hostNumbers) numbers; 1 for no ranks yet.
+int hostCountOf(const std::vector<int>& hostOf) {
+  return hostOf.empty() ? 1 : *std::max_element(hostOf.begin(), hostOf.end()) + 1;
+}
 
 uint64_t randomNonce() {
   std::random_device rd;
@@ -51,21 +57,17 @@ Status Members::exchangePeers(const Config& config) {
 }
 
 std::vector<int> Members::hostNumbers() const {
-  std::vector<int> hostOf(nranks, -1);
-  int hosts = 0;
+  // A map rather than a scan of the ranks before: a communicator of one rank per host has as
+  // many hosts as ranks.
+  std::unordered_map<uint64_t, int> numberOf;
+  std::vector<int> hostOf(nranks);
   for (int r = 0; r < nranks; ++r) {
-    for (int q = 0; q < r && hostOf[r] < 0; ++q) {
-      if (!onOtherHostThan(r, q)) hostOf[r] = hostOf[q];
-    }
-    if (hostOf[r] < 0) hostOf[r] = hosts++;
+    hostOf[r] = numberOf.emplace(peers[r].hostId, static_cast<int>(numberOf.size())).first->second;
   }
   return hostOf;
 }
 
-int Members::hostCount() const {
-  const std::vector<int> hosts = hostNumbers();
-  return hosts.empty() ? 1 : *std::max_element(hosts.begin(), hosts.end()) + 1;
-}
+int Members::hostCount() const { return hostCountOf(hostNumbers()); }
 
 int Members::localRank() const {
   int before = 0;
@@ -77,11 +79,25 @@ Members::HostCpus Members::cpusOfHost(uint64_t hostId) const {
   HostCpus host;
   for (int r = 0; r < nranks; ++r) {
     if (peers[r].hostId != hostId) continue;
+    if (host.firstRank < 0) host.firstRank = r;
     ++host.ranks;
     if (peers[r].cpus.empty()) host.known = false;
     host.cpus |= peers[r].cpus;
   }
   return host;
+}
+
+std::vector<Members::HostCpus> Members::cpusOfHosts() const {
+  const std::vector<int> hostOf = hostNumbers();
+  std::vector<HostCpus> hosts(hostCountOf(hostOf));
+  for (int r = 0; r < nranks; ++r) {
+    HostCpus& host = hosts[hostOf[r]];
+    if (host.firstRank < 0) host.firstRank = r;
+    ++host.ranks;
+    if (peers[r].cpus.empty()) host.known = false;
+    host.cpus |= peers[r].cpus;
+  }
+  return hosts;
 }
 
 int Members::coresOfHost() const {
@@ -91,13 +107,8 @@ int Members::coresOfHost() const {
 }
 
 bool Members::someHostOversubscribed(int threadsPerRank) const {
-  std::vector<uint64_t> seen;
   bool oversubscribed = false;
-  for (int r = 0; r < nranks; ++r) {
-    const uint64_t id = peers[r].hostId;
-    if (std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
-    seen.push_back(id);
-    const HostCpus host = cpusOfHost(id);
+  for (const HostCpus& host : cpusOfHosts()) {
     if (!host.known) return false;
     oversubscribed |= static_cast<int64_t>(host.ranks) * threadsPerRank > host.cpus.count();
   }

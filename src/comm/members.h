@@ -109,11 +109,14 @@ class Members {
   /// A host's ranks and the union of their affinities; `known` is false where some rank's
   /// affinity is unknown.
   struct HostCpus {
+    int firstRank = -1;
     int ranks = 0;
     topology::CpuMask cpus;
     bool known = true;
   };
   HostCpus cpusOfHost(uint64_t hostId) const;
+  /// Every host's, in the order of hostNumbers(): one pass over the ranks, however many hosts.
+  std::vector<HostCpus> cpusOfHosts() const;
 
   /// Tells every rank who this one is and learns theirs; refuses a mix of GPU and host-memory
   /// ranks.

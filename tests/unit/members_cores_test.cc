@@ -71,6 +71,44 @@ TEST(MembersOversubscribed, EveryRankAnswersAlike) {
   }
 }
 
+TEST(MembersHosts, HostsAreNumberedInTheOrderOfTheirFirstRanks) {
+  // Ranks of hosts 9, 7 and 5 interleaved: host 9 first (rank 0), then 7 (rank 1), then 5.
+  const Members m = membersOf(2, {9, 7, 9, 5, 7}, {{0}, {4}, {1}, {}, {5, 6}});
+  EXPECT_EQ(m.hostNumbers(), (std::vector<int>{0, 1, 0, 2, 1}));
+  EXPECT_EQ(m.hostCount(), 3);
+  const std::vector<Members::HostCpus> hosts = m.cpusOfHosts();
+  ASSERT_EQ(hosts.size(), 3u);
+  EXPECT_EQ(hosts[0].firstRank, 0);
+  EXPECT_EQ(hosts[0].ranks, 2);
+  EXPECT_EQ(hosts[0].cpus, CpuMask::of({0, 1}));
+  EXPECT_TRUE(hosts[0].known);
+  EXPECT_EQ(hosts[1].firstRank, 1);
+  EXPECT_EQ(hosts[1].ranks, 2);
+  EXPECT_EQ(hosts[1].cpus, CpuMask::of({4, 5, 6}));
+  EXPECT_EQ(hosts[2].firstRank, 3);
+  EXPECT_FALSE(hosts[2].known);
+  // cpusOfHost says the same of one host.
+  const Members::HostCpus seven = m.cpusOfHost(7);
+  EXPECT_EQ(seven.firstRank, 1);
+  EXPECT_EQ(seven.cpus, hosts[1].cpus);
+}
+
+TEST(MembersHosts, AHostPerRankAtScale) {
+  // 16384 ranks on as many hosts, the case where a scan of the ranks before each rank had been
+  // quadratic (about 10^8 comparisons a call).
+  constexpr int kRanks = 16384;
+  std::vector<uint64_t> hosts(kRanks);
+  std::vector<std::vector<int>> cpus(kRanks, std::vector<int>{0});
+  for (int r = 0; r < kRanks; ++r) hosts[r] = 1000 + static_cast<uint64_t>(r) * 7;
+  const Members m = membersOf(kRanks - 1, hosts, cpus);
+  EXPECT_EQ(m.hostCount(), kRanks);
+  const std::vector<Members::HostCpus> all = m.cpusOfHosts();
+  ASSERT_EQ(all.size(), static_cast<size_t>(kRanks));
+  EXPECT_EQ(all.back().firstRank, kRanks - 1);
+  EXPECT_FALSE(m.someHostOversubscribed(1));
+  EXPECT_TRUE(m.someHostOversubscribed(2));
+}
+
 TEST(MembersOversubscribed, AnUnknownAffinityAnswersNo) {
   EXPECT_FALSE(membersOf(0, {7, 9}, {{0}, {}}).someHostOversubscribed(8));
 }
