@@ -17,5 +17,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "BRAID_REQUIRE_TESTS: the filter selected no test\n");
     return 1;
   }
+  // And the group of a matrix's cases that no listed group selects (braid_matrix_tests) must
+  // select none, or cases would run in no ctest test once the list fell behind the matrix.
+  const char* requireNone = std::getenv("BRAID_REQUIRE_NO_TESTS");
+  if (requireNone != nullptr && std::atoi(requireNone) != 0 && !GTEST_FLAG_GET(list_tests) &&
+      ::testing::UnitTest::GetInstance()->test_to_run_count() != 0) {
+    std::fprintf(stderr,
+                 "BRAID_REQUIRE_NO_TESTS: the filter selected %d tests, which no other group "
+                 "runs: %s\n",
+                 ::testing::UnitTest::GetInstance()->test_to_run_count(),
+                 std::getenv("BRAID_REQUIRE_NO_TESTS_HINT") != nullptr
+                     ? std::getenv("BRAID_REQUIRE_NO_TESTS_HINT")
+                     : "give them a group");
+    return 1;
+  }
   return status;
 }
