@@ -1,7 +1,6 @@
 """The perf phase's numbers (scripts/lib/gpucheck/perf.sh): braid-perf's and braid-kernel-bench's
 tables read back, judged against issue 27's goals.
 
-    perf_goals.py row LOG                  one line on a braid-perf table, for its case's detail
     perf_goals.py registers DUMP           one line on cuobjdump --dump-resource-usage's output
     perf_goals.py goals LOGS CASES --emulated 0|1
                                            the goals and figures, added to CASES (record.py's file)
@@ -58,15 +57,6 @@ def size_text(n):
         if n >= 1 << shift and n % (1 << shift) == 0:
             return f"{n >> shift} {unit}"
     return f"{n} B"
-
-
-def row_line(path):
-    t = table(path)
-    if not t:
-        return "no table"
-    lo, hi = min(t), max(t)
-    return (f"{size_text(lo)} .. {size_text(hi)}: {t[lo][0]:.1f} us at {size_text(lo)}, "
-            f"busbw {t[hi][2]:.1f} GB/s at {size_text(hi)}")
 
 
 def registers_line(path):
@@ -201,16 +191,13 @@ class Goals:
 def main():
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="what", required=True)
-    sub.add_parser("row").add_argument("log")
     sub.add_parser("registers").add_argument("dump")
     goals = sub.add_parser("goals")
     goals.add_argument("logs")
     goals.add_argument("cases")
     goals.add_argument("--emulated", type=int, default=0)
     args = parser.parse_args()
-    if args.what == "row":
-        print(row_line(args.log))
-    elif args.what == "registers":
+    if args.what == "registers":
         print(registers_line(args.dump))
     elif args.emulated:
         Goals(args.logs, args.cases).info(

@@ -1,14 +1,13 @@
 """Verdicts of scripts/gpu-check, one JSON object a line in a file that summary.py reads.
 
-    record.py case FILE --phase P --name N --verdict V [--detail D] [--seconds S] [--kind K]
-                        [--log L]
     record.py phase FILE --name N --seconds S --limit L [--timed-out]
     record.py gtest FILE --phase P --group G --list LIST --log LOG --rc RC --limit L
                          [--note TEXT] [--fail-skips REGEX] [--not-run WHY]
     record.py list LIST
 
-`case` adds one case. `phase` says how long a phase took. `gtest` turns one run of a GoogleTest
-binary (its --gtest_list_tests output and its console log) into a case per test: a test that
+A single case is written by record.sh's gc_record, in the same format, so that a phase's dozens
+of cases do not start Python each. `phase` says how long a phase took. `gtest` turns one run of a
+GoogleTest binary (its --gtest_list_tests output and its console log) into a case per test: a test that
 printed OK passes, FAILED or a test that started and never ended (a crash, the group's time out)
 fails, SKIPPED skips, and a test that never started because the run ended first is a SKIP that
 says so; a skip whose reason matches --fail-skips (a device missing where the check found one)
@@ -21,9 +20,6 @@ import argparse
 import json
 import re
 import sys
-
-VERDICTS = ("PASS", "FAIL", "SKIP", "INFO")
-
 
 def append(path, record):
     with open(path, "a") as f:
@@ -130,15 +126,6 @@ def add_gtest(args):
 def main():
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="what", required=True)
-    case = sub.add_parser("case")
-    case.add_argument("file")
-    case.add_argument("--phase", required=True)
-    case.add_argument("--name", required=True)
-    case.add_argument("--verdict", required=True, choices=VERDICTS)
-    case.add_argument("--detail", default="")
-    case.add_argument("--seconds", type=float, default=0.0)
-    case.add_argument("--kind", default="check", choices=("check", "goal", "info"))
-    case.add_argument("--log", default="")
     phase = sub.add_parser("phase")
     phase.add_argument("file")
     phase.add_argument("--name", required=True)
@@ -159,11 +146,6 @@ def main():
     gtest.add_argument("--not-run", default="the run ended before it")
     sub.add_parser("list").add_argument("list")
     args = parser.parse_args()
-    if args.what == "case":
-        append(args.file, {"phase": args.phase, "name": args.name, "verdict": args.verdict,
-                           "detail": " ".join(args.detail.split()), "seconds": args.seconds,
-                           "kind": args.kind, "log": args.log})
-        return 0
     if args.what == "phase":
         append(args.file, {"phase": args.name, "seconds": args.seconds, "limit": args.limit,
                            "timed_out": args.timed_out})
