@@ -25,6 +25,20 @@ BRAID_CXX=clang++-19
 # their recommendations (a desktop's worth of GTK and Qt), which the backend does not need.
 BRAID_TORCH_PACKAGES=(python3-torch libtorch-dev pybind11-dev)
 
+# braid_prefer_system_python: Debian's Python for every script and test that runs `python3`, the
+# one braid_torch is built for (BRAID_TORCH_PYTHON), whose start takes 0.05 s. A pyenv shim first
+# on PATH (this VM's image has one) runs shell scripts before each start, 0.36-0.63 s here, and the
+# suite starts Python hundreds of times. A folder of one link, first on PATH, leaves every other
+# tool as it was. For scripts/test only: gpu-check may need a Python of its own (PyTorch with
+# CUDA, NVIDIA's NCCL wheel).
+braid_prefer_system_python() {
+  [[ -x /usr/bin/python3 && $(command -v python3) != /usr/bin/python3 ]] || return 0
+  local dir
+  dir="${TMPDIR:-/tmp}/braid-python3-$(id -u)"
+  mkdir -p "$dir" && ln -sfn /usr/bin/python3 "$dir/python3" || return 0
+  export PATH="$dir:$PATH"
+}
+
 # braid_apt_install [apt-get options] -- packages...: installs those of the packages missing.
 braid_apt_install() {
   local options=()
