@@ -56,7 +56,8 @@ copy_rate() {
 echo "Each figure is the median of $REPEAT runs; braid and MPI runs alternate, so both see the"
 echo "same machine state. Out-of-place, float32 sum, time averaged over ranks."
 echo "Memory copy rate M: memcpy-bw (2 threads, 256 MiB, bytes read + written, the faster of glibc"
-echo "memcpy and a non-temporal store loop), run just before each braid run of 1 MiB and more."
+echo "memcpy and a non-temporal store loop), run just before and just after each pair of braid runs"
+echo "of 1 MiB and more; the mean of the two bounds those runs."
 echo "Zero-copy bound of an N-rank all_reduce: busbw <= M (N - 1) / N^2; the bound column is the"
 echo "median of the runs' bounds, braid / bound the median of each run's busbw over its own bound."
 echo
@@ -72,16 +73,20 @@ for n in "${RANKS[@]}"; do
     warmup="${WARMUP[$size]}"
     bts=() bbs=() rts=() rbs=() mts=() mbs=() bounds=() fbs=() frs=()
     for ((rep = 0; rep < REPEAT; ++rep)); do
-      bound=0
-      if ((size >= 1048576)); then
-        m="$(copy_rate)"
-        copy_rates+=("$m")
-        bound=$(awk -v m="$m" -v n="$n" 'BEGIN { print m * (n - 1) / (n * n) }')
-      fi
+      bound=0 before=0
+      ((size < 1048576)) || before="$(copy_rate)"
       "$BUILD/bin/braid-perf" all_reduce --procs "$n" --bind core -b "$size" -e "$size" \
         -n "$iters" -w "$warmup" -c 1 >"$tmp/braid.txt"
       "$BUILD/bin/braid-perf" all_reduce --procs "$n" --bind core -b "$size" -e "$size" \
         -n "$iters" -w "$warmup" -c 1 -R 1 >"$tmp/braid-memalloc.txt"
+      if ((size >= 1048576)); then
+        # M before and after the two braid runs, and their mean the bound's: the runs took the
+        # time between, in whatever state the memory was then.
+        after="$(copy_rate)"
+        m=$(awk -v a="$before" -v b="$after" 'BEGIN { print (a + b) / 2 }')
+        copy_rates+=("$before" "$after")
+        bound=$(awk -v m="$m" -v n="$n" 'BEGIN { print m * (n - 1) / (n * n) }')
+      fi
       mpirun --oversubscribe -np "$n" "$BUILD/bin/mpi-allreduce-perf" -b "$size" -e "$size" \
         -n "$iters" -w "$warmup" >"$tmp/mpi.txt" 2>/dev/null
       read -r bt bb < <(row_for "$tmp/braid.txt" "$size")
@@ -117,21 +122,26 @@ echo "M per run (GB/s): ${copy_rates[*]}; median $(median "${copy_rates[@]}")."
 
 # Every dtype at float32's bytes per second: at 64 MiB, 2 ranks, ncclMemAlloc buffers, braid's
 # busbw for the 16-bit floats beside float32's, measured alternately in the same run (MPI has no
-# bfloat16 to compare).
+# bfloat16 to compare). Each round runs float32 and then each other type; the ratio is the median
+# of the rounds' ratios, each of a type's run over the float32 run just before it, so that a
+# change of the VM's state between rounds moves both sides of a ratio alike.
 echo
-echo "| ranks | 64 MiB of (ncclMemAlloc buffers) | braid busbw (GB/s) | / float32's |"
+echo "| ranks | 64 MiB of (ncclMemAlloc buffers) | braid busbw (GB/s) | / float32's (median of rounds) |"
 echo "| ---: | --- | ---: | ---: |"
-declare -A dtype_busbw
+declare -A dtype_busbw dtype_ratio
 for ((rep = 0; rep < REPEAT; ++rep)); do
   for dtype in float bfloat16 half; do
     "$BUILD/bin/braid-perf" all_reduce --procs 2 -b 67108864 -e 67108864 -n "${ITERS[67108864]}" \
       -w "${WARMUP[67108864]}" -c 1 -R 1 -d "$dtype" >"$tmp/braid.txt"
-    dtype_busbw[$dtype]+=" $(row_for "$tmp/braid.txt" 67108864 | awk '{ print $2 }')"
+    b=$(row_for "$tmp/braid.txt" 67108864 | awk '{ print $2 }')
+    [[ $dtype != float ]] || round_float=$b
+    dtype_busbw[$dtype]+=" $b"
+    dtype_ratio[$dtype]+=" $(awk -v b="$b" -v f="$round_float" 'BEGIN { print f > 0 ? b / f : 0 }')"
   done
 done
-float_busbw=$(median ${dtype_busbw[float]})
 for dtype in float bfloat16 half; do
-  b=$(median ${dtype_busbw[$dtype]})
-  awk -v d="$dtype" -v b="$b" -v f="$float_busbw" \
-    'BEGIN { printf("| 2 | %s | %.2f | %.2f |\n", d, b, f > 0 ? b / f : 0) }'
+  awk -v d="$dtype" -v b="$(median ${dtype_busbw[$dtype]})" -v r="$(median ${dtype_ratio[$dtype]})" \
+    'BEGIN { printf("| 2 | %s | %.2f | %.2f |\n", d, b, r) }'
 done
+echo
+echo "Rounds' ratios: bfloat16${dtype_ratio[bfloat16]}; half${dtype_ratio[half]}."
