@@ -76,6 +76,9 @@ class Comm::Impl {
  private:
   /// The FIFOs' geometry, the ring's FIFOs and the one-shot board, or the GPU side (connect.cc).
   Status connect();
+  /// The cost model's hops between hosts fitted to the rings planned across them
+  /// (tune::Model::fitNetwork), said at INFO; nothing on one host.
+  void fitNetwork();
 };
 
 }  // namespace braid

@@ -1,6 +1,7 @@
 // Connecting a communicator once its peers and ring order are known: the FIFOs' geometry, then
 // either the ring's host FIFOs and the one-shot board (Links), or a GPU communicator's side
 // (GpuSide), whose FIFOs all come with their first use. The selector learns what was made.
+#include "base/log.h"
 #include "comm/comm_impl.h"
 
 namespace braid {
@@ -9,7 +10,10 @@ Status Comm::Impl::connect() {
   links.configure(selector.model);
   selector.nchannels = links.nchannels;
   selector.nhosts = members.hostCount();
-  if (members.cudaDevice < 0) return links.connectRing(selector);
+  if (members.cudaDevice < 0) {
+    fitNetwork();
+    return links.connectRing(selector);
+  }
 
   if (!config.transportAllowed("cuda_ipc") && !config.transportAllowed("shm")) {
     return invalidUsage("BRAID_TRANSPORTS=" + config.transports +
@@ -24,7 +28,22 @@ Status Comm::Impl::connect() {
   gpu = std::move(side);
   calls.attachGpu(gpu.get());
   selector.onGpu = true;
-  return gpu->connect(selector);
+  BRAID_TRY(gpu->connect(selector));  // the GPU's model from here on
+  fitNetwork();
+  return Status::success();
+}
+
+void Comm::Impl::fitNetwork() {
+  if (!(members.plannedNetworkGBs > 0)) return;
+  selector.model.fitNetwork(members.plannedNetworkGBs);
+  constexpr int kSimple = static_cast<int>(algo::Protocol::kSimple);
+  if (members.rank == 0) {
+    BRAID_INFO(
+        "cost model: the planned rings move %.1f GB/s between hosts; the network hop "
+        "taken as %.1f us, %.2f GB/s (Simple)",
+        members.plannedNetworkGBs, selector.model.interHost[kSimple].latencyUs,
+        selector.model.interHost[kSimple].bandwidthGBs);
+  }
 }
 
 }  // namespace braid

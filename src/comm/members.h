@@ -71,6 +71,10 @@ class Members {
   /// The most NICs any host's channels leave by: host communicators run at least this many
   /// channels, so that every NIC carries traffic (Links::configure).
   int rails = 0;
+  /// What the planned rings move in all, GB/s (topology::RingPlan::totalGBs), where they span
+  /// hosts: the network the cost model is fitted to (tune::Model::fitNetwork). 0 where no ring
+  /// across hosts was planned.
+  double plannedNetworkGBs = 0;
   /// The machine; empty when discovery failed (the ring order then stays 0..N-1).
   std::optional<topology::Graph> machine;
 

@@ -212,6 +212,7 @@ Status Members::planTopology(const Config& config) {
       plan.rings.channels[0].order.size() == static_cast<size_t>(nranks)) {
     ring = plan.rings.channels[0].order;
     keepRings(graph, plan.rings);
+    if (spansHosts()) plannedNetworkGBs = plan.rings.totalGBs();
   }
   if (spansHosts()) keepTrees(graph, plan.trees);
   return Status::success();

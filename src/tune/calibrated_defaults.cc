@@ -6,8 +6,9 @@
 //
 // What is not measured here:
 // - interHost: measured by bench/calibrate-net.sh instead (braid's socket
-//   transport between two network namespaces of this VM, over a veth pair);
-//   braid-sim fills interHost from the machine it models.
+//   transport between two network namespaces of this VM, over a veth pair),
+//   and capped by the machine's NICs where the topology plans rings on them
+//   (Model::fitNetwork); braid-sim fills interHost from the machine it models.
 // - hostCores: a fact of the machine, which the communicator sets.
 #include "tune/cost_model.h"
 
@@ -37,6 +38,9 @@ Model Model::calibratedDefaults() {
   m.p2p = {0.3126, 12.52};  // measured: sendrecv N=2
   m.p2pShared = {2.595, 5.13};  // measured: sendrecv N=3,4
   // clang-format on
+  // A slower network in the plan (a 1 Gb/s NIC) lowers interHost; a faster one does not raise
+  // it above what the sockets were measured to move (Model::fitNetwork).
+  m.interHostMeasured = true;
   // bench/compare-deterministic.sh 4 (2026-11-29): the ring's owner-computes
   // form took 1.11x-2.40x (median 1.45x) of the plain ring from 8 B to 16 MiB;
   // the tree and the one-shot reduce in the canonical order anyway (0.89x-1.02x,

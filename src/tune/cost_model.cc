@@ -8,6 +8,17 @@
 #include <string>
 
 namespace braid::tune {
+
+void Model::fitNetwork(double ringGBs) {
+  if (!(ringGBs > 0) || !std::isfinite(ringGBs)) return;
+  constexpr int kSimple = static_cast<int>(algo::Protocol::kSimple);
+  const double before = interHost[kSimple].bandwidthGBs;
+  const double after = interHostMeasured && before > 0 ? std::min(before, ringGBs) : ringGBs;
+  for (LinkCost& link : interHost) {
+    link.bandwidthGBs = before > 0 ? link.bandwidthGBs * (after / before) : after;
+  }
+}
+
 namespace {
 
 using algo::Algorithm;

@@ -64,8 +64,13 @@ struct Model {
   /// Hops between ranks of one host when more ranks than hostCores share its
   /// CPUs: a hop then waits for the receiver to be scheduled.
   LinkCost intraHostShared[algo::kNumProtocols];
-  /// Hops between hosts (the network), per protocol.
+  /// Hops between hosts (the network), per protocol: what all of a rank's channels move across
+  /// hosts together. fitNetwork sets it from the machine's plan where there is one.
   LinkCost interHost[algo::kNumProtocols];
+  /// Whether interHost's Simple bandwidth was measured (braid's socket transport,
+  /// bench/calibrate-net.sh), so that a faster network in the plan does not raise it: the CPUs'
+  /// copies may be the narrower pipe. Else it is a placeholder that the plan replaces.
+  bool interHostMeasured = false;
   /// The tree's hop relative to the ring's, per protocol.
   HopScale tree[algo::kNumProtocols];
   /// The one-shot all-reduce, per protocol (Simple publishes a counter after
@@ -100,6 +105,14 @@ struct Model {
   /// protocol, in GB/s; 0 means no limit beyond the link's. With parallel
   /// channels a hop's bandwidth is min(link, nchannels * channelGBs).
   double channelGBs[algo::kNumProtocols] = {0, 0};
+
+  /// The hops between hosts fitted to the machine: `ringGBs` is what the planned rings move in
+  /// all (topology::RingPlan::totalGBs: each channel on what the ones before it left of every
+  /// link, the NICs' speeds included), as NCCL takes its channels times the ring's speed.
+  /// Simple's bandwidth becomes it, or the measured figure where that is lower; every other
+  /// protocol keeps its proportion to Simple. Unchanged where `ringGBs` is not positive (no
+  /// plan, or one host).
+  void fitNetwork(double ringGBs);
 
   /// The figures braid-calibrate measured for the shm transport on the
   /// development VM; docs/tuning.md says how and which are still provisional.

@@ -27,10 +27,15 @@ Model Model::gpuDefaults() {
   // With these it wins every all_reduce it can take (up to 64 KiB) at 2 and 4 ranks.
   m.oneShot[kSimple] = {3.4, 0.5, 100};  // PROVISIONAL
   m.oneShot[kLl] = {0.6, 0.5, 50};       // PROVISIONAL
+  // Between hosts: NCCL's tuning table's network hop for a ring (LL 2.7 us, Simple 9.6 us), and
+  // LL at a quarter of Simple's bandwidth as NCCL takes it across nodes. The bandwidth is a
+  // placeholder, one 100 Gb/s NIC, until the communicator fits it to the NICs its rings were
+  // planned on (Model::fitNetwork, from the topology).
+  m.interHost[kSimple] = {9.6, 12.5};  // PROVISIONAL
+  m.interHost[kLl] = {2.7, 12.5 / 4};  // PROVISIONAL
   for (int p : {kSimple, kLl}) {
     m.oneShotShared[p] = m.oneShot[p];
     m.intraHostShared[p] = m.intraHost[p];  // a GPU's blocks do not share the host's CPUs
-    m.interHost[p] = m.intraHost[p];        // no inter-host transport yet
   }
   m.hostCores = 0;
   m.channelsParallel = true;  // a block per channel

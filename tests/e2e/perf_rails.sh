@@ -11,7 +11,8 @@
 #   - every NIC of both hosts carried traffic: each planned hop's sender's emulated HCA counted
 #     bytes sent on that NIC ("emulated HCA emu_K:1: N bytes transmitted"), as a real port's
 #     port_xmit_data counter would;
-#   - tree all_reduce runs the two planned trees: each edge between hosts on its planned NIC.
+#   - tree all_reduce runs the two planned trees: each edge between hosts on its planned NIC;
+#   - the cost model's network is what the planned rings move ("cost model: the planned rings").
 # The environment may add a topology file and emulated GPUs (NCCL's 8-GPU 8-NIC machine).
 #
 # usage: perf_rails.sh BRAID_PERF NRANKS NICS
@@ -48,6 +49,16 @@ opened() {
 }
 
 run ring
+# The cost model's hop between hosts is what the planned rings move (tune::Model::fitNetwork):
+# rank 0 gives the figure of the plan's summary.
+planned=$(grep -oE 'rings: [0-9]+ channel\(s\), [0-9.]+ GB/s' "$E2E_TMP/err" | head -1 |
+  sed -E 's/.*, ([0-9.]+) GB\/s/\1/')
+fitted=$(grep -oE 'cost model: the planned rings move [0-9.]+ GB/s' "$E2E_TMP/err" | head -1 |
+  sed -E 's/.* move ([0-9.]+) GB\/s/\1/')
+[[ -n $planned && -n $fitted ]] ||
+  fail "rank 0 gives no planned rings' bandwidth (${planned:-none}) or fitted network (${fitted:-none})" "$E2E_TMP/err"
+awk -v a="$planned" -v b="$fitted" 'BEGIN { exit !(a > 0 && b > 0.95 * a && b < 1.05 * a) }' ||
+  fail "the cost model's network ($fitted GB/s) is not the planned rings' ($planned GB/s)" "$E2E_TMP/err"
 plan=$(grep -o 'topology: channel [0-9]* between hosts:.*' "$E2E_TMP/err" || true)
 [[ -n $plan ]] || fail "rank 0 says no channel between hosts (no NICs planned?)" "$E2E_TMP/err"
 channels=0 rails=""
@@ -87,4 +98,4 @@ while read -r line; do
   opened "$from" to "$to" "$tree" "$nic" >/dev/null
 done <<<"$trees"
 echo "PASS [$E2E_NAME]: $channels channels on $nics rails (${rails% }), each as planned, every" \
-  "NIC sent; both planned trees ran across hosts"
+  "NIC sent; both planned trees ran across hosts; the model's network $fitted GB/s as planned"

@@ -189,6 +189,47 @@ TEST(TunePredict, TwoHostsUseTheNetworkForCrossingHopsAndBandwidth) {
               1e-9);
 }
 
+TEST(TuneFitNetwork, APlaceholderTakesThePlannedRingsAndKeepsItsProportions) {
+  // The GPU model's network is a placeholder: 8 NICs of 400 Gb/s replace it, and LL keeps its
+  // quarter of Simple; the latencies stay.
+  Model m = Model::gpuDefaults();
+  ASSERT_FALSE(m.interHostMeasured);
+  const LinkCost simple = m.interHost[kSimple];
+  const LinkCost ll = m.interHost[kLl];
+  m.fitNetwork(400);
+  EXPECT_DOUBLE_EQ(m.interHost[kSimple].bandwidthGBs, 400);
+  EXPECT_DOUBLE_EQ(m.interHost[kLl].bandwidthGBs, 400 * ll.bandwidthGBs / simple.bandwidthGBs);
+  EXPECT_DOUBLE_EQ(m.interHost[kSimple].latencyUs, simple.latencyUs);
+  EXPECT_DOUBLE_EQ(m.interHost[kLl].latencyUs, ll.latencyUs);
+  // So the bus bandwidth of a large ring across hosts is the planned one, not the placeholder.
+  const double bytes = 1 << 30;
+  const double us = predict(m, allReduce(bytes, 16, 2), Algorithm::kRing, Protocol::kSimple);
+  EXPECT_LT(us, 2 * 15.0 / 16 * bytes / (simple.bandwidthGBs * 1e3));
+}
+
+TEST(TuneFitNetwork, AMeasuredFigureIsOnlyLowered) {
+  // The host model's network was measured through braid's sockets: a plan of 25 GB/s of NICs
+  // does not raise it, one of a 1 Gb/s NIC (0.125 GB/s) lowers it, LL with it.
+  Model m = Model::calibratedDefaults();
+  ASSERT_TRUE(m.interHostMeasured);
+  const double measured = m.interHost[kSimple].bandwidthGBs;
+  m.fitNetwork(25);
+  EXPECT_DOUBLE_EQ(m.interHost[kSimple].bandwidthGBs, measured);
+  m.fitNetwork(0.125);
+  EXPECT_DOUBLE_EQ(m.interHost[kSimple].bandwidthGBs, 0.125);
+  EXPECT_DOUBLE_EQ(m.interHost[kLl].bandwidthGBs, 0.125);
+}
+
+TEST(TuneFitNetwork, NoPlanChangesNothing) {
+  for (double none : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
+    Model m = Model::gpuDefaults();
+    m.fitNetwork(none);
+    EXPECT_DOUBLE_EQ(m.interHost[kSimple].bandwidthGBs,
+                     Model::gpuDefaults().interHost[kSimple].bandwidthGBs)
+        << none;
+  }
+}
+
 TEST(TunePredict, RanksSharingCpusUseTheSharedFigures) {
   Model m = roundModel();
   m.hostCores = 2;
