@@ -89,7 +89,7 @@ Members::HostCpus Members::cpusOfHost(uint64_t hostId) const {
 
 std::vector<Members::HostCpus> Members::cpusOfHosts() const {
   const std::vector<int> hostOf = hostNumbers();
-  std::vector<HostCpus> hosts(hostCountOf(hostOf));
+  std::vector<HostCpus> hosts(hostOf.empty() ? 0 : hostCountOf(hostOf));
   for (int r = 0; r < nranks; ++r) {
     HostCpus& host = hosts[hostOf[r]];
     if (host.firstRank < 0) host.firstRank = r;
