@@ -136,7 +136,7 @@ for ((rep = 0; rep < REPEAT; ++rep)); do
     b=$(row_for "$tmp/braid.txt" 67108864 | awk '{ print $2 }')
     [[ $dtype != float ]] || round_float=$b
     dtype_busbw[$dtype]+=" $b"
-    dtype_ratio[$dtype]+=" $(awk -v b="$b" -v f="$round_float" 'BEGIN { print f > 0 ? b / f : 0 }')"
+    dtype_ratio[$dtype]+=" $(awk -v b="$b" -v f="$round_float" 'BEGIN { print (f > 0 ? b / f : 0) }')"
   done
 done
 for dtype in float bfloat16 half; do
