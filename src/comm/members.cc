@@ -78,11 +78,7 @@ int Members::localRank() const {
 Members::HostCpus Members::cpusOfHost(uint64_t hostId) const {
   HostCpus host;
   for (int r = 0; r < nranks; ++r) {
-    if (peers[r].hostId != hostId) continue;
-    if (host.firstRank < 0) host.firstRank = r;
-    ++host.ranks;
-    if (peers[r].cpus.empty()) host.known = false;
-    host.cpus |= peers[r].cpus;
+    if (peers[r].hostId == hostId) host.add(r, peers[r].cpus);
   }
   return host;
 }
@@ -90,13 +86,7 @@ Members::HostCpus Members::cpusOfHost(uint64_t hostId) const {
 std::vector<Members::HostCpus> Members::cpusOfHosts() const {
   const std::vector<int> hostOf = hostNumbers();
   std::vector<HostCpus> hosts(hostOf.empty() ? 0 : hostCountOf(hostOf));
-  for (int r = 0; r < nranks; ++r) {
-    HostCpus& host = hosts[hostOf[r]];
-    if (host.firstRank < 0) host.firstRank = r;
-    ++host.ranks;
-    if (peers[r].cpus.empty()) host.known = false;
-    host.cpus |= peers[r].cpus;
-  }
+  for (int r = 0; r < nranks; ++r) hosts[hostOf[r]].add(r, peers[r].cpus);
   return hosts;
 }
 

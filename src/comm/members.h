@@ -117,6 +117,13 @@ class Members {
     int ranks = 0;
     topology::CpuMask cpus;
     bool known = true;
+    /// Counts rank `r`, whose affinity is `rankCpus` (empty: unknown).
+    void add(int r, const topology::CpuMask& rankCpus) {
+      if (firstRank < 0) firstRank = r;
+      ++ranks;
+      if (rankCpus.empty()) known = false;
+      cpus |= rankCpus;
+    }
   };
   HostCpus cpusOfHost(uint64_t hostId) const;
   /// Every host's, in the order of hostNumbers(): one pass over the ranks, however many hosts.
