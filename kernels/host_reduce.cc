@@ -191,20 +191,12 @@ CopyFn pickCopy() {
   return copyWords;
 }
 
-}  // namespace
-
-void copyBytes(void* dst, const void* src, size_t bytes) {
-  static const CopyFn copy = pickCopy();
-  copy(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), bytes);
-}
-
-void streamBytesUnfenced(void* dst, const void* src, size_t bytes) {
+// Non-temporal stores of 64 bytes a turn where dst is 16-byte aligned, plain byte stores for the
+// head up to that alignment and for the tail: inline, so a piece costs no call per destination.
+inline void streamInline(unsigned char* d, const unsigned char* s, size_t bytes) {
 #if defined(__SSE2__)
-  auto* d = static_cast<unsigned char*>(dst);
-  const auto* s = static_cast<const unsigned char*>(src);
-  // Up to the first 16-byte boundary of dst with plain stores, then 64 bytes a turn.
   const size_t head = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16);
-  copyBytes(d, s, head);
+  for (size_t k = 0; k < head; ++k) d[k] = s[k];
   size_t i = head;
   for (; i + 64 <= bytes; i += 64) {
     const auto* from = reinterpret_cast<const __m128i*>(s + i);
@@ -218,10 +210,24 @@ void streamBytesUnfenced(void* dst, const void* src, size_t bytes) {
     _mm_stream_si128(to + 2, c);
     _mm_stream_si128(to + 3, e);
   }
-  copyBytes(d + i, s + i, bytes - i);
+  for (; i < bytes; ++i) d[i] = s[i];
 #else
-  copyBytes(dst, src, bytes);
+  copyBytes(d, s, bytes);
 #endif
+}
+
+}  // namespace
+
+void copyBytes(void* dst, const void* src, size_t bytes) {
+  static const CopyFn copy = pickCopy();
+  copy(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), bytes);
+}
+
+void streamToEach(char* const* dsts, int ndsts, size_t offset, const void* src, size_t bytes) {
+  const auto* s = static_cast<const unsigned char*>(src);
+  for (int k = 0; k < ndsts; ++k) {
+    streamInline(reinterpret_cast<unsigned char*>(dsts[k] + offset), s, bytes);
+  }
 }
 
 void storeFence() {
@@ -233,7 +239,7 @@ void storeFence() {
 }
 
 void streamBytes(void* dst, const void* src, size_t bytes) {
-  streamBytesUnfenced(dst, src, bytes);
+  streamInline(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), bytes);
   storeFence();
 }
 

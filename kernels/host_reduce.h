@@ -98,9 +98,10 @@ void copyBytes(void* dst, const void* src, size_t bytes);
 /// traffic). Ends with a store fence, so a release store after it publishes the bytes.
 void streamBytes(void* dst, const void* src, size_t bytes);
 
-/// streamBytes without its fence, for many small pieces that one storeFence() then ends:
-/// nothing may read the bytes, or learn of them, before that fence.
-void streamBytesUnfenced(void* dst, const void* src, size_t bytes);
+/// dsts[k] + offset = src for k < ndsts, as streamBytes does but without its fence: one piece
+/// of a streamed reduction (src in L1) to every output in one call, for many pieces that one
+/// storeFence() then ends. Nothing may read the bytes, or learn of them, before that fence.
+void streamToEach(char* const* dsts, int ndsts, size_t offset, const void* src, size_t bytes);
 /// Orders every store before it (non-temporal ones included) before any store after it.
 void storeFence();
 

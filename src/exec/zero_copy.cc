@@ -570,19 +570,27 @@ void ZeroCopyBoard::streamReducedBlock(const Buffers& buffers, size_t inAt, size
                                        bool toPeers) {
   const size_t pieceElems = kStreamPieceBytes / elemBytes;
   char* result = reinterpret_cast<char*>(staged_.data());
+  // The outputs this rank writes, its own first.
+  const int nouts = toPeers ? nranks_ : 1;
+  std::vector<char*> outs(static_cast<size_t>(nouts));
+  for (int i = 0; i < nouts; ++i) outs[i] = buffers.outputs[(rank_ + i) % nranks_];
+  // A piece moves about 80 ns' worth of memory traffic: what it costs besides (calls, the
+  // fold's bookkeeping) shows in the rate, so two ranks, whose in-order fold is one join,
+  // combine directly (measured: docs/benchmarks.md, "Eleventh session").
+  const char* first = buffers.inputs[0] + inAt;
+  const char* second = buffers.inputs[1] + inAt;
   for (size_t done = 0; done < count; done += pieceElems) {
     const size_t elems = std::min(pieceElems, count - done);
-    const size_t from = inAt + done * elemBytes;
-    const size_t at = outAt + done * elemBytes;
-    const size_t bytes = elems * elemBytes;
-    fold_.startChunk();
-    for (int r = 0; r < nranks_; ++r) fold_.setOperand(r, buffers.inputs[r] + from);
-    fold_.foldInto(result, elems, bytes, op);
-    op.finishOutput(result, elems);
-    for (int i = 0; i < nranks_; ++i) {
-      const int to = (rank_ + i) % nranks_;
-      if (i == 0 || toPeers) kernels::streamBytesUnfenced(buffers.outputs[to] + at, result, bytes);
+    const size_t offset = done * elemBytes;
+    if (nranks_ == 2) {
+      op.combine(op.args, result, first + offset, second + offset, elems);
+    } else {
+      fold_.startChunk();
+      for (int r = 0; r < nranks_; ++r) fold_.setOperand(r, buffers.inputs[r] + inAt + offset);
+      fold_.foldInto(result, elems, elems * elemBytes, op);
     }
+    op.finishOutput(result, elems);
+    kernels::streamToEach(outs.data(), nouts, outAt + offset, result, elems * elemBytes);
   }
   // Before meeting 2 tells the peers their outputs are written.
   kernels::storeFence();

@@ -424,6 +424,32 @@ TEST(StreamBytes, CopiesEveryLengthAtEveryAlignment) {
   }
 }
 
+// One streamed piece into every output at once: each output gets the bytes at the same offset,
+// whatever its own alignment, and nothing outside them.
+TEST(StreamBytes, StreamToEachCopiesIntoEveryDestinationAtTheOffset) {
+  std::vector<unsigned char> from(512);
+  for (size_t i = 0; i < from.size(); ++i) from[i] = static_cast<unsigned char>(i * 13 + 5);
+  for (size_t offset : {0, 1, 9, 16, 31}) {
+    for (size_t bytes : {0, 1, 15, 64, 65, 200, 512}) {
+      std::vector<std::vector<unsigned char>> outputs(3, std::vector<unsigned char>(600, 0xee));
+      // Three alignments at once: the outputs start 0, 5 and 12 bytes into their storage.
+      const size_t starts[3] = {0, 5, 12};
+      char* dsts[3];
+      for (int k = 0; k < 3; ++k) dsts[k] = reinterpret_cast<char*>(outputs[k].data() + starts[k]);
+      kernels::streamToEach(dsts, 3, offset, from.data(), bytes);
+      kernels::storeFence();
+      for (int k = 0; k < 3; ++k) {
+        for (size_t i = 0; i < outputs[k].size(); ++i) {
+          const size_t first = starts[k] + offset;
+          const bool inside = i >= first && i < first + bytes;
+          ASSERT_EQ(outputs[k][i], inside ? from[i - first] : 0xee)
+              << "output " << k << ", offset " << offset << ", " << bytes << " bytes, at " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(ZeroCopyBoard, APeerThatNeverComesEndsTheCallAtTheDeadlineNamingIt) {
   const uint64_t nonce = uniqueNonce();
   SharedBarrier barrier(2);
