@@ -17,7 +17,7 @@
 
 namespace {
 
-using braid::testing::freshDumpDir;
+using braid::testing::DumpDir;
 using braid::testing::HangScenario;
 using braid::testing::runCommand;
 
@@ -27,7 +27,8 @@ ncclResult_t hostAllReduce(ncclComm_t comm, int) {
 }
 
 TEST(FlightRecorder, SigusrDumpsNameTheRankThatSkippedACall) {
-  const std::string dir = freshDumpDir("flight-usr1");
+  const DumpDir dumps("flight-usr1");
+  const std::string& dir = dumps.path();
   ASSERT_FALSE(dir.empty());
   HangScenario s;
   s.beforeInit = [](int) { setenv("BRAID_HOST_COMM", "1", 1); };
@@ -49,7 +50,8 @@ TEST(FlightRecorder, SigusrDumpsNameTheRankThatSkippedACall) {
 // after publishing its input: the record is there before the wait all the same, and the
 // one-shot board notes whom it waits for, so the doctor names the rank that skipped.
 TEST(FlightRecorder, ATinyLaneCallIsRecordedBeforeItWaits) {
-  const std::string dir = freshDumpDir("flight-tiny");
+  const DumpDir dumps("flight-tiny");
+  const std::string& dir = dumps.path();
   ASSERT_FALSE(dir.empty());
   HangScenario s;
   s.beforeInit = [](int) { setenv("BRAID_HOST_COMM", "1", 1); };
@@ -70,7 +72,8 @@ TEST(FlightRecorder, ATinyLaneCallIsRecordedBeforeItWaits) {
 }
 
 TEST(FlightRecorder, ATimeoutDumpsByItself) {
-  const std::string dir = freshDumpDir("flight-timeout");
+  const DumpDir dumps("flight-timeout");
+  const std::string& dir = dumps.path();
   ASSERT_FALSE(dir.empty());
   ncclUniqueId id{};
   ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
@@ -105,7 +108,8 @@ TEST(FlightRecorder, ATimeoutDumpsByItself) {
 }
 
 TEST(FlightRecorder, SurvivorsOfAKillDumpAndNameTheLostRank) {
-  const std::string dir = freshDumpDir("flight-kill");
+  const DumpDir dumps("flight-kill");
+  const std::string& dir = dumps.path();
   ASSERT_FALSE(dir.empty());
   braid::testing::KillTrialSetup setup;
   setup.trials = 1;

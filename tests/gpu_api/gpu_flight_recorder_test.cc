@@ -50,7 +50,8 @@ TEST(GpuFlightRecorder, SigusrDumpsNameTheRankThatSkippedACall) {
   // (The host communicators' SIGUSR1 test runs under ThreadSanitizer.)
   GTEST_SKIP() << "ThreadSanitizer defers SIGUSR1 past a spinning emulated GPU block";
 #endif
-  const std::string dir = braid::testing::freshDumpDir("gpu-flight");
+  const braid::testing::DumpDir dumps("gpu-flight");
+  const std::string& dir = dumps.path();
   ASSERT_FALSE(dir.empty());
   braid::testing::HangScenario s;
   s.init = [](ncclComm_t* comm, int nranks, const ncclUniqueId& id, int rank) {

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <new>
 #include <string>
@@ -30,13 +31,32 @@
 
 namespace braid::testing {
 
-/// A fresh, empty directory under /tmp for one test's dumps.
-inline std::string freshDumpDir(const char* what) {
-  char pattern[128];
-  snprintf(pattern, sizeof(pattern), "/tmp/braid-%s-XXXXXX", what);
-  const char* made = mkdtemp(pattern);
-  return made == nullptr ? std::string() : std::string(made);
-}
+/// A fresh, empty directory under /tmp for one test's dumps, removed with what it holds when
+/// the process that made it is done with it (not by the ranks it forks, which copy it). A test
+/// prints the dumps it needs in its failure messages.
+class DumpDir {
+ public:
+  explicit DumpDir(const char* what) : owner_(getpid()) {
+    char pattern[128];
+    snprintf(pattern, sizeof(pattern), "/tmp/braid-%s-XXXXXX", what);
+    const char* made = mkdtemp(pattern);
+    if (made != nullptr) path_ = made;
+  }
+  ~DumpDir() {
+    if (path_.empty() || getpid() != owner_) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  DumpDir(const DumpDir&) = delete;
+  DumpDir& operator=(const DumpDir&) = delete;
+
+  /// Empty where mkdtemp failed.
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  pid_t owner_;
+};
 
 /// The files a directory holds whose names start with braid-flight-.
 inline int countDumps(const std::string& dir) {
