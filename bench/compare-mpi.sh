@@ -121,27 +121,29 @@ echo
 echo "M per run (GB/s): ${copy_rates[*]}; median $(median "${copy_rates[@]}")."
 
 # Every dtype at float32's bytes per second: at 64 MiB, 2 ranks, ncclMemAlloc buffers, braid's
-# busbw for the 16-bit floats beside float32's, measured alternately in the same run (MPI has no
-# bfloat16 to compare). Each round runs float32 and then each other type; the ratio is the median
-# of the rounds' ratios, each of a type's run over the float32 run just before it, so that a
-# change of the VM's state between rounds moves both sides of a ratio alike.
+# busbw for the 16- and 8-bit floats beside float32's, measured alternately in the same run (MPI
+# has no bfloat16 to compare), bound to cores as above: unbound, two ranks sharing a vCPU for a
+# while moved single ratios from 0.63 to 1.55. Each round runs float32 and then each other type;
+# the ratio is the median of the rounds' ratios, each of a type's run over the float32 run just
+# before it, so that a change of the VM's state between rounds moves both sides of a ratio alike.
 echo
 echo "| ranks | 64 MiB of (ncclMemAlloc buffers) | braid busbw (GB/s) | / float32's (median of rounds) |"
 echo "| ---: | --- | ---: | ---: |"
 declare -A dtype_busbw dtype_ratio
 for ((rep = 0; rep < REPEAT; ++rep)); do
-  for dtype in float bfloat16 half; do
-    "$BUILD/bin/braid-perf" all_reduce --procs 2 -b 67108864 -e 67108864 -n "${ITERS[67108864]}" \
-      -w "${WARMUP[67108864]}" -c 1 -R 1 -d "$dtype" >"$tmp/braid.txt"
+  for dtype in float bfloat16 half f8e4m3; do
+    "$BUILD/bin/braid-perf" all_reduce --procs 2 --bind core -b 67108864 -e 67108864 \
+      -n "${ITERS[67108864]}" -w "${WARMUP[67108864]}" -c 1 -R 1 -d "$dtype" >"$tmp/braid.txt"
     b=$(row_for "$tmp/braid.txt" 67108864 | awk '{ print $2 }')
     [[ $dtype != float ]] || round_float=$b
     dtype_busbw[$dtype]+=" $b"
     dtype_ratio[$dtype]+=" $(awk -v b="$b" -v f="$round_float" 'BEGIN { print (f > 0 ? b / f : 0) }')"
   done
 done
-for dtype in float bfloat16 half; do
+for dtype in float bfloat16 half f8e4m3; do
   awk -v d="$dtype" -v b="$(median ${dtype_busbw[$dtype]})" -v r="$(median ${dtype_ratio[$dtype]})" \
     'BEGIN { printf("| 2 | %s | %.2f | %.2f |\n", d, b, r) }'
 done
 echo
-echo "Rounds' ratios: bfloat16${dtype_ratio[bfloat16]}; half${dtype_ratio[half]}."
+echo "Rounds' ratios: bfloat16${dtype_ratio[bfloat16]}; half${dtype_ratio[half]};"\
+  "f8e4m3${dtype_ratio[f8e4m3]}."
