@@ -4,6 +4,7 @@
 
 #include <getopt.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,8 +31,9 @@ void usage(const char* prog) {
           "  -w,--warmup_iters <n> warm-up iterations                   [5]\n"
           "  -c,--check <0/1>      check results                        [1]\n"
           "  -d,--datatype <t>     int8 uint8 int32 uint32 int64 uint64 half float double\n"
-          "                        bfloat16 f8e4m3 f8e5m2, or all       [float]\n"
-          "  -o,--op <op>          sum prod max min avg, or all         [sum]\n"
+          "                        bfloat16 f8e4m3 f8e5m2, or all; a comma-separated list\n"
+          "                        runs them in that order              [float]\n"
+          "  -o,--op <op>          sum prod max min avg, or all; or a list [sum]\n"
           "  -r,--root <r>         root rank, or -1 for every rank      [0]\n"
           "  -t,--nthreads <n>     threads per process                  [1]\n"
           "  -g,--ngpus <n>        ranks per thread, driven by groups   [1]\n"
@@ -91,14 +93,29 @@ bool parseInt(const char* text, int* out) {
   return true;
 }
 
-// One of `names` (the enum's values in order), or "all" for every one of them.
+// A comma-separated list of `names` (the enum's values in order), or "all" for every one of
+// them, in the order given: `-d float,bfloat16 -N 5` alternates the two types in one process,
+// so that a comparison of them pairs runs a moment apart. False for an unknown or repeated
+// name, or an empty one.
 template <typename Enum, size_t N>
 bool parseNames(const char* text, const char* const (&names)[N], std::vector<Enum>* out) {
   out->clear();
-  for (size_t i = 0; i < N; ++i) {
-    if (strcmp(text, "all") == 0 || strcmp(text, names[i]) == 0) {
-      out->push_back(static_cast<Enum>(i));
+  const std::string list(text);
+  size_t from = 0;
+  for (;;) {
+    const size_t comma = list.find(',', from);
+    const std::string name = list.substr(from, comma == std::string::npos ? comma : comma - from);
+    bool known = false;
+    for (size_t i = 0; i < N; ++i) {
+      if (name != "all" && name != names[i]) continue;
+      const Enum value = static_cast<Enum>(i);
+      if (std::find(out->begin(), out->end(), value) != out->end()) return false;
+      out->push_back(value);
+      known = true;
     }
+    if (!known) return false;
+    if (comma == std::string::npos) break;
+    from = comma + 1;
   }
   return !out->empty();
 }
