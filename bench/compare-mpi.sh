@@ -18,7 +18,8 @@
 # (docs/benchmarks.md derives the formula).
 #
 # usage: bench/compare-mpi.sh [ranks...]      (default: 2 4)
-# env:   BUILD (default build), REPEAT (runs per figure, default 5; the median is shown)
+# env:   BUILD (default build), REPEAT (runs per figure, default 5; the median is shown),
+#        DTYPE_CYCLES (rounds of the types per process in the last table, default 3)
 # Iterations per size (both libraries get the same): 1000 at 8 B, where a
 # single scheduler hiccup would otherwise dominate the mean, 200 at 1 MiB,
 # 20 at 64 MiB.
@@ -121,26 +122,30 @@ echo
 echo "M per run (GB/s): ${copy_rates[*]}; median $(median "${copy_rates[@]}")."
 
 # Every dtype at float32's bytes per second: at 64 MiB, 2 ranks, ncclMemAlloc buffers, braid's
-# busbw for the 16- and 8-bit floats beside float32's, measured alternately in the same run (MPI
-# has no bfloat16 to compare), bound to cores as above: unbound, two ranks sharing a vCPU for a
-# while moved single ratios from 0.63 to 1.55. Each round runs float32 and then each other type;
-# the ratio is the median of the rounds' ratios, each of a type's run over the float32 run just
-# before it, so that a change of the VM's state between rounds moves both sides of a ratio alike.
+# busbw for the 16- and 8-bit floats beside float32's (MPI has no bfloat16 to compare), bound to
+# cores as above. Each of REPEAT processes runs DTYPE_CYCLES rounds, and a round is float32 and
+# then each other type, one after the other in the same process (braid-perf -d with a list): a
+# type's ratio is its busbw over that round's float32, measured a moment before on the same
+# ranks and buffers, and the table gives the median of every round's. Separate processes had
+# paired runs seconds apart, on this VM enough for single ratios to run 0.63-1.55.
+DTYPES=(float bfloat16 half f8e4m3)
+DTYPE_CYCLES="${DTYPE_CYCLES:-3}"
 echo
 echo "| ranks | 64 MiB of (ncclMemAlloc buffers) | braid busbw (GB/s) | / float32's (median of rounds) |"
 echo "| ---: | --- | ---: | ---: |"
 declare -A dtype_busbw dtype_ratio
 for ((rep = 0; rep < REPEAT; ++rep)); do
-  for dtype in float bfloat16 half f8e4m3; do
-    "$BUILD/bin/braid-perf" all_reduce --procs 2 --bind core -b 67108864 -e 67108864 \
-      -n "${ITERS[67108864]}" -w "${WARMUP[67108864]}" -c 1 -R 1 -d "$dtype" >"$tmp/braid.txt"
-    b=$(row_for "$tmp/braid.txt" 67108864 | awk '{ print $2 }')
+  "$BUILD/bin/braid-perf" all_reduce --procs 2 --bind core -b 67108864 -e 67108864 \
+    -n "${ITERS[67108864]}" -w "${WARMUP[67108864]}" -c 1 -R 1 -N "$DTYPE_CYCLES" \
+    -d "$(IFS=,; echo "${DTYPES[*]}")" >"$tmp/braid.txt"
+  # Rows in order: each cycle's types as listed; column 3 the type, 8 the out-of-place busbw.
+  while read -r dtype b; do
     [[ $dtype != float ]] || round_float=$b
     dtype_busbw[$dtype]+=" $b"
     dtype_ratio[$dtype]+=" $(awk -v b="$b" -v f="$round_float" 'BEGIN { print (f > 0 ? b / f : 0) }')"
-  done
+  done < <(awk '!/^#/ && $1 == 67108864 { print $3, $8 }' "$tmp/braid.txt")
 done
-for dtype in float bfloat16 half f8e4m3; do
+for dtype in "${DTYPES[@]}"; do
   awk -v d="$dtype" -v b="$(median ${dtype_busbw[$dtype]})" -v r="$(median ${dtype_ratio[$dtype]})" \
     'BEGIN { printf("| 2 | %s | %.2f | %.2f |\n", d, b, r) }'
 done
