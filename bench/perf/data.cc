@@ -17,7 +17,9 @@
 #include "perf/data.h"
 
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
+#include <vector>
 
 #include "perf/narrow_float.h"
 
@@ -111,13 +113,44 @@ struct Native {
   static double toDouble(Store s) { return static_cast<double>(s); }
 };
 
+// The narrow types through tables made once: the data are small integers, and
+// narrowFromDouble's frexp and ldexp per element made filling and checking a 64 MiB buffer of
+// a 16-bit type take seconds, several times the collective it checks. Values outside the
+// table (avg's quotients) still go through narrowFromDouble.
 template <NarrowFormat kFormat, typename Bits>
 struct Narrow {
   using Store = Bits;
   static constexpr bool kInteger = false;
-  static Store fromInt(int64_t v) { return fromDouble(static_cast<double>(v)); }
-  static Store fromDouble(double v) { return static_cast<Store>(narrowFromDouble(v, kFormat)); }
-  static double toDouble(Store s) { return narrowToDouble(s, kFormat); }
+  static constexpr int64_t kIntRange = 1024;  ///< fromInt's table: -kIntRange .. kIntRange
+
+  static Store fromInt(int64_t v) {
+    static const std::vector<Store> ints = [] {
+      std::vector<Store> codes;
+      for (int64_t i = -kIntRange; i <= kIntRange; ++i) {
+        codes.push_back(static_cast<Store>(narrowFromDouble(static_cast<double>(i), kFormat)));
+      }
+      return codes;
+    }();
+    if (v < -kIntRange || v > kIntRange) return fromDouble(static_cast<double>(v));
+    return ints[static_cast<size_t>(v + kIntRange)];
+  }
+  static Store fromDouble(double v) {
+    // A whole number in the table, but not -0, which the table's 0 is not.
+    const bool inTable = std::fabs(v) <= static_cast<double>(kIntRange) && v == std::trunc(v) &&
+                         !(v == 0 && std::signbit(v));
+    if (inTable) return fromInt(static_cast<int64_t>(v));
+    return static_cast<Store>(narrowFromDouble(v, kFormat));
+  }
+  static double toDouble(Store s) {
+    static const std::vector<double> values = [] {
+      std::vector<double> all(size_t{1} << (8 * sizeof(Store)));
+      for (size_t code = 0; code < all.size(); ++code) {
+        all[code] = narrowToDouble(static_cast<uint32_t>(code), kFormat);
+      }
+      return all;
+    }();
+    return values[s];
+  }
 };
 
 // Integer arithmetic wraps, as NCCL's does: it is done on the unsigned type.
