@@ -168,6 +168,7 @@ Status GpuSide::makeOneShot(Selector& selector) {
 
 Status GpuSide::releaseMemory() {
   Status first = runtime->setDevice(device);
+  memoryReleased_ = true;
   oneShot.reset();
   recvLinks.clear();
   sendLinks.clear();
@@ -187,12 +188,15 @@ Status GpuSide::releaseMemory() {
 }
 
 Status GpuSide::restoreMemory(Selector& selector) {
+  if (!memoryReleased_) return Status::success();
   BRAID_TRY(runtime->setDevice(device));
   // The FIFOs made from here on start afresh, their cursors too.
   cursorsUsed = 0;
   BRAID_TRY(runtime->fill(cursors, 0, cursorCapacity * sizeof(engine::FifoCursor), stream));
   BRAID_TRY(runtime->streamSynchronize(stream));
-  return makeOneShot(selector);
+  BRAID_TRY(makeOneShot(selector));
+  memoryReleased_ = false;
+  return Status::success();
 }
 
 // A GPU communicator: its FIFOs are GPU FIFOs made on first use

@@ -198,11 +198,14 @@ class GpuSide {
   /// After a quiesce: lowers the abort word and forgets the fault the stopped kernels recorded.
   void resume();
 
-  /// ncclCommSuspend: frees the FIFOs, programs, scratch and one-shot boards (every launch has
-  /// ended, on every rank: Comm::suspendMemory); the cursors, abort and fault words stay.
+  /// ncclCommSuspend with NCCL_SUSPEND_MEM: frees the FIFOs, programs, scratch and one-shot
+  /// boards (every launch has ended, on every rank: Comm::suspendMemory); the cursors, abort
+  /// and fault words stay.
   Status releaseMemory();
-  /// ncclCommResume: zeroed cursors for the FIFOs to come, and the one-shot boards again
-  /// (collective); the FIFOs come with their first use, as at creation.
+  /// ncclCommResume after releaseMemory: zeroed cursors for the FIFOs to come, and the one-shot
+  /// boards again (collective); the FIFOs come with their first use, as at creation. Without a
+  /// release before it (a suspend without NCCL_SUSPEND_MEM) nothing was freed, and the FIFOs,
+  /// their cursors and the boards are live: it leaves them as they are.
   Status restoreMemory(Selector& selector);
 
   /// Adds calls to the pending launch, all to the same one: `lanes[i]` is
@@ -233,6 +236,8 @@ class GpuSide {
 
   /// The one-shot boards, where `selector` allows the one-shot (connect, restoreMemory).
   Status makeOneShot(Selector& selector);
+
+  bool memoryReleased_ = false;  ///< by releaseMemory, not yet restored
 
   const Config& config_;
   const Members& members_;

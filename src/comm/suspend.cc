@@ -42,6 +42,8 @@ Status Comm::resumeMemory() {
   Impl& c = *impl_;
   comm::ActiveCall active(c.health.activeCalls);
   log::ScopedLogRank logRank(c.members.rank);
+  // Only what the suspend gave back is made again (GpuSide::restoreMemory): a suspend without
+  // NCCL_SUSPEND_MEM freed nothing, and its FIFOs, their cursors and boards are still in use.
   if (!c.gpu) return Status::success();
   BRAID_TRY(c.gpu->restoreMemory(c.selector).withContext("resume"));
   c.selector.choices.clear();
