@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct CommOptions {
   /// environment's NCCL_MIN_NCHANNELS and NCCL_MAX_NCHANNELS; 0 leaves them to it.
   int minChannels = 0;
   int maxChannels = 0;
+  /// The communicator's name (ncclConfig_t's commName): said at INFO when it is made and in its
+  /// flight recorder's dumps; empty: none.
+  std::string name;
 };
 
 /// One send or receive of a point-to-point batch (Comm::sendRecv).
@@ -79,15 +83,17 @@ class Comm {
   /// Collective over this communicator: the ranks that pass one `color`
   /// form a new communicator, ranked by `key` (ties by their rank here),
   /// on the same device (or host memory) as this one; kSplitNoColor takes
-  /// part without joining one and gets null.
-  Result<std::unique_ptr<Comm>> split(int color, int key);
+  /// part without joining one and gets null. The new communicator takes the channel bounds and
+  /// name of `child` (ncclCommSplit's config); where it runs is this one's.
+  Result<std::unique_ptr<Comm>> split(int color, int key, const CommOptions& child = {});
 
   /// Collective over this communicator: it and the ranks that join with `id` form a new
   /// communicator of `newSize` ranks, in which this communicator's ranks keep theirs. Exactly
   /// one rank passes the id (made by newUniqueId() in its process, ncclCommGetUniqueId); the
   /// others pass null and learn it from that rank. The new ranks join with
-  /// create(id, newSize, rank) (ncclCommGrow).
-  Result<std::unique_ptr<Comm>> grow(int newSize, const UniqueId* id);
+  /// create(id, newSize, rank) (ncclCommGrow). `child` as for split().
+  Result<std::unique_ptr<Comm>> grow(int newSize, const UniqueId* id,
+                                     const CommOptions& child = {});
 
   /// Collective (ncclCommSuspend with NCCL_SUSPEND_MEM): waits for this communicator's kernels,
   /// then gives back its device memory (FIFOs, device programs, scratch, one-shot boards); a
@@ -230,8 +236,10 @@ class Comm {
   /// A new communicator of this one's ranks but those in `exclude`, which must not call it;
   /// every other rank must, with the same list. Ranks keep their order and are numbered anew.
   /// Works when excluded ranks are dead: the survivors meet through their watchers, not the
-  /// bootstrap ring. `abortFirst` (NCCL_SHRINK_ABORT) first stops what still runs here.
-  Result<std::unique_ptr<Comm>> shrink(const std::vector<int>& exclude, bool abortFirst);
+  /// bootstrap ring. `abortFirst` (NCCL_SHRINK_ABORT) first stops what still runs here. `child`
+  /// as for split().
+  Result<std::unique_ptr<Comm>> shrink(const std::vector<int>& exclude, bool abortFirst,
+                                       const CommOptions& child = {});
   /// Makes blocked and later operations of this rank fail at once, and
   /// returns once no call is running on this communicator (so it can be
   /// destroyed, as ncclCommAbort does, even from another thread).

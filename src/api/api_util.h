@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "api/config_view.h"
 #include "braid/comm.h"
 #include "braid/status.h"
 #include "nccl.h"
@@ -26,6 +27,8 @@ struct ncclComm {
   static constexpr uint64_t kMagic = 0x6272616964636f6dull;  // "braidcom"
   uint64_t magic = kMagic;
   std::unique_ptr<braid::Comm> comm;
+  /// What it was made with: a split, grow or shrink with no config gives the child the same.
+  braid::api::CommSettings settings;
 
   // Non-blocking creation (ncclConfig_t.blocking = 0): the handle is
   // returned at once and `creator` makes `comm`; initDone says it finished,
@@ -54,6 +57,14 @@ struct ncclComm {
 };
 
 namespace braid::api {
+
+/// A handle for a communicator made with `settings` (a split's, grow's or shrink's child).
+inline ncclComm* newHandle(std::unique_ptr<Comm> comm, const CommSettings& settings) {
+  auto handle = std::make_unique<ncclComm>();
+  handle->comm = std::move(comm);
+  handle->settings = settings;
+  return handle.release();
+}
 
 /// Records `status` as this thread's last error (ncclGetLastError), logs it
 /// at WARN and returns its ncclResult_t.

@@ -19,6 +19,17 @@ ncclConfig_t readConfig(const ncclConfig_t* config) {
 
 int ctaBound(int field) { return field == NCCL_CONFIG_UNDEF_INT ? 0 : field; }
 
+CommSettings CommSettings::of(const ncclConfig_t* config) {
+  CommSettings s;
+  if (config == nullptr) return s;
+  const ncclConfig_t whole = readConfig(config);
+  s.blocking = whole.blocking != 0;  // NCCL_CONFIG_UNDEF_INT: blocking, NCCL's default
+  s.minChannels = ctaBound(whole.minCTAs);
+  s.maxChannels = ctaBound(whole.maxCTAs);
+  if (whole.commName != nullptr) s.name = whole.commName;  // NCCL_CONFIG_UNDEF_PTR is NULL
+  return s;
+}
+
 Status checkConfig(const ncclConfig_t* config) {
   if (config == nullptr) return Status::success();
   if (config->magic != NCCL_API_MAGIC) {

@@ -5,6 +5,9 @@
 // to what braid knows.
 #pragma once
 
+#include <string>
+
+#include "braid/comm.h"
 #include "braid/status.h"
 #include "nccl.h"
 
@@ -23,5 +26,32 @@ ncclConfig_t readConfig(const ncclConfig_t* config);
 
 /// minCTAs or maxCTAs of a read config: 0 where unset.
 int ctaBound(int field);
+
+/// What braid applies of a communicator's ncclConfig_t, kept apart from the caller's struct
+/// (whose strings need not outlive the call). A communicator keeps the settings it was made with
+/// (ncclComm::settings): its split, grow or shrink given no config makes the child with them, as
+/// NCCL copies the parent's config.
+struct CommSettings {
+  /// config.blocking. A non-blocking creation runs on a thread of its own
+  /// (ncclCommInitRankConfig); a split, grow or shrink completes before it returns, which
+  /// NCCL's non-blocking contract allows, and its child keeps the setting for its own children.
+  bool blocking = true;
+  int minChannels = 0;  ///< config.minCTAs; 0: unset
+  int maxChannels = 0;  ///< config.maxCTAs; 0: unset
+  std::string name;     ///< config.commName, copied; empty: none
+
+  /// The settings of a checked config; NULL: the defaults.
+  static CommSettings of(const ncclConfig_t* config);
+  /// A child's: those of its config, or `parent`'s where it passed none.
+  static CommSettings forChild(const ncclConfig_t* config, const CommSettings& parent) {
+    return config != nullptr ? of(config) : parent;
+  }
+  /// The creation options they set: channel bounds and name.
+  void applyTo(CommOptions& options) const {
+    options.minChannels = minChannels;
+    options.maxChannels = maxChannels;
+    options.name = name;
+  }
+};
 
 }  // namespace braid::api

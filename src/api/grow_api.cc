@@ -68,16 +68,18 @@ BRAID_NCCL_API(ncclResult_t, ncclCommGrow, ncclComm_t comm, int nRanks,
     id = std::make_shared<braid::UniqueId>();
     memcpy(id->bytes, uniqueId->internal, sizeof(id->bytes));
   }
+  const braid::api::CommSettings settings =
+      braid::api::CommSettings::forChild(config, comm->settings);
   Comm* parent = c.value();
-  return braid::api::runOrDefer(parent, [comm, parent, nRanks, id, newcomm] {
-    BRAID_ASSIGN_OR_RETURN(std::unique_ptr<Comm> made, parent->grow(nRanks, id.get()));
+  return braid::api::runOrDefer(parent, [comm, parent, nRanks, id, newcomm, settings] {
+    braid::CommOptions child;
+    settings.applyTo(child);
+    BRAID_ASSIGN_OR_RETURN(std::unique_ptr<Comm> made, parent->grow(nRanks, id.get(), child));
     if (id != nullptr) {
       std::lock_guard<std::mutex> lock(comm->growMutex);
       comm->growIdPending = false;  // used up
     }
-    auto handle = std::make_unique<ncclComm>();
-    handle->comm = std::move(made);
-    *newcomm = handle.release();
+    *newcomm = braid::api::newHandle(std::move(made), settings);
     return Status::success();
   });
 }

@@ -1,7 +1,6 @@
 // The C API of communicator life: ids, creation, destruction and queries.
 #include <cstddef>
 #include <cstring>
-#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -17,14 +16,13 @@ using braid::Comm;
 using braid::Status;
 using braid::api::checkConfig;
 using braid::api::commFrom;
-using braid::api::ctaBound;
-using braid::api::readConfig;
+using braid::api::CommSettings;
 using braid::api::report;
 
 namespace {
 
 // Checks what creation needs of its arguments, before any thread starts.
-Status checkInit(ncclComm_t* out, int nranks, int rank, const ncclConfig_t* config) {
+Status checkInit(ncclComm_t* out, int nranks, int rank) {
   if (out == nullptr) return braid::invalidArgument("comm (the output pointer) is NULL");
   *out = nullptr;
   if (nranks <= 0)
@@ -33,7 +31,7 @@ Status checkInit(ncclComm_t* out, int nranks, int rank, const ncclConfig_t* conf
     return braid::invalidArgument("rank " + std::to_string(rank) + " is outside [0, " +
                                   std::to_string(nranks) + ")");
   }
-  return checkConfig(config);
+  return Status::success();
 }
 
 braid::Result<std::unique_ptr<Comm>> makeComm(int nranks, const ncclUniqueId& commId, int rank,
@@ -44,24 +42,19 @@ braid::Result<std::unique_ptr<Comm>> makeComm(int nranks, const ncclUniqueId& co
   return Comm::create(id, nranks, rank, options);
 }
 
-bool nonBlocking(const ncclConfig_t* config) {
-  return config != nullptr && readConfig(config).blocking == 0;
-}
-
-// Creates the communicator: at once, or with blocking = 0 on a thread of
-// its own, setting *inProgress (ncclInProgress: ncclCommGetAsyncError says
+// Creates the communicator with `settings` (its checked config's): at once, or with blocking = 0
+// on a thread of its own, setting *inProgress (ncclInProgress: ncclCommGetAsyncError says
 // when it is done; until then other calls on the handle fail with ncclInvalidArgument).
 Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int rank,
-                const ncclConfig_t* config, braid::CommOptions options, bool* inProgress) {
+                const CommSettings& settings, braid::CommOptions options, bool* inProgress) {
   *inProgress = false;
-  BRAID_TRY(checkInit(out, nranks, rank, config));
+  BRAID_TRY(checkInit(out, nranks, rank));
   // The device is the calling thread's, also for a creation on another thread.
   if (options.device < 0) options.device = Comm::currentDevice();
-  const ncclConfig_t whole = readConfig(config);
-  options.minChannels = ctaBound(whole.minCTAs);
-  options.maxChannels = ctaBound(whole.maxCTAs);
+  settings.applyTo(options);
   auto handle = std::make_unique<ncclComm>();
-  if (!nonBlocking(config)) {
+  handle->settings = settings;
+  if (settings.blocking) {
     BRAID_ASSIGN_OR_RETURN(handle->comm, makeComm(nranks, commId, rank, options));
     *out = handle.release();
     return Status::success();
@@ -84,37 +77,33 @@ Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int ran
   return Status::success();
 }
 
-ncclResult_t initRankNow(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int rank,
-                         const ncclConfig_t* config, const braid::CommOptions& options) {
-  bool inProgress = false;
-  const Status s = initRank(out, nranks, commId, rank, config, options, &inProgress);
-  if (!s.ok()) return report(s);
-  return inProgress ? ncclInProgress : ncclSuccess;
-}
-
 // Inside a group, creation runs at ncclGroupEnd, concurrently with the
 // creation of other ranks, which is how one thread creates several ranks.
 ncclResult_t initRankOrDefer(ncclComm_t* comm, int nranks, const ncclUniqueId& commId, int rank,
                              const ncclConfig_t* config, bool hostMemory = false) {
   braid::CommOptions options;
   options.hostMemory = hostMemory;
-  if (braid::api::groupDepth() == 0)
-    return initRankNow(comm, nranks, commId, rank, config, options);
-  if (comm == nullptr) return report(braid::invalidArgument("comm (the output pointer) is NULL"));
   Status checked = checkConfig(config);
-  if (!checked.ok()) return report(checked);
-  *comm = nullptr;
-  // The caller's config need not outlive the call: the group keeps a copy.
-  // In a group creation blocks until ncclGroupEnd, whatever the config says.
-  std::optional<ncclConfig_t> saved;
-  if (config != nullptr) {
-    saved = readConfig(config);
-    saved->blocking = 1;
+  if (!checked.ok()) {
+    if (comm != nullptr) *comm = nullptr;
+    return report(checked);
   }
+  // Read now: the caller's config need not outlive the call.
+  CommSettings settings = CommSettings::of(config);
+  if (braid::api::groupDepth() == 0) {
+    bool inProgress = false;
+    const Status s = initRank(comm, nranks, commId, rank, settings, options, &inProgress);
+    if (!s.ok()) return report(s);
+    return inProgress ? ncclInProgress : ncclSuccess;
+  }
+  if (comm == nullptr) return report(braid::invalidArgument("comm (the output pointer) is NULL"));
+  *comm = nullptr;
+  // In a group creation blocks until ncclGroupEnd, whatever the config says.
+  settings.blocking = true;
   if (!hostMemory) options.device = Comm::currentDevice();
   return braid::api::runOrDefer(static_cast<const void*>(comm), [=] {
     bool inProgress = false;
-    return initRank(comm, nranks, commId, rank, saved ? &*saved : nullptr, options, &inProgress);
+    return initRank(comm, nranks, commId, rank, settings, options, &inProgress);
   });
 }
 
@@ -196,7 +185,7 @@ BRAID_NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comm, int ndev, const 
     if (gpus) options.device = devlist != nullptr ? devlist[i] : i;
     threads.emplace_back([&, i, options] {
       bool inProgress = false;
-      results[i] = initRank(&comm[i], ndev, id, i, nullptr, options, &inProgress);
+      results[i] = initRank(&comm[i], ndev, id, i, CommSettings{}, options, &inProgress);
     });
   }
   for (auto& t : threads) t.join();
@@ -225,14 +214,14 @@ BRAID_NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key,
   *newcomm = nullptr;
   Status checked = checkConfig(config);
   if (!checked.ok()) return report(checked);
+  const CommSettings settings = CommSettings::forChild(config, comm->settings);
   braid::Comm* parent = c.value();
-  return braid::api::runOrDefer(parent, [parent, color, key, newcomm] {
-    BRAID_ASSIGN_OR_RETURN(std::unique_ptr<Comm> made, parent->split(color, key));
-    if (!made) return Status::success();  // NCCL_SPLIT_NOCOLOR
-    auto handle = std::make_unique<ncclComm>();
-    handle->comm = std::move(made);
-    *newcomm = handle.release();
-    return Status::success();
+  return braid::api::runOrDefer(parent, [parent, color, key, newcomm, settings] {
+    braid::CommOptions child;
+    settings.applyTo(child);
+    BRAID_ASSIGN_OR_RETURN(std::unique_ptr<Comm> made, parent->split(color, key, child));
+    if (made) *newcomm = braid::api::newHandle(std::move(made), settings);
+    return Status::success();  // no communicator for NCCL_SPLIT_NOCOLOR
   });
 }
 
@@ -271,14 +260,15 @@ BRAID_NCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksL
   }
   Status checked = checkConfig(config);
   if (!checked.ok()) return report(checked);
+  const CommSettings settings = CommSettings::forChild(config, comm->settings);
   std::vector<int> exclude(excludeRanksList, excludeRanksList + excludeRanksCount);
   braid::Comm* parent = c.value();
   const bool abortFirst = shrinkFlags == NCCL_SHRINK_ABORT;
-  return braid::api::runOrDefer(parent, [parent, exclude, abortFirst, newcomm] {
-    BRAID_ASSIGN_OR_RETURN(std::unique_ptr<Comm> made, parent->shrink(exclude, abortFirst));
-    auto handle = std::make_unique<ncclComm>();
-    handle->comm = std::move(made);
-    *newcomm = handle.release();
+  return braid::api::runOrDefer(parent, [parent, exclude, abortFirst, newcomm, settings] {
+    braid::CommOptions child;
+    settings.applyTo(child);
+    BRAID_ASSIGN_OR_RETURN(std::unique_ptr<Comm> made, parent->shrink(exclude, abortFirst, child));
+    *newcomm = braid::api::newHandle(std::move(made), settings);
     return Status::success();
   });
 }

@@ -85,10 +85,13 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
   comm::Members& members = impl->members;
   members.rank = rank;
   members.nranks = nranks;
+  members.name = options.name;
   if (options.stop) impl->health.stop = options.stop;
   BRAID_ASSIGN_OR_RETURN(members.cudaDevice, chooseDevice(options, config));
   if (rank == 0) BRAID_INFO("%s", config.describe().c_str());
-  BRAID_INFO("init: rank %d of %d, id %s", rank, nranks, bootstrap::describeUniqueId(id).c_str());
+  BRAID_INFO("init: rank %d of %d, id %s%s%s%s", rank, nranks,
+             bootstrap::describeUniqueId(id).c_str(), options.name.empty() ? "" : ", name \"",
+             options.name.c_str(), options.name.empty() ? "" : "\"");
 
   BRAID_ASSIGN_OR_RETURN(
       members.bootstrap,

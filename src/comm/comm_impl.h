@@ -69,9 +69,10 @@ class Comm::Impl {
   /// with NCCL_SHRINK_ABORT): until `ownCalls` calls are left, the caller's own. The stop flag
   /// stays raised when `keepStopped` or a peer is lost.
   Status quiesce(bool keepStopped, int ownCalls);
-  /// Creates a child communicator (split, shrink) where this one runs; abort() stops its
-  /// creation too.
-  Result<std::unique_ptr<Comm>> createChild(const UniqueId& id, int childRanks, int childRank);
+  /// Creates a child communicator (split, grow, shrink) where this one runs, with the channel
+  /// bounds and name of `child`; abort() stops its creation too.
+  Result<std::unique_ptr<Comm>> createChild(const UniqueId& id, int childRanks, int childRank,
+                                            const CommOptions& child);
 
  private:
   /// The FIFOs' geometry, the ring's FIFOs and the one-shot board, or the GPU side (connect.cc).

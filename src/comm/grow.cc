@@ -19,7 +19,8 @@ struct GrowOffer {
 
 }  // namespace
 
-Result<std::unique_ptr<Comm>> Comm::grow(int newSize, const UniqueId* id) {
+Result<std::unique_ptr<Comm>> Comm::grow(int newSize, const UniqueId* id,
+                                         const CommOptions& child) {
   Impl& c = *impl_;
   comm::ActiveCall active(c.health.activeCalls);
   const int rank = c.members.rank;
@@ -51,7 +52,7 @@ Result<std::unique_ptr<Comm>> Comm::grow(int newSize, const UniqueId* id) {
         "ncclCommGetUniqueId");
   }
   BRAID_INFO("grow: %d ranks to %d, the id from rank %d", nranks, newSize, root);
-  return c.createChild(offers[root].id, newSize, rank);
+  return c.createChild(offers[root].id, newSize, rank, child);
 }
 
 }  // namespace braid

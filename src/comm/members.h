@@ -57,6 +57,7 @@ class Members {
   int rank = 0;
   int nranks = 1;
   int cudaDevice = -1;  ///< this rank's device; -1 on host memory
+  std::string name;     ///< the communicator's name (CommOptions::name); empty: none
   std::unique_ptr<bootstrap::Bootstrap> bootstrap;
   std::vector<PeerInfo> peers;  ///< by rank, once exchangePeers has run
   std::vector<int> ring;        ///< ring order of ranks (channel 0's)

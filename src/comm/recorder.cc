@@ -27,6 +27,7 @@ Status Recorder::startFlight() {
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0) who.host = host;
   who.gpu = members_.cudaDevice >= 0;
+  who.name = members_.name;
   flight = std::make_unique<flight::FlightRecorder>(
       who, static_cast<size_t>(config_.flightRecorderEntries), config_.flightRecorderDir);
   if (!config_.flightRecorderDir.empty()) {

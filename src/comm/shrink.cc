@@ -43,7 +43,8 @@ Status checkExcluded(const std::vector<int>& exclude, int rank, int nranks) {
 
 }  // namespace
 
-Result<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& excludeList, bool abortFirst) {
+Result<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& excludeList, bool abortFirst,
+                                           const CommOptions& child) {
   Impl& c = *impl_;
   comm::ActiveCall active(c.health.activeCalls);
   const int rank = c.members.rank;
@@ -119,7 +120,7 @@ Result<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& excludeList, 
       }
     }
   }
-  return c.createChild(id, static_cast<int>(survivors.size()), newRank);
+  return c.createChild(id, static_cast<int>(survivors.size()), newRank, child);
 }
 
 }  // namespace braid

@@ -37,7 +37,7 @@ std::vector<int> groupOf(const std::vector<SplitEntry>& entries, int32_t color) 
 
 }  // namespace
 
-Result<std::unique_ptr<Comm>> Comm::split(int color, int key) {
+Result<std::unique_ptr<Comm>> Comm::split(int color, int key, const CommOptions& child) {
   Impl& c = *impl_;
   comm::ActiveCall active(c.health.activeCalls);
   const int rank = c.members.rank;
@@ -65,12 +65,15 @@ Result<std::unique_ptr<Comm>> Comm::split(int color, int key) {
   const int newRank = static_cast<int>(std::find(group.begin(), group.end(), rank) - group.begin());
   BRAID_INFO("split: color %d key %d: rank %d of %zu (parent's leader %d)", color, key, newRank,
              group.size(), group.front());
-  return c.createChild(ids[group.front()], static_cast<int>(group.size()), newRank);
+  return c.createChild(ids[group.front()], static_cast<int>(group.size()), newRank, child);
 }
 
 Result<std::unique_ptr<Comm>> Comm::Impl::createChild(const UniqueId& id, int childRanks,
-                                                      int childRank) {
+                                                      int childRank, const CommOptions& child) {
   CommOptions options;
+  options.minChannels = child.minChannels;
+  options.maxChannels = child.maxChannels;
+  options.name = child.name;
   options.hostMemory = members.cudaDevice < 0;
   options.device = members.cudaDevice;
   options.stop = std::make_shared<std::atomic<bool>>(false);

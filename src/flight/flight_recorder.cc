@@ -245,6 +245,7 @@ std::string FlightRecorder::render(const std::string& reason,
   out += std::string("comm: ") + comm + "\n";
   out += "rank: " + std::to_string(identity_.rank) + "\n";
   out += "nranks: " + std::to_string(identity_.nranks) + "\n";
+  if (!identity_.name.empty()) out += "name: " + identity_.name + "\n";
   out += "pid: " + std::to_string(identity_.pid) + "\n";
   out += "host: " + identity_.host + "\n";
   out += std::string("memory: ") + (identity_.gpu ? "gpu" : "host") + "\n";

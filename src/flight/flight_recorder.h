@@ -85,6 +85,7 @@ struct Identity {
   int pid = 0;
   std::string host;
   bool gpu = false;
+  std::string name;  ///< the communicator's name (ncclConfig_t's commName); empty: none
 };
 
 class FlightRecorder {

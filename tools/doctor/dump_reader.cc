@@ -101,6 +101,8 @@ Result<RankDump> parseDump(const std::string& text, const std::string& source) {
       d.pid = std::atoi(v.c_str());
     } else if (field(line, "host", &v)) {
       d.host = v;
+    } else if (field(line, "name", &v)) {
+      d.name = v;
     } else if (field(line, "memory", &v)) {
       d.memory = v;
     } else if (field(line, "reason", &v)) {

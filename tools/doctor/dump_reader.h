@@ -36,6 +36,7 @@ struct RankDump {
   int nranks = 0;
   int pid = 0;
   std::string host;
+  std::string name;  ///< the communicator's name (ncclConfig_t's commName); empty: none
   std::string memory;
   std::string reason;
   std::string time;

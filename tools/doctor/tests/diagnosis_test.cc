@@ -26,6 +26,7 @@ std::string dumpOf(int rank, int nranks, int done, int waitFor, bool recv = true
   who.nranks = nranks;
   who.pid = 100 + rank;
   who.host = "testhost";
+  who.name = "trainer dp0";  // ncclConfig_t's commName
   flight::FlightRecorder recorder(who, 8, "");
   flight::CollectiveFields allReduce;
   allReduce.collective = "AllReduce";
@@ -63,6 +64,7 @@ TEST(DumpReader, ReadsWhatTheRecorderWrites) {
   EXPECT_EQ(d.nranks, 4);
   EXPECT_EQ(d.pid, 102);
   EXPECT_EQ(d.host, "testhost");
+  EXPECT_EQ(d.name, "trainer dp0");
   EXPECT_EQ(d.memory, "host");
   EXPECT_EQ(d.reason, "test");
   ASSERT_EQ(d.calls.size(), 4u);
