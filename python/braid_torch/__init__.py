@@ -14,10 +14,12 @@ For CUDA tensors use backend="nccl" with braid's libnccl.so.2 in place of NVIDIA
 (docs/dropin.md).
 """
 
+import atexit
+
 import torch.distributed as dist
 from torch.distributed import distributed_c10d as _c10d
 
-from ._C import ProcessGroupBraid, unique_id, version  # noqa: F401
+from ._C import ProcessGroupBraid, _drain_all, unique_id, version  # noqa: F401
 
 __all__ = ["ProcessGroupBraid", "version"]
 
@@ -69,6 +71,11 @@ def _new_process_group_helper(group_size, group_rank, global_ranks_in_group, bac
     return _torch_new_process_group_helper(group_size, group_rank, global_ranks_in_group, backend,
                                            *args, **kwargs)
 
+
+# A group's operations run on a thread of its own, which may need the GIL to drop a tensor. At the
+# interpreter's end such a thread would be stopped at its first try, so the queues run dry here,
+# before it, whatever the program left in flight (groups it never destroyed are destroyed later).
+atexit.register(_drain_all)
 
 if not hasattr(dist.Backend, "BRAID"):
     dist.Backend.register_backend("braid", _create, extended_api=True)

@@ -9,6 +9,7 @@
 
 #include "nccl.h"
 #include "process_group_braid.h"
+#include "work_queue.h"
 
 namespace py = pybind11;
 
@@ -27,6 +28,8 @@ py::bytes uniqueId() {
 PYBIND11_MODULE(_C, m) {
   m.doc() = "braid's torch.distributed backend for CPU tensors (import braid_torch)";
   m.def("unique_id", &uniqueId, "A new unique id (bytes) for ProcessGroupBraid.create");
+  m.def("_drain_all", &braid_torch::WorkQueue::drainAll,
+        "Waits until every process group's queued operations have run (the atexit hook)");
   m.def("version", [] {
     int version = 0;
     ncclGetVersion(&version);
