@@ -1,19 +1,35 @@
 # Sourced by scripts/test: runs the phases of a test run, times them, adds up what every ctest run
 # said (scripts/sanitize's too, through the log it writes), and prints the line a run ends with.
 
-BRAID_PHASES=()      # "name minutes status" per phase
+BRAID_PHASES=()      # "name minutes status cpu-seconds" per phase
 BRAID_PASSED=0 BRAID_FAILED=0 BRAID_SKIPPED=0
 BRAID_UNEXPECTED=()  # skipped tests that no line of tests/allowed-skips.txt allows
 BRAID_RUN_FAILED=0
 
-# braid_phase NAME COMMAND...: runs COMMAND, records how long it took and whether it failed; a
-# failure does not stop the run, so that the summary says what else passed.
+# braid_cpu_seconds: the CPU time (user + system) of this shell and every child it has waited
+# for, in seconds: what the machine spent, which contention and a VM's slow state change far less
+# than the minutes. Prints nothing: it sets BRAID_CPU (`times` must run in this shell, not in a
+# $(...) subshell, which would report its own).
+braid_cpu_seconds() {
+  local file="${TMPDIR:-/tmp}/braid-times.$$"
+  times >"$file"
+  BRAID_CPU=$(awk '{ for (i = 1; i <= NF; ++i) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] } }
+                   END { printf "%.0f", s }' "$file")
+  rm -f "$file"
+}
+
+# braid_phase NAME COMMAND...: runs COMMAND, records how long it took, the CPU time it spent and
+# whether it failed; a failure does not stop the run, so that the summary says what else passed.
 braid_phase() {
-  local name=$1 started=$SECONDS status=0
+  local name=$1 started=$SECONDS status=0 cpu
   shift
   echo "== $name"
+  braid_cpu_seconds
+  cpu=$BRAID_CPU
   "$@" || status=$?
-  BRAID_PHASES+=("$name $(awk -v s=$((SECONDS - started)) 'BEGIN { printf "%.1f", s / 60 }') $status")
+  braid_cpu_seconds
+  cpu=$((BRAID_CPU - cpu))
+  BRAID_PHASES+=("$name $(awk -v s=$((SECONDS - started)) 'BEGIN { printf "%.1f", s / 60 }') $status $cpu")
   ((status == 0)) || BRAID_RUN_FAILED=1
   return 0
 }
@@ -66,12 +82,14 @@ braid_skip_allowed() {
 # braid_summary WHAT: the line a run ends with; returns non-zero when a phase failed or, under
 # CI=true, a test skipped that the allowed list does not name.
 braid_summary() {
-  local what=$1 phases="" p
+  local what=$1 phases="" p cpu_total=0
   for p in "${BRAID_PHASES[@]}"; do
-    read -r name minutes status <<<"$p"
-    phases+="${phases:+, }$name ${minutes} min"
+    read -r name minutes status cpu <<<"$p"
+    phases+="${phases:+, }$name ${minutes} min (${cpu} CPU-s)"
+    cpu_total=$((cpu_total + cpu))
     ((status == 0)) || phases+=" (FAILED)"
   done
+  phases+="; ${cpu_total} CPU-seconds in all"
   if ((${#BRAID_UNEXPECTED[@]})); then
     echo "$what: ${#BRAID_UNEXPECTED[@]} skipped tests are not on tests/allowed-skips.txt:"
     printf '  %s\n' "${BRAID_UNEXPECTED[@]}"

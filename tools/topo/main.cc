@@ -2,22 +2,27 @@
 //
 //   braid-topo [--load FILE]... [--dump FILE] [--nranks N] [--p2p-level LEVEL]
 //              [--transports LIST] [--max-channels N] [--channel-gbs GBS]
+//   braid-topo --line-latency A,B
 //
 // Without --load it discovers this host (or reads BRAID_TOPO_FILE, as a
 // communicator would). It prints the machine as a tree, the path type
 // matrices, where N ranks run, the transport of every pair, the rings and
 // the trees. Several --load files become one cluster, one host per file,
 // joined by a network; --dump writes what was loaded or discovered in
-// braid's format.
+// braid's format. --line-latency measures instead how long a cache line takes from CPU A to
+// CPU B (base/line_latency.h), which says what state a VM is in: scripts/test prints it with the
+// minutes of its phases, as a run's times mean little without it.
 //
 // Exit status: 0 done, 1 the topology could not be read or planned, 2 bad
 // command line.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "base/env.h"
+#include "base/line_latency.h"
 #include "topology/discover.h"
 #include "topology/paths.h"
 #include "topology/plan.h"
@@ -46,7 +51,9 @@ void usage(FILE* to) {
           "  --channel-gbs GBS  most one channel moves, GB/s (default: no limit)\n"
           "  --cross-nic 0|1|2  1: a ring may leave a host by one NIC and enter the next\n"
           "                     by another; 0, 2: each channel on one rail (default\n"
-          "                     BRAID_CROSS_NIC, NCCL_CROSS_NIC, else 2)\n");
+          "                     BRAID_CROSS_NIC, NCCL_CROSS_NIC, else 2)\n"
+          "  --line-latency A,B measure how long a cache line takes from CPU A to CPU B\n"
+          "                     (one way, ns), print it and exit\n");
 }
 
 struct Options {
@@ -58,6 +65,8 @@ struct Options {
   long maxChannels = 32;
   double channelGBs = 0;
   long crossNic = -1;  ///< -1: BRAID_CROSS_NIC, else 2
+  long lineFrom = -1;  ///< --line-latency's CPUs; -1: not asked
+  long lineTo = -1;
 };
 
 bool parseLong(const char* text, long min, long max, long* out) {
@@ -96,6 +105,12 @@ int parseOptions(int argc, char** argv, Options* options) {
       good = parseLong(value, 1, 1024, &options->maxChannels);
     } else if (flag == "--cross-nic") {
       good = parseLong(value, 0, 2, &options->crossNic);
+    } else if (flag == "--line-latency") {
+      const std::string pair = value;
+      const size_t comma = pair.find(',');
+      good = comma != std::string::npos &&
+             parseLong(pair.substr(0, comma).c_str(), 0, 1 << 16, &options->lineFrom) &&
+             parseLong(pair.substr(comma + 1).c_str(), 0, 1 << 16, &options->lineTo);
     } else if (flag == "--channel-gbs") {
       char* end = nullptr;
       options->channelGBs = strtod(value, &end);
@@ -155,6 +170,21 @@ int defaultRanks(const topo::Graph& graph) {
 int main(int argc, char** argv) {
   Options options;
   if (int status = parseOptions(argc, argv, &options)) return status;
+  if (options.lineFrom >= 0) {
+    const double ns =
+        braid::lineTransferNs(static_cast<int>(options.lineFrom), static_cast<int>(options.lineTo),
+                              std::chrono::milliseconds(200));
+    if (ns < 0) {
+      fprintf(stderr,
+              "braid-topo: could not measure cpu %ld -> cpu %ld (not two CPUs this "
+              "process may run on, or never undisturbed)\n",
+              options.lineFrom, options.lineTo);
+      return 1;
+    }
+    printf("line latency: cpu %ld -> cpu %ld: %.0f ns one way\n", options.lineFrom, options.lineTo,
+           ns);
+    return 0;
+  }
 
   topo::PlanOptions plan;
   if (!options.p2pLevel.empty()) {
