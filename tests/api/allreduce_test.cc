@@ -15,7 +15,7 @@
 #include "nccl.h"
 #include "support/multiprocess.h"
 
-namespace {
+namespace allreduce_test {
 
 uint64_t testSeed() {
   static const uint64_t seed = [] {
@@ -211,4 +211,4 @@ TEST(AllReduceThreads, SeveralChannelsAndSmallFifo) {
   for (auto c : comms) EXPECT_EQ(ncclCommDestroy(c), ncclSuccess);
 }
 
-}  // namespace
+}  // namespace allreduce_test

@@ -19,7 +19,7 @@
 // Exported by braid (and by NVIDIA's library) but declared in no header: reads NCCL_DEBUG again.
 extern "C" void ncclResetDebugInitInternal();
 
-namespace {
+namespace child_config_test {
 
 using braid::testing::ScopedEnv;
 
@@ -158,4 +158,4 @@ TEST(ChildConfig, AShrinkWithoutConfigTakesItsParents) {
   destroy(parents);
 }
 
-}  // namespace
+}  // namespace child_config_test

@@ -21,7 +21,7 @@
 #include "nccl.h"
 #include "support/multiprocess.h"
 
-namespace {
+namespace collectives_aliasing_test {
 
 using braid::testing::runThreads;
 
@@ -310,4 +310,4 @@ TEST_F(PreMulSum, IntegerScalarsWrapLikeTheirType) {
   destroyOps(ops);
 }
 
-}  // namespace
+}  // namespace collectives_aliasing_test

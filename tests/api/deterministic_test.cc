@@ -18,7 +18,7 @@
 #include "nccl.h"
 #include "support/multiprocess.h"
 
-namespace {
+namespace deterministic_test {
 
 using braid::testing::ScopedEnv;
 
@@ -154,4 +154,4 @@ TEST(DeterministicControl, WithoutTheModeRingAndTreeDiffer) {
   EXPECT_NE(firstDifference(ring, tree), SIZE_MAX);
 }
 
-}  // namespace
+}  // namespace deterministic_test

@@ -22,7 +22,7 @@
 #include "algo/ring_common.h"
 #include "support/schedule_model.h"
 
-namespace braid::algo {
+namespace braid::algo::ring_v_collectives_test {
 namespace {
 
 using testing::ModelRank;
@@ -387,4 +387,4 @@ TEST(RingVCollectives, BadBlocksAreRejected) {
 }
 
 }  // namespace
-}  // namespace braid::algo
+}  // namespace braid::algo::ring_v_collectives_test

@@ -28,7 +28,7 @@
 #include "transport/shm/shm_ll_layout.h"
 #include "transport/shm/shm_segment.h"
 
-namespace braid::transport::shm {
+namespace braid::transport::shm::shm_ll_fifo_test {
 namespace {
 
 using braid::testing::contextFor;
@@ -702,4 +702,4 @@ TEST(LlFifoTest, AbortEndsBlockedWaits) {
 }
 
 }  // namespace
-}  // namespace braid::transport::shm
+}  // namespace braid::transport::shm::shm_ll_fifo_test

@@ -21,7 +21,7 @@
 #include "transport/net/socket_fifo.h"
 #include "transport/net/socket_rendezvous.h"
 
-namespace braid::transport::net {
+namespace braid::transport::net::socket_link_test {
 namespace {
 
 constexpr size_t kSlotBytes = 4096;
@@ -305,4 +305,4 @@ TEST(StripedSocketLinkTest, AStripedSenderTellsOfAConnectionItsPeerReset) {
 }
 
 }  // namespace
-}  // namespace braid::transport::net
+}  // namespace braid::transport::net::socket_link_test

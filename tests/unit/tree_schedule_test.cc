@@ -15,7 +15,7 @@
 #include "algo/tree.h"
 #include "support/schedule_model.h"
 
-namespace braid::algo {
+namespace braid::algo::tree_schedule_test {
 namespace {
 
 using testing::ModelRank;
@@ -392,4 +392,4 @@ TEST(TreeSchedules, BadParametersAreRejected) {
 }
 
 }  // namespace
-}  // namespace braid::algo
+}  // namespace braid::algo::tree_schedule_test
