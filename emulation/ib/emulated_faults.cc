@@ -8,6 +8,7 @@
 
 #include "base/env.h"
 #include "base/log.h"
+#include "base/test_fault.h"
 
 namespace braid::transport::ib::emulated {
 namespace {
@@ -47,7 +48,12 @@ WriteFault nextWriteFault() {
   static const Plan plan = readPlan();
   static std::atomic<uint64_t> writes{0};
   if (plan.kind == WriteFault::kNone) return WriteFault::kNone;
-  return writes.fetch_add(1) + 1 == plan.at ? plan.kind : WriteFault::kNone;
+  if (writes.fetch_add(1) + 1 != plan.at) return WriteFault::kNone;
+  // The caller injects it at once, under the queue pair's lock: this is the fault's moment.
+  test_fault::injected(plan.kind == WriteFault::kCompletion ? "ib:completion"
+                       : plan.kind == WriteFault::kPost     ? "ib:post"
+                                                            : "ib:port_down");
+  return plan.kind;
 }
 
 }  // namespace braid::transport::ib::emulated

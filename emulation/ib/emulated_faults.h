@@ -9,7 +9,8 @@
 //               the device gets IBV_EVENT_PORT_ERR, and the port carries nothing more, so the
 //               write and every later one wait for the transport timeout, as on a real fabric
 //
-// Unset or malformed: no fault (a malformed value is reported once at WARN).
+// Unset or malformed: no fault (a malformed value is reported once at WARN). The fault's moment
+// goes to BRAID_TEST_FAULT_TIME_FILE where a test names one (base/test_fault.h).
 #pragma once
 
 #include <cstdint>

@@ -8,6 +8,7 @@
 
 #include "base/env.h"
 #include "base/log.h"
+#include "base/test_fault.h"
 
 namespace braid::transport::net {
 namespace {
@@ -36,7 +37,10 @@ bool nextSlotBreaks() {
   static const uint64_t breaking = readBreakingSlot();
   static std::atomic<uint64_t> sent{0};
   if (breaking == 0) return false;
-  return sent.fetch_add(1) + 1 == breaking;
+  if (sent.fetch_add(1) + 1 != breaking) return false;
+  // sendSlot breaks the connection at once: this is the fault's moment.
+  test_fault::injected("socket:reset");
+  return true;
 }
 
 }  // namespace braid::transport::net

@@ -6,7 +6,8 @@
 // ends as a reset one does (ECONNRESET), while the receiving side sees the connection end in
 // the middle of a slot.
 //
-// Unset or malformed: no fault (a malformed value is reported once at WARN).
+// Unset or malformed: no fault (a malformed value is reported once at WARN). The fault's moment
+// goes to BRAID_TEST_FAULT_TIME_FILE where a test names one (base/test_fault.h).
 #pragma once
 
 namespace braid::transport::net {
