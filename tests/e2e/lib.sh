@@ -71,21 +71,131 @@ netns_hosts() {
   braid_netns_hosts "e$$" "$1" || $missing "cannot create network namespaces here (root, CI=true)"
 }
 
+# Fault tests measure from the fault. The moment a fault is made and the moments each rank saw it
+# are read on the wall clock (CLOCK_REALTIME, in ns), which every process and network namespace
+# of the machine shares.
+#
+# E2E_FAULT_FILE: one line per fault, `<ns> <pid> <what>`, appended where the fault is made: by
+# the library's test-only injectors (BRAID_TEST_FAULT_TIME_FILE, base/test_fault.h: the emulated
+# HCA's BRAID_IB_EMULATE_FAULT, the socket transport's BRAID_SOCKET_EMULATE_FAULT, the
+# BRAID_TEST_DIE_AT points) or by the script itself (note_fault: a kill, a link taken down).
+E2E_FAULT_FILE=$E2E_TMP/faults
+export BRAID_TEST_FAULT_TIME_FILE=$E2E_FAULT_FILE
+E2E_STAMPERS=()
+
+# now_ns VAR: sets VAR to the wall clock in ns, from bash's own clock (microseconds; no process
+# started, so a script reads it right where it acts).
+now_ns() {
+  local us=${EPOCHREALTIME//[!0-9]/}
+  printf -v "$1" '%s000' "$us"
+}
+
+# note_fault WHAT: appends the moment now to E2E_FAULT_FILE, as the injectors do. Called just
+# before the script's own fault, so that the time it takes to act counts against the ranks.
+note_fault() {
+  local t
+  now_ns t
+  echo "$t $$ $1" >>"$E2E_FAULT_FILE"
+}
+
+# stamp_stderr ERR: sets STAMP_FIFO to a pipe for a rank's stderr, copied to ERR by a reader that
+# writes to ERR.times when the rank's call returned its error (`error <ns>`: braid-perf's line
+# `braid-perf: rank R: CALL failed: ...`, printed as the call returns) and when its stderr closed
+# (`end <ns>`: the process ended). wait_stampers waits for the readers to finish their files.
+stamp_stderr() {
+  local err=$1
+  STAMP_FIFO=$err.fifo
+  rm -f "$STAMP_FIFO"
+  mkfifo "$STAMP_FIFO"
+  (
+    line="" t=""
+    while IFS= read -r line || [[ -n $line ]]; do
+      if [[ $line == "braid-perf: rank "*" failed: "* ]]; then
+        now_ns t
+        echo "error $t" >&3
+      fi
+      printf '%s\n' "$line"
+    done
+    now_ns t
+    echo "end $t" >&3
+  ) <"$STAMP_FIFO" >"$err" 3>"$err.times" &
+  E2E_STAMPERS+=($!)
+}
+
+wait_stampers() {
+  local pid
+  for pid in "${E2E_STAMPERS[@]}"; do wait "$pid" || true; done
+  E2E_STAMPERS=()
+}
+
+# rank_file FILE RANK: the file of rank RANK where rank 0's is FILE and rank r's FILE.r (as
+# run_on_hosts names its ranks' output).
+rank_file() {
+  if (($2 == 0)); then echo "$1"; else echo "$1.$2"; fi
+}
+
+# fault_to_error BOUND_MS ERR NRANKS [SPARED...]: judges a fault test's run from the fault. The
+# run's ranks wrote their stderr through stamp_stderr to ERR, ERR.1, ... (rank_file), and
+# E2E_FAULT_FILE holds the one fault. Prints each rank's time from the fault to its error and to
+# its exit, and fails when a rank said no error, said it before the fault (something else failed),
+# or later than BOUND_MS after it. The ranks in SPARED (a killed one) are not judged. Sets
+# FAULT_FIGURES to the printed figures and FAULT_MAX_MS to the slowest rank's time to error.
+fault_to_error() {
+  local bound_ms=$1 err=$2 nranks=$3
+  shift 3
+  local spared=" $* " faults fault what rank file error end error_us end_us
+  [[ -s $E2E_FAULT_FILE ]] || fail "no fault was recorded in $E2E_FAULT_FILE: the run was not tested"
+  faults=$(wc -l <"$E2E_FAULT_FILE")
+  ((faults == 1)) || fail "$faults faults were recorded, expected 1" "$E2E_FAULT_FILE"
+  read -r fault _ what <"$E2E_FAULT_FILE"
+  FAULT_FIGURES="" FAULT_MAX_MS=0
+  for ((rank = 0; rank < nranks; rank++)); do
+    [[ $spared == *" $rank "* ]] && continue
+    file=$(rank_file "$err" "$rank")
+    [[ -f $file.times ]] || fail "rank $rank's stderr was not stamped (stamp_stderr)" "$file"
+    error=$(awk '$1 == "error" { print $2; exit }' "$file.times")
+    end=$(awk '$1 == "end" { print $2; exit }' "$file.times")
+    [[ -n $error ]] || fail "rank $rank said no 'braid-perf: rank R: CALL failed:' line" "$file"
+    [[ -n $end ]] || fail "rank $rank's stderr was not read to its end" "$file"
+    error_us=$(((error - fault) / 1000)) end_us=$(((end - fault) / 1000))
+    ((error_us >= 0)) ||
+      fail "rank $rank's call failed $((-error_us / 1000)) ms before the fault ($what)" "$file"
+    FAULT_FIGURES+="${FAULT_FIGURES:+, }rank $rank $(ms "$error_us") (exit $(ms "$end_us"))"
+    ((error_us / 1000 < FAULT_MAX_MS)) || FAULT_MAX_MS=$((error_us / 1000))
+  done
+  echo "fault-to-error ($what), ms: $FAULT_FIGURES; bound ${bound_ms} ms"
+  local files=()
+  for ((rank = 0; rank < nranks; rank++)); do files+=("$(rank_file "$err" "$rank")"); done
+  ((FAULT_MAX_MS < bound_ms)) || fail "a rank's call failed ${FAULT_MAX_MS} ms after the fault \
+($what), over the bound of ${bound_ms} ms: something slower than the fault's path ended it" \
+    "${files[@]}"
+}
+
+# ms MICROSECONDS: the time in ms with one decimal.
+ms() {
+  printf '%d.%d' $(($1 / 1000)) $(($1 % 1000 / 100))
+}
+
 # run_on_hosts OUT ERR HOSTS NRANKS BRAID_PERF [args...]: NRANKS braid-perf processes, one per
 # rank, started as torchrun starts workers (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), ranks
 # r*NRANKS/HOSTS .. on host r (BRAID_HOSTID=host<r>), so that braid connects hosts through its
 # socket transport. After netns_hosts, host r is namespace r instead, with a host name of its own
 # (unshare --uts): braid tells the hosts apart as on real machines and the root is host 0's
 # address. Rank 0's output goes to OUT and ERR, rank r's to OUT.r and ERR.r; RUN_RC is the first
-# nonzero exit status of a rank (0 when all succeed).
+# nonzero exit status of a rank (0 when all succeed). With E2E_STAMP_ERRORS=1 each rank's stderr
+# goes through stamp_stderr, which notes when the rank's call failed and when it ended.
 run_on_hosts() {
   local out=$1 err=$2 hosts=$3 nranks=$4
   shift 4
   local port per_host=$((nranks / hosts)) rank rc pids=()
   port=$(free_port)
   for ((rank = 0; rank < nranks; rank++)); do
-    local o=$out.$rank e=$err.$rank
-    ((rank == 0)) && o=$out e=$err
+    local o e
+    o=$(rank_file "$out" "$rank") e=$(rank_file "$err" "$rank")
+    if [[ ${E2E_STAMP_ERRORS:-0} == 1 ]]; then
+      stamp_stderr "$e"
+      e=$STAMP_FIFO
+    fi
     local host=$((rank / per_host))
     if ((${#BRAID_NETNS_HOSTS[@]})); then
       (unset BRAID_COMM_ID NCCL_COMM_ID OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE BRAID_HOSTID
@@ -115,6 +225,7 @@ run_on_hosts() {
     fi
     ((RUN_RC != 0)) || RUN_RC=$rc
   done
+  wait_stampers
 }
 
 # expect_success OUT ERR: the run recorded by run_perf exited 0.
