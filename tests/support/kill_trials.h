@@ -8,8 +8,11 @@
 // BRAID_TIMEOUT_MS (left at its default of 10 minutes): a survivor still running after
 // kHangSeconds is a hang, and one that crashed or exited otherwise fails the trial with how it
 // ended. The survivors write what they saw, and when (CLOCK_MONOTONIC, which all processes
-// share), into shared memory; the test reports how long they took after the kill, as a figure,
-// never as a pass/fail threshold.
+// share), into shared memory, and the test measures each survivor's time to error from the kill:
+// from just before it sends SIGKILL, or, where the victim kills itself at a point, from the moment
+// the point recorded (BRAID_TEST_FAULT_TIME_FILE, base/test_fault.h). It prints the figures and
+// bounds each generously (KillTrialSetup::errorBoundMs): detection takes milliseconds, and a
+// survivor that took longer heard of the loss some slower way than the watch's word.
 // BRAID_TEST_BACKTRACE_HANGS=1 prints every thread's stack (gdb) of a rank that hangs.
 #pragma once
 
@@ -22,8 +25,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -41,10 +46,31 @@ namespace braid::testing {
 /// that has not returned by then is waiting for the timeout, i.e. a hang.
 inline constexpr int kHangSeconds = 30;
 
-inline int64_t monotonicNs() {
+/// The default bound on a survivor's time from the kill to its error. The watch's word of a death
+/// takes milliseconds; the survivor's own call adds its work to it, a few hundred ms at most for
+/// the trials' 16 MiB all-reduces on a loaded 2-core VM (docs/reliability.md, "Fault to error").
+/// 10 s is generous for both and half the heartbeat's silence (BRAID_HEARTBEAT_TIMEOUT_MS, 20 s
+/// by default), so a survivor that heard of the loss only through the heartbeat fails.
+inline constexpr int kErrorBoundMs = 10000;
+
+inline int64_t clockNs(clockid_t clock) {
   timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  clock_gettime(clock, &t);
   return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+inline int64_t monotonicNs() { return clockNs(CLOCK_MONOTONIC); }
+
+/// The moment a fault injected by the library (base/test_fault.h) was recorded in `path`: the
+/// first line's CLOCK_REALTIME, on CLOCK_MONOTONIC as monotonicNs() reads it; 0 when there is
+/// none.
+inline int64_t injectedAtMonotonicNs(const std::string& path) {
+  FILE* file = fopen(path.c_str(), "r");
+  if (file == nullptr) return 0;
+  long long realtime = 0;
+  const bool read = fscanf(file, "%lld", &realtime) == 1;
+  fclose(file);
+  if (!read) return 0;
+  return realtime - (clockNs(CLOCK_REALTIME) - monotonicNs());
 }
 
 /// What one rank of a trial tells the test, in shared memory.
@@ -66,6 +92,7 @@ struct KillSummary {
   int survivors = 0;
   int namedTheRank = 0;  ///< survivors whose error named the killed rank and said it is lost
   int recovered = 0;     ///< survivors whose KillTrialSetup::recover succeeded
+  int errorBoundMs = kErrorBoundMs;
   std::vector<double> msToError;
   std::string describe() const {
     std::vector<double> sorted = msToError;
@@ -73,10 +100,10 @@ struct KillSummary {
     char line[256];
     snprintf(line, sizeof(line),
              "%d trials, %d hangs, %d/%d survivor errors named the killed rank; time from kill "
-             "to error: median %.1f ms, max %.1f ms",
-             trials, hangs, namedTheRank, survivors,
-             sorted.empty() ? 0.0 : sorted[sorted.size() / 2],
-             sorted.empty() ? 0.0 : sorted.back());
+             "to error: min %.1f ms, median %.1f ms, max %.1f ms (bound %d ms)",
+             trials, hangs, namedTheRank, survivors, sorted.empty() ? 0.0 : sorted.front(),
+             sorted.empty() ? 0.0 : sorted[sorted.size() / 2], sorted.empty() ? 0.0 : sorted.back(),
+             errorBoundMs);
     std::string text = line;
     if (recovered > 0) text += "; " + std::to_string(recovered) + " survivors carried on";
     return text;
@@ -131,6 +158,8 @@ struct KillTrialSetup {
   /// Optional: what a survivor does after its error, knowing the victim (before the parent
   /// communicator is aborted); true when it carried on, else `*why` says what went wrong.
   std::function<bool(ncclComm_t, int rank, int nranks, int victim, std::string* why)> recover;
+  /// A survivor whose call returned later than this after the kill fails the trial.
+  int errorBoundMs = kErrorBoundMs;
 };
 
 /// The rank trial `trial` of `setup` kills, and how long it waits first.
@@ -180,6 +209,15 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
   memset(memory, 0, bytes);
   auto* reports = static_cast<RankReport*>(memory);
   auto* victimDead = reinterpret_cast<std::atomic<int32_t>*>(reports + n);
+  // Where a victim that kills itself at a point records the moment it does.
+  std::string faultFile;
+  if (atPoint) {
+    char path[] = "/tmp/braid-kill-trial-XXXXXX";
+    const int fd = mkstemp(path);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    close(fd);
+    faultFile = path;
+  }
   std::vector<pid_t> pids;
   StartGate gate;  // multiprocess.h: no fork while the id's root thread works
   ASSERT_TRUE(gate.ok());
@@ -191,6 +229,7 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
       gate.pass();
       RankReport& me = reports[rank];
       if (setup.beforeInit) setup.beforeInit(rank);
+      if (atPoint && rank == victim) setenv("BRAID_TEST_FAULT_TIME_FILE", faultFile.c_str(), 1);
       if (atPoint && rank == victim && !setup.armAfterInit) {
         setenv("BRAID_TEST_DIE_AT", setup.dieAt.c_str(), 1);
       }
@@ -239,6 +278,7 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
     // The victim dies on its own; a victim that never reaches its point would leave every rank
     // running, which is a broken test, not a pass.
     int status = 0;
+    bool diedAtPoint = false;
     if (!waitFor(pids[victim], kHangSeconds, &status)) {
       ADD_FAILURE() << "trial " << trial << ": rank " << victim << " never reached the point "
                     << setup.dieAt << " (BRAID_TEST_DIE_AT) in " << kHangSeconds << " s";
@@ -248,8 +288,20 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
       ADD_FAILURE() << "trial " << trial << ": rank " << victim << " was to die at " << setup.dieAt
                     << " but " << describeEnd(status) << " (state " << reports[victim].state.load()
                     << ": " << reports[victim].error << ")";
+    } else {
+      diedAtPoint = true;
     }
-    killedAt = monotonicNs();
+    // The moment the victim recorded as it raised SIGKILL; for a victim that died otherwise
+    // (said above), the moment its end was seen.
+    killedAt = injectedAtMonotonicNs(faultFile);
+    if (killedAt == 0) {
+      if (diedAtPoint) {
+        ADD_FAILURE() << "trial " << trial << ": rank " << victim << " died at " << setup.dieAt
+                      << " but recorded no moment in " << faultFile;
+      }
+      killedAt = monotonicNs();
+    }
+    unlink(faultFile.c_str());
   } else {
     // Everyone in the loop (or, kIdleAfterInit, past init), then a random moment, then the kill.
     const auto readyBy = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -270,7 +322,7 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
     if (setup.when == KillWhen::kInLoop) {
       std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
     }
-    killedAt = monotonicNs();
+    killedAt = monotonicNs();  // just before the kill: its own time counts against the ranks
     kill(pids[victim], SIGKILL);
     waitpid(pids[victim], nullptr, 0);
     victimDead->store(1);
@@ -307,6 +359,8 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ++summary->trials;
+  summary->errorBoundMs = setup.errorBoundMs;
+  std::string figures;  // each survivor's time from the kill to its error, printed below
   const std::string named = "rank " + std::to_string(victim) + " ";
   for (int r = 0; r < n; ++r) {
     if (r == victim || ends[r] == -2) continue;
@@ -326,8 +380,17 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
                     << "instead of returning the loss" << (error.empty() ? "" : ": ") << error;
       continue;
     }
-    summary->msToError.push_back(
-        static_cast<double>(std::max<int64_t>(0, report.failedAtNs - killedAt)) / 1e6);
+    const double msToError =
+        static_cast<double>(std::max<int64_t>(0, report.failedAtNs - killedAt)) / 1e6;
+    summary->msToError.push_back(msToError);
+    char figure[64];
+    snprintf(figure, sizeof(figure), "%srank %d %.1f ms", figures.empty() ? "" : ", ", r,
+             msToError);
+    figures += figure;
+    EXPECT_LT(msToError, setup.errorBoundMs)
+        << "trial " << trial << ", rank " << r << " returned its error " << msToError
+        << " ms after rank " << victim << " was killed, over the bound of " << setup.errorBoundMs
+        << " ms: something slower than the watch's word of the death ended its call: " << error;
     const bool names =
         error.find(named) != std::string::npos && error.find("is lost") != std::string::npos;
     if (names) ++summary->namedTheRank;
@@ -344,6 +407,8 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
     EXPECT_TRUE(names) << "trial " << trial << ", rank " << r << ": the error does not name rank "
                        << victim << " as lost: " << error;
   }
+  printf("[ kill trial %d ] rank %d killed; from the kill to the error: %s\n", trial, victim,
+         figures.empty() ? "no survivor returned" : figures.c_str());
   munmap(memory, bytes);
 }
 
