@@ -20,20 +20,26 @@ gc_json() {
   printf '"%s"' "$s"
 }
 
-# gc_record NAME VERDICT DETAIL [SECONDS] [KIND] [LOG]: one verdict, also printed. KIND is check
-# (what must hold), goal (a target of speed) or info (a fact), the last by default for INFO.
-# Written here rather than by record.py: a phase records dozens, and a Python start took 0.36 s on
-# a slow VM (record.py reads the same lines back).
+# gc_record NAME VERDICT DETAIL [SECONDS] [KIND] [LOG]: one verdict, also printed. VERDICT is
+# PASS, FAIL, SKIP (the test itself found it does not apply here), INFO (a fact), NOT RUN (nothing
+# to compare with, or no tool to check with, here) or INCOMPLETE (its time ran out before it ran).
+# KIND is check (what must hold), goal (a target of speed) or info (a fact), the last by default
+# for INFO. Written here rather than by record.py: a phase records dozens, and a Python start took
+# 0.36 s on a slow VM (record.py reads the same lines back).
 gc_record() {
-  local kind=${5:-check} seconds=${4:-0}
-  [[ -n ${5:-} || $2 != INFO ]] || kind=info
-  [[ $2 =~ ^(PASS|FAIL|SKIP|INFO)$ && $kind =~ ^(check|goal|info)$ ]] ||
-    { echo "gc_record: $1: no verdict $2 or kind $kind" >&2; return 1; }
+  local name=$1 verdict=$2 detail=$3 seconds=${4:-0} kind=${5:-check}
+  local verdicts='^(PASS|FAIL|SKIP|INFO|NOT RUN|INCOMPLETE)$'
+  [[ -n ${5:-} || $verdict != INFO ]] || kind=info
+  if [[ ! $verdict =~ $verdicts || ! $kind =~ ^(check|goal|info)$ ]]; then
+    # A verdict no one reads would drop the case: the phase's mistake fails the run instead.
+    detail="gc_record was given verdict '$verdict' of kind '$kind': $detail"
+    verdict=FAIL kind=check
+  fi
   [[ $seconds =~ ^[0-9]+(\.[0-9]+)?$ ]] || seconds=0
   printf '{"phase": %s, "name": %s, "verdict": "%s", "detail": %s, "seconds": %s, "kind": "%s", "log": %s}\n' \
-    "$(gc_json "$GC_PHASE")" "$(gc_json "$1")" "$2" "$(gc_json "$3")" "$seconds" "$kind" \
-    "$(gc_json "${6:-}")" >>"$GC_CASES"
-  printf '  %-4s  %s: %s\n' "$2" "$1" "$3"
+    "$(gc_json "$GC_PHASE")" "$(gc_json "$name")" "$verdict" "$(gc_json "$detail")" "$seconds" \
+    "$kind" "$(gc_json "${6:-}")" >>"$GC_CASES"
+  printf '  %-4s  %s: %s\n' "$verdict" "$name" "$detail"
 }
 
 # gc_limit WANT: the seconds a case may take, WANT or what is left of the phase if less.
@@ -69,13 +75,14 @@ gc_exec() {
 
 # gc_run NAME WANT COMMAND...: runs COMMAND as case NAME for at most WANT seconds (less where the
 # phase has less left). Sets GC_RC, GC_SECONDS and GC_LIMIT. Returns 1 without running it, the
-# case recorded as skipped, when the phase has under 10 s left.
+# case recorded INCOMPLETE, when the phase has under 10 s left: a case never run has checked
+# nothing, and the run that left it out cannot pass.
 gc_run() {
   local name=$1
   GC_LIMIT=$(gc_limit "$2")
   shift 2
   if ((GC_LIMIT < 10)); then
-    gc_record "$name" SKIP "not run: the phase's time ran out"
+    gc_record "$name" INCOMPLETE "not run: the phase's time ran out"
     return 1
   fi
   gc_begin "$name"
