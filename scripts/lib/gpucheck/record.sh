@@ -42,6 +42,9 @@ gc_record() {
   printf '  %-4s  %s: %s\n' "$verdict" "$name" "$detail"
 }
 
+# gc_verdict NAME: the verdict recorded last for case NAME in this run, or nothing.
+gc_verdict() { python3 "$GC_LIB/record.py" verdict "$GC_CASES" "$1"; }
+
 # gc_limit WANT: the seconds a case may take, WANT or what is left of the phase if less.
 gc_limit() {
   local left=$((GC_DEADLINE - $(date +%s) - 5))
@@ -158,6 +161,7 @@ gc_gtest() {
       left=$((end - $(date +%s)))
       if ((left < 10)); then
         notrun="the group's $GC_LIMIT s ran out before it"
+        ((GC_LIMIT >= want)) || notrun="the phase's time ran out before it"
         break
       fi
       gc_exec "$left" "$bin" --gtest_filter="$test" --gtest_color=no
@@ -167,16 +171,26 @@ gc_gtest() {
     GC_SECONDS=$(gc_since "$start")
   fi
   # The note goes on the failed tests' details; the dumps stay only where a test failed.
-  local failed=0 note
+  local status note before
   note=$(gc_fail_note)
+  before=$(wc -l <"$GC_CASES")
   python3 "$GC_LIB/record.py" gtest "$GC_CASES" --phase "$GC_PHASE" --group "$name" \
     --list "$list" --log "$GC_LOG" --log-name "${GC_LOG#"$GC_WORK"/}" --rc "$GC_RC" \
-    --limit "$GC_LIMIT" --note "$note" --fail-skips "$GC_FAIL_SKIPS" --not-run "$notrun" ||
-    failed=1
+    --limit "$GC_LIMIT" --note "$note" --fail-skips "$GC_FAIL_SKIPS" --not-run "$notrun"
+  status=$?
   local passed skipped
   passed=$(grep -cE '^\[ +OK +\] [^ ]+ \(' "$GC_LOG")
   skipped=$(grep -cE '^\[  SKIPPED \] [^ ]+ \(' "$GC_LOG")
-  if ((failed)); then
+  if ((status != 0 && status != 1 && status != 3)) || (($(wc -l <"$GC_CASES") == before)); then
+    # record.py's own error (2), or it was killed, or it recorded nothing: the group's cases may
+    # not all be there, so the group fails here, as a whole.
+    gc_record "$name" FAIL "record.py could not read the group's output (exit status $status)" \
+      "$GC_SECONDS" check "${GC_LOG#"$GC_WORK"/}"
+  elif ((status == 3)); then
+    rm -rf "$GC_FLIGHT"
+    echo "  INCOMPLETE  $name: $passed passed, $skipped skipped in ${GC_SECONDS} s;" \
+      "not run: $notrun"
+  elif ((status != 0)); then
     echo "  FAIL  $name: $passed passed, $skipped skipped in ${GC_SECONDS} s; failed:"
     grep -E '^\[  FAILED  \] [^ ]+ \(' "$GC_LOG" | head -20 | sed 's/^/    /'
     gc_timed_out && echo "    and a run did not finish within its time"
