@@ -31,40 +31,27 @@ fi
 mid=("${big[@]}")
 ((GC_EMULATED)) || mid=(-b 8 -e 256M -f 2 -n 20 -w 5)
 
-# perf_row LOG: one line on a braid-perf table: its sizes, the time of the smallest and the bus
-# bandwidth of the largest (out of place). In awk: a Python start a case took 0.36 s on a slow VM.
-perf_row() {
-  awk '
-    function size(n) {
-      if (n >= 2 ^ 30 && n % 2 ^ 30 == 0) return n / 2 ^ 30 " GiB"
-      if (n >= 2 ^ 20 && n % 2 ^ 20 == 0) return n / 2 ^ 20 " MiB"
-      if (n >= 2 ^ 10 && n % 2 ^ 10 == 0) return n / 2 ^ 10 " KiB"
-      return n " B"
-    }
-    !/^#/ && NF >= 13 && $1 ~ /^[0-9]+$/ && $6 ~ /^[0-9.]+$/ && $8 ~ /^[0-9.]+$/ {
-      if (!seen || $1 + 0 < lo) { lo = $1 + 0; us = $6 }
-      if (!seen || $1 + 0 > hi) { hi = $1 + 0; busbw = $8 }
-      seen = 1
-    }
-    END {
-      if (!seen) { print "no table"; exit }
-      printf "%s .. %s: %.1f us at %s, busbw %.1f GB/s at %s\n", size(lo), size(hi), us, size(lo),
-             busbw, size(hi)
-    }' "$1"
-}
+# perf_table KIND LOG: perf_table.awk's one line on LOG (KIND perf or kernels): "unreadable<TAB>
+# line N: 'TEXT'..." where a line is none of what the table may hold, else "table<TAB>ROWS<TAB>
+# WHAT". In awk: a Python start a case took 0.36 s on a slow VM.
+perf_table() { awk -v table="$1" -v summary=1 -f "$GC_LIB/perf_table.awk" "$2"; }
 
-# perf_case NAME WANT THROUGH COMMAND...: a braid-perf run that passes when it exits 0, its table
-# reads "0 OK" and its header says the devices are reached through THROUGH (a prefix).
+# perf_case NAME WANT THROUGH COMMAND...: a braid-perf run that passes when it exits 0, every line
+# of its output reads (perf_table.awk), its table has rows and reads "0 OK", and its header says
+# the devices are reached through THROUGH (a prefix).
 perf_case() {
   local name=$1 want=$2 through=$3
   shift 3
   gc_run "$name" "$want" "$@" || return 0
-  local rows seen wrong
-  rows=$(grep -cE '^ +[0-9]+ +[0-9]+ ' "$GC_LOG")
+  local what rows read seen wrong
+  IFS=$'\t' read -r what rows read < <(perf_table perf "$GC_LOG")
   seen=$(grep -m1 '^#  devices through' "$GC_LOG" | sed 's/^#  devices through //')
   wrong=$(grep -m1 '^# Wrong elements' "$GC_LOG" | sed 's/^# Wrong elements *: *//')
   if gc_timed_out; then
     gc_finish "$name" FAIL "did not finish within $GC_LIMIT s"
+  elif [[ $what != table ]]; then
+    # (The second field of an "unreadable" line, in rows, is the line it names.)
+    gc_finish "$name" FAIL "exit status $GC_RC, and its output has a line no table holds: $rows"
   elif ((GC_RC != 0)); then
     local said
     said=$(grep -m1 -E 'braid-perf: |error' "$GC_LOG" | cut -c1-160)
@@ -74,27 +61,37 @@ perf_case() {
   elif [[ $seen != "$through"* ]]; then
     gc_finish "$name" FAIL "devices through ${seen:-none (host memory)}, not $through"
   else
-    gc_finish "$name" PASS "$rows rows, 0 wrong, $(perf_row "$GC_LOG")"
+    gc_finish "$name" PASS "$rows rows, 0 wrong, $read"
   fi
 }
 
+# What has nothing to be compared with here is NOT RUN, which the summary counts apart from PASS
+# and SKIP: the goals judged on it say so in turn (perf_goals.py).
 if ((GC_EMULATED)); then
   braids="emulated GPU"
-  gc_record perf.kernels SKIP "braid-kernel-bench times CUDA's own copy: a real GPU only"
+  gc_record perf.kernels "NOT RUN" "braid-kernel-bench times CUDA's own copy: a real GPU only"
 else
   braids="CUDA (braid's"
   if gc_run perf.kernels 120 "$GC_BIN/braid-kernel-bench" $((1 << 30)); then
-    if ((GC_RC == 0)); then
-      gc_finish perf.kernels PASS "$(grep -c engine "$GC_LOG") engine loops timed against the copy"
-    else
+    IFS=$'\t' read -r what rows read < <(perf_table kernels "$GC_LOG")
+    if gc_timed_out; then
+      gc_finish perf.kernels FAIL "did not finish within $GC_LIMIT s"
+    elif [[ $what != table ]]; then
+      gc_finish perf.kernels FAIL \
+        "exit status $GC_RC, and its output has a line no table holds: $rows"
+    elif ((GC_RC != 0)); then
       gc_finish perf.kernels FAIL "exit status $GC_RC: $(tail -1 "$GC_LOG")"
+    elif ! grep -q '^  copy (cudaMemcpyAsync) ' "$GC_LOG"; then
+      gc_finish perf.kernels FAIL "$rows rows, none of them the copy's: nothing to compare with"
+    else
+      gc_finish perf.kernels PASS "$read"
     fi
   fi
 fi
 
 perf_case perf.n1 150 "$braids" "$perf" all_reduce "${big[@]}"
 if ((GC_EMULATED)); then
-  gc_record perf.n1_nccl SKIP "NVIDIA's NCCL needs a real GPU"
+  gc_record perf.n1_nccl "NOT RUN" "NVIDIA's NCCL needs a real GPU"
 elif nccl=$(python3 "$GC_LIB/nvidia_nccl.py"); then
   # A folder holding NVIDIA's library alone, under the name braid-perf asks for.
   mkdir -p "$GC_WORK/nvidia-nccl" && ln -sf "$nccl" "$GC_WORK/nvidia-nccl/libnccl.so.2"
@@ -102,7 +99,8 @@ elif nccl=$(python3 "$GC_LIB/nvidia_nccl.py"); then
     LD_LIBRARY_PATH="$GC_WORK/nvidia-nccl${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
     "$perf" all_reduce "${big[@]}"
 else
-  gc_record perf.n1_nccl SKIP "NVIDIA's libnccl.so.2 not found (its wheel, torch/lib, CUDA's lib64)"
+  gc_record perf.n1_nccl "NOT RUN" \
+    "NVIDIA's libnccl.so.2 not found (its wheel, torch/lib, CUDA's lib64): nothing to compare with"
 fi
 perf_case perf.n2 150 "$braids" "$perf" all_reduce "${big[@]}" -t 2
 perf_case perf.n4 120 "$braids" "$perf" all_reduce "${mid[@]}" -t 4
@@ -124,16 +122,19 @@ perf_case perf.ll 60 "$braids" env BRAID_PROTO=ll "$perf" all_reduce "${small[@]
 perf_case perf.oneshot 60 "$braids" env BRAID_ALGO=oneshot "$perf" all_reduce "${oneshot[@]}" -t 2
 
 if ((GC_EMULATED)); then
-  gc_record perf.registers SKIP "cuobjdump reads a CUDA build's machine code: a real GPU's check"
+  gc_record perf.registers "NOT RUN" "cuobjdump reads a CUDA build's machine code: a real GPU's" \
+    0 info
 elif cuobjdump=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump 2>/dev/null); then
   dump=$GC_WORK/logs/perf.registers.log
   "$cuobjdump" --dump-resource-usage "$GC_LIBDIR/libnccl.so.2" >"$dump" 2>&1
   gc_record perf.registers INFO "$(python3 "$GC_LIB/perf_goals.py" registers "$dump")" 0 info \
     logs/perf.registers.log
 else
-  gc_record perf.registers INFO "cuobjdump absent: no register or occupancy figures"
+  gc_record perf.registers "NOT RUN" "cuobjdump absent: no register or occupancy figures" 0 info
 fi
 
-# The goals, from the tables above (perf_goals.py).
-python3 "$GC_LIB/perf_goals.py" goals "$GC_WORK/logs" "$GC_CASES" --emulated "$GC_EMULATED"
+# The goals, from the tables above (perf_goals.py); goals it did not get to record must not go
+# unseen.
+python3 "$GC_LIB/perf_goals.py" goals "$GC_WORK/logs" "$GC_CASES" --emulated "$GC_EMULATED" ||
+  gc_record perf.goals FAIL "perf_goals.py exited $?: the goals it had not recorded were not judged"
 exit 0

@@ -7,7 +7,9 @@ tables read back, judged against issue 27's goals.
 
 The goals: the engine's reduce loop reaches 85% of the device-to-device copy; N = 1 is no slower
 than NVIDIA's NCCL at any size (5% for noise); N = 2 ranks on one GPU reach 85% of the bound the
-copy gives for the bytes their ring moves; an 8 B all_reduce of 2 ranks takes under 10 us.
+copy gives for the bytes their ring moves; an 8 B all_reduce of 2 ranks takes under 10 us. A
+goal with nothing to be judged against (on the emulated GPU, without NVIDIA's library, with its
+case failed or out of time) is NOT RUN or INCOMPLETE, which summary.py counts apart from PASS.
 
 The copy bound: a ring all_reduce of S bytes on N ranks moves, through each rank's memory, in
 units of S / N: 2 for the first send (read the input, write the peer's FIFO), 3 for each of the
@@ -21,35 +23,53 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 
+TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "perf_table.awk")
 
-def table(path):
-    """{size: (out-of-place us, in-place us, out-of-place busbw)} of a braid-perf log."""
-    rows = {}
-    if not os.path.exists(path):
-        return rows
-    for line in open(path, errors="replace"):
-        f = line.split()
-        if len(f) >= 13 and not line.startswith("#"):
-            try:
-                rows[int(f[0])] = (float(f[5]), float(f[9]), float(f[7]))
-            except ValueError:
-                pass
+
+class NotJudged(Exception):
+    """Why a goal could not be judged, and the verdict that says so: NOT RUN where its case did
+    not run or failed on its own (nothing to compare), INCOMPLETE where its case ran out of time,
+    FAIL where the case passed but its table cannot be read or lacks what the goal needs."""
+
+    def __init__(self, verdict, why):
+        super().__init__(why)
+        self.verdict, self.why = verdict, why
+
+
+def rows_of(path, kind):
+    """The rows of a braid-perf (kind perf) or braid-kernel-bench (kernels) log as perf_table.awk
+    reads them, the same grammar as the case's; raises NotJudged (FAIL) on a line it cannot
+    read."""
+    run = subprocess.run(["awk", "-v", f"table={kind}", "-f", TABLE, path], capture_output=True,
+                         text=True, errors="replace")
+    if run.returncode != 0:
+        raise NotJudged("FAIL", f"logs/{os.path.basename(path)} could not be read: "
+                        f"{run.stderr.strip()[:160]}")
+    rows = []
+    for line in run.stdout.splitlines():
+        f = line.split("\t")
+        if f[0] == "unreadable":
+            raise NotJudged("FAIL", f"line {f[1]} of logs/{os.path.basename(path)} cannot be "
+                            f"read: '{f[2][:160]}'")
+        rows.append(f[1:])
     return rows
 
 
-def kernel(path, label):
-    """(ms, GB/s, vs copy) of braid-kernel-bench's line that starts with label."""
-    if not os.path.exists(path):
-        return None
-    for line in open(path, errors="replace"):
-        if line.strip().startswith(label):
-            try:
-                return [float(x) for x in line.split()[-3:]]
-            except ValueError:
-                return None
-    return None
+def table(path):
+    """{size: (out-of-place us, in-place us, out-of-place busbw)} of a braid-perf log, the
+    columns of a placement that did not run (N/A) as 0."""
+    def value(text):
+        return 0.0 if text == "N/A" else float(text)
+    return {int(f[0]): (value(f[5]), value(f[9]), value(f[7]))
+            for f in rows_of(path, "perf")}
+
+
+def kernel_rows(path):
+    """{what: (ms, GB/s, vs copy)} of braid-kernel-bench's log."""
+    return {f[0]: tuple(float(x) for x in f[1:]) for f in rows_of(path, "kernels")}
 
 
 def size_text(n):
@@ -80,9 +100,26 @@ def registers_line(path):
             f"registers a thread; at {most}, {per_sm} blocks of 512 threads fit an SM's registers")
 
 
+GOALS = ("reduce_loop", "n1_vs_nccl", "n2_copy_bound", "latency_8b_n2")
+
+
 class Goals:
+    """The goals, each a case added to CASES, and the figures beside them (INFO). A table is read
+    only where its case passed (perf.sh checked it as perf_table.awk reads it). A goal is judged
+    or says why it was not: NOT RUN where there is nothing to compare (NVIDIA's library or the
+    kernel bench absent, a case failed on its own), INCOMPLETE where its case ran out of time,
+    FAIL (a check, not a goal) where a table that passed lacks what the goal needs; never a PASS
+    or a SKIP that reads as one."""
+
     def __init__(self, logs, cases):
         self.logs, self.cases = logs, cases
+        self.verdicts = {}
+        for line in open(cases, errors="replace"):
+            try:
+                case = json.loads(line)
+                self.verdicts[case["name"]] = case
+            except (ValueError, KeyError, TypeError):
+                pass  # summary.py fails the run on that line itself
 
     def log(self, name):
         return os.path.join(self.logs, f"perf.{name}.log")
@@ -93,99 +130,147 @@ class Goals:
                                 "detail": detail, "seconds": 0.0, "kind": kind, "log": ""}) + "\n")
         print(f"  {verdict:<4}  perf.{name}: {detail}")
 
-    def goal(self, name, ok, detail):
-        self.add(f"goal.{name}", "PASS" if ok else "FAIL", detail, "goal")
+    def source(self, name):
+        """perf.NAME's log, where that case passed; raises NotJudged where it did not."""
+        case = self.verdicts.get(f"perf.{name}")
+        if case is None:
+            raise NotJudged("NOT RUN", f"perf.{name} did not run")
+        if case.get("verdict") == "PASS":
+            return self.log(name)
+        verdict = "INCOMPLETE" if case.get("verdict") == "INCOMPLETE" else "NOT RUN"
+        raise NotJudged(verdict, f"perf.{name} {case.get('verdict')}: "
+                        f"{str(case.get('detail'))[:120]}")
 
-    def missing(self, name, why):
-        self.add(f"goal.{name}", "SKIP", f"not judged: {why}", "goal")
+    def perf(self, name):
+        """perf.NAME's table, which has at least one row."""
+        rows = table(self.source(name))
+        if not rows:
+            raise NotJudged("FAIL", f"perf.{name} passed with no row in its table")
+        return rows
 
-    def info(self, name, detail):
-        self.add(name, "INFO", detail, "info")
+    def copy(self):
+        """braid-kernel-bench's rows, with the copy's among them."""
+        rows = kernel_rows(self.source("kernels"))
+        if "copy (cudaMemcpyAsync)" not in rows:
+            raise NotJudged("FAIL", "perf.kernels' table has no line 'copy (cudaMemcpyAsync)'")
+        return rows
 
-    def run(self):
-        copy = kernel(self.log("kernels"), "copy (cudaMemcpyAsync)")
-        red = kernel(self.log("kernels"), "engine reduce float32 sum")
-        if copy and red:
-            self.goal("reduce_loop", red[2] >= 0.85,
-                      f"float32 sum {red[1]:.0f} GB/s vs copy {copy[1]:.0f} GB/s = {red[2]:.3f} "
-                      "(goal 0.85)")
-        else:
-            self.missing("reduce_loop", "braid-kernel-bench's table is missing")
-        loops = []
-        if os.path.exists(self.log("kernels")):
-            for line in open(self.log("kernels"), errors="replace"):
-                f = line.split()
-                if f and f[0] == "engine" and len(f) >= 4:
-                    loops.append(f"{' '.join(f[1:-3])} {f[-1]}")
-        if loops:
-            self.info("kernels", "of the copy's bandwidth: " + ", ".join(loops))
+    def goal(self, name, judge):
+        """Goal NAME: judge() returns (met, detail), or raises NotJudged."""
+        try:
+            met, detail = judge()
+        except NotJudged as e:
+            kind = "check" if e.verdict == "FAIL" else "goal"
+            self.add(f"goal.{name}", e.verdict, f"not judged: {e.why}", kind)
+            return
+        self.add(f"goal.{name}", "PASS" if met else "FAIL", detail, "goal")
 
-        braid1, nccl1 = table(self.log("n1")), table(self.log("n1_nccl"))
+    def fact(self, name, figure):
+        """An INFO case, figure()'s line; left out where its cases did not pass (they say why),
+        a FAIL where a table that passed lacks what it needs."""
+        try:
+            detail = figure()
+        except NotJudged as e:
+            if e.verdict == "FAIL":
+                self.add(name, "FAIL", e.why, "check")
+            return
+        if detail:
+            self.add(name, "INFO", detail, "info")
+
+    def not_judged(self, why):
+        for name in GOALS:
+            self.add(f"goal.{name}", "NOT RUN", f"not judged: {why}", "goal")
+
+    def reduce_loop(self):
+        rows = self.copy()
+        red = rows.get("engine reduce float32 sum")
+        if red is None:
+            raise NotJudged("FAIL", "perf.kernels' table has no line 'engine reduce float32 sum'")
+        copy = rows["copy (cudaMemcpyAsync)"]
+        return red[2] >= 0.85, (f"float32 sum {red[1]:.0f} GB/s vs copy {copy[1]:.0f} GB/s = "
+                                f"{red[2]:.3f} (goal 0.85)")
+
+    def n1_vs_nccl(self):
+        nccl1, braid1 = self.perf("n1_nccl"), self.perf("n1")
         pairs = [(braid1[s][i] / nccl1[s][i], s, i) for s in braid1 if s in nccl1 for i in (0, 1)
                  if nccl1[s][i] > 0]
-        if pairs:
-            worst = max(pairs)
-            place = "in-place" if worst[2] else "out-of-place"
-            self.goal("n1_vs_nccl", worst[0] <= 1.05,
-                      f"worst braid/NCCL time {worst[0]:.2f} at {size_text(worst[1])} {place} "
-                      f"(goal 1.05), over {len(pairs)} cells")
-        else:
-            self.missing("n1_vs_nccl", "a table of N = 1 is missing")
+        if not pairs:
+            raise NotJudged("FAIL", "the tables of perf.n1 and perf.n1_nccl share no timed size")
+        worst = max(pairs)
+        place = "in-place" if worst[2] else "out-of-place"
+        return worst[0] <= 1.05, (f"worst braid/NCCL time {worst[0]:.2f} at {size_text(worst[1])} "
+                                  f"{place} (goal 1.05), over {len(pairs)} cells")
 
-        for n in (2, 4, 8):
-            t = table(self.log(f"n{n}"))
-            if not t or not copy:
-                if n == 2:
-                    self.missing("n2_copy_bound", "the N = 2 table or the copy is missing")
-                continue
-            size = max(t)
-            bound_us = (6 * n - 4) * size / (copy[1] * 1e3)
-            eff = bound_us / t[size][0] if t[size][0] > 0 else 0.0
-            detail = (f"{size_text(size)}: {t[size][0]:.0f} us, bound {bound_us:.0f} us, "
-                      f"{eff:.3f} of it")
-            if n == 2:
-                self.goal("n2_copy_bound", eff >= 0.85, detail + " (goal 0.85)")
-            else:
-                self.info(f"n{n}_copy_bound", detail)
+    def copy_bound(self, n):
+        """(fraction of the copy bound at the largest size, its line) for N = n."""
+        t, copy = self.perf(f"n{n}"), self.copy()["copy (cudaMemcpyAsync)"]
+        size = max(t)
+        bound_us = (6 * n - 4) * size / (copy[1] * 1e3)
+        eff = bound_us / t[size][0] if t[size][0] > 0 else 0.0
+        return eff, (f"{size_text(size)}: {t[size][0]:.0f} us, bound {bound_us:.0f} us, "
+                     f"{eff:.3f} of it")
 
-        for n in (1, 2):
-            t = table(self.log(f"n{n}"))
-            if 8 in t and n == 2:
-                self.goal("latency_8b_n2", t[8][0] < 10, f"{t[8][0]:.2f} us out of place (goal 10)")
-            elif 8 in t:
-                self.info("latency_8b_n1", f"{t[8][0]:.2f} us out of place")
-            elif n == 2:
-                self.missing("latency_8b_n2", "the N = 2 table has no 8 B row")
+    def latency(self, n):
+        t = self.perf(f"n{n}")
+        if 8 not in t:
+            raise NotJudged("FAIL", f"perf.n{n}'s table has no 8 B row")
+        return t[8][0]
 
+    def kernel_loops(self):
+        loops = [f"{what[len('engine '):]} {row[2]:.3f}" for what, row in self.copy().items()
+                 if what.startswith("engine ")]
+        return "of the copy's bandwidth: " + ", ".join(loops) if loops else ""
+
+    def channels(self):
         sweep = []
         for name in sorted(os.listdir(self.logs)):
-            m = re.fullmatch(r"perf\.channels(\d+)\.log", name)
-            t = table(os.path.join(self.logs, name)) if m else {}
-            if t:
-                sweep.append((int(m.group(1)), t[max(t)][2]))
-        if sweep:
-            best = max(sweep, key=lambda x: x[1])
-            self.info("channels", "busbw by NCCL_MAX_NCHANNELS: " +
-                      ", ".join(f"{c}: {bw:.3g}" for c, bw in sorted(sweep)) +
-                      f" GB/s; best {best[0]}")
+            m = re.fullmatch(r"perf\.(channels(\d+))\.log", name)
+            if m and self.verdicts.get(f"perf.{m.group(1)}", {}).get("verdict") == "PASS":
+                t = self.perf(m.group(1))
+                sweep.append((int(m.group(2)), t[max(t)][2]))
+        if not sweep:
+            return ""
+        best = max(sweep, key=lambda x: x[1])
+        figures = ", ".join(f"{c}: {bw:.3g}" for c, bw in sorted(sweep))
+        return f"busbw by NCCL_MAX_NCHANNELS: {figures} GB/s; best {best[0]}"
 
-        odd, n2 = table(self.log("odd_count")), table(self.log("n2"))
-        if odd and n2:
-            size = max(odd)
-            near = min(n2, key=lambda s: abs(s - size))
-            ratio = odd[size][2] / n2[near][2] if n2[near][2] > 0 else 0.0
-            self.info("odd_count", f"{size // 4} floats: busbw {odd[size][2]:.1f} GB/s, "
-                      f"{ratio:.2f} of the aligned {size_text(near)}'s")
+    def odd_count(self):
+        odd, n2 = self.perf("odd_count"), self.perf("n2")
+        size = max(odd)
+        near = min(n2, key=lambda s: abs(s - size))
+        ratio = odd[size][2] / n2[near][2] if n2[near][2] > 0 else 0.0
+        return (f"{size // 4} floats: busbw {odd[size][2]:.1f} GB/s, {ratio:.2f} of the aligned "
+                f"{size_text(near)}'s")
 
-        simple, ll, oneshot = (table(self.log(x)) for x in ("simple", "ll", "oneshot"))
-        if simple and ll:
-            faster = [s for s in sorted(ll) if s in simple and ll[s][0] < simple[s][0]]
-            largest = f", the largest {size_text(max(faster))}" if faster else ""
-            self.info("ll_vs_simple", f"LL faster at {len(faster)} of {len(ll)} sizes{largest}")
-        if ll and oneshot:
-            faster = [s for s in sorted(oneshot) if s in ll and oneshot[s][0] < ll[s][0]]
-            self.info("oneshot_vs_ll", f"one-shot faster than LL at {len(faster)} of "
-                      f"{len(oneshot)} sizes")
+    def ll_vs_simple(self):
+        simple, ll = self.perf("simple"), self.perf("ll")
+        faster = [s for s in sorted(ll) if s in simple and ll[s][0] < simple[s][0]]
+        largest = f", the largest {size_text(max(faster))}" if faster else ""
+        return f"LL faster at {len(faster)} of {len(ll)} sizes{largest}"
+
+    def oneshot_vs_ll(self):
+        ll, oneshot = self.perf("ll"), self.perf("oneshot")
+        faster = [s for s in sorted(oneshot) if s in ll and oneshot[s][0] < ll[s][0]]
+        return f"one-shot faster than LL at {len(faster)} of {len(oneshot)} sizes"
+
+    def run(self):
+        self.goal("reduce_loop", self.reduce_loop)
+        self.fact("kernels", self.kernel_loops)
+        self.goal("n1_vs_nccl", self.n1_vs_nccl)
+
+        def n2_bound():
+            eff, line = self.copy_bound(2)
+            return eff >= 0.85, line + " (goal 0.85)"
+        self.goal("n2_copy_bound", n2_bound)
+        for n in (4, 8):
+            self.fact(f"n{n}_copy_bound", lambda n=n: self.copy_bound(n)[1])
+        self.goal("latency_8b_n2", lambda: (self.latency(2) < 10,
+                                            f"{self.latency(2):.2f} us out of place (goal 10)"))
+        self.fact("latency_8b_n1", lambda: f"{self.latency(1):.2f} us out of place")
+        self.fact("channels", self.channels)
+        self.fact("odd_count", self.odd_count)
+        self.fact("ll_vs_simple", self.ll_vs_simple)
+        self.fact("oneshot_vs_ll", self.oneshot_vs_ll)
 
 
 def main():
@@ -200,8 +285,7 @@ def main():
     if args.what == "registers":
         print(registers_line(args.dump))
     elif args.emulated:
-        Goals(args.logs, args.cases).info(
-            "goals", "not judged: the emulated GPU's timings say nothing of a GPU's")
+        Goals(args.logs, args.cases).not_judged("the emulated GPU's timings say nothing of a GPU's")
     else:
         Goals(args.logs, args.cases).run()
     return 0
