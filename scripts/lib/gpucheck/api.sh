@@ -14,7 +14,8 @@ gc_gtest api.threads.calls 120 "$tests" 'GpuApi.*' each
 gc_gtest api.threads.protocols 120 "$tests" 'Forced/GpuProtocols.*:GpuDeterministic.*' each
 gc_gtest api.threads.matrix 180 "$tests" 'Threads/GpuCollectivesMatrix.*'
 if ((GC_EMULATED)); then
-  gc_record api.threads.graph_capture SKIP "CUDA graphs need the CUDA runtime itself: a real GPU"
+  gc_record api.threads.graph_capture "NOT RUN" \
+    "CUDA graphs need the CUDA runtime itself: a real GPU"
 else
   gc_gtest api.threads.graph_capture 60 "$tests" 'GraphCapture.*'
 fi

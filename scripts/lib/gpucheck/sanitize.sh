@@ -9,10 +9,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/record.sh"
 
 tools=(memcheck synccheck racecheck)
 colls=(all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv gather scatter)
+# Without compute-sanitizer, or with one that refuses the device, nothing is checked: NOT RUN,
+# which the summary counts apart from PASS and SKIP.
 if ((GC_EMULATED)); then
   for tool in "${tools[@]}"; do
     why="the emulated GPU's kernels are host code, which scripts/sanitize checks"
-    gc_record "sanitize.$tool" SKIP "compute-sanitizer checks a real GPU's kernels; $why"
+    gc_record "sanitize.$tool" "NOT RUN" "compute-sanitizer checks a real GPU's kernels; $why"
   done
   exit 0
 fi
@@ -20,7 +22,7 @@ if ! command -v compute-sanitizer >/dev/null; then
   if [[ -x /usr/local/cuda/bin/compute-sanitizer ]]; then
     export PATH="$PATH:/usr/local/cuda/bin"
   else
-    gc_record sanitize.tools SKIP "compute-sanitizer not found (PATH, /usr/local/cuda/bin)"
+    gc_record sanitize.tools "NOT RUN" "compute-sanitizer not found (PATH, /usr/local/cuda/bin)"
     exit 0
   fi
 fi
@@ -29,12 +31,16 @@ for tool in "${tools[@]}"; do
     name=sanitize.$tool.$coll
     gc_run "$name" 60 "$GC_LIB/sanitize_pair.sh" "$tool" "$coll" "$GC_BIN/braid-perf" \
       "$GC_ROOT" || continue
-    errors=$(grep -m1 -o 'ERROR SUMMARY: [0-9]* error' "$GC_LOG" | grep -v ': 0 error' || true)
+    errors=$(grep -o 'ERROR SUMMARY: [0-9]* error' "$GC_LOG" | grep -v ': 0 error' | head -1)
+    # Each rank's sanitizer must say it found nothing (sanitize_pair.sh prefixes each rank's
+    # lines; racecheck may sum up as RACECHECK SUMMARY), or the case has not been checked.
+    clean=$(grep -E '^\[rank [01]\] =+ (ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards)' \
+      "$GC_LOG" | cut -d] -f1 | sort -u | wc -l)
     # The tool refusing the device says nothing of braid: seen under gVisor (docs/gpu-check.md).
     refused=$(grep -m1 -E 'Device not supported|Unable to (attach|connect)' "$GC_LOG")
     if [[ -n $refused ]]; then
-      gc_finish "$name" SKIP "compute-sanitizer cannot check this machine: ${refused:0:120}"
-      gc_record sanitize.rest SKIP "not run: compute-sanitizer refused the device"
+      gc_finish "$name" "NOT RUN" "compute-sanitizer cannot check this machine: ${refused:0:120}"
+      gc_record sanitize.rest "NOT RUN" "compute-sanitizer refused the device"
       exit 0
     elif gc_timed_out; then
       gc_finish "$name" FAIL "did not finish within $GC_LIMIT s"
@@ -42,8 +48,10 @@ for tool in "${tools[@]}"; do
       first=$(grep -m1 -E '========= (Invalid|Race|Barrier|Program hit)|braid-perf: ' "$GC_LOG" |
         cut -c1-160)
       gc_finish "$name" FAIL "exit status $GC_RC${errors:+; $errors}: $first"
+    elif ((clean != 2)); then
+      gc_finish "$name" FAIL "exit status 0, yet $clean of the 2 ranks' sanitizers said 0 errors"
     else
-      gc_finish "$name" PASS "$(grep -c 'ERROR SUMMARY: 0 errors' "$GC_LOG") sanitizers clean"
+      gc_finish "$name" PASS "both ranks' sanitizers clean"
     fi
   done
 done

@@ -6,13 +6,19 @@
 # the one GPU against its references on the CPU (NVIDIA's NCCL refuses two ranks on one GPU).
 source "$(dirname "${BASH_SOURCE[0]}")/record.sh"
 
+# Without PyTorch on CUDA, or its NCCL backend, there is no job to run and nothing to compare
+# braid's library with: NOT RUN, which the summary counts apart from PASS and SKIP.
 if ((GC_EMULATED)); then
   twin="ctest python.gpu_job_on_cpu.n2 runs the job on CPU tensors"
-  gc_record torch.job SKIP "PyTorch's CUDA tensors need a real GPU; $twin"
+  gc_record torch.job "NOT RUN" "PyTorch's CUDA tensors need a real GPU; $twin"
   exit 0
 fi
-if ! timeout 120 python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
-  gc_record torch.job SKIP "PyTorch with CUDA not found ($(command -v python3)): the job is not run"
+probe='import torch, torch.distributed as d
+assert torch.cuda.is_available(), "no CUDA device seen"
+assert d.is_available() and d.is_nccl_available(), "built without NCCL"'
+if ! why=$(timeout 120 python3 -c "$probe" 2>&1); then
+  gc_record torch.job "NOT RUN" \
+    "PyTorch on CUDA with NCCL not found ($(command -v python3): $(echo "$why" | tail -1))"
   exit 0
 fi
 
@@ -41,13 +47,30 @@ torch_case() {
 torch_case n1_braid 1 braid LD_PRELOAD="$GC_LIBDIR/libnccl.so.2"
 torch_case n1_nccl 1 nvidia
 torch_case n2_braid 2 braid LD_PRELOAD="$GC_LIBDIR/libnccl.so.2"
-if [[ -f $GC_WORK/torch_n1_braid.pt && -f $GC_WORK/torch_n1_nccl.pt ]] &&
-  gc_run torch.n1_same_results 60 python3 "$GC_ROOT/tests/python/gpu/compare_results.py" \
+if [[ -f $GC_WORK/torch_n1_braid.pt && -f $GC_WORK/torch_n1_nccl.pt ]]; then
+  if gc_run torch.n1_same_results 60 python3 "$GC_ROOT/tests/python/gpu/compare_results.py" \
     "$GC_WORK/torch_n1_braid.pt" "$GC_WORK/torch_n1_nccl.pt"; then
-  if ((GC_RC == 0)); then
-    gc_finish torch.n1_same_results PASS "$(tail -1 "$GC_LOG")"
-  else
-    gc_finish torch.n1_same_results FAIL "$(tail -1 "$GC_LOG")"
+    if ((GC_RC == 0)); then
+      gc_finish torch.n1_same_results PASS "$(tail -1 "$GC_LOG")"
+    else
+      gc_finish torch.n1_same_results FAIL "$(tail -1 "$GC_LOG")"
+    fi
   fi
+else
+  # Nothing to compare: said, as the runs before it ended, rather than left out of the table. A
+  # run that passed without its results fails; one cut short leaves this INCOMPLETE.
+  verdict="NOT RUN" why=()
+  for side in n1_braid n1_nccl; do
+    [[ ! -f $GC_WORK/torch_$side.pt ]] || continue
+    was=$(gc_verdict "torch.$side")
+    why+=("torch.$side ${was:-did not run}")
+    if [[ $was == PASS ]]; then
+      verdict=FAIL why[-1]+=" but left no results"
+    elif [[ $was == INCOMPLETE && $verdict != FAIL ]]; then
+      verdict=INCOMPLETE
+    fi
+  done
+  printf -v said '%s; ' "${why[@]}"
+  gc_record torch.n1_same_results "$verdict" "nothing to compare: ${said%; }"
 fi
 exit 0
