@@ -13,14 +13,14 @@ namespace braid::topology {
 
 namespace {
 
-constexpr double kInfinite = std::numeric_limits<double>::infinity();
+constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 constexpr int kNoLink = 4;  // the "arrived by" slot of the source, which arrived by no link
 
 // One way of reaching a node: the metrics of the path so far and where it
 // came from (an index into the arena of labels, -1 at the source).
 struct Label {
   PathType type = PathType::kLoc;
-  double bandwidthGBs = kInfinite;
+  double bandwidthGBs = kUnbounded;
   int hops = 0;
   int node = -1;
   int arrivedBy = kNoLink;  ///< the LinkType of the last step, as an int
@@ -90,7 +90,7 @@ std::vector<Path> pathsFrom(const Graph& graph, int source) {
   std::vector<std::vector<int>> frontier(n * 5);  // unbeaten labels per (node, arrivedBy)
   std::deque<int> queue;
 
-  arena.push_back(Label{PathType::kLoc, kInfinite, 0, source, kNoLink, -1, false});
+  arena.push_back(Label{PathType::kLoc, kUnbounded, 0, source, kNoLink, -1, false});
   frontier[source * 5 + kNoLink].push_back(0);
   queue.push_back(0);
   while (!queue.empty()) {

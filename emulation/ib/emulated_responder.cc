@@ -21,7 +21,7 @@ namespace {
 /// costs memory only as its bytes actually arrive.
 constexpr size_t kReadPiece = size_t{4} << 20;
 /// A payload buffer larger than this is given back after the write that needed it.
-constexpr size_t kKeepBufferBytes = size_t{64} << 20;
+constexpr size_t kKeepPayloadBytes = size_t{64} << 20;
 /// How long an answer may take to leave before the requester counts as gone.
 constexpr int64_t kSendTimeoutMs = 10000;
 /// How long a closing connection waits for the requester to close its side.
@@ -110,7 +110,7 @@ bool ResponderLink::serveOne() {
 }
 
 bool ResponderLink::receivePayload(uint64_t length) {
-  if (payload_.capacity() > kKeepBufferBytes && length <= kKeepBufferBytes) {
+  if (payload_.capacity() > kKeepPayloadBytes && length <= kKeepPayloadBytes) {
     payload_ = std::vector<uint8_t>();
   }
   size_t have = 0;

@@ -40,8 +40,9 @@ namespace braid::algo {
 namespace {
 
 // Round `round` of channel `channel`: the round's part of every block.
-void emitRound(std::vector<Step>& steps, const RingParams& p, const std::vector<int>& order,
-               int pos, int channel, size_t round, size_t chunkElems) {
+void emitAllGatherRound(std::vector<Step>& steps, const RingParams& p,
+                        const std::vector<int>& order, int pos, int channel, size_t round,
+                        size_t chunkElems) {
   const int n = static_cast<int>(order.size());
   const auto [prev, next] = ringNeighboursAt(order, pos);
   for (int j = 0; j < n; ++j) {
@@ -59,7 +60,7 @@ void emitRound(std::vector<Step>& steps, const RingParams& p, const std::vector<
 
 Result<Schedule> ringAllGather(const RingParams& params) {
   return blockRingSchedule(params, Collective::kAllGather, "all_gather", /*inputIsBlocked=*/false,
-                           emitRound);
+                           emitAllGatherRound);
 }
 
 }  // namespace braid::algo

@@ -41,8 +41,9 @@ namespace braid::algo {
 namespace {
 
 // Round `round` of channel `channel`: the round's part of every block.
-void emitRound(std::vector<Step>& steps, const RingParams& p, const std::vector<int>& order,
-               int pos, int channel, size_t round, size_t chunkElems) {
+void emitReduceScatterRound(std::vector<Step>& steps, const RingParams& p,
+                            const std::vector<int>& order, int pos, int channel, size_t round,
+                            size_t chunkElems) {
   const int n = static_cast<int>(order.size());
   const auto [prev, next] = ringNeighboursAt(order, pos);
   for (int j = 0; j < n; ++j) {
@@ -62,7 +63,7 @@ void emitRound(std::vector<Step>& steps, const RingParams& p, const std::vector<
 
 Result<Schedule> ringReduceScatter(const RingParams& params) {
   return blockRingSchedule(params, Collective::kReduceScatter, "reduce_scatter",
-                           /*inputIsBlocked=*/true, emitRound);
+                           /*inputIsBlocked=*/true, emitReduceScatterRound);
 }
 
 }  // namespace braid::algo

@@ -12,19 +12,13 @@
 #include <cstring>
 
 #include "api/api_util.h"
+#include "api/device_types.h"
 
 using braid::api::commFrom;
 using braid::api::notImplemented;
 using braid::api::report;
 
 extern "C" {
-struct ncclTeam {
-  int nRanks, rank, stride;
-};
-typedef struct ncclTeam ncclTeam_t;
-struct ncclDevResourceRequirements;
-struct ncclGinOutboxHandle;
-struct ncclGinInboxA2AHandle;
 struct ncclMultimemHandle {
   void* mcBasePtr;
 };

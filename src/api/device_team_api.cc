@@ -10,23 +10,11 @@
 // hold: LSA and GIN barriers, the LL all-to-all's buffer) is not
 // implemented: those fail with ncclInvalidUsage and say so.
 #include "api/api_util.h"
+#include "api/device_types.h"
 #include "base/log.h"
 
 using braid::api::commFrom;
 using braid::api::notImplemented;
-
-extern "C" {
-struct ncclTeam {
-  int nRanks, rank, stride;
-};
-typedef struct ncclTeam ncclTeam_t;
-struct ncclDevComm;
-struct ncclDevCommRequirements;
-struct ncclDevResourceRequirements;
-struct ncclLsaBarrierHandle;
-struct ncclGinBarrierHandle;
-struct ncclLLA2AHandle;
-}
 
 namespace {
 

@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "algo/tree.h"
+#include "base/align.h"
 #include "kernels/engine/sync.h"
 #include "transport/shm/shm_segment.h"
 
@@ -55,8 +56,6 @@ std::string recordName(uint64_t nonce, int rank) {
   return name;
 }
 std::string cellsName(const std::string& record) { return record + "-cells"; }
-
-size_t alignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 // Maps rank `peer`'s board from its record.
 Result<std::unique_ptr<MappedRegion>> mapPeer(gpu::Runtime& runtime, uint64_t nonce, int peer,

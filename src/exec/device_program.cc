@@ -10,12 +10,12 @@
 #include <cstring>
 #include <utility>
 
+#include "base/align.h"
+
 namespace braid::exec {
 namespace {
 
 namespace engine = kernels::engine;
-
-size_t alignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 }  // namespace
 

@@ -41,9 +41,9 @@ using transport::shm::ShmSegment;
 
 namespace {
 
-constexpr uint64_t kMagic = 0x59504f434f52455aull;  // "ZEROCOPY" read backwards
-constexpr uint32_t kVersion = 1;
-constexpr size_t kPage = 4096;
+constexpr uint64_t kZeroCopyMagic = 0x59504f434f52455aull;  // "ZEROCOPY" read backwards
+constexpr uint32_t kZeroCopyVersion = 1;
+constexpr size_t kHeaderPage = 4096;
 // The scratch of one chunk's operands (N + 1 buffers) should stay in a
 // core's L2 (1 MiB and more on the CPUs this runs on): the bytes read from
 // peers are then combined from cache, and the result is written to the
@@ -83,7 +83,7 @@ struct Header {
   alignas(128) std::atomic<uint64_t> done;
   WakeWords words;
 };
-static_assert(sizeof(Header) <= kPage, "the zero-copy header must fit its page");
+static_assert(sizeof(Header) <= kHeaderPage, "the zero-copy header must fit its page");
 
 // Random once per process: with the pid, tells a thread of this process
 // from a process that happens to have our pid in another PID namespace.
@@ -146,8 +146,9 @@ constexpr double kCrossMemoryWorthIt = 0.6;
 
 Status checkPeerHeader(const ShmSegment& segment, int peer, int nranks) {
   const auto* header = static_cast<const Header*>(segment.data());
-  if (segment.size() < kPage || header->magic.load(std::memory_order_acquire) != kMagic ||
-      header->version != kVersion) {
+  if (segment.size() < kHeaderPage ||
+      header->magic.load(std::memory_order_acquire) != kZeroCopyMagic ||
+      header->version != kZeroCopyVersion) {
     return invalidUsage("shm segment " + segment.name() +
                         " is not a braid zero-copy board of this version (ranks run different "
                         "braid builds?)");
@@ -265,9 +266,9 @@ Result<std::unique_ptr<ZeroCopyBoard>> ZeroCopyBoard::create(uint64_t nonce, int
     board->crossMemoryRatio_ = measureCrossMemoryRatio();
   }
   const std::string ownName = zeroCopySegmentName(nonce, rank);
-  BRAID_ASSIGN_OR_RETURN(ShmSegment own, ShmSegment::create(ownName, kPage));
+  BRAID_ASSIGN_OR_RETURN(ShmSegment own, ShmSegment::create(ownName, kHeaderPage));
   auto* header = new (own.data()) Header();
-  header->version = kVersion;
+  header->version = kZeroCopyVersion;
   header->rank = rank;
   header->nranks = nranks;
   header->pid = static_cast<int32_t>(getpid());
@@ -276,7 +277,7 @@ Result<std::unique_ptr<ZeroCopyBoard>> ZeroCopyBoard::create(uint64_t nonce, int
   header->crossMemoryFast = options.crossMemory == CrossMemoryPolicy::kAlways ||
                             (options.crossMemory == CrossMemoryPolicy::kWhereFaster &&
                              board->crossMemoryRatio_ >= kCrossMemoryWorthIt);
-  header->magic.store(kMagic, std::memory_order_release);
+  header->magic.store(kZeroCopyMagic, std::memory_order_release);
   BRAID_TRY(barrier());
 
   // The probe: read each peer's token through its own address of it, as a

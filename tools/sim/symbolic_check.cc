@@ -13,10 +13,8 @@
 namespace braid::sim {
 namespace {
 
-constexpr int kSlots = kFifoSlots;
-
 struct Fifo : FifoCounters {
-  Value slots[kSlots];
+  Value slots[kFifoSlots];
 };
 
 // Where two values reduced together disagree on the element they hold.
@@ -169,7 +167,7 @@ class Checker {
     const uint64_t n = a.sliceLen();
     const Value* recv = nullptr;
     if (in != nullptr) {
-      const int slot = static_cast<int>(in->released % kSlots);
+      const int slot = static_cast<int>(in->released % kFifoSlots);
       if (in->sliceLen[slot] != n) {
         return internalError(where(agent) + ": received a slice of " +
                              std::to_string(in->sliceLen[slot]) + " elements from rank " +
@@ -201,7 +199,7 @@ class Checker {
     }
     if (algo::stepWritesOutput(a.op)) memory.writeOutput(a.outOffset + a.done, *result);
     if (out != nullptr) {
-      const int slot = static_cast<int>(out->posted % kSlots);
+      const int slot = static_cast<int>(out->posted % kFifoSlots);
       out->slots[slot] = *result;
       out->sliceLen[slot] = n;
       ++out->posted;

@@ -10,7 +10,7 @@
 #include "generate.h"
 #include "symbolic_check.h"
 
-namespace braid::sim {
+namespace braid::sim::symbolic_check_test {
 namespace {
 
 using algo::Step;
@@ -267,4 +267,4 @@ TEST(SymbolicCheck, BroadcastFromTheWrongRankIsWrongData) {
 }
 
 }  // namespace
-}  // namespace braid::sim
+}  // namespace braid::sim::symbolic_check_test
