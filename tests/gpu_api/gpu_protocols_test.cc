@@ -25,7 +25,7 @@
 #include "api/api_test_util.h"
 #include "gpu_api/gpu_cases.h"
 
-namespace {
+namespace gpu_protocols_test {
 
 using braid::testing::ScopedEnv;
 using braid::testing::gpu::devicesFor;
@@ -201,4 +201,4 @@ TEST_F(GpuLlProcesses, OneShotAcrossProcessesOnOneGpuAndOverPinnedHostMemory) {
   });
 }
 
-}  // namespace
+}  // namespace gpu_protocols_test
