@@ -211,6 +211,11 @@ bool measure(const Options& o, ThreadRanks& ranks, const Section& s, const Geome
   }
   if (!ranks.synchronize()) return false;
   if (inPlace && !fill()) return false;
+  // Host ranks leave the warm-up (and the in-place fill, whose writes of a large buffer take
+  // each rank its own time) at different moments. A barrier before the clock starts, as the MPI
+  // peer's MPI_Barrier, keeps one rank's late start out of the others' times. GPU ranks go on
+  // as before, timed up to their streams' completion.
+  if (!ranks.onGpu() && !ranks.barrier()) return false;
   // As nccl-tests: one time per thread, covering all of its ranks; on GPUs
   // the calls are enqueued back to back and the time ends when the streams
   // have run them.

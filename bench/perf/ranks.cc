@@ -100,6 +100,11 @@ bool ThreadRanks::synchronize() {
   return true;
 }
 
+bool ThreadRanks::barrier() {
+  std::vector<std::vector<double>> token(ranks_.size(), std::vector<double>{0.0});
+  return allReduceDoubles(&token, ncclSum, "barrier");
+}
+
 bool ThreadRanks::allReduceDoubles(std::vector<std::vector<double>>* values, ncclRedOp_t op,
                                    const char* what) {
   const Device& d = Device::get();

@@ -57,6 +57,11 @@ class ThreadRanks {
   /// Waits for every rank's stream (nothing on host communicators).
   bool synchronize();
 
+  /// Returns once every rank of the communicator has reached it: an all_reduce of one double
+  /// per rank, as the MPI peer's MPI_Barrier (bench/peers/mpi_allreduce_perf.c) before its timed
+  /// loop. On failure prints why.
+  bool barrier();
+
   /// Reduces one table of doubles per owned rank (values[g], `count` each)
   /// over all ranks with `op`, in place, through device memory on GPU
   /// communicators.
