@@ -10,12 +10,14 @@
 # Both are placed alike: mpirun binds each rank to a core of its own where there are enough
 # (here, N = 2) and leaves them unbound otherwise, and braid-perf --bind core does the same.
 #
-# The memory is the physical limit: memcpy-bw (bench/peers/memcpy_bw.c) measures
-# this machine's copy rate M (bytes read plus written per second, the faster of glibc memcpy
-# and a loop of non-temporal stores, on 2 threads, 256 MiB) just before each braid run of
-# 1 MiB and up, and the table gives the zero-copy bound of an N-rank all_reduce,
-# busbw <= M (N - 1) / N^2, and the fraction of it braid reaches, run by run
-# (docs/benchmarks.md derives the formula).
+# A copy loop's rate is the yardstick of the 64 MiB rows, not a limit: memcpy-bw
+# (bench/peers/memcpy_bw.c) measures this machine's copy rate M (bytes read plus written per
+# second, the faster of glibc memcpy and a loop of non-temporal stores, on 2 threads, 256 MiB)
+# just before and after each pair of braid runs of 64 MiB, and the table gives the busbw an
+# N-rank all_reduce would reach moving its 2 N S bytes at that rate, M (N - 1) / N^2
+# (docs/benchmarks.md derives it), and braid's busbw over it, run by run. Loops with more read
+# and write streams a core move more than M, and braid has passed the yardstick. The 1 MiB rows
+# have none: their 2 N MiB of buffers run in the caches, which a rate of memory does not describe.
 #
 # usage: bench/compare-mpi.sh [ranks...]      (default: 2 4)
 # env:   BUILD (default build), REPEAT (runs per figure, default 5; the median is shown),
@@ -47,56 +49,70 @@ row_for() {  # file size -> "time busbw"
   awk -v s="$2" '$1 == s { print $6, $8; exit }' "$1"
 }
 
-# The memory's copy rate, GB/s, measured by memcpy-bw just before each run of braid it bounds:
-# on a shared VM it moves by 2x within a minute, and a rate measured long before would make
-# the fraction of the bound a measure of the neighbours.
+# The copy loop's rate, GB/s, measured by memcpy-bw around each pair of braid runs it is the
+# yardstick of: on a shared VM it moves by 2x within a minute, and a rate measured long before
+# would make braid / yardstick a measure of the neighbours.
 copy_rate() {
   "$BUILD/bin/memcpy-bw" 2 | awk '{ print $(NF - 1) }'
 }
 
+# The rows of 64 MiB and more get the copy-loop yardstick: N ranks' 2 N S bytes of buffers are
+# then far larger than the caches. At 1 MiB they fit the caches, where M says nothing.
+YARDSTICK_MIN=67108864
+
+mpi_run() {  # ranks size -> the MPI peer's table in $tmp/mpi.txt
+  mpirun --oversubscribe -np "$1" "$BUILD/bin/mpi-allreduce-perf" -b "$2" -e "$2" \
+    -n "${ITERS[$2]}" -w "${WARMUP[$2]}" >"$tmp/mpi.txt" 2>/dev/null
+}
+
+size_label() { awk -v s="$1" 'BEGIN { print (s >= 1048576 ? s / 1048576 " MiB" : s " B") }'; }
+
 echo "Each figure is the median of $REPEAT runs; braid and MPI runs alternate, so both see the"
 echo "same machine state. Out-of-place, float32 sum, time averaged over ranks."
-echo "Memory copy rate M: memcpy-bw (2 threads, 256 MiB, bytes read + written, the faster of glibc"
-echo "memcpy and a non-temporal store loop), run just before and just after each pair of braid runs"
-echo "of 1 MiB and more; the mean of the two bounds those runs."
-echo "Zero-copy bound of an N-rank all_reduce: busbw <= M (N - 1) / N^2; the bound column is the"
-echo "median of the runs' bounds, braid / bound the median of each run's busbw over its own bound."
+echo "Copy rate M: memcpy-bw (2 threads, 256 MiB, bytes read + written, the faster of glibc memcpy"
+echo "and a non-temporal store loop, one read and one write stream a thread), run just before and"
+echo "just after each pair of braid runs of 64 MiB; the mean of the two is those runs' M."
+echo "Copy-loop yardstick of an N-rank all_reduce: busbw = M (N - 1) / N^2, its 2 N S bytes (each"
+echo "input read once, each output written once) moved at the copy loop's rate. A yardstick, not a"
+echo "limit: loops with more streams a core move more than M, and braid has passed it. The"
+echo "yardstick column is the median of the runs' yardsticks, braid / yardstick the median of each"
+echo "run's busbw over its own. 1 MiB rows have none: they run in the caches, which M does not"
+echo "describe."
 echo
 echo "Buffers: malloc'd (what most programs pass), or from ncclMemAlloc (braid-perf -R 1, as"
 echo "nccl-tests' -R registers its buffers): host memory the ranks map, which zero-copy reads in place."
 echo
-echo "| ranks | size | buffers | braid time (us) | MPI time (us) | braid busbw (GB/s) | MPI busbw (GB/s) | busbw ratio braid/MPI | bound busbw (GB/s) | braid / bound |"
+echo "| ranks | size | buffers | braid time (us) | MPI time (us) | braid busbw (GB/s) | MPI busbw (GB/s) | busbw ratio braid/MPI | copy-loop yardstick busbw (GB/s) | braid / yardstick |"
 echo "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 copy_rates=()
 for n in "${RANKS[@]}"; do
   for size in "${SIZES[@]}"; do
     iters="${ITERS[$size]}"
     warmup="${WARMUP[$size]}"
-    bts=() bbs=() rts=() rbs=() mts=() mbs=() bounds=() fbs=() frs=()
+    bts=() bbs=() rts=() rbs=() mts=() mbs=() yards=() fbs=() frs=()
     for ((rep = 0; rep < REPEAT; ++rep)); do
-      bound=0 before=0
-      ((size < 1048576)) || before="$(copy_rate)"
+      yard=0 before=0
+      ((size < YARDSTICK_MIN)) || before="$(copy_rate)"
       "$BUILD/bin/braid-perf" all_reduce --procs "$n" --bind core -b "$size" -e "$size" \
         -n "$iters" -w "$warmup" -c 1 >"$tmp/braid.txt"
       "$BUILD/bin/braid-perf" all_reduce --procs "$n" --bind core -b "$size" -e "$size" \
         -n "$iters" -w "$warmup" -c 1 -R 1 >"$tmp/braid-memalloc.txt"
-      if ((size >= 1048576)); then
-        # M before and after the two braid runs, and their mean the bound's: the runs took the
-        # time between, in whatever state the memory was then.
+      if ((size >= YARDSTICK_MIN)); then
+        # M before and after the two braid runs, and their mean the yardstick's: the runs took
+        # the time between, in whatever state the memory was then.
         after="$(copy_rate)"
         m=$(awk -v a="$before" -v b="$after" 'BEGIN { print (a + b) / 2 }')
         copy_rates+=("$before" "$after")
-        bound=$(awk -v m="$m" -v n="$n" 'BEGIN { print m * (n - 1) / (n * n) }')
+        yard=$(awk -v m="$m" -v n="$n" 'BEGIN { print m * (n - 1) / (n * n) }')
       fi
-      mpirun --oversubscribe -np "$n" "$BUILD/bin/mpi-allreduce-perf" -b "$size" -e "$size" \
-        -n "$iters" -w "$warmup" >"$tmp/mpi.txt" 2>/dev/null
+      mpi_run "$n" "$size"
       read -r bt bb < <(row_for "$tmp/braid.txt" "$size")
       read -r rt rb < <(row_for "$tmp/braid-memalloc.txt" "$size")
       read -r mt mb < <(row_for "$tmp/mpi.txt" "$size")
       bts+=("$bt") bbs+=("$bb") rts+=("$rt") rbs+=("$rb") mts+=("$mt") mbs+=("$mb")
-      bounds+=("$bound")
-      fbs+=("$(awk -v b="$bb" -v m="$bound" 'BEGIN { print (m > 0 ? b / m : 0) }')")
-      frs+=("$(awk -v b="$rb" -v m="$bound" 'BEGIN { print (m > 0 ? b / m : 0) }')")
+      yards+=("$yard")
+      fbs+=("$(awk -v b="$bb" -v m="$yard" 'BEGIN { print (m > 0 ? b / m : 0) }')")
+      frs+=("$(awk -v b="$rb" -v m="$yard" 'BEGIN { print (m > 0 ? b / m : 0) }')")
     done
     for buffers in malloc ncclMemAlloc; do
       if [[ $buffers == malloc ]]; then
@@ -104,22 +120,21 @@ for n in "${RANKS[@]}"; do
       else
         bt=$(median "${rts[@]}") bb=$(median "${rbs[@]}") fraction=$(median "${frs[@]}")
       fi
-      awk -v n="$n" -v s="$size" -v buf="$buffers" -v bt="$bt" -v bb="$bb" \
-          -v mt="$(median "${mts[@]}")" -v mb="$(median "${mbs[@]}")" \
-          -v bound="$(median "${bounds[@]}")" -v f="$fraction" 'BEGIN {
-        label = s >= 1048576 ? sprintf("%d MiB", s / 1048576) : sprintf("%d B", s);
+      awk -v n="$n" -v s="$size" -v label="$(size_label "$size")" -v buf="$buffers" \
+          -v bt="$bt" -v bb="$bb" -v mt="$(median "${mts[@]}")" -v mb="$(median "${mbs[@]}")" \
+          -v yard="$(median "${yards[@]}")" -v f="$fraction" 'BEGIN {
         # At 8 B busbw rounds to 0.00: compare times there (MPI time / braid time).
         r = s < 1024 ? (bt > 0 ? sprintf("%.2f (time)", mt / bt) : "n/a") \
                      : (mb > 0 ? sprintf("%.2f", bb / mb) : "n/a");
-        fb = s >= 1048576 ? sprintf("%.2f | %.2f", bound, f) : "- | -";
-        printf("| %d | %s | %s | %.2f | %.2f | %.2f | %.2f | %s | %s |\n", n, label, buf, bt, mt, bb,
-               mb, r, fb);
+        fy = yard > 0 ? sprintf("%.2f | %.2f", yard, f) : "- | -";
+        printf("| %d | %s | %s | %.2f | %.2f | %.2f | %.2f | %s | %s |\n", n, label, buf, bt, mt,
+               bb, mb, r, fy);
       }'
     done
   done
 done
 echo
-echo "M per run (GB/s): ${copy_rates[*]}; median $(median "${copy_rates[@]}")."
+echo "M per measurement (GB/s): ${copy_rates[*]:-none}; median $(median "${copy_rates[@]:-0}")."
 
 # Every dtype at float32's bytes per second: at 64 MiB, 2 ranks, ncclMemAlloc buffers, braid's
 # busbw for the 16- and 8-bit floats beside float32's (MPI has no bfloat16 to compare), bound to

@@ -1,13 +1,16 @@
 /*
- * memcpy-bw: this machine's memory copy rate, the physical limit the host collectives are
- * compared with (bench/compare-mpi.sh). T threads each copy their share of an S-byte buffer into
- * another, R times over; the rate counts every byte read and every byte written (2 S R bytes),
- * as the zero-copy bound of docs/benchmarks.md does. Pages are touched before the clock starts.
+ * memcpy-bw: this machine's memory copy rate, the yardstick the host collectives are compared
+ * with (bench/compare-mpi.sh). T threads each copy their share of an S-byte buffer into another,
+ * R times over; the rate counts every byte read and every byte written (2 S R bytes), as the
+ * copy-loop yardstick of docs/benchmarks.md does. Pages are touched before the clock starts.
+ *
+ * A yardstick, not a limit: each thread runs one read and one write stream, and loops with more
+ * streams a core have moved more bytes per second on the same machine (docs/benchmarks.md).
  *
  * Two copies are timed, and the faster is the machine's rate: glibc's memcpy, and (on x86-64) a
  * loop of 16-byte loads and non-temporal stores. glibc switches to `rep movsb` for large copies,
- * which on some CPUs (AMD Zen among them) runs well below what the memory allows; a bound taken
- * from it alone would flatter whatever it is compared with.
+ * which on some CPUs (AMD Zen among them) runs well below what the memory allows; a yardstick
+ * taken from it alone would flatter whatever it is compared with.
  *
  * Prints one line: "copy <T> threads <S> bytes: memcpy <GB/s>, stream loop <GB/s>, best <GB/s>
  * GB/s".
