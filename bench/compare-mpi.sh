@@ -19,6 +19,9 @@
 # and write streams a core move more than M, and braid has passed the yardstick. The 1 MiB rows
 # have none: their 2 N MiB of buffers run in the caches, which a rate of memory does not describe.
 #
+# An MPI figure 4x or more away from the median of its repeats in this run is taken again; one
+# still 4x away is flagged and listed below the table, and its row gets no ratio.
+#
 # usage: bench/compare-mpi.sh [ranks...]      (default: 2 4)
 # env:   BUILD (default build), REPEAT (runs per figure, default 5; the median is shown),
 #        DTYPE_CYCLES (rounds of the types per process in the last table, default 3)
@@ -59,6 +62,8 @@ copy_rate() {
 # The rows of 64 MiB and more get the copy-loop yardstick: N ranks' 2 N S bytes of buffers are
 # then far larger than the caches. At 1 MiB they fit the caches, where M says nothing.
 YARDSTICK_MIN=67108864
+# A peer figure this many times above or below the median of its repeats is taken again.
+OFF=4
 
 mpi_run() {  # ranks size -> the MPI peer's table in $tmp/mpi.txt
   mpirun --oversubscribe -np "$1" "$BUILD/bin/mpi-allreduce-perf" -b "$2" -e "$2" \
@@ -78,13 +83,15 @@ echo "limit: loops with more streams a core move more than M, and braid has pass
 echo "yardstick column is the median of the runs' yardsticks, braid / yardstick the median of each"
 echo "run's busbw over its own. 1 MiB rows have none: they run in the caches, which M does not"
 echo "describe."
+echo "An MPI figure ${OFF}x or more away from the median of its repeats is taken again; one still"
+echo "${OFF}x away is flagged, listed below, and its row has no ratio."
 echo
 echo "Buffers: malloc'd (what most programs pass), or from ncclMemAlloc (braid-perf -R 1, as"
 echo "nccl-tests' -R registers its buffers): host memory the ranks map, which zero-copy reads in place."
 echo
 echo "| ranks | size | buffers | braid time (us) | MPI time (us) | braid busbw (GB/s) | MPI busbw (GB/s) | busbw ratio braid/MPI | copy-loop yardstick busbw (GB/s) | braid / yardstick |"
 echo "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-copy_rates=()
+copy_rates=() flagged=()
 for n in "${RANKS[@]}"; do
   for size in "${SIZES[@]}"; do
     iters="${ITERS[$size]}"
@@ -114,6 +121,24 @@ for n in "${RANKS[@]}"; do
       fbs+=("$(awk -v b="$bb" -v m="$yard" 'BEGIN { print (m > 0 ? b / m : 0) }')")
       frs+=("$(awk -v b="$rb" -v m="$yard" 'BEGIN { print (m > 0 ? b / m : 0) }')")
     done
+    # Each MPI time against the median of its repeats: one OFF times away or more is taken
+    # again, and one still that far away flags the row.
+    mpi_median=$(median "${mts[@]}") stayed=""
+    for i in "${!mts[@]}"; do
+      off_by "$OFF" "${mts[i]}" "$mpi_median" || continue
+      mpi_run "$n" "$size"
+      read -r mt mb < <(row_for "$tmp/mpi.txt" "$size")
+      if off_by "$OFF" "$mt" "$mpi_median"; then
+        stayed+="${stayed:+; }${mts[i]} us, taken again $mt us"
+      fi
+      mts[i]=$mt mbs[i]=$mb
+    done
+    mpi_flag=0
+    if [[ -n $stayed ]]; then
+      mpi_flag=1
+      flagged+=("$n ranks, $(size_label "$size"): MPI time $stayed; the median of its repeats\
+ $mpi_median us (the repeats now: ${mts[*]})")
+    fi
     for buffers in malloc ncclMemAlloc; do
       if [[ $buffers == malloc ]]; then
         bt=$(median "${bts[@]}") bb=$(median "${bbs[@]}") fraction=$(median "${fbs[@]}")
@@ -122,19 +147,26 @@ for n in "${RANKS[@]}"; do
       fi
       awk -v n="$n" -v s="$size" -v label="$(size_label "$size")" -v buf="$buffers" \
           -v bt="$bt" -v bb="$bb" -v mt="$(median "${mts[@]}")" -v mb="$(median "${mbs[@]}")" \
-          -v yard="$(median "${yards[@]}")" -v f="$fraction" 'BEGIN {
+          -v flag="$mpi_flag" -v yard="$(median "${yards[@]}")" -v f="$fraction" 'BEGIN {
         # At 8 B busbw rounds to 0.00: compare times there (MPI time / braid time).
         r = s < 1024 ? (bt > 0 ? sprintf("%.2f (time)", mt / bt) : "n/a") \
                      : (mb > 0 ? sprintf("%.2f", bb / mb) : "n/a");
+        if (flag) r = "- (MPI flagged)";
+        mark = flag ? " (flagged)" : "";
         fy = yard > 0 ? sprintf("%.2f | %.2f", yard, f) : "- | -";
-        printf("| %d | %s | %s | %.2f | %.2f | %.2f | %.2f | %s | %s |\n", n, label, buf, bt, mt,
-               bb, mb, r, fy);
+        printf("| %d | %s | %s | %.2f | %.2f%s | %.2f | %.2f%s | %s | %s |\n", n, label, buf, bt,
+               mt, mark, bb, mb, mark, r, fy);
       }'
     done
   done
 done
 echo
 echo "M per measurement (GB/s): ${copy_rates[*]:-none}; median $(median "${copy_rates[@]:-0}")."
+if ((${#flagged[@]})); then
+  echo
+  echo "Flagged (still ${OFF}x or more from the median of its repeats when taken again):"
+  printf -- '- %s\n' "${flagged[@]}"
+fi
 
 # Every dtype at float32's bytes per second: at 64 MiB, 2 ranks, ncclMemAlloc buffers, braid's
 # busbw for the 16- and 8-bit floats beside float32's (MPI has no bfloat16 to compare), bound to

@@ -5,6 +5,11 @@
 median_in() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 median() { printf '%s\n' "$@" | median_in; }
 
+# off_by FACTOR A B: whether A and B (positive) are FACTOR times apart or more, either way.
+off_by() {
+  awk -v f="$1" -v a="$2" -v b="$3" 'BEGIN { exit !(a > 0 && b > 0 && (a >= f * b || b >= f * a)) }'
+}
+
 # time_of FILE SIZE: the out-of-place time (us) of row SIZE of a braid-perf table.
 time_of() { awk -v s="$2" '$1 == s { print $6; exit }' "$1"; }
 
