@@ -5,6 +5,7 @@
 // process) over sockets and over the verbs transport on the emulated HCA. 20 trials each.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -24,12 +25,20 @@ using braid::testing::runKillTrials;
 ncclResult_t hostLoop(ncclComm_t comm, int rank, int nranks, uint64_t seed, int32_t* calls) {
   using braid::testing::outputHolds;
   std::mt19937_64 rng(seed);
-  constexpr size_t kMaxCount = 4 << 20;  // floats: 16 MiB
-  std::vector<float> in(kMaxCount, static_cast<float>(rank + 1));
-  std::vector<float> out(kMaxCount * static_cast<size_t>(nranks));
   auto of = [](int r) { return static_cast<float>(r + 1); };
+  // The buffers grow as the calls reach further, up to 16 MiB in and 16 MiB a rank out. A trial
+  // ends within 400 ms, after a few calls, and every page a process first touches is a fault: the
+  // 80 MiB each of four ranks once filled up front cost more of a trial's time than its calls.
+  std::vector<float> in;
+  std::vector<float> out;
+  auto reach = [&](size_t inCount, size_t outCount) {
+    if (in.size() < inCount) in.resize(inCount, of(rank));
+    if (out.size() < outCount) out.resize(outCount);
+  };
   for (;;) {
-    const size_t count = size_t{1024} << (rng() % 13);
+    const size_t count = size_t{1024} << (rng() % 13);  // 4 KiB .. 16 MiB
+    // The all-gather's output is nranks blocks of count / 4; the other calls' is count.
+    reach(count, std::max(count, count / 4 * static_cast<size_t>(nranks)));
     ncclResult_t r = ncclSuccess;
     bool right = true;
     switch (rng() % 4) {
