@@ -14,6 +14,7 @@
 
 #include "nccl.h"
 #include "support/multiprocess.h"
+#include "support/uniform_real.h"
 
 namespace allreduce_test {
 
@@ -33,8 +34,7 @@ std::vector<T> rankInput(int rank, size_t count, uint64_t seed) {
   std::mt19937_64 rng(seed * 1000003 + rank);
   std::vector<T> v(count);
   if constexpr (std::is_floating_point<T>::value) {
-    std::uniform_real_distribution<double> d(-1000, 1000);
-    for (auto& x : v) x = static_cast<T>(d(rng));
+    for (auto& x : v) x = static_cast<T>(braid::testing::uniformReal(rng, -1000, 1000));
   } else {
     for (auto& x : v) x = static_cast<T>(rng());
   }

@@ -17,6 +17,7 @@
 #include "api/api_test_util.h"
 #include "nccl.h"
 #include "support/multiprocess.h"
+#include "support/uniform_real.h"
 
 namespace deterministic_test {
 
@@ -38,12 +39,12 @@ std::string describe(const Setting& s) {
 // additions shows in the rounding; bfloat16 takes their upper halves.
 std::vector<unsigned char> rankInput(int rank, size_t count, ncclDataType_t type, uint64_t seed) {
   std::mt19937_64 rng(seed * 7919 + rank);
-  std::uniform_real_distribution<float> mantissa(-1, 1);
   std::uniform_int_distribution<int> exponent(-8, 8);
   const size_t elem = type == ncclFloat32 ? 4 : 2;
   std::vector<unsigned char> bytes(count * elem);
   for (size_t i = 0; i < count; ++i) {
-    float x = std::ldexp(mantissa(rng), exponent(rng));
+    const auto mantissa = static_cast<float>(braid::testing::uniformReal(rng, -1, 1));
+    float x = std::ldexp(mantissa, exponent(rng));
     uint32_t bits;
     memcpy(&bits, &x, 4);
     if (type == ncclFloat32) {

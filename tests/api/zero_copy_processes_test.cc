@@ -23,6 +23,7 @@
 #include "api/api_test_util.h"
 #include "nccl.h"
 #include "support/multiprocess.h"
+#include "support/uniform_real.h"
 
 namespace {
 
@@ -57,11 +58,11 @@ size_t elemBytes(ncclDataType_t type) { return type == ncclBfloat16 ? 2 : 4; }
 
 std::vector<unsigned char> rankInput(const Case& c, int rank, size_t count) {
   std::mt19937_64 rng(0x2e40c0f7ull * 31 + rank);
-  std::uniform_real_distribution<float> mantissa(-1, 1);
   std::uniform_int_distribution<int> exponent(-10, 10);
   std::vector<unsigned char> bytes(count * elemBytes(c.type));
   for (size_t i = 0; i < count; ++i) {
-    const float x = std::ldexp(mantissa(rng), exponent(rng));
+    const auto mantissa = static_cast<float>(braid::testing::uniformReal(rng, -1, 1));
+    const float x = std::ldexp(mantissa, exponent(rng));
     uint32_t bits;
     memcpy(&bits, &x, 4);
     if (c.type == ncclInt32) bits = static_cast<uint32_t>(rng());

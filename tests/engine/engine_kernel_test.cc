@@ -30,6 +30,7 @@
 #include "kernels/float_types.h"
 #include "kernels/host_reduce.h"
 #include "support/engine_launch.h"
+#include "support/uniform_real.h"
 
 namespace braid {
 namespace {
@@ -64,7 +65,7 @@ T randomElement(std::mt19937_64& rng) {
     return T{static_cast<decltype(T{}.bits)>(rng())};  // random bits: every class appears
   } else if constexpr (std::is_floating_point<T>::value) {
     if (rng() % 32 == 0) return std::numeric_limits<T>::infinity();
-    return static_cast<T>(std::uniform_real_distribution<double>(-1e3, 1e3)(rng));
+    return static_cast<T>(braid::testing::uniformReal(rng, -1e3, 1e3));
   } else {
     return static_cast<T>(rng());
   }

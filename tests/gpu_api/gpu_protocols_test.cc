@@ -24,6 +24,7 @@
 
 #include "api/api_test_util.h"
 #include "gpu_api/gpu_cases.h"
+#include "support/uniform_real.h"
 
 namespace gpu_protocols_test {
 
@@ -135,8 +136,10 @@ std::vector<std::vector<float>> deterministicAllReduce(const char* algo, size_t 
   std::mt19937 rng(5);
   for (int r = 0; r < n; ++r) {
     std::vector<float> in(count);
-    for (float& x : in)
-      x = std::ldexp(std::uniform_real_distribution<float>(-1, 1)(rng), rng() % 40);
+    for (float& x : in) {
+      const auto mantissa = static_cast<float>(braid::testing::uniformReal(rng, -1, 1));
+      x = std::ldexp(mantissa, rng() % 40);
+    }
     EXPECT_EQ(api->setDevice(g->device(r)), ncclSuccess);
     EXPECT_EQ(api->alloc(&send[r], count * sizeof(float)), ncclSuccess);
     EXPECT_EQ(api->alloc(&recv[r], count * sizeof(float)), ncclSuccess);

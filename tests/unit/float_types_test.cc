@@ -12,6 +12,7 @@
 #include <string>
 
 #include "kernels/float_types.h"
+#include "support/uniform_real.h"
 #include "unit/float_reference.h"
 
 namespace braid::kernels {
@@ -159,9 +160,9 @@ void checkNarrowing() {
   std::mt19937 rng(7);
   for (int i = 0; i < (1 << 19); ++i) checkNarrow<T>(model, floatOf(rng()), bad);
   // Floats in and near the format's range, where rounding matters.
-  std::uniform_real_distribution<double> scale(-30, 20);
   for (int i = 0; i < (1 << 18); ++i) {
-    const float f = static_cast<float>(std::exp2(scale(rng))) * (rng() & 1 ? -1.0f : 1.0f);
+    const double scale = braid::testing::uniformReal(rng, -30, 20);
+    const float f = static_cast<float>(std::exp2(scale)) * (rng() & 1 ? -1.0f : 1.0f);
     checkNarrow<T>(model, f, bad);
   }
   // Every midpoint between neighbouring values (exact in float), and the

@@ -27,6 +27,7 @@
 #include "kernels/host_narrow_avx512.h"
 #include "kernels/host_narrow_simd.h"
 #include "kernels/host_reduce.h"
+#include "support/uniform_real.h"
 #include "unit/float_reference.h"
 
 namespace braid::kernels {
@@ -97,7 +98,7 @@ T randomNative(std::mt19937_64& rng) {
                                std::numeric_limits<T>::max(),
                                std::numeric_limits<T>::min()};
   if (rng() % 16 == 0) return kSpecial[rng() % 8];
-  return static_cast<T>(std::uniform_real_distribution<double>(-1e3, 1e3)(rng));
+  return static_cast<T>(braid::testing::uniformReal(rng, -1e3, 1e3));
 }
 
 struct FloatCodec {
