@@ -91,9 +91,15 @@ int runProcess(const Options& o, const ncclUniqueId& id, int procRank, int nproc
         codes[t] = 2;
         return;
       }
-      if (ranks.leads()) printHeader(o, nranks, pids.data(), devices.data());
-      long long wrong = runBenchmark(o, ranks);
-      codes[t] = wrong < 0 ? 2 : wrong > 0 ? 1 : 0;
+      // Each collective of the list in turn, a header and a table each, on these ranks.
+      for (const std::string& collective : o.collectives) {
+        Options one = o;
+        one.collective = collective;
+        if (ranks.leads()) printHeader(one, nranks, pids.data(), devices.data());
+        const long long wrong = runBenchmark(one, ranks);
+        codes[t] = std::max(codes[t], wrong < 0 ? 2 : wrong > 0 ? 1 : 0);
+        if (wrong < 0) return;
+      }
     });
   }
   for (auto& th : threads) th.join();

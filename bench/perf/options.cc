@@ -21,8 +21,9 @@ const char* const kOpNames[] = {"sum", "prod", "max", "min", "avg"};
 
 void usage(const char* prog) {
   fprintf(stderr,
-          "usage: %s <collective> [options]\n"
+          "usage: %s <collective>[,<collective>...] [options]\n"
           "  collectives: %s\n"
+          "  (a comma-separated list runs each in turn, a table each, on the same ranks)\n"
           "  -b,--minbytes <n>     smallest size (K/M/G suffixes)      [32M]\n"
           "  -e,--maxbytes <n>     largest size                         [32M]\n"
           "  -i,--stepbytes <n>    size increment                       [1M]\n"
@@ -173,16 +174,25 @@ bool parseOptions(int argc, char** argv, Options* o) {
                                         {nullptr, 0, nullptr, 0}};
   const char* prog = argv[0];
   if (argc >= 2 && argv[1][0] != '-') {
-    o->collective = argv[1];
+    o->collectives.clear();
+    const std::string list = argv[1];
+    for (size_t at = 0; at <= list.size();) {
+      const size_t comma = std::min(list.find(',', at), list.size());
+      o->collectives.push_back(list.substr(at, comma - at));
+      at = comma + 1;
+    }
     --argc;
     ++argv;
   }
-  if (findCollective(o->collective) == nullptr) {
-    fprintf(stderr, "%s: unknown collective '%s' (available: %s)\n", prog, o->collective.c_str(),
-            collectiveNames().c_str());
-    usage(prog);
-    return false;
+  for (const std::string& name : o->collectives) {
+    if (findCollective(name) == nullptr) {
+      fprintf(stderr, "%s: unknown collective '%s' (available: %s)\n", prog, name.c_str(),
+              collectiveNames().c_str());
+      usage(prog);
+      return false;
+    }
   }
+  o->collective = o->collectives.front();
   optind = 1;
   int c;
   bool ok = true;

@@ -11,6 +11,9 @@ namespace braid::perf {
 
 struct Options {
   std::string collective = "all_reduce";
+  /// Every collective to run, in order, a table each on the same communicator (a comma-separated
+  /// list in place of one collective); `collective` is the one being run.
+  std::vector<std::string> collectives{"all_reduce"};
   size_t minBytes = 32 << 20;
   size_t maxBytes = 32 << 20;
   size_t stepBytes = 1 << 20;

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# braid-perf COLLECTIVE over several ranks, held to nccl-tests' conventions. It exits 0, its header
+# braid-perf COLLECTIVE over several ranks, held to nccl-tests' conventions. COLLECTIVE may be a
+# comma-separated list, which braid-perf runs in one process, a table each on the same ranks:
+# every table is checked as below, so that one run covers what a run per collective would, at one
+# start and one communicator's creation (most of a run across hosts). It exits 0, its header
 # lists every rank, and its table has one section per type (-d), operator (-o, reducing collectives
 # only) and root (-r, rooted collectives only), "all" and -r -1 expanding as nccl-tests expands
 # them, in nccl-tests' order (types, then operators, then roots). Each section has one row per size
@@ -9,7 +12,8 @@
 # (all_gatherv, reduce_scatterv, alltoallv) print the rows of their uniform twins (size: the total;
 # count: the mean block); alltoallv has no in-place form either, so its in-place cells read N/A.
 #
-# usage: perf_collective.sh BRAID_PERF COLLECTIVE NRANKS MINBYTES MAXBYTES FACTOR [flags...]
+# usage: perf_collective.sh BRAID_PERF COLLECTIVE[,COLLECTIVE...] NRANKS MINBYTES MAXBYTES FACTOR
+#        [flags...]
 # (sizes in plain bytes; -d, -o and -r are read from the flags, with braid-perf's defaults)
 # With E2E_HOSTS=K set, the NRANKS ranks are processes of K "hosts" of this machine (lib.sh's
 # run_on_hosts: BRAID_HOSTID), connected by braid's socket transport, or by its verbs transport
@@ -19,9 +23,12 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 [[ $# -ge 6 ]] || fail "usage: $0 BRAID_PERF COLLECTIVE NRANKS MINBYTES MAXBYTES FACTOR [flags...]"
-perf=$1 coll=$2 nranks=$3 min=$4 max=$5 factor=$6
+perf=$1 list=$2 nranks=$3 min=$4 max=$5 factor=$6
 shift 6
 out=$E2E_TMP/out err=$E2E_TMP/err
+IFS=, read -r -a colls <<<"$list"
+# One run for the whole list: E2E_RUN_LIMIT_S (lib.sh's hang guard, 60 s a run) grows with it.
+((${#colls[@]} == 1)) || E2E_RUN_LIMIT_S=$((E2E_RUN_LIMIT_S + 20 * (${#colls[@]} - 1)))
 
 all_types="int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2"
 all_ops="sum prod max min avg"
@@ -36,28 +43,34 @@ for ((i = 0; i + 1 < ${#args[@]}; i++)); do
 done
 [[ $types == all ]] && types=$all_types
 [[ $ops == all ]] && ops=$all_ops
+asked_ops=$ops
 
-case $coll in
-  all_reduce | reduce_scatter | reduce | reduce_scatterv) ;;
-  *) ops=none ;;
-esac
-case $coll in
-  broadcast | reduce | gather | scatter)
-    roots=$root
-    [[ $root == -1 ]] && roots=$(seq 0 $((nranks - 1)))
-    ;;
-  *) roots=-1 ;;
-esac
-# Collectives that split the buffer among ranks give each a whole number of 16-byte units.
-case $coll in
-  all_gather | reduce_scatter | alltoall | gather | scatter) split=1 ;;
-  all_gatherv | reduce_scatterv | alltoallv) split=1 ;;
-  *) split=0 ;;
-esac
-case $coll in
-  alltoall | sendrecv | alltoallv) in_place_wrong=N/A ;;
-  *) in_place_wrong=0 ;;
-esac
+# shape_of COLLECTIVE: the sections and cells its table has: ops, roots, split, in_place_wrong.
+shape_of() {
+  local coll=$1
+  ops=$asked_ops
+  case $coll in
+    all_reduce | reduce_scatter | reduce | reduce_scatterv) ;;
+    *) ops=none ;;
+  esac
+  case $coll in
+    broadcast | reduce | gather | scatter)
+      roots=$root
+      [[ $root == -1 ]] && roots=$(seq 0 $((nranks - 1)))
+      ;;
+    *) roots=-1 ;;
+  esac
+  # Collectives that split the buffer among ranks give each a whole number of 16-byte units.
+  case $coll in
+    all_gather | reduce_scatter | alltoall | gather | scatter) split=1 ;;
+    all_gatherv | reduce_scatterv | alltoallv) split=1 ;;
+    *) split=0 ;;
+  esac
+  case $coll in
+    alltoall | sendrecv | alltoallv) in_place_wrong=N/A ;;
+    *) in_place_wrong=0 ;;
+  esac
+}
 
 # The rows nccl-tests would print, without the measurements: size count type redop root.
 expected_rows() {
@@ -83,7 +96,7 @@ expected_rows() {
 
 if [[ -n ${E2E_HOSTS:-} ]]; then
   [[ -z ${E2E_USE_NETNS:-} ]] || netns_hosts "$E2E_HOSTS"
-  run_on_hosts "$out" "$err" "$E2E_HOSTS" "$nranks" "$perf" "$coll" -b "$min" -e "$max" \
+  run_on_hosts "$out" "$err" "$E2E_HOSTS" "$nranks" "$perf" "$list" -b "$min" -e "$max" \
     -f "$factor" "$@"
   expect_success "$out" "$err"
   listening="network: $E2E_HOSTS hosts; listening on"
@@ -109,21 +122,35 @@ if [[ -n ${E2E_HOSTS:-} ]]; then
         "$err"
   fi
 else
-  run_perf "$out" "$err" "$perf" "$coll" -b "$min" -e "$max" -f "$factor" "$@"
+  run_perf "$out" "$err" "$perf" "$list" -b "$min" -e "$max" -f "$factor" "$@"
   expect_success "$out" "$err"
 fi
-listed=$(grep -c '^#  Rank ' "$out" || true)
-[[ $listed -eq $nranks ]] || fail "header lists $listed ranks, expected $nranks" "$out"
-
-# A row: size count type redop root, then time algbw busbw #wrong twice.
-awk '!/^#/ && NF == 13 { print $1, $2, $3, $4, $5 }' "$out" >"$E2E_TMP/got"
-expected_rows >"$E2E_TMP/want"
-diff "$E2E_TMP/want" "$E2E_TMP/got" >"$E2E_TMP/diff" ||
-  fail "rows (size count type redop root) differ from nccl-tests' (< expected, > printed)" \
-    "$E2E_TMP/diff" "$out"
-awk -v inplace="$in_place_wrong" '!/^#/ && NF == 13 && ($9 != "0" || $13 != inplace)' "$out" \
-  >"$E2E_TMP/bad"
-[[ ! -s $E2E_TMP/bad ]] ||
-  fail "rows whose #wrong is not 0 out of place and $in_place_wrong in place" "$E2E_TMP/bad" "$out"
-grep -q '^# Wrong elements *: 0 OK' "$out" || fail "no '# Wrong elements : 0 OK' line" "$out"
-echo "PASS [$E2E_NAME]: $coll, $nranks ranks, $(wc -l <"$E2E_TMP/got") rows, #wrong 0"
+# The output has one table a collective, each after its own header, in the order of the list.
+tables=$(grep -c '^# braid-perf ' "$out" || true)
+((tables == ${#colls[@]})) || fail "$tables tables printed, expected ${#colls[@]} ($list)" "$out"
+rows=0
+for ((t = 0; t < ${#colls[@]}; t++)); do
+  coll=${colls[t]}
+  table=$E2E_TMP/table.$t
+  awk -v t="$t" '/^# braid-perf / { n++ } n == t + 1' "$out" >"$table"
+  head -1 "$table" | grep -q "^# braid-perf $coll: " ||
+    fail "table $((t + 1)) is not $coll's" "$table"
+  shape_of "$coll"
+  listed=$(grep -c '^#  Rank ' "$table" || true)
+  [[ $listed -eq $nranks ]] || fail "$coll: header lists $listed ranks, expected $nranks" "$table"
+  # A row: size count type redop root, then time algbw busbw #wrong twice.
+  awk '!/^#/ && NF == 13 { print $1, $2, $3, $4, $5 }' "$table" >"$E2E_TMP/got"
+  expected_rows >"$E2E_TMP/want"
+  diff "$E2E_TMP/want" "$E2E_TMP/got" >"$E2E_TMP/diff" ||
+    fail "$coll: rows (size count type redop root) differ from nccl-tests' (< expected, > printed)" \
+      "$E2E_TMP/diff" "$table"
+  awk -v inplace="$in_place_wrong" '!/^#/ && NF == 13 && ($9 != "0" || $13 != inplace)' \
+    "$table" >"$E2E_TMP/bad"
+  [[ ! -s $E2E_TMP/bad ]] ||
+    fail "$coll: rows whose #wrong is not 0 out of place and $in_place_wrong in place" \
+      "$E2E_TMP/bad" "$table"
+  grep -q '^# Wrong elements *: 0 OK' "$table" ||
+    fail "$coll: no '# Wrong elements : 0 OK' line" "$table"
+  rows=$((rows + $(wc -l <"$E2E_TMP/got")))
+done
+echo "PASS [$E2E_NAME]: $list, $nranks ranks, $rows rows, #wrong 0"
