@@ -77,12 +77,15 @@ braid_generator() {
 braid_build() {
   # BRAID_CUDA_ARCHS, where set, picks the CUDA architectures (scripts/test: sm_90 alone);
   # BRAID_SANITIZED_SUITE=OFF leaves out the sanitized build's test binaries (scripts/test);
-  # BRAID_LIBRARY_FLAGS, where set, replaces the library's "-O3 -g -DNDEBUG" (scripts/test).
-  cmake -S "$BRAID_ROOT" -B "$BRAID_BUILD" $(braid_generator "$BRAID_BUILD") \
+  # BRAID_LIBRARY_FLAGS, where set, replaces the library's "-O3 -g -DNDEBUG" (scripts/test);
+  # BRAID_CUDA_FLAGS are CMAKE_CUDA_FLAGS, reset to none where unset (scripts/test: less device
+  # optimization for kernels that never run there), so that no later build keeps them.
+  cmake -S "$BRAID_ROOT" -B "$BRAID_BUILD" $(braid_generator "$BRAID_BUILD") --no-warn-unused-cli \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     ${BRAID_CUDA_ARCHS:+-DBRAID_CUDA_ARCHS=$BRAID_CUDA_ARCHS} \
     ${BRAID_SANITIZED_SUITE:+-DBRAID_SANITIZED_SUITE=$BRAID_SANITIZED_SUITE} \
-    ${BRAID_LIBRARY_FLAGS:+"-DBRAID_RELWITHDEBINFO_FLAGS=$BRAID_LIBRARY_FLAGS"} >/dev/null
+    ${BRAID_LIBRARY_FLAGS:+"-DBRAID_RELWITHDEBINFO_FLAGS=$BRAID_LIBRARY_FLAGS"} \
+    "-DCMAKE_CUDA_FLAGS=${BRAID_CUDA_FLAGS-}" >/dev/null
   local targets=()
   for t in "$@"; do targets+=(--target "$t"); done
   cmake --build "$BRAID_BUILD" -j"$(nproc)" "${targets[@]}"
