@@ -151,8 +151,8 @@ short Requester::waitFor(short events, Clock::time_point until) {
 
 void Requester::startAttempt(const QueuePair::RequesterView& view) {
   attemptStarted_ = Clock::now();
-  socket_ =
-      ::braid::net::Socket(::socket(view.peer.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  socket_ = ::braid::net::Socket(
+      ::socket(view.peer.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!socket_.valid()) {
     failAttempt(view);
     return;
@@ -160,7 +160,8 @@ void Requester::startAttempt(const QueuePair::RequesterView& view) {
   int one = 1;
   (void)setsockopt(socket_.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   const auto* peer = reinterpret_cast<const sockaddr*>(&view.peer);
-  if (::connect(socket_.fd(), peer, ::braid::net::addressLength(view.peer)) == 0 || errno == EINPROGRESS) {
+  if (::connect(socket_.fd(), peer, ::braid::net::addressLength(view.peer)) == 0 ||
+      errno == EINPROGRESS) {
     link_ = Link::kConnecting;  // poll reports POLLOUT once it is done, at once if it is
     return;
   }

@@ -34,8 +34,8 @@ bool sendHelloReply(const ::braid::net::Socket& connection, wire::HelloVerdict v
   return ::braid::net::sendAll(connection, reply.data(), reply.size(), Deadline::afterMs(100)).ok();
 }
 
-ResponderLink::ResponderLink(QueuePair& qp, ::braid::net::Socket connection, const wire::Hello& hello,
-                             uint64_t epoch)
+ResponderLink::ResponderLink(QueuePair& qp, ::braid::net::Socket connection,
+                             const wire::Hello& hello, uint64_t epoch)
     : qp_(qp),
       socket_(std::move(connection)),
       hello_(hello),

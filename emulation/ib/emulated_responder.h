@@ -29,7 +29,8 @@ bool sendHelloReply(const ::braid::net::Socket& connection, wire::HelloVerdict v
 class ResponderLink {
  public:
   /// Serves `connection` (non-blocking) for `qp` while the QP stays in `epoch`.
-  ResponderLink(QueuePair& qp, ::braid::net::Socket connection, const wire::Hello& hello, uint64_t epoch);
+  ResponderLink(QueuePair& qp, ::braid::net::Socket connection, const wire::Hello& hello,
+                uint64_t epoch);
   /// Stops and joins the thread.
   ~ResponderLink();
   ResponderLink(const ResponderLink&) = delete;
