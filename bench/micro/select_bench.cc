@@ -88,13 +88,13 @@ BENCHMARK_CAPTURE(choose, broadcast_4KiB, Collective::kBroadcast, 4096, rootedAl
 // A communicator's selector as Comm::create and Links::connectRing leave it for rank 0 of 4 on 2
 // cores, everything allowed.
 std::unique_ptr<Selector> benchSelector() {
-  auto selector = std::make_unique<Selector>();
-  selector->nranks = 4;
-  selector->nchannels = 1;
-  selector->model = benchModel();
-  selector->allowed = allAllowed();
-  selector->oneShotBoard = true;
-  return selector;
+  braid::comm::SelectorSettings settings;
+  settings.nranks = 4;
+  settings.nchannels = 1;
+  settings.model = benchModel();
+  settings.allowed = allAllowed();
+  settings.oneShotBoard = true;
+  return std::make_unique<Selector>(settings);
 }
 
 // Selector::choose on all_reduce calls of float counts cycling through `sizes` distinct ones.

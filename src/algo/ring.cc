@@ -75,4 +75,20 @@ Result<Schedule> ringAllReduce(const RingParams& params) {
   return s;
 }
 
+Result<Schedule> ringSchedule(Collective collective, const RingParams& params, int root) {
+  switch (collective) {
+    case Collective::kAllReduce:
+      return ringAllReduce(params);
+    case Collective::kReduceScatter:
+      return ringReduceScatter(params);
+    case Collective::kAllGather:
+      return ringAllGather(params);
+    case Collective::kBroadcast:
+      return ringBroadcast(params, root);
+    case Collective::kReduce:
+      return ringReduce(params, root);
+  }
+  return invalidArgument("unknown collective " + std::to_string(static_cast<int>(collective)));
+}
+
 }  // namespace braid::algo

@@ -61,4 +61,8 @@ Result<Schedule> ringBroadcast(const RingParams& params, int root);
 /// output. In place means sendbuff == recvbuff.
 Result<Schedule> ringReduce(const RingParams& params, int root);
 
+/// The ring's schedule of `collective` (`root` for broadcast and reduce): the generator above
+/// that makes it.
+Result<Schedule> ringSchedule(Collective collective, const RingParams& params, int root);
+
 }  // namespace braid::algo

@@ -338,4 +338,18 @@ Result<Schedule> treeReduce(const TreeParams& p, int root) {
   return rootedTreeSchedule(p, root, Collective::kReduce, "reduce", Phase::kReduce);
 }
 
+Result<Schedule> treeSchedule(Collective collective, const TreeParams& params, int root) {
+  switch (collective) {
+    case Collective::kAllReduce:
+      return treeAllReduce(params);
+    case Collective::kBroadcast:
+      return treeBroadcast(params, root);
+    case Collective::kReduce:
+      return treeReduce(params, root);
+    default:
+      return invalidArgument(std::string("the tree has no schedule for ") +
+                             collectiveName(collective));
+  }
+}
+
 }  // namespace braid::algo

@@ -97,4 +97,8 @@ auto foldInOrder(int nranks, const Value& value, const Combine& combine) -> decl
   return fold(fold, inOrderTreeRoot(nranks));
 }
 
+/// The tree's schedule of `collective` (`root` for broadcast and reduce): all-reduce, broadcast
+/// and reduce have one; the others are an invalid argument.
+Result<Schedule> treeSchedule(Collective collective, const TreeParams& params, int root);
+
 }  // namespace braid::algo

@@ -1,22 +1,27 @@
-// Calls: what turns a call on a communicator into a program and runs it.
+// Calls: the dispatcher that turns a call on a communicator into work.
 //
-// A collective is checked and recorded, its algorithm and protocol chosen (comm/selector.h),
-// its schedule built or reused (algo/) and lowered to a program (exec/program.h) whose FIFOs
-// are linked on first use; then the host executor runs it (calls.cc), or the GPU side enqueues
-// it on the caller's stream (calls_gpu.cc). It owns the schedules of recent calls, the caller's
-// premulsum operators, scratch, the count of calls BRAID_CHECK_CALLS compared
-// (calls_check.cc) and the registrations of ncclCommRegister. Deterministic all-reduce on the
-// ring has a program of its own (calls_deterministic.cc); point-to-point batches run on
-// Links' FIFOs or the GPU side's.
+// A collective is checked (its datatype and root: its buffers were checked by Comm) and its
+// record opened (Recorder::Scope); then the ways of running it (ways/way.h) are asked in order
+// until one takes it: on the host zero-copy, one-shot, the deterministic ring and the
+// scheduled way, on a GPU the copy for one rank and the launch. The algorithm and protocol are
+// chosen (comm/selector.h) before the first way that needs them. After the way ran, the
+// dispatcher settles the call in one place: a failure explained and kept as the communicator's
+// breakage, or avg's division applied where the way left it. A host all_reduce of the shape the
+// last one-shot call had takes the tiny lane (ways/tiny_lane.h) before all of this.
+// Point-to-point batches go to the host's or the GPU's point-to-point way.
+//
+// It owns the ways, the schedules of recent calls (ScheduleCache), host scratch, the caller's
+// premulsum operators, the count of calls BRAID_CHECK_CALLS compared (calls_check.cc) and the
+// registrations of ncclCommRegister.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
-#include "algo/schedule.h"
 #include "braid/comm.h"
 #include "braid/status.h"
 #include "comm/call.h"
@@ -24,14 +29,13 @@
 #include "comm/links.h"
 #include "comm/members.h"
 #include "comm/recorder.h"
+#include "comm/schedule_cache.h"
 #include "comm/selector.h"
 #include "comm/user_ops.h"
+#include "comm/ways/tiny_lane.h"
+#include "comm/ways/way.h"
+#include "comm/ways/ways.h"
 #include "config.h"
-#include "exec/device_program.h"
-#include "exec/p2p_executor.h"
-#include "exec/program.h"
-#include "kernels/host_reduce.h"
-#include "tune/slot_stores.h"
 
 namespace braid::comm {
 
@@ -40,24 +44,20 @@ class GpuSide;
 class Calls {
  public:
   Calls(const Config& config, const Members& members, Health& health, Recorder& recorder,
-        Links& links, Selector& selector)
-      : config_(config),
-        members_(members),
-        health_(health),
-        recorder_(recorder),
-        links_(links),
-        selector_(selector) {}
+        Links& links);
 
-  /// A GPU communicator's side, once made; the calls then run there.
-  void attachGpu(GpuSide* gpu) { gpu_ = gpu; }
+  /// The selector, once the communicator is connected: it chooses for the ways that need it.
+  void useSelector(Selector& selector) { selector_ = &selector; }
+  /// A GPU communicator's side, once made: the calls then run there, in the GPU's ways.
+  void attachGpu(GpuSide* gpu);
   /// Forgets the cached schedules, and with them their device programs and FIFO ports (a GPU
-  /// communicator's suspend); the next calls make them again.
+  /// communicator's suspend), and the tiny lane's shape; the next calls make them again.
   void dropSchedules() {
     schedules_.clear();
-    tiny_ = TinyLane();
+    tiny_.disarm();
   }
 
-  /// Runs a collective: checked, recorded, and on failure explained and noted.
+  /// Runs a collective: checked, recorded, dispatched to its way, and settled.
   Status run(const CollCall& call);
   /// Runs a batch of sends and receives, the same way.
   Status sendRecv(const std::vector<P2pOp>& ops, void* stream);
@@ -68,80 +68,44 @@ class Calls {
   std::map<void*, size_t> registrations;
 
  private:
-  /// The shape of the last host all_reduce that ran on the one-shot board, and what ran it: a
-  /// call of the same shape takes the same way without choosing again (calls_tiny.cc).
-  struct TinyLane {
-    bool armed = false;
-    size_t count = 0;
-    DataType type{};
-    RedOp op{};
-    tune::Choice choice;
-    kernels::HostOp hostOp;
-
-    bool takes(const CollCall& call) const {
-      return armed && call.collective == Collective::kAllReduce && call.count == count &&
-             call.type == type && call.op == op && call.blockCounts == nullptr;
-    }
-  };
-
-  /// A schedule built for a recent call, reused while calls repeat (the common case).
-  struct CachedSchedule {
-    Collective collective;
-    size_t count = 0;
-    size_t elemBytes = 0;
-    int root = -1;
-    algo::Algorithm algorithm = algo::Algorithm::kRing;
-    algo::Protocol protocol = algo::Protocol::kSimple;
-    std::vector<size_t> blockCounts;  ///< variable-count calls only (CollCall)
-    std::vector<size_t> blockOffsets;
-    algo::Schedule schedule;
-    exec::Program program;                              ///< the schedule, lowered
-    std::shared_ptr<exec::DeviceProgram> device;        ///< GPU communicators: on the device
-    std::vector<exec::ChannelConnections> connections;  ///< views into Links' FIFOs
-  };
-
+  /// What the ways use of the parts, `gpu_` included.
+  WayParts parts() {
+    return WayParts{config_, members_, links_, recorder_, schedules_, scratch_, gpu_};
+  }
   /// Health's checks, and on a GPU whether a kernel gave up.
   Status checkUsable() const;
-  /// run's work once the call is checked and recorded.
-  Status runRecorded(const CollCall& call);
-  /// After a one-shot all_reduce ran: keeps its shape for the tiny lane where the lane may take
-  /// the next one (calls_tiny.cc).
-  void armTinyLane(const CollCall& call, const tune::Choice& choice, const kernels::HostOp& op);
-  /// run's work for a call the tiny lane takes (calls_tiny.cc).
+  /// A call the tiny lane takes, from its start to its settling.
   Status runTiny(const CollCall& call);
-  /// A host call that failed: explained (a lost peer first), kept as the communicator's
-  /// breakage and logged with what ran it.
-  Status failed(const CollCall& call, const tune::Choice& choice, const Status& s);
-  /// The schedule of `call` as `choice` runs it, made and connected if no recent call had it.
-  Result<const CachedSchedule*> scheduleFor(const CollCall& call, const tune::Choice& choice);
-  /// Whether `call` runs on the zero-copy board (links' zeroCopy) rather than its choice.
-  bool zeroCopyFits(const CollCall& call, const kernels::HostOp& op) const;
-  /// All-reduce in deterministic mode on the ring (calls_deterministic.cc).
-  Status deterministicRingAllReduce(const CollCall& call, const kernels::HostOp& op,
-                                    algo::Protocol protocol);
+  /// A checked and recorded call, to its way.
+  Status dispatch(const CollCall& call, Recorder::Scope& record);
+  /// The host's part of dispatch: the operator as the host applies it.
+  Status dispatchOnHost(const CollCall& call, Recorder::Scope& record);
+  /// The GPU's part: the device, the buffers, the operator as the kernels apply it.
+  Status dispatchOnGpu(const CollCall& call, Recorder::Scope& record);
+  /// Asks the ways in order until one takes the call, and settles it.
+  Status runWays(WayCall& wc);
+  /// After a way ran a call: a failure explained and kept, or avg's division where left.
+  Status settle(const WayCall& wc, const Outcome& outcome);
+  /// A host call (`what`) that failed: explained (a lost peer first), kept as the
+  /// communicator's breakage and logged.
+  Status failed(const std::string& what, const Status& s);
   /// BRAID_CHECK_CALLS: whether every rank makes this same call (calls_check.cc).
   Status checkCallAgrees(const CollCall& call);
-  /// sendRecv's work once the batch is checked and recorded.
-  Status sendRecvRecorded(const std::vector<P2pOp>& ops, void* stream);
-  /// Enqueues a collective on the call's stream (calls_gpu.cc).
-  Status runOnGpu(const CollCall& call);
-  /// Enqueues a batch of sends and receives on `stream` (calls_gpu.cc).
-  Status sendRecvOnGpu(const std::vector<P2pOp>& ops, void* stream);
 
   const Config& config_;
   const Members& members_;
   Health& health_;
   Recorder& recorder_;
   Links& links_;
-  Selector& selector_;
+  Selector* selector_ = nullptr;
   GpuSide* gpu_ = nullptr;
-  std::vector<CachedSchedule> schedules_;
-  /// Scratch output for ranks whose output a schedule must not touch (a
-  /// tree reduce's non-roots) and for the deterministic ring's blocks.
-  std::vector<unsigned char> scratch_;
-  uint64_t checkedCalls_ = 0;  ///< the sequence number of the next checked call
+  ScheduleCache schedules_;
+  HostScratch scratch_;
   TinyLane tiny_;
-  tune::SlotStores slotStores_;  ///< BRAID_STREAM_SLOTS=-1: plain or streamed, call by call
+  /// The ways of running a collective, in the order they are asked.
+  std::vector<std::unique_ptr<Way>> ways_;
+  std::unique_ptr<P2pWay> p2pWay_;
+  uint64_t checkedCalls_ = 0;  ///< the sequence number of the next checked call
 };
 
 }  // namespace braid::comm

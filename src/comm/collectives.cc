@@ -27,13 +27,13 @@ Result<double> Comm::estimateUs(Collective collective, size_t count, DataType ty
   BRAID_TRY(checkDataType(type));
   if (count == 0) return 0.0;
   CollCall call{collective, nullptr, nullptr, count, type, RedOp::kSum, 0};
-  BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, impl_->selector.choose(call));
+  BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, impl_->selector->choose(call));
   return choice.predictedUs;
 }
 
 Status Comm::allReduce(const void* input, void* output, size_t count, DataType type, RedOp op,
                        void* stream) {
-  ActiveCall active(impl_->health.activeCalls);
+  ActiveCall active = impl_->health.countCall();
   log::ScopedLogRank logRank(rank());
   BRAID_TRY(checkBuffers(input, output, count));
   CollCall call{Collective::kAllReduce, input, output, count, type, op, -1};
@@ -43,7 +43,7 @@ Status Comm::allReduce(const void* input, void* output, size_t count, DataType t
 
 Status Comm::reduceScatter(const void* input, void* output, size_t recvCount, DataType type,
                            RedOp op, void* stream) {
-  ActiveCall active(impl_->health.activeCalls);
+  ActiveCall active = impl_->health.countCall();
   log::ScopedLogRank logRank(rank());
   BRAID_TRY(checkBuffers(input, output, recvCount));
   CollCall call{Collective::kReduceScatter, input, output, recvCount, type, op, -1};
@@ -53,7 +53,7 @@ Status Comm::reduceScatter(const void* input, void* output, size_t recvCount, Da
 
 Status Comm::allGather(const void* input, void* output, size_t sendCount, DataType type,
                        void* stream) {
-  ActiveCall active(impl_->health.activeCalls);
+  ActiveCall active = impl_->health.countCall();
   log::ScopedLogRank logRank(rank());
   BRAID_TRY(checkBuffers(input, output, sendCount));
   CollCall call{Collective::kAllGather, input, output, sendCount, type, RedOp::kSum, -1};
@@ -63,7 +63,7 @@ Status Comm::allGather(const void* input, void* output, size_t sendCount, DataTy
 
 Status Comm::broadcast(const void* input, void* output, size_t count, DataType type, int root,
                        void* stream) {
-  ActiveCall active(impl_->health.activeCalls);
+  ActiveCall active = impl_->health.countCall();
   log::ScopedLogRank logRank(rank());
   // Only the root reads an input.
   BRAID_TRY(checkBuffers(rank() == root ? input : output, output, count));
@@ -74,7 +74,7 @@ Status Comm::broadcast(const void* input, void* output, size_t count, DataType t
 
 Status Comm::reduce(const void* input, void* output, size_t count, DataType type, RedOp op,
                     int root, void* stream) {
-  ActiveCall active(impl_->health.activeCalls);
+  ActiveCall active = impl_->health.countCall();
   log::ScopedLogRank logRank(rank());
   // Only the root writes an output.
   BRAID_TRY(checkBuffers(input, rank() == root ? output : input, count));

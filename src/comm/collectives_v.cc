@@ -96,7 +96,7 @@ const char* at(const void* base, size_t elems, size_t elemBytes) {
 
 Status Comm::allGatherV(const void* input, size_t sendCount, void* output, const size_t* recvCounts,
                         const size_t* displs, DataType type, void* stream) {
-  comm::ActiveCall active(impl_->health.activeCalls);
+  comm::ActiveCall active = impl_->health.countCall();
   log::ScopedLogRank logRank(rank());
   const int n = size();
   const int me = rank();
@@ -130,7 +130,7 @@ Status Comm::allGatherV(const void* input, size_t sendCount, void* output, const
 
 Status Comm::reduceScatterV(const void* input, const size_t* sendCounts, const size_t* displs,
                             void* output, size_t recvCount, DataType type, RedOp op, void* stream) {
-  comm::ActiveCall active(impl_->health.activeCalls);
+  comm::ActiveCall active = impl_->health.countCall();
   log::ScopedLogRank logRank(rank());
   const int n = size();
   const int me = rank();
@@ -181,7 +181,7 @@ Result<double> Comm::estimateVUs(Collective collective, const size_t* counts, Da
   call.blockCounts = counts;
   // An empty call returns at once, as estimateUs says of a count of 0.
   if (std::all_of(counts, counts + size(), [](size_t c) { return c == 0; })) return 0.0;
-  BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, impl_->selector.choose(call));
+  BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, impl_->selector->choose(call));
   return choice.predictedUs;
 }
 

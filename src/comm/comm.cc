@@ -73,12 +73,12 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
   if (options.maxChannels > 0) impl->config.maxChannels = options.maxChannels;
   const Config& config = impl->config;
   BRAID_TRY(config.validate());
-  comm::Selector& selector = impl->selector;
-  BRAID_ASSIGN_OR_RETURN(selector.allowed, tune::parseAllowed(config.algo, config.proto));
-  selector.model = tune::Model::calibratedDefaults();
-  selector.deterministic = config.deterministic;
-  selector.algoForced = !config.algo.empty();
-  selector.nranks = nranks;
+  comm::SelectorSettings& choosing = impl->choosing;
+  BRAID_ASSIGN_OR_RETURN(choosing.allowed, tune::parseAllowed(config.algo, config.proto));
+  choosing.model = tune::Model::calibratedDefaults();
+  choosing.deterministic = config.deterministic;
+  choosing.algoForced = !config.algo.empty();
+  choosing.nranks = nranks;
   if (!config.tracePath.empty()) {
     impl->recorder.trace = std::make_unique<trace::Recorder>(config.tracePath, rank);
   }
@@ -86,7 +86,7 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
   members.rank = rank;
   members.nranks = nranks;
   members.name = options.name;
-  if (options.stop) impl->health.stop = options.stop;
+  if (options.stop) impl->health.shareStop(options.stop);
   BRAID_ASSIGN_OR_RETURN(members.cudaDevice, chooseDevice(options, config));
   if (rank == 0) BRAID_INFO("%s", config.describe().c_str());
   BRAID_INFO("init: rank %d of %d, id %s%s%s%s", rank, nranks,
@@ -95,7 +95,7 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
 
   BRAID_ASSIGN_OR_RETURN(
       members.bootstrap,
-      bootstrap::Bootstrap::create(id, rank, nranks, config.timeoutMs, impl->health.stop.get()));
+      bootstrap::Bootstrap::create(id, rank, nranks, config.timeoutMs, impl->health.stopFlag()));
   test_fault::reached("bootstrap.joined");
   Impl* raw = impl.get();
   BRAID_TRY(
@@ -111,7 +111,7 @@ Status Comm::Impl::finishCreate() {
   BRAID_TRY(recorder.startFlight());
   BRAID_TRY(members.loadTopology(config).withContext("topology"));
   BRAID_TRY(members.exchangePeers(config));
-  if (members.spansHosts()) BRAID_TRY(network.connect(selector.allowed));
+  if (members.spansHosts()) BRAID_TRY(network.connect(choosing.allowed));
   BRAID_TRY(members.planTopology(config).withContext("topology"));
   return connect().withContext("connecting the ring");
 }
@@ -127,7 +127,7 @@ void Comm::Impl::onPeerLost(const watch::Loss& loss) {
 Status Comm::Impl::quiesce(bool keepStopped, int ownCalls) {
   health.raiseStop();
   // Calls blocked in a wait see the flag within one sleep slice.
-  while (health.activeCalls.load() > ownCalls) {
+  while (health.runningCalls() > ownCalls) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   if (gpu) {
@@ -138,22 +138,21 @@ Status Comm::Impl::quiesce(bool keepStopped, int ownCalls) {
   if (keepStopped || lost) return Status::success();
   // Quiet now: lower the flags, so that the bootstrap serves split() again, and forget what the
   // stopped calls recorded: a revoked communicator reports success once it is quiet, as NCCL's.
-  health.stop->store(false);
+  health.lowerStop();
   if (gpu) gpu->resume();
-  health.broken.reset();
+  health.clearBroken();
   return Status::success();
 }
 
 Status Comm::finalize() {
   Impl& c = *impl_;
   comm::Health& health = c.health;
-  ActiveCall active(health.activeCalls);
+  ActiveCall active = health.countCall();
   log::ScopedLogRank logRank(c.members.rank);
-  if (health.finalized) return invalidUsage("communicator was already finalized");
-  if (health.revoked.load())
-    return invalidUsage("communicator was revoked: it cannot be finalized");
-  health.finalized = true;
-  if (health.aborted.load()) return Status::success();
+  if (health.finalized()) return invalidUsage("communicator was already finalized");
+  if (health.revoked()) return invalidUsage("communicator was revoked: it cannot be finalized");
+  health.markFinalized();
+  if (health.aborted()) return Status::success();
   // Host calls completed before they returned; a GPU communicator's
   // kernels must finish first. Then the peers must be done with this
   // rank's FIFOs too.
@@ -170,7 +169,7 @@ Status Comm::finalize() {
 Status Comm::asyncError() const {
   const Impl& c = *impl_;
   if (std::optional<watch::Loss> loss = c.health.firstLoss()) return c.health.lossStatus(*loss);
-  if (c.health.broken) return *c.health.broken;
+  if (c.health.broken()) return *c.health.broken();
   if (!c.gpu) return Status::success();
   const Status fault = c.health.explainFault(c.gpu->faultStatus());
   // A kernel that gave up is heard of here first: its story is worth a dump, once.
@@ -183,23 +182,23 @@ Status Comm::asyncError() const {
 Status Comm::revoke() {
   Impl& c = *impl_;
   log::ScopedLogRank logRank(c.members.rank);
-  if (c.health.finalized) return invalidUsage("communicator was finalized: it cannot be revoked");
-  if (c.health.aborted.load()) return invalidUsage("communicator was aborted");
-  if (c.health.revoked.exchange(true)) return invalidUsage("communicator was revoked already");
+  if (c.health.finalized()) return invalidUsage("communicator was finalized: it cannot be revoked");
+  if (c.health.aborted()) return invalidUsage("communicator was aborted");
+  if (!c.health.markRevoked()) return invalidUsage("communicator was revoked already");
   BRAID_INFO("revoke: stopping what runs on the communicator");
   return c.quiesce(/*keepStopped=*/false, /*ownCalls=*/0).withContext("revoke");
 }
 
 void Comm::abort() {
   Impl& c = *impl_;
-  c.health.aborted.store(true);
+  c.health.markAborted();
   // Every wait, and every kernel waiting for a peer (it polls the GPU's abort word), gives up.
   c.health.raiseStop();
   c.health.stopChildren();
   if (c.members.bootstrap) c.members.bootstrap->abort();
   // A call blocked in a wait sees the flag within one sleep slice (10 ms);
   // only once it has left may the communicator's memory go away.
-  while (c.health.activeCalls.load() > 0) {
+  while (c.health.runningCalls() > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }

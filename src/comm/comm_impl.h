@@ -53,11 +53,13 @@ class Comm::Impl {
   comm::Recorder recorder{config, members, health};
   comm::Network network{config, members, health};
   comm::Links links{config, members, health, network};
-  comm::Selector selector;
+  /// The selector's settings while the communicator is made; the selector, once it is.
+  comm::SelectorSettings choosing;
+  std::unique_ptr<comm::Selector> selector;
   /// A GPU communicator's device memory is all allocated through this meter, which counts it;
   /// before Calls and the GPU side, whose device programs and FIFOs free through it.
   std::unique_ptr<gpu::MeteredRuntime> gpuMemory;
-  comm::Calls calls{config, members, health, recorder, links, selector};
+  comm::Calls calls{config, members, health, recorder, links};
   /// Null on host communicators. After Calls, which points at it: it goes first.
   std::unique_ptr<comm::GpuSide> gpu;
 
@@ -75,8 +77,11 @@ class Comm::Impl {
                                             const CommOptions& child);
 
  private:
-  /// The FIFOs' geometry, the ring's FIFOs and the one-shot board, or the GPU side (connect.cc).
+  /// The FIFOs' geometry, the ring's FIFOs and the one-shot board, or the GPU side; then the
+  /// selector, from what they settled (connect.cc).
   Status connect();
+  /// A GPU communicator's part of connect: its side, channels and one-shot boards.
+  Status connectGpu();
   /// The cost model's hops between hosts fitted to the rings planned across them
   /// (tune::Model::fitNetwork), said at INFO; nothing on one host.
   void fitNetwork();

@@ -7,14 +7,21 @@
 namespace braid {
 
 Status Comm::Impl::connect() {
-  links.configure(selector.model);
-  selector.nchannels = links.nchannels;
-  selector.nhosts = members.hostCount();
+  links.configure(choosing.model);
+  choosing.nchannels = links.nchannels;
+  choosing.nhosts = members.hostCount();
   if (members.cudaDevice < 0) {
     fitNetwork();
-    return links.connectRing(selector);
+    BRAID_TRY(links.connectRing(choosing));
+  } else {
+    BRAID_TRY(connectGpu());
   }
+  selector = std::make_unique<comm::Selector>(choosing);
+  calls.useSelector(*selector);
+  return Status::success();
+}
 
+Status Comm::Impl::connectGpu() {
   if (!config.transportAllowed("cuda_ipc") && !config.transportAllowed("shm")) {
     return invalidUsage("BRAID_TRANSPORTS=" + config.transports +
                         " excludes both cuda_ipc and shm, the transports of GPUs on one host");
@@ -24,25 +31,25 @@ Status Comm::Impl::connect() {
   BRAID_TRY(side->open(members.cudaDevice, *gpuMemory));
   // A GPU rank's channels are blocks of its kernel: how many comes from the device.
   BRAID_TRY(side->chooseChannels());
-  selector.nchannels = links.nchannels;
+  choosing.nchannels = links.nchannels;
   gpu = std::move(side);
   calls.attachGpu(gpu.get());
-  selector.onGpu = true;
-  BRAID_TRY(gpu->connect(selector));  // the GPU's model from here on
+  choosing.onGpu = true;
+  BRAID_TRY(gpu->connect(choosing));  // the GPU's model from here on
   fitNetwork();
   return Status::success();
 }
 
 void Comm::Impl::fitNetwork() {
   if (!(members.plannedNetworkGBs > 0)) return;
-  selector.model.fitNetwork(members.plannedNetworkGBs);
+  choosing.model.fitNetwork(members.plannedNetworkGBs);
   constexpr int kSimple = static_cast<int>(algo::Protocol::kSimple);
   if (members.rank == 0) {
     BRAID_INFO(
         "cost model: the planned rings move %.1f GB/s between hosts; the network hop "
         "taken as %.1f us, %.2f GB/s (Simple)",
-        members.plannedNetworkGBs, selector.model.interHost[kSimple].latencyUs,
-        selector.model.interHost[kSimple].bandwidthGBs);
+        members.plannedNetworkGBs, choosing.model.interHost[kSimple].latencyUs,
+        choosing.model.interHost[kSimple].bandwidthGBs);
   }
 }
 

@@ -99,12 +99,12 @@ Status GpuSide::enqueue(const std::vector<engine::EngineCall>& calls,
   return fusing ? Status::success() : flush();
 }
 
-Status GpuSide::flush() {
-  PendingLaunch p = std::move(pending);
-  pending = {};
-  if (p.calls.empty()) return Status::success();
-  gpu::Runtime& rt = *runtime;
-  engine::EngineArgs args{};
+namespace {
+
+// Puts `p`'s calls into `args` with their first block: every collective starts at block 0 (they
+// run in order on each block), each point-to-point lane gets a block of its own after the
+// collectives' widest. Returns the blocks the launch needs.
+uint32_t placeCalls(const PendingLaunch& p, engine::EngineArgs& args) {
   uint32_t collectiveBlocks = 0;
   for (size_t i = 0; i < p.calls.size(); ++i) {
     if (p.lanes[i].first < 0) collectiveBlocks = std::max(collectiveBlocks, p.calls[i].nchannels);
@@ -122,6 +122,18 @@ Status GpuSide::flush() {
     }
     args.calls[i] = call;
   }
+  return blocks;
+}
+
+}  // namespace
+
+Status GpuSide::flush() {
+  PendingLaunch p = std::move(pending);
+  pending = {};
+  if (p.calls.empty()) return Status::success();
+  gpu::Runtime& rt = *runtime;
+  engine::EngineArgs args{};
+  const uint32_t blocks = placeCalls(p, args);
   args.launchSeq = ++launches;
   args.waits = waits;
   for (size_t i = 0; i < p.calls.size(); ++i) {

@@ -37,8 +37,6 @@ constexpr uint64_t kGpuLlSalt = 0x4c4c677075664c4cull;
 // the records of FIFOs between ranks of one host (the tests run "hosts" on one machine).
 constexpr uint64_t kNetSendSalt = 0x6e657473656e6421ull;
 constexpr uint64_t kNetRecvSalt = 0x6e657472656376ffull;
-// Point-to-point FIFOs have a quarter of the schedules' slot size, as on the host.
-constexpr size_t kP2pSlotDivisor = 4;
 
 }  // namespace
 
@@ -63,12 +61,40 @@ Status GpuSide::makeLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,
                           transport::cuda_ipc::FifoFormat format) {
   const int rank = members_.rank;
   BRAID_TRY(runtime->setDevice(device));
+  BRAID_TRY(network_.checkCrossesHosts(static_cast<algo::Protocol>(format.protocol), plan.recv,
+                                       plan.send));
+  BRAID_TRY(makeNetworkLinks(plan, slot, nonce, format));
+  for (const auto& [channel, peer] : plan.recv) {
+    auto& end = recvLinks[{peer, channel, format.protocol}];
+    if (end) continue;
+    const std::string name = transport::shm::segmentName(nonce, peer, rank, channel);
+    const FifoPlacement placement = placementFor(peer);
+    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor());
+    BRAID_ASSIGN_OR_RETURN(
+        end, GpuRecvEnd::create(*runtime, name, slot, placement, cursor, stream, format));
+    links_.noteSegment(name);  // unlinked by the sender, or at destruction
+    if (placement == FifoPlacement::kPinnedHost) {
+      links_.noteSegment(transport::cuda_ipc::pinnedSegmentName(name));
+    }
+    BRAID_TRACE("gpu links: FIFO from rank %d on channel %d made in %s", peer, channel,
+                transport::cuda_ipc::placementName(placement));
+  }
+  const transport::WaitContext wait = links_.waitContext();
+  for (const auto& [channel, peer] : plan.send) {
+    if (sendLinks[{peer, channel, format.protocol}]) continue;
+    BRAID_TRY(openSendEnd(channel, peer, transport::shm::segmentName(nonce, rank, peer, channel),
+                          slot, format, wait));
+  }
+  return Status::success();
+}
+
+Status GpuSide::makeNetworkLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,
+                                 transport::cuda_ipc::FifoFormat format) {
+  const int rank = members_.rank;
   auto greeting = [&](int sender, int receiver, int channel) {
     return transport::net::Greeting::of(nonce, sender, receiver, channel,
                                         static_cast<int>(format.protocol));
   };
-  BRAID_TRY(network_.checkCrossesHosts(static_cast<algo::Protocol>(format.protocol), plan.recv,
-                                       plan.send));
   for (const auto& [channel, peer] : plan.recv) {
     auto& end = recvLinks[{peer, channel, format.protocol}];
     if (end || !members_.onOtherHost(peer)) continue;
@@ -90,47 +116,32 @@ Status GpuSide::makeLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,
                                      slot, cursor, proxyCursor));
     BRAID_TRACE("gpu links: network FIFO to rank %d on channel %d connected", peer, channel);
   }
-  for (const auto& [channel, peer] : plan.recv) {
-    auto& end = recvLinks[{peer, channel, format.protocol}];
-    if (end) continue;
-    const std::string name = transport::shm::segmentName(nonce, peer, rank, channel);
-    const FifoPlacement placement = placementFor(peer);
-    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor());
-    BRAID_ASSIGN_OR_RETURN(
-        end, GpuRecvEnd::create(*runtime, name, slot, placement, cursor, stream, format));
-    links_.noteSegment(name);  // unlinked by the sender, or at destruction
-    if (placement == FifoPlacement::kPinnedHost) {
-      links_.noteSegment(transport::cuda_ipc::pinnedSegmentName(name));
+  return Status::success();
+}
+
+Status GpuSide::openSendEnd(int channel, int peer, const std::string& name, size_t slot,
+                            transport::cuda_ipc::FifoFormat format,
+                            const transport::WaitContext& wait) {
+  auto& end = sendLinks[{peer, channel, format.protocol}];
+  BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor());
+  for (int attempt = 0; !end; ++attempt) {
+    BRAID_ASSIGN_OR_RETURN(end, GpuSendEnd::tryOpen(*runtime, name, slot, cursor, format.protocol));
+    if (end) break;
+    if (health_.stopped()) return futex::abortedError(peer);
+    if (wait.deadline.expired()) {
+      return remoteError("rank " + std::to_string(peer) + " did not make its GPU FIFO for " +
+                         (channel == kP2pChannel ? std::string("point-to-point")
+                                                 : "channel " + std::to_string(channel)) +
+                         " in time (BRAID_TIMEOUT_MS); is it running the same calls?");
     }
-    BRAID_TRACE("gpu links: FIFO from rank %d on channel %d made in %s", peer, channel,
-                transport::cuda_ipc::placementName(placement));
-  }
-  const transport::WaitContext wait = links_.waitContext();
-  for (const auto& [channel, peer] : plan.send) {
-    auto& end = sendLinks[{peer, channel, format.protocol}];
-    if (end) continue;
-    const std::string name = transport::shm::segmentName(nonce, rank, peer, channel);
-    BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor());
-    for (int attempt = 0; !end; ++attempt) {
-      BRAID_ASSIGN_OR_RETURN(end,
-                             GpuSendEnd::tryOpen(*runtime, name, slot, cursor, format.protocol));
-      if (end) break;
-      if (health_.stop->load()) return futex::abortedError(peer);
-      if (wait.deadline.expired()) {
-        return remoteError("rank " + std::to_string(peer) + " did not make its GPU FIFO for " +
-                           (channel == kP2pChannel ? std::string("point-to-point")
-                                                   : "channel " + std::to_string(channel)) +
-                           " in time (BRAID_TIMEOUT_MS); is it running the same calls?");
-      }
-      if (attempt < 100) {
-        std::this_thread::yield();
-      } else {
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-      }
+    if (attempt < 100) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
-    BRAID_TRACE("gpu links: FIFO to rank %d on channel %d opened (%s)", peer, channel,
-                transport::cuda_ipc::placementName(end->placement()));
   }
+  BRAID_TRACE("gpu links: FIFO to rank %d on channel %d opened (%s)", peer, channel,
+              transport::cuda_ipc::placementName(end->placement()));
   return Status::success();
 }
 

@@ -28,6 +28,18 @@ constexpr size_t kCursorCapacity = 8192;
 
 }  // namespace
 
+Status checkDeviceBuffer(gpu::Runtime& runtime, const void* buffer, const char* name) {
+  if (buffer == nullptr) return Status::success();
+  BRAID_ASSIGN_OR_RETURN(const gpu::PointerInfo info, runtime.pointerInfo(buffer));
+  if (info.kind == gpu::MemoryKind::kHost) {
+    return invalidArgument(std::string(name) +
+                           " is host memory, but this communicator runs on a GPU: pass device "
+                           "memory (cudaMalloc, ncclMemAlloc), or make the communicator with "
+                           "BRAID_HOST_COMM=1 for host buffers");
+  }
+  return Status::success();
+}
+
 GpuSide::~GpuSide() {
   if (runtime == nullptr) return;
   (void)runtime->setDevice(device);
@@ -45,7 +57,7 @@ GpuSide::~GpuSide() {
   if (fault != nullptr) (void)runtime->hostFree(fault);
   if (waits != nullptr) (void)runtime->hostFree(waits);
   // The watcher's thread must not raise a word that is gone.
-  if (health_.gpuAbortWord.load() == abortWord) health_.gpuAbortWord.store(nullptr);
+  health_.forgetGpuAbortWord(abortWord);
   if (abortWord != nullptr) (void)runtime->hostFree(abortWord);
   if (lastLaunch != nullptr) (void)runtime->eventDestroy(lastLaunch);
   if (stream != nullptr) (void)runtime->streamDestroy(stream);
@@ -64,8 +76,8 @@ Status GpuSide::open(int onDevice, gpu::MeteredRuntime& metered) {
   BRAID_ASSIGN_OR_RETURN(void* word, rt.hostAlloc(sizeof(uint32_t)));
   abortWord = static_cast<uint32_t*>(word);
   // From here the watcher raises the word itself; a loss heard of before has raised the flag.
-  health_.gpuAbortWord.store(abortWord);
-  if (health_.stop->load()) engine::storePublish(abortWord, 1);
+  health_.setGpuAbortWord(abortWord);
+  if (health_.stopped()) engine::storePublish(abortWord, 1);
   BRAID_ASSIGN_OR_RETURN(void* record, rt.hostAlloc(sizeof(engine::FaultRecord)));
   fault = static_cast<engine::FaultRecord*>(record);
   BRAID_ASSIGN_OR_RETURN(void* waitRecords,
@@ -142,10 +154,9 @@ void GpuSide::resume() {
   engine::storeRelaxed(&fault->claim, 0);
 }
 
-Status GpuSide::makeOneShot(Selector& selector) {
+Result<size_t> GpuSide::makeOneShot(const tune::Allowed& allowed) {
   const int rank = members_.rank;
   const int nranks = members_.nranks;
-  tune::Allowed& allowed = selector.allowed;
   const int oneShotAlgo = static_cast<int>(algo::Algorithm::kOneShot);
   if (allowed.algorithm[oneShotAlgo] && nranks > 1) {
     // Every peer reads the board: it lies where each could place a FIFO.
@@ -160,10 +171,9 @@ Status GpuSide::makeOneShot(Selector& selector) {
                                         *runtime, links_.linkNonce ^ 0x6770756f6e657368ull, rank,
                                         nranks, exec::DeviceOneShot::kDefaultMaxBytes, placement,
                                         [bootstrap] { return bootstrap->barrier(); }, stream));
-    allowed.oneShotMaxBytes = oneShot->maxBytes();
-    selector.oneShotBoard = true;
+    return oneShot->maxBytes();
   }
-  return Status::success();
+  return size_t{0};
 }
 
 Status GpuSide::releaseMemory() {
@@ -179,12 +189,22 @@ Status GpuSide::releaseMemory() {
   auto keep = [&first](Status s) {
     if (first.ok()) first = std::move(s);
   };
-  for (void* p : retiredScratch) keep(runtime->deviceFree(p));
-  retiredScratch.clear();
-  if (scratch != nullptr) keep(runtime->deviceFree(scratch));
-  scratch = nullptr;
-  scratchBytes = 0;
+  for (void* p : retiredScratch_) keep(runtime->deviceFree(p));
+  retiredScratch_.clear();
+  if (scratch_ != nullptr) keep(runtime->deviceFree(scratch_));
+  scratch_ = nullptr;
+  scratchBytes_ = 0;
   return first;
+}
+
+Result<void*> GpuSide::scratchFor(size_t bytes) {
+  if (scratchBytes_ >= bytes) return scratch_;
+  if (scratch_ != nullptr) retiredScratch_.push_back(scratch_);
+  scratch_ = nullptr;
+  scratchBytes_ = 0;
+  BRAID_ASSIGN_OR_RETURN(scratch_, runtime->deviceAlloc(bytes));
+  scratchBytes_ = bytes;
+  return scratch_;
 }
 
 Status GpuSide::restoreMemory(Selector& selector) {
@@ -194,7 +214,8 @@ Status GpuSide::restoreMemory(Selector& selector) {
   cursorsUsed = 0;
   BRAID_TRY(runtime->fill(cursors, 0, cursorCapacity * sizeof(engine::FifoCursor), stream));
   BRAID_TRY(runtime->streamSynchronize(stream));
-  BRAID_TRY(makeOneShot(selector));
+  BRAID_ASSIGN_OR_RETURN(const size_t oneShotMaxBytes, makeOneShot(selector.settings().allowed));
+  if (oneShotMaxBytes > 0) selector.enableOneShot(oneShotMaxBytes);
   memoryReleased_ = false;
   return Status::success();
 }
@@ -204,7 +225,7 @@ Status GpuSide::restoreMemory(Selector& selector) {
 // the Simple and LL protocols and the one-shot all-reduce on its GPU
 // boards (exec/device_one_shot.h), chosen by the GPU model
 // (tune::Model::gpuDefaults).
-Status GpuSide::connect(Selector& selector) {
+Status GpuSide::connect(SelectorSettings& selector) {
   const int nranks = members_.nranks;
   selector.model = tune::Model::gpuDefaults();
   tune::Allowed& allowed = selector.allowed;
@@ -213,7 +234,11 @@ Status GpuSide::connect(Selector& selector) {
   if (nranks > static_cast<int>(kernels::engine::kMaxOneShotRanks)) {
     allowed.algorithm[oneShotAlgo] = false;
   }
-  BRAID_TRY(makeOneShot(selector));
+  BRAID_ASSIGN_OR_RETURN(const size_t oneShotMaxBytes, makeOneShot(allowed));
+  if (oneShotMaxBytes > 0) {
+    allowed.oneShotMaxBytes = oneShotMaxBytes;
+    selector.oneShotBoard = true;
+  }
   BRAID_INFO(
       "selection: %s (GPU)%s", tune::describeAllowed(allowed).c_str(),
       selector.deterministic ? "; deterministic reductions in the in-order tree's order" : "");

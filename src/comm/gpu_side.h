@@ -5,7 +5,7 @@
 // (transport/cuda_ipc) and their cursors, the device images of point-to-point programs, the
 // GPU one-shot boards, scratch, and the launch being filled: it turns engine calls into kernel
 // launches on the caller's stream (gpu_launch.cc) and makes the FIFOs they run on
-// (gpu_links.cc). Which calls to make is the Calls part's (calls_gpu.cc).
+// (gpu_links.cc). Which calls to make is the GPU ways' (comm/ways/gpu_*_way.cc).
 #pragma once
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -114,6 +115,10 @@ struct PendingLaunch {
   LaunchBlocks blocks;
 };
 
+/// A GPU communicator takes memory its device can address: device memory, managed memory, or
+/// pinned host memory; not pageable host memory. `name` is the buffer's in the message.
+Status checkDeviceBuffer(gpu::Runtime& runtime, const void* buffer, const char* name);
+
 class GpuSide {
  public:
   GpuSide(const Config& config, const Members& members, Health& health, Recorder& recorder,
@@ -158,11 +163,6 @@ class GpuSide {
   /// launch still queued, or a captured graph, may read them, and freeing
   /// device memory would wait for every kernel of the device.
   std::vector<std::shared_ptr<exec::DeviceProgram>> retired;
-  /// Scratch output of a tree reduce's non-roots; old buffers are kept for
-  /// the same reason.
-  void* scratch = nullptr;
-  size_t scratchBytes = 0;
-  std::vector<void*> retiredScratch;
 
   /// Orders the communicator's launches across streams: each launch waits
   /// for the one before when it is on another stream.
@@ -186,7 +186,7 @@ class GpuSide {
   Status chooseChannels();
   /// A GPU communicator's part of connecting: the GPU cost model and the one-shot boards where
   /// `selector` allows them (its FIFOs come with their first use).
-  Status connect(Selector& selector);
+  Status connect(SelectorSettings& selector);
   /// Where memory that rank `peer` writes or reads lies: this GPU's memory
   /// when the peer's GPU reaches it and BRAID_TRANSPORTS allows cuda_ipc,
   /// else pinned host memory (FIFOs, one-shot boards).
@@ -219,6 +219,10 @@ class GpuSide {
                  void* stream);
   /// Launches the pending calls, if any.
   Status flush();
+  /// Device memory of at least `bytes` that a call writes instead of the user's (a tree
+  /// reduce's non-roots). A smaller buffer before it is kept until the memory is released, as
+  /// `retired` programs are: a queued launch or a captured graph may still write it.
+  Result<void*> scratchFor(size_t bytes);
 
   /// The GPU FIFOs behind every port of `program`, made where missing:
   /// receiving ends first, then sending ends (as Links::linkSchedule).
@@ -232,12 +236,23 @@ class GpuSide {
   /// Makes the FIFOs of `plan` in `format` with slots of `slot` bytes, names from `nonce`.
   Status makeLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,
                    transport::cuda_ipc::FifoFormat format);
+  /// makeLinks' FIFOs to and from ranks on other hosts (network FIFOs into GPU memory).
+  Status makeNetworkLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,
+                          transport::cuda_ipc::FifoFormat format);
+  /// Opens the sending end to (`channel`, `peer`) named `name` once its receiver has made it
+  /// (within `wait`).
+  Status openSendEnd(int channel, int peer, const std::string& name, size_t slot,
+                     transport::cuda_ipc::FifoFormat format, const transport::WaitContext& wait);
   Result<kernels::engine::FifoCursor*> takeCursor();
 
-  /// The one-shot boards, where `selector` allows the one-shot (connect, restoreMemory).
-  Status makeOneShot(Selector& selector);
+  /// The one-shot boards, where `allowed` has the one-shot (connect, restoreMemory): the
+  /// largest call they take, 0 where none was made.
+  Result<size_t> makeOneShot(const tune::Allowed& allowed);
 
   bool memoryReleased_ = false;  ///< by releaseMemory, not yet restored
+  void* scratch_ = nullptr;      ///< scratchFor's buffer
+  size_t scratchBytes_ = 0;
+  std::vector<void*> retiredScratch_;
 
   const Config& config_;
   const Members& members_;

@@ -22,12 +22,12 @@ struct GrowOffer {
 Result<std::unique_ptr<Comm>> Comm::grow(int newSize, const UniqueId* id,
                                          const CommOptions& child) {
   Impl& c = *impl_;
-  comm::ActiveCall active(c.health.activeCalls);
+  comm::ActiveCall active = c.health.countCall();
   const int rank = c.members.rank;
   const int nranks = c.members.nranks;
   log::ScopedLogRank logRank(rank);
-  if (c.health.finalized) return invalidUsage("communicator was finalized: it cannot grow");
-  if (c.health.aborted.load()) return invalidUsage("communicator was aborted: it cannot grow");
+  if (c.health.finalized()) return invalidUsage("communicator was finalized: it cannot grow");
+  if (c.health.aborted()) return invalidUsage("communicator was aborted: it cannot grow");
   if (newSize <= nranks) {
     return invalidArgument("grow to " + std::to_string(newSize) + " ranks: a communicator of " +
                            std::to_string(nranks) + " can only grow to more");

@@ -28,8 +28,8 @@ Status Health::startWatch(const Config& config, std::function<void(const watch::
   options.proof = members_.bootstrap->proof(0);  // the purpose is the watcher's to set
   options.heartbeatTimeoutMs = config.heartbeatTimeoutMs;
   options.setupTimeoutMs = config.timeoutMs;
-  options.cancel = stop.get();
-  BRAID_ASSIGN_OR_RETURN(watch,
+  options.cancel = stop_.get();
+  BRAID_ASSIGN_OR_RETURN(watch_,
                          watch::PeerWatch::start(*members_.bootstrap, options, std::move(onLost)));
   return Status::success();
 }
@@ -42,19 +42,30 @@ void Health::stopWatching() {
     watchStopping_ = true;
     linkHandled_.wait(lock, [this] { return !linkInFlight_; });
   }
-  if (!watch) return;
+  if (!watch_) return;
   // Aborted: the peers' calls cannot finish without this rank, so they are to hear its going
   // as a loss, not a departure. (A rank whose call failed on its own and that then destroys
   // its communicator still leaves in order: its peers most often failed the same way, and a
   // word of loss would hide their own reasons, which the flight recorder keeps.)
-  watch->leave(/*abandoning=*/aborted.load());
-  watch.reset();
+  watch_->leave(/*abandoning=*/aborted_.load());
+  watch_.reset();
+}
+
+Status Health::postLetter(int peer, uint64_t key, const void* payload, size_t bytes,
+                          const Deadline& deadline) {
+  if (!watch_) return internalError("no watcher to send a letter through");
+  return watch_->post(peer, key, payload, bytes, deadline);
+}
+
+Result<std::vector<char>> Health::collectLetter(uint64_t key, const Deadline& deadline) {
+  if (!watch_) return internalError("no watcher to receive a letter through");
+  return watch_->collect(key, deadline);
 }
 
 void Health::raiseStop() {
-  stop->store(true);
+  stop_->store(true);
   // A kernel waiting for a peer polls this word and gives up (kernels/engine/device_waits.h).
-  if (uint32_t* word = gpuAbortWord.load()) kernels::engine::storePublish(word, 1);
+  if (uint32_t* word = gpuAbortWord_.load()) kernels::engine::storePublish(word, 1);
 }
 
 void Health::stopChildren() {
@@ -84,10 +95,10 @@ void Health::handleLinkFailure(int peer, const std::string& why) {
     linkWords_ = LinkFailure{peer, why};
   }
   raiseStop();  // every wait of this rank ends now, whatever the cause turns out to be
-  if (watch) {
+  if (watch_) {
     // A link failure passed on by another rank (most often the same link's other end) is no
     // better news than this one, whose words say more here: only a death is.
-    std::optional<watch::Loss> death = watch->awaitLoss(kLinkGraceMs);
+    std::optional<watch::Loss> death = watch_->awaitLoss(kLinkGraceMs);
     if (death && death->cause != watch::wire::Cause::kLinkFailed) {
       BRAID_INFO("the link to rank %d failed (%s) after rank %d was lost: the loss is the news",
                  peer, why.c_str(), death->rank);
@@ -101,7 +112,7 @@ void Health::handleLinkFailure(int peer, const std::string& why) {
   }
   BRAID_WARN("the link to rank %d failed: %s; every call of this communicator stops", peer,
              why.c_str());
-  if (watch) watch->reportLinkFailure(peer);
+  if (watch_) watch_->reportLinkFailure(peer);
 }
 
 std::optional<Health::LinkFailure> Health::linkFailure() const {
@@ -117,8 +128,8 @@ std::optional<Health::LinkFailure> Health::linkWords() const {
 }
 
 std::optional<watch::Loss> Health::firstLoss() const {
-  if (watch) {
-    if (std::optional<watch::Loss> loss = watch->firstLoss()) return loss;
+  if (watch_) {
+    if (std::optional<watch::Loss> loss = watch_->firstLoss()) return loss;
   }
   // A link failure this rank saw is known here before the watcher has passed it on.
   if (std::optional<LinkFailure> link = linkFailure()) {
@@ -156,8 +167,8 @@ Status Health::lossStatus(const watch::Loss& loss) const {
 
 std::vector<std::string> Health::lossWords() const {
   std::vector<std::string> words;
-  if (!watch) return words;
-  for (const watch::Loss& loss : watch->losses()) words.push_back(lossStatus(loss).message());
+  if (!watch_) return words;
+  for (const watch::Loss& loss : watch_->losses()) words.push_back(lossStatus(loss).message());
   return words;
 }
 
@@ -170,14 +181,14 @@ Status Health::explainFault(const Status& fault) const {
 
 Status Health::explain(const Status& s, bool mayWait) const {
   if (s.ok()) return s;
-  std::optional<watch::Loss> loss = watch ? watch->firstLoss() : std::nullopt;
-  if (watch && mayWait) {
+  std::optional<watch::Loss> loss = watch_ ? watch_->firstLoss() : std::nullopt;
+  if (watch_ && mayWait) {
     // A peer's death reaches a transport as a remote error (a greeting or a read that met
     // end of file) or a system one (a reset connection, a refused connect).
     const bool peerShaped =
         s.code() == ErrorCode::kRemoteError || s.code() == ErrorCode::kSystemError;
-    if (!loss && peerShaped && !aborted.load()) {
-      loss = watch->awaitLoss(kLossGraceMs);
+    if (!loss && peerShaped && !aborted_.load()) {
+      loss = watch_->awaitLoss(kLossGraceMs);
     }
   }
   if (!loss) loss = firstLoss();  // this rank's own link failure, not passed on yet
@@ -187,14 +198,14 @@ Status Health::explain(const Status& s, bool mayWait) const {
 
 Status Health::checkUsable() const {
   if (std::optional<watch::Loss> loss = firstLoss()) return lossStatus(*loss);
-  if (finalized) return invalidUsage("communicator was finalized");
-  if (aborted.load()) return invalidUsage("communicator was aborted");
-  if (revoked) {
+  if (finalized_) return invalidUsage("communicator was finalized");
+  if (aborted_.load()) return invalidUsage("communicator was aborted");
+  if (revoked_) {
     return invalidUsage(
         "communicator was revoked: only ncclCommDestroy, ncclCommSplit and ncclCommShrink are "
         "left");
   }
-  if (broken) return broken->withContext("communicator unusable after an earlier error");
+  if (broken_) return broken_->withContext("communicator unusable after an earlier error");
   return Status::success();
 }
 

@@ -17,8 +17,10 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "base/deadline.h"
 #include "braid/status.h"
 #include "comm/members.h"
 #include "config.h"
@@ -43,28 +45,55 @@ class Health {
  public:
   explicit Health(const Members& members) : members_(members) {}
 
-  /// ncclCommAbort was called (the stop flag below is raised with it).
-  std::atomic<bool> aborted{false};
+  /// Counts a call as running until the guard goes: abort() waits for running calls to leave
+  /// before the caller may free the communicator.
+  ActiveCall countCall() { return ActiveCall(activeCalls_); }
+  int runningCalls() const { return activeCalls_.load(); }
+
   /// What every wait of this communicator watches (WaitContext::abort, the deadlines of the
-  /// bootstrap and of creation). Shared so that the handle of a creation still running can
-  /// raise it (CommOptions::stop).
-  std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
+  /// bootstrap and of creation).
+  std::atomic<bool>* stopFlag() const { return stop_.get(); }
+  /// The same, shared: so that the handle of a creation still running can raise it.
+  const std::shared_ptr<std::atomic<bool>>& sharedStop() const { return stop_; }
+  /// At creation: the stop flag is the creating handle's (CommOptions::stop).
+  void shareStop(std::shared_ptr<std::atomic<bool>> flag) { stop_ = std::move(flag); }
+  bool stopped() const { return stop_->load(); }
+  /// After a quiesce (revoke, shrink): the waits of the calls to come may run again.
+  void lowerStop() { stop_->store(false); }
+
+  /// ncclCommAbort was called (the stop flag is raised with it).
+  bool aborted() const { return aborted_.load(); }
+  void markAborted() { aborted_.store(true); }
   /// ncclCommRevoke was called: only destroy, split and shrink are left.
-  std::atomic<bool> revoked{false};
-  bool finalized = false;
-  /// Set by the first failed call: the FIFOs are then mid-message and the communicator cannot
+  bool revoked() const { return revoked_.load(); }
+  /// Marks the communicator revoked; false if it was already.
+  bool markRevoked() { return !revoked_.exchange(true); }
+  bool finalized() const { return finalized_; }
+  void markFinalized() { finalized_ = true; }
+  /// The first failed call's error: the FIFOs are then mid-message and the communicator cannot
   /// be used again (as with NCCL's async errors).
-  std::optional<Status> broken;
-  /// Calls now running on this communicator; abort() waits for them to leave before the caller
-  /// may free the communicator.
-  std::atomic<int> activeCalls{0};
-  /// The GPU's abort word once the GPU side exists, for the watcher's thread (which must not
-  /// touch the GPU side itself while creation may still be making it).
-  std::atomic<uint32_t*> gpuAbortWord{nullptr};
-  uint64_t shrinks = 0;  ///< shrink() calls so far: the key of the next one's letter
-  /// The watcher of the ring of ranks; null with one rank. Its thread calls the loss handler,
-  /// so it is stopped (stopWatching) before anything that handler touches goes away.
-  std::unique_ptr<watch::PeerWatch> watch;
+  const std::optional<Status>& broken() const { return broken_; }
+  void markBroken(Status why) { broken_ = std::move(why); }
+  /// After a quiesce, whose stopped calls broke nothing that the next calls use.
+  void clearBroken() { broken_.reset(); }
+  /// The key of the next shrink() (each shrink's letter).
+  uint64_t nextShrink() { return shrinks_++; }
+  /// The GPU's abort word, once the GPU side has one, for the watcher's thread (which must not
+  /// touch the GPU side itself while creation may still be making it); forgotten when the side
+  /// frees it.
+  void setGpuAbortWord(uint32_t* word) { gpuAbortWord_.store(word); }
+  void forgetGpuAbortWord(uint32_t* word) {
+    uint32_t* expected = word;
+    gpuAbortWord_.compare_exchange_strong(expected, nullptr);
+  }
+  /// The watcher of the ring of ranks; null with one rank or once stopped.
+  const watch::PeerWatch* watcher() const { return watch_.get(); }
+  /// A letter to `peer`'s watcher, which it collects by `key` (shrink meets its survivors so:
+  /// watch::PeerWatch::post).
+  Status postLetter(int peer, uint64_t key, const void* payload, size_t bytes,
+                    const Deadline& deadline);
+  /// The letter of `key` this rank's watcher received (watch::PeerWatch::collect).
+  Result<std::vector<char>> collectLetter(uint64_t key, const Deadline& deadline);
 
   /// Starts the watcher, after the bootstrap and before anything that waits for peers;
   /// `onLost` runs on its thread.
@@ -140,6 +169,17 @@ class Health {
   std::atomic<bool> linkFailed_{false};  ///< linkFailure_ is set (it never goes back)
   std::optional<LinkFailure> linkWords_;
   mutable std::atomic<bool> faultWaited_{false};  ///< explainFault waited once already
+  std::atomic<bool> aborted_{false};
+  std::shared_ptr<std::atomic<bool>> stop_ = std::make_shared<std::atomic<bool>>(false);
+  std::atomic<bool> revoked_{false};
+  bool finalized_ = false;
+  std::optional<Status> broken_;
+  std::atomic<int> activeCalls_{0};
+  std::atomic<uint32_t*> gpuAbortWord_{nullptr};
+  uint64_t shrinks_ = 0;
+  /// Its thread calls the loss handler, so it is stopped (stopWatching) before anything that
+  /// handler touches goes away.
+  std::unique_ptr<watch::PeerWatch> watch_;
   std::mutex childrenMutex_;
   std::vector<std::shared_ptr<std::atomic<bool>>> childStops_;
 };

@@ -185,7 +185,7 @@ Status Links::chooseSlotStores() {
   return Status::success();
 }
 
-Status Links::connectRing(Selector& selector) {
+Status Links::connectRing(SelectorSettings& selector) {
   const int rank = members_.rank;
   const int nranks = members_.nranks;
   if (nranks == 1) return Status::success();
@@ -225,30 +225,7 @@ Status Links::connectRing(Selector& selector) {
     allowed.oneShotMaxBytes = oneShot->maxBytes();
     selector.oneShotBoard = true;
   }
-  if (config_.zeroCopy != 0 && !members_.spansHosts()) {
-    bootstrap::Bootstrap* bootstrap = members_.bootstrap.get();
-    exec::ZeroCopyBoard::Options options;
-    if (config_.zeroCopy == 2) options.crossMemory = exec::CrossMemoryPolicy::kAlways;
-    BRAID_ASSIGN_OR_RETURN(zeroCopy, exec::ZeroCopyBoard::create(
-                                         linkNonce ^ 0x7a65726f636f7079ull, rank, nranks,
-                                         [bootstrap] { return bootstrap->barrier(); }, options));
-    if (!zeroCopy->usable()) {
-      // Said once per process: every communicator of it would say the same.
-      static std::atomic<bool> said{false};
-      if (!said.exchange(true)) {
-        BRAID_INFO(
-            "zero-copy off: %s; large all_reduces copy through the FIFOs (ptrace scope, "
-            "a seccomp filter or separate PID namespaces forbid cross-memory attach)",
-            zeroCopy->unusableReason().c_str());
-      }
-    } else if (!zeroCopy->crossMemory() && !zeroCopy->peersInProcess()) {
-      BRAID_INFO(
-          "zero-copy: buffers from ncclMemAlloc only; other buffers copy through the FIFOs "
-          "(the kernel's cross-memory copy ran at %.2f of a plain copy's rate here; "
-          "BRAID_ZERO_COPY=2 uses it anyway)",
-          zeroCopy->crossMemoryRatio());
-    }
-  }
+  if (config_.zeroCopy != 0 && !members_.spansHosts()) BRAID_TRY(makeZeroCopyBoard());
   BRAID_INFO("selection: %s%s", tune::describeAllowed(allowed).c_str(),
              selector.deterministic ? "; deterministic reductions" : "");
   return Status::success();
@@ -258,17 +235,43 @@ transport::WaitContext Links::waitContext() const {
   transport::WaitContext w;
   // Every call makes one and few reach it: the tick clock's read is a fraction of a precise one.
   w.deadline = Deadline::afterMsCoarse(config_.timeoutMs);
-  w.abort = health_.stop.get();
+  w.abort = health_.stopFlag();
   w.spinNs = spinNs;
   return w;
 }
 
 size_t Links::llSlotBytes() const { return std::min(transport::shm::kLlSlotBytes, slotBytes); }
 
+Status Links::makeZeroCopyBoard() {
+  bootstrap::Bootstrap* bootstrap = members_.bootstrap.get();
+  exec::ZeroCopyBoard::Options options;
+  if (config_.zeroCopy == 2) options.crossMemory = exec::CrossMemoryPolicy::kAlways;
+  BRAID_ASSIGN_OR_RETURN(zeroCopy,
+                         exec::ZeroCopyBoard::create(
+                             linkNonce ^ 0x7a65726f636f7079ull, members_.rank, members_.nranks,
+                             [bootstrap] { return bootstrap->barrier(); }, options));
+  if (!zeroCopy->usable()) {
+    // Said once per process: every communicator of it would say the same.
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true)) {
+      BRAID_INFO(
+          "zero-copy off: %s; large all_reduces copy through the FIFOs (ptrace scope, "
+          "a seccomp filter or separate PID namespaces forbid cross-memory attach)",
+          zeroCopy->unusableReason().c_str());
+    }
+  } else if (!zeroCopy->crossMemory() && !zeroCopy->peersInProcess()) {
+    BRAID_INFO(
+        "zero-copy: buffers from ncclMemAlloc only; other buffers copy through the FIFOs "
+        "(the kernel's cross-memory copy ran at %.2f of a plain copy's rate here; "
+        "BRAID_ZERO_COPY=2 uses it anyway)",
+        zeroCopy->crossMemoryRatio());
+  }
+  return Status::success();
+}
+
 Status Links::linkSchedule(const exec::Program& program, algo::Protocol protocol,
                            std::vector<exec::ChannelConnections>* out) {
-  const bool ll = protocol == algo::Protocol::kLl;
-  const size_t slot = ll ? llSlotBytes() : slotBytes;
+  const size_t slot = protocol == algo::Protocol::kLl ? llSlotBytes() : slotBytes;
   const uint64_t nonce = linkNonce ^ protocolSalt(protocol);
   std::set<std::pair<int, int>> recvPairs;  // (channel, peer)
   std::set<std::pair<int, int>> sendPairs;
@@ -281,54 +284,15 @@ Status Links::linkSchedule(const exec::Program& program, algo::Protocol protocol
     return transport::net::Greeting::of(nonce, sender, receiver, channel,
                                         static_cast<int>(protocol));
   };
-  for (const auto& [c, peer] : recvPairs) {
-    auto& end = recvLinks_[{peer, c, protocol}];
-    if (end || members_.onOtherHost(peer)) continue;
-    const std::string name = transport::shm::segmentName(nonce, peer, members_.rank, c);
-    if (ll) {
-      BRAID_ASSIGN_OR_RETURN(end, transport::shm::createLlRecvEnd(name, slot));
-    } else {
-      BRAID_ASSIGN_OR_RETURN(end, transport::shm::createRecvEnd(name, slot));
-    }
-    madeSegments_.push_back(name);  // unlinked by the sender, or at destruction if it never comes
-    BRAID_TRACE("links: %s FIFO from rank %d on channel %d made", algo::protocolName(protocol),
-                peer, c);
-  }
-  const transport::WaitContext wait = waitContext();
+  for (const auto& [c, peer] : recvPairs) BRAID_TRY(makeShmRecvEnd(c, peer, protocol));
   for (const auto& [c, peer] : sendPairs) {
     auto& end = sendLinks_[{peer, c, protocol}];
     if (end || !members_.onOtherHost(peer)) continue;
     BRAID_ASSIGN_OR_RETURN(end, network_.connectFifo(peer, greeting(members_.rank, peer, c), slot));
     BRAID_TRACE("links: socket FIFO to rank %d on channel %d connected", peer, c);
   }
-  for (const auto& [c, peer] : sendPairs) {
-    auto& end = sendLinks_[{peer, c, protocol}];
-    if (end) continue;
-    const std::string name = transport::shm::segmentName(nonce, members_.rank, peer, c);
-    for (int attempt = 0; !end; ++attempt) {
-      if (ll) {
-        BRAID_ASSIGN_OR_RETURN(end, transport::shm::tryOpenLlSendEnd(name, slot));
-      } else {
-        BRAID_ASSIGN_OR_RETURN(end, transport::shm::tryOpenSendEnd(name, slot));
-      }
-      if (end) break;
-      if (health_.stop->load()) return futex::abortedError(peer);
-      if (wait.deadline.expired()) {
-        return remoteError("rank " + std::to_string(peer) + " did not make its " +
-                           algo::protocolName(protocol) + " FIFO for channel " + std::to_string(c) +
-                           " in time (BRAID_TIMEOUT_MS); is it running the same collective?");
-      }
-      // The receiver makes its end as soon as it links the same schedule.
-      if (attempt < 100) {
-        std::this_thread::yield();
-      } else {
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-      }
-    }
-    BRAID_TRY(transport::shm::unlinkSegment(name));
-    BRAID_TRACE("links: %s FIFO to rank %d on channel %d opened", algo::protocolName(protocol),
-                peer, c);
-  }
+  const transport::WaitContext wait = waitContext();
+  for (const auto& [c, peer] : sendPairs) BRAID_TRY(openShmSendEnd(c, peer, protocol, wait));
   for (const auto& [c, peer] : recvPairs) {
     auto& end = recvLinks_[{peer, c, protocol}];
     if (end) continue;
@@ -344,6 +308,59 @@ Status Links::linkSchedule(const exec::Program& program, algo::Protocol protocol
       (*out)[c].send.push_back(sendLinks_[{peer, ch, protocol}].get());
     }
   }
+  return Status::success();
+}
+
+Status Links::makeShmRecvEnd(int channel, int peer, algo::Protocol protocol) {
+  auto& end = recvLinks_[{peer, channel, protocol}];
+  if (end || members_.onOtherHost(peer)) return Status::success();
+  const bool ll = protocol == algo::Protocol::kLl;
+  const size_t slot = ll ? llSlotBytes() : slotBytes;
+  const std::string name =
+      transport::shm::segmentName(linkNonce ^ protocolSalt(protocol), peer, members_.rank, channel);
+  if (ll) {
+    BRAID_ASSIGN_OR_RETURN(end, transport::shm::createLlRecvEnd(name, slot));
+  } else {
+    BRAID_ASSIGN_OR_RETURN(end, transport::shm::createRecvEnd(name, slot));
+  }
+  madeSegments_.push_back(name);  // unlinked by the sender, or at destruction if it never comes
+  BRAID_TRACE("links: %s FIFO from rank %d on channel %d made", algo::protocolName(protocol), peer,
+              channel);
+  return Status::success();
+}
+
+Status Links::openShmSendEnd(int channel, int peer, algo::Protocol protocol,
+                             const transport::WaitContext& wait) {
+  auto& end = sendLinks_[{peer, channel, protocol}];
+  if (end) return Status::success();
+  const bool ll = protocol == algo::Protocol::kLl;
+  const size_t slot = ll ? llSlotBytes() : slotBytes;
+  const std::string name =
+      transport::shm::segmentName(linkNonce ^ protocolSalt(protocol), members_.rank, peer, channel);
+  for (int attempt = 0; !end; ++attempt) {
+    if (ll) {
+      BRAID_ASSIGN_OR_RETURN(end, transport::shm::tryOpenLlSendEnd(name, slot));
+    } else {
+      BRAID_ASSIGN_OR_RETURN(end, transport::shm::tryOpenSendEnd(name, slot));
+    }
+    if (end) break;
+    if (health_.stopped()) return futex::abortedError(peer);
+    if (wait.deadline.expired()) {
+      return remoteError("rank " + std::to_string(peer) + " did not make its " +
+                         algo::protocolName(protocol) + " FIFO for channel " +
+                         std::to_string(channel) +
+                         " in time (BRAID_TIMEOUT_MS); is it running the same collective?");
+    }
+    // The receiver makes its end as soon as it links the same schedule.
+    if (attempt < 100) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+  BRAID_TRY(transport::shm::unlinkSegment(name));
+  BRAID_TRACE("links: %s FIFO to rank %d on channel %d opened", algo::protocolName(protocol), peer,
+              channel);
   return Status::success();
 }
 

@@ -43,6 +43,10 @@ struct LinkKey {
   }
 };
 
+/// FIFOs for point-to-point have a quarter of the schedules' slot size, on the host and on a
+/// GPU: every pair that talks gets one, so an all-to-all of N ranks makes N(N-1) of them.
+inline constexpr size_t kP2pSlotDivisor = 4;
+
 class Links {
  public:
   Links(const Config& config, const Members& members, const Health& health, Network& network)
@@ -73,7 +77,7 @@ class Links {
   /// A host communicator's ring: its Simple FIFOs now, so that a communicator that cannot get
   /// shared memory fails at creation (the others come with their first use), and the one-shot
   /// board where `selector` allows it.
-  Status connectRing(Selector& selector);
+  Status connectRing(SelectorSettings& selector);
   /// Decides streamSlots: as BRAID_STREAM_SLOTS says, or else from how far a cache line travels
   /// between the host's CPUs, measured once per host and shared (a bootstrap allGather).
   Status chooseSlotStores();
@@ -94,6 +98,14 @@ class Links {
 
  private:
   class P2pEnds;  // exec::P2pLinks over p2pRecv_ and p2pSend_ (p2p_links.cc)
+
+  /// The zero-copy board (connectRing), saying at INFO where it cannot take calls.
+  Status makeZeroCopyBoard();
+  /// linkSchedule's steps for a peer on this host: the receiving end of (`channel`, `peer`)
+  /// made, and the sending end opened once its receiver has made it (within `wait`).
+  Status makeShmRecvEnd(int channel, int peer, algo::Protocol protocol);
+  Status openShmSendEnd(int channel, int peer, algo::Protocol protocol,
+                        const transport::WaitContext& wait);
 
   const Config& config_;
   const Members& members_;

@@ -152,6 +152,9 @@ class Members {
   void addSocketInterfaces(const Config& config);
   /// Keeps the planned rings of all ranks, with their NICs by name, and logs the hops.
   void keepRings(const topology::Graph& graph, const topology::RingPlan& plan);
+  /// Where each rank is in `graph` for the plan, `hostOf` giving their hosts (planTopology).
+  std::vector<topology::RankLocation> locateRanks(const topology::Graph& graph,
+                                                  const std::vector<int>& hostOf) const;
   /// Keeps the planned trees across hosts, with their NICs by name.
   void keepTrees(const topology::Graph& graph, const topology::TreePlan& plan);
 

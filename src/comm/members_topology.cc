@@ -150,29 +150,11 @@ int32_t Members::numaIdOfThisRank() const {
   return topology::numaOfCpus(*machine, 0, topology::allowedCpus());
 }
 
-Status Members::planTopology(const Config& config) {
-  ring.resize(nranks);
-  for (int r = 0; r < nranks; ++r) ring[r] = r;
-  std::vector<int> hostOf(nranks, 0);
-  if (spansHosts()) {
-    BRAID_TRY(exchangeTopology(config, &hostOf).withContext("exchanging the hosts' topologies"));
-  }
-  if (!machine) return Status::success();
-  const topology::Graph& graph = *machine;
-
-  topology::PlanOptions options;
-  options.search.crossNic = config.crossNic;
-  if (!config.p2pLevel.empty()) {
-    BRAID_ASSIGN_OR_RETURN(options.transports.p2pLevel, topology::parsePathType(config.p2pLevel));
-  }
-  if (!config.transports.empty()) {
-    BRAID_ASSIGN_OR_RETURN(options.transports.allowed,
-                           topology::TransportSet::parse(config.transports));
-  }
-  // Host-memory ranks, each on the CPU node of its host it is pinned to; GPU ranks on their
-  // GPUs, where the machine knows every one of them by its CUDA index (discovery, or a topology
-  // file's dev=): else on their CPUs too, as the plan then has nothing better to go by.
-  graphHost_ = hostOf[rank];
+// Host-memory ranks, each on the CPU node of its host it is pinned to; GPU ranks on their GPUs,
+// where the machine knows every one of them by its CUDA index (discovery, or a topology file's
+// dev=): else on their CPUs too, as the plan then has nothing better to go by.
+std::vector<topology::RankLocation> Members::locateRanks(const topology::Graph& graph,
+                                                         const std::vector<int>& hostOf) const {
   std::vector<topology::RankLocation> where(nranks);
   int gpusFound = 0;
   for (int r = 0; r < nranks; ++r) {
@@ -194,6 +176,30 @@ Status Members::planTopology(const Config& config) {
     }
     for (auto& place : where) place.gpuBusId.clear();
   }
+  return where;
+}
+
+Status Members::planTopology(const Config& config) {
+  ring.resize(nranks);
+  for (int r = 0; r < nranks; ++r) ring[r] = r;
+  std::vector<int> hostOf(nranks, 0);
+  if (spansHosts()) {
+    BRAID_TRY(exchangeTopology(config, &hostOf).withContext("exchanging the hosts' topologies"));
+  }
+  if (!machine) return Status::success();
+  const topology::Graph& graph = *machine;
+
+  topology::PlanOptions options;
+  options.search.crossNic = config.crossNic;
+  if (!config.p2pLevel.empty()) {
+    BRAID_ASSIGN_OR_RETURN(options.transports.p2pLevel, topology::parsePathType(config.p2pLevel));
+  }
+  if (!config.transports.empty()) {
+    BRAID_ASSIGN_OR_RETURN(options.transports.allowed,
+                           topology::TransportSet::parse(config.transports));
+  }
+  graphHost_ = hostOf[rank];
+  const std::vector<topology::RankLocation> where = locateRanks(graph, hostOf);
   BRAID_ASSIGN_OR_RETURN(topology::Placement placement, topology::placeRanks(graph, where));
   Result<topology::TopologyPlan> planned =
       topology::planTopology(graph, topology::Paths(graph), placement, options);

@@ -58,7 +58,7 @@ Status Network::chooseTransport() {
     BRAID_ASSIGN_OR_RETURN(ib_,
                            transport::ib::IbNetwork::open(config_.ib, members_.localRank(), &why));
     if (ib_) {
-      ib_->stopDrainsWhen(health_.stop.get());
+      ib_->stopDrainsWhen(health_.stopFlag());
       ib_->onFailure(linkWatch().onFailure);
     }
   }
@@ -136,14 +136,14 @@ transport::LinkWatch Network::linkWatch() const {
   Health* health = &health_;
   return transport::LinkWatch(
       [health](int peer, const std::string& why) { health->noteLinkFailure(peer, why); },
-      health_.stop);
+      health_.sharedStop());
 }
 
 transport::net::SocketConnector Network::socketConnector(
     const transport::net::Greeting& greeting) const {
   transport::net::SocketRendezvous* rendezvous = net_.get();
   const int64_t timeoutMs = config_.timeoutMs;
-  std::shared_ptr<std::atomic<bool>> commStop = health_.stop;
+  std::shared_ptr<std::atomic<bool>> commStop = health_.sharedStop();
   return [rendezvous, greeting, timeoutMs, commStop](const std::atomic<bool>& stop) {
     return rendezvous->accept(greeting, Deadline::afterMs(timeoutMs).cancelledBy(commStop.get()),
                               &stop);
@@ -229,7 +229,7 @@ Result<braid::net::Socket> Network::connectSocket(int peer,
   const sockaddr_storage to =
       peer == greeting.receiver ? socketRoute(greeting, &from, &bound) : addresses_[peer];
   return net_->connect(to, greeting,
-                       Deadline::afterMs(config_.timeoutMs).cancelledBy(health_.stop.get()),
+                       Deadline::afterMs(config_.timeoutMs).cancelledBy(health_.stopFlag()),
                        bound ? &from : nullptr);
 }
 
@@ -262,7 +262,7 @@ transport::net::StripeConnector Network::stripeConnector(
   transport::net::SocketRendezvous* rendezvous = net_.get();
   const int64_t timeoutMs = config_.timeoutMs;
   const int n = stripeLayout().sockets();
-  std::shared_ptr<std::atomic<bool>> commStop = health_.stop;
+  std::shared_ptr<std::atomic<bool>> commStop = health_.sharedStop();
   return [rendezvous, greeting, timeoutMs, n, commStop](
              int index, const std::atomic<bool>& stop) -> Result<braid::net::Socket> {
     // Filed by its stripe number only: a sender striped otherwise never arrives here, so the

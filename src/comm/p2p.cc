@@ -27,7 +27,7 @@ Status checkOp(const P2pOp& op, int nranks) {
 }  // namespace
 
 Status Comm::sendRecv(const std::vector<P2pOp>& ops, void* stream) {
-  comm::ActiveCall active(impl_->health.activeCalls);
+  comm::ActiveCall active = impl_->health.countCall();
   log::ScopedLogRank logRank(rank());
   for (const auto& op : ops) BRAID_TRY(checkOp(op, size()));
   return impl_->calls.sendRecv(ops, stream);
@@ -69,7 +69,7 @@ Result<double> Comm::estimateP2pUs(const std::vector<P2pOp>& ops) const {
       q.recvBytes += bytes;
     }
   }
-  return tune::predictP2pUs(impl_->selector.model, q);
+  return tune::predictP2pUs(impl_->selector->model(), q);
 }
 
 }  // namespace braid

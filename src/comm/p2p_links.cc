@@ -15,13 +15,6 @@
 #include "transport/shm/shm_fifo.h"
 
 namespace braid::comm {
-namespace {
-
-// FIFOs for point-to-point are a quarter of the ring's: every pair that
-// talks gets one, so an all-to-all of N ranks makes N(N-1) of them.
-constexpr size_t kP2pSlotDivisor = 4;
-
-}  // namespace
 
 class Links::P2pEnds final : public exec::P2pLinks {
  public:

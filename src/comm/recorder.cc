@@ -101,6 +101,26 @@ void Recorder::plan(const tune::Choice& choice, const exec::Program* program, co
   }
 }
 
+Status Recorder::Scope::close(Status s) {
+  closed_ = true;
+  recorder_.end(s);
+  if (!s.ok()) recorder_.noteFailure(s, call_ != nullptr ? describeCall(*call_) : failureWords_);
+  return s;
+}
+
+void Recorder::dumpPlan(const CollCall& call, const tune::Choice& choice,
+                        const algo::Schedule* schedule, const char* board, const char* why) const {
+  if (!config_.dumpSchedule) return;
+  if (schedule != nullptr) {
+    fprintf(stderr, "[rank %d] %s %s %s", members_.rank, algo::algorithmName(choice.algorithm),
+            algo::protocolName(choice.protocol),
+            algo::formatSchedule(*schedule, call.type).c_str());
+  } else {
+    fprintf(stderr, "[rank %d] %s of %zu x %s: %s, no schedule (%s)\n", members_.rank,
+            collectiveName(call.collective), call.count, dataTypeName(call.type), board, why);
+  }
+}
+
 void Recorder::noteFailure(const Status& s, const std::string& what) const {
   const bool timedOut = s.message().find("timed out") != std::string::npos;
   // A timeout is where a person most needs the story: it goes to the log even without a dump

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "algo/schedule.h"
 #include "base/trace.h"
 #include "braid/status.h"
 #include "comm/call.h"
@@ -26,6 +27,8 @@ namespace braid::comm {
 
 class Recorder {
  public:
+  class Scope;
+
   Recorder(const Config& config, const Members& members, const Health& health)
       : config_(config), members_(members), health_(health) {}
   ~Recorder() { forgetFlight(); }
@@ -69,6 +72,11 @@ class Recorder {
   /// communicator the event spans the enqueue, not the kernel).
   void traceCall(const CollCall& call, const tune::Choice& choice, int nchannels, double startUs,
                  const char* ran = nullptr) const;
+  /// BRAID_DUMP_SCHEDULE: what runs `call`, to stderr: `schedule`, which a way has just made
+  /// for `choice`, or else the board that runs it without one (`board`, and `why` it needs
+  /// none). Every plan dumped is dumped here.
+  void dumpPlan(const CollCall& call, const tune::Choice& choice, const algo::Schedule* schedule,
+                const char* board = nullptr, const char* why = nullptr) const;
   /// Now on the trace's clock; 0 without a trace.
   double traceNowUs() const { return trace ? trace->nowUs() : 0; }
   /// SIGUSR1 no longer dumps this communicator's flight recorder.
@@ -85,6 +93,44 @@ class Recorder {
   uint64_t flightSeq_ = 0;
   bool held_ = false;  ///< begin's record is not written yet
   flight::CollectiveFields heldFields_;
+};
+
+/// One call's record, from its beginning to its end: every call's record goes through one.
+/// It opens the record (a collective's held back until something may wait, Recorder::begin),
+/// takes what runs the call (plan), and close() ends it with the call's result, noting a
+/// failure (Recorder::noteFailure). A scope left without close() ends its record as failed.
+class Recorder::Scope {
+ public:
+  /// A collective call.
+  Scope(Recorder& recorder, const CollCall& call) : recorder_(recorder), call_(&call) {
+    recorder_.begin(call);
+  }
+  /// Another call (`what`), run as `how`, with its channels' instruction counts.
+  Scope(Recorder& recorder, const std::string& what, const char* failureWords,
+        const std::string& how, const std::vector<uint32_t>& channelInstrs)
+      : recorder_(recorder), failureWords_(failureWords) {
+    recorder_.begin(what, how, channelInstrs);
+  }
+  ~Scope() {
+    if (!closed_) (void)close(internalError("a call's record was left open"));
+  }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+  /// What runs the call (Recorder::plan).
+  void plan(const tune::Choice& choice, const exec::Program* program, const char* ran = nullptr) {
+    recorder_.plan(choice, program, ran);
+  }
+  /// Writes the held-back record: before anything that may wait for the peers.
+  void flush() { recorder_.flush(); }
+  /// Ends the record with the call's result `s`, which it returns.
+  Status close(Status s);
+
+ private:
+  Recorder& recorder_;
+  const CollCall* call_ = nullptr;      ///< a collective's: worded only for a failure
+  const char* failureWords_ = nullptr;  ///< other calls: what a failure calls them
+  bool closed_ = false;
 };
 
 /// A collective's fields as the flight recorder keeps them (describeCall's words).

@@ -24,37 +24,39 @@ ChoiceKey choiceKey(const CollCall& call, int nranks) {
 }  // namespace
 
 Result<tune::Choice> Selector::choose(const CollCall& call) {
+  const SelectorSettings& s = settings_;
+  const int nranks = s.nranks;
   const ChoiceKey key = choiceKey(call, nranks);
-  if (const tune::Choice* cached = choices.find(key)) return *cached;
+  if (const tune::Choice* cached = choices_.find(key)) return *cached;
   tune::Query q;
   q.collective = call.collective;
   q.bytes = key.bytes;
   q.nranks = nranks;
-  q.nhosts = nhosts;
-  q.nchannels = nchannels;
-  q.deterministic = deterministic;
-  tune::Allowed a = allowed;
+  q.nhosts = s.nhosts;
+  q.nchannels = s.nchannels;
+  q.deterministic = s.deterministic;
+  tune::Allowed a = s.allowed;
   // Variable-count blocks have only ring schedules.
   if (key.variableCounts) {
     a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = false;
     a.algorithm[static_cast<int>(algo::Algorithm::kOneShot)] = false;
   }
-  if (!oneShotBoard) a.oneShotMaxBytes = 0;
+  if (!s.oneShotBoard) a.oneShotMaxBytes = 0;
   // Broadcast and reduce stay on the ring unless BRAID_ALGO asks for the
   // tree: the model times one call alone, but a chain's root returns once it
   // has sent, so calls issued back to back overlap along the chain and beat
   // the tree (braid-calibrate measured up to 2.9x at 2 ranks, 8 B).
-  if (rooted(call.collective) && !algoForced) {
+  if (rooted(call.collective) && !s.algoForced) {
     a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = false;
   }
-  // The deterministic ring (owner computes, calls_deterministic.cc) runs on
+  // The deterministic ring (owner computes, ways/deterministic_ring_way.cc) runs on
   // the host only; on a GPU the tree gives the reference order.
-  if (onGpu && deterministic && call.collective == Collective::kAllReduce && nranks > 1) {
+  if (s.onGpu && s.deterministic && call.collective == Collective::kAllReduce && nranks > 1) {
     a.algorithm[static_cast<int>(algo::Algorithm::kRing)] = false;
     a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = true;
   }
-  BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, tune::choose(model, q, a));
-  choices.insert(key, choice);
+  BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, tune::choose(s.model, q, a));
+  choices_.insert(key, choice);
   return choice;
 }
 

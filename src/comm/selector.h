@@ -1,14 +1,16 @@
 // Selector: which algorithm and protocol run a collective call.
 //
 // It owns what BRAID_ALGO / BRAID_PROTO allow, the cost model that chooses among it
-// (tune/select.h), deterministic mode, and the answers for the last few distinct calls. The
-// settings are made at creation (Comm::Impl::connect) and never change after, which is what
-// lets the cache key an answer by the call alone.
+// (tune/select.h), deterministic mode, and the answers for the last few distinct calls. It is
+// made once the communicator is connected, from the settings its creation gathered
+// (SelectorSettings), which it keeps unchanged but for the one-shot boards a suspend gives
+// back, forgetting its answers then: that is what lets the cache key an answer by the call.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <utility>
 
 #include "braid/status.h"
 #include "comm/call.h"
@@ -65,8 +67,9 @@ class ChoiceCache {
   size_t size_ = 0;
 };
 
-class Selector {
- public:
+/// What the selector's answers depend on beyond the call, settled while the communicator is
+/// made (Comm::create, Comm::Impl::connect, Links::connectRing, GpuSide::connect).
+struct SelectorSettings {
   tune::Allowed allowed;  ///< BRAID_ALGO / BRAID_PROTO, less what this communicator cannot run
   tune::Model model;
   bool deterministic = false;  ///< BRAID_DETERMINISTIC
@@ -78,12 +81,39 @@ class Selector {
   int nhosts = 1;
   bool onGpu = false;
   bool oneShotBoard = false;  ///< a one-shot board was made (host or GPU)
-  /// The answers for recent calls.
-  ChoiceCache choices;
+};
+
+class Selector {
+ public:
+  /// A selector of a made communicator: its settings are final, but for the one-shot boards,
+  /// which a suspend gives back and a resume makes again (disableOneShot, enableOneShot).
+  explicit Selector(SelectorSettings settings) : settings_(std::move(settings)) {}
 
   /// The algorithm and protocol of `call` (tune/select.h, or the ring for what only the ring
-  /// runs), from `choices` when a recent call asked the same.
+  /// runs), from the answers kept when a recent call asked the same.
   Result<tune::Choice> choose(const CollCall& call);
+  const SelectorSettings& settings() const { return settings_; }
+  const tune::Model& model() const { return settings_.model; }
+  /// The one-shot boards are gone (a suspend): no call takes the one-shot until they are back.
+  void disableOneShot() {
+    settings_.allowed.oneShotMaxBytes = 0;
+    settings_.oneShotBoard = false;
+    choices_.clear();
+  }
+  /// The one-shot boards are back (a resume), for calls of up to `maxBytes`.
+  void enableOneShot(size_t maxBytes) {
+    settings_.allowed.oneShotMaxBytes = maxBytes;
+    settings_.oneShotBoard = true;
+    choices_.clear();
+  }
+  /// Forgets the answers kept for recent calls.
+  void forgetChoices() { choices_.clear(); }
+  /// How many answers it keeps now.
+  size_t keptChoices() const { return choices_.size(); }
+
+ private:
+  SelectorSettings settings_;
+  ChoiceCache choices_;  ///< the answers for recent calls
 };
 
 }  // namespace braid::comm

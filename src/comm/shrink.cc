@@ -41,21 +41,67 @@ Status checkExcluded(const std::vector<int>& exclude, int rank, int nranks) {
   return Status::success();
 }
 
+// The leader's part: a new id, posted to every other survivor as a letter.
+Result<UniqueId> postNewId(comm::Health& health, const std::vector<int>& survivors, uint64_t key,
+                           const Deadline& deadline) {
+  const Result<UniqueId> made = Comm::newUniqueId();
+  const std::vector<char> letter = bootstrap::encodeShrinkLetter(made);
+  for (size_t i = 1; i < survivors.size(); ++i) {
+    Status posted = health.postLetter(survivors[i], key, letter.data(), letter.size(), deadline);
+    if (!posted.ok()) {
+      // That rank is gone too: the new communicator could only wait for it.
+      return remoteError("shrink: rank " + std::to_string(survivors[i]) +
+                         " is not excluded but cannot be reached (" + posted.message() +
+                         "); exclude it too");
+    }
+  }
+  if (!made.ok()) return made.status().withContext("shrink");
+  return made.value();
+}
+
+// Every other survivor's part: the leader's letter, collected in short slices, so that a leader
+// lost meanwhile ends the wait at once.
+Result<UniqueId> awaitId(comm::Health& health, int leader, uint64_t key, const Deadline& deadline,
+                         int64_t timeoutMs) {
+  while (true) {
+    const Deadline slice = Deadline::afterMs(std::min<int64_t>(
+        100, deadline.isNever() ? 100 : std::max<int64_t>(1, deadline.remainingMs())));
+    Result<std::vector<char>> got = health.collectLetter(key, slice);
+    if (got.ok()) {
+      Result<UniqueId> sent = bootstrap::decodeShrinkLetter(got.value());
+      if (!sent.ok()) return sent.status().withContext("shrink: rank " + std::to_string(leader));
+      return sent.value();
+    }
+    for (const watch::Loss& loss : health.watcher()->losses()) {
+      if (loss.rank == leader) {
+        return remoteError("shrink: rank " + std::to_string(leader) +
+                           ", the first rank not excluded, is lost too: " + loss.describe() +
+                           "; exclude it as well");
+      }
+    }
+    if (deadline.expired()) {
+      return remoteError("shrink: timed out after " + std::to_string(timeoutMs) +
+                         " ms waiting for rank " + std::to_string(leader) +
+                         " (the first rank not excluded) to call ncclCommShrink with the same "
+                         "excluded ranks");
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& excludeList, bool abortFirst,
                                            const CommOptions& child) {
   Impl& c = *impl_;
-  comm::ActiveCall active(c.health.activeCalls);
+  comm::ActiveCall active = c.health.countCall();
   const int rank = c.members.rank;
   const int nranks = c.members.nranks;
-  const std::unique_ptr<watch::PeerWatch>& watch = c.health.watch;
   log::ScopedLogRank logRank(rank);
   std::vector<int> exclude = excludeList;
   std::sort(exclude.begin(), exclude.end());
   BRAID_TRY(checkExcluded(exclude, rank, nranks));
-  if (c.health.finalized) return invalidUsage("communicator was finalized: it cannot be shrunk");
-  if (c.health.aborted.load()) return invalidUsage("communicator was aborted: it cannot be shrunk");
+  if (c.health.finalized()) return invalidUsage("communicator was finalized: it cannot be shrunk");
+  if (c.health.aborted()) return invalidUsage("communicator was aborted: it cannot be shrunk");
   if (abortFirst) BRAID_TRY(c.quiesce(/*keepStopped=*/true, /*ownCalls=*/1).withContext("shrink"));
 
   std::vector<int> survivors;
@@ -66,59 +112,21 @@ Result<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& excludeList, 
       static_cast<int>(std::find(survivors.begin(), survivors.end(), rank) - survivors.begin());
   const int leader = survivors.front();
   std::string keyText =
-      std::to_string(c.members.bootstrap->magic()) + "/" + std::to_string(c.health.shrinks++);
+      std::to_string(c.members.bootstrap->magic()) + "/" + std::to_string(c.health.nextShrink());
   for (int r : exclude) keyText += "," + std::to_string(r);
   const uint64_t key = stableHash(keyText);
   const Deadline deadline = Deadline::afterMs(c.config.timeoutMs);
   BRAID_INFO("shrink: rank %d becomes rank %d of %zu (leader %d)", rank, newRank, survivors.size(),
              leader);
 
-  UniqueId id{};
-  if (survivors.size() > 1 && watch == nullptr) {
+  if (survivors.size() > 1 && c.health.watcher() == nullptr) {
     return internalError("shrink: no watcher to meet the other ranks through");
   }
+  UniqueId id{};
   if (rank == leader) {
-    const Result<UniqueId> made = newUniqueId();
-    const std::vector<char> letter = bootstrap::encodeShrinkLetter(made);
-    for (size_t i = 1; i < survivors.size(); ++i) {
-      Status posted = watch->post(survivors[i], key, letter.data(), letter.size(), deadline);
-      if (!posted.ok()) {
-        // That rank is gone too: the new communicator could only wait for it.
-        return remoteError("shrink: rank " + std::to_string(survivors[i]) +
-                           " is not excluded but cannot be reached (" + posted.message() +
-                           "); exclude it too");
-      }
-    }
-    if (!made.ok()) return made.status().withContext("shrink");
-    id = made.value();
+    BRAID_ASSIGN_OR_RETURN(id, postNewId(c.health, survivors, key, deadline));
   } else {
-    // Collected in short slices, so that a leader lost meanwhile ends the wait at once.
-    while (true) {
-      const Deadline slice = Deadline::afterMs(std::min<int64_t>(
-          100, deadline.isNever() ? 100 : std::max<int64_t>(1, deadline.remainingMs())));
-      Result<std::vector<char>> got = watch->collect(key, slice);
-      if (got.ok()) {
-        Result<UniqueId> sent = bootstrap::decodeShrinkLetter(got.value());
-        if (!sent.ok()) {
-          return sent.status().withContext("shrink: rank " + std::to_string(leader));
-        }
-        id = sent.value();
-        break;
-      }
-      for (const watch::Loss& loss : watch->losses()) {
-        if (loss.rank == leader) {
-          return remoteError("shrink: rank " + std::to_string(leader) +
-                             ", the first rank not excluded, is lost too: " + loss.describe() +
-                             "; exclude it as well");
-        }
-      }
-      if (deadline.expired()) {
-        return remoteError("shrink: timed out after " + std::to_string(c.config.timeoutMs) +
-                           " ms waiting for rank " + std::to_string(leader) +
-                           " (the first rank not excluded) to call ncclCommShrink with the same "
-                           "excluded ranks");
-      }
-    }
+    BRAID_ASSIGN_OR_RETURN(id, awaitId(c.health, leader, key, deadline, c.config.timeoutMs));
   }
   return c.createChild(id, static_cast<int>(survivors.size()), newRank, child);
 }

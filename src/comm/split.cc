@@ -39,13 +39,13 @@ std::vector<int> groupOf(const std::vector<SplitEntry>& entries, int32_t color) 
 
 Result<std::unique_ptr<Comm>> Comm::split(int color, int key, const CommOptions& child) {
   Impl& c = *impl_;
-  comm::ActiveCall active(c.health.activeCalls);
+  comm::ActiveCall active = c.health.countCall();
   const int rank = c.members.rank;
   const int nranks = c.members.nranks;
   bootstrap::Bootstrap& bootstrap = *c.members.bootstrap;
   log::ScopedLogRank logRank(rank);
-  if (c.health.finalized) return invalidUsage("communicator was finalized: it cannot be split");
-  if (c.health.aborted.load()) return invalidUsage("communicator was aborted: it cannot be split");
+  if (c.health.finalized()) return invalidUsage("communicator was finalized: it cannot be split");
+  if (c.health.aborted()) return invalidUsage("communicator was aborted: it cannot be split");
   if (color < 0 && color != kSplitNoColor) {
     return invalidArgument("color " + std::to_string(color) +
                            " is negative; use a color >= 0, or NCCL_SPLIT_NOCOLOR to take no part");

@@ -14,7 +14,7 @@ namespace braid {
 
 Status Comm::suspendMemory() {
   Impl& c = *impl_;
-  comm::ActiveCall active(c.health.activeCalls);
+  comm::ActiveCall active = c.health.countCall();
   log::ScopedLogRank logRank(c.members.rank);
   if (!c.gpu) return Status::success();  // host memory: no device memory to give back
   if (c.members.spansHosts()) {
@@ -27,9 +27,7 @@ Status Comm::suspendMemory() {
   BRAID_TRY(c.gpu->waitForLaunches().withContext("suspend: waiting for this rank's kernels"));
   BRAID_TRY(c.members.bootstrap->barrier().withContext("suspend: waiting for every rank"));
   c.calls.dropSchedules();
-  c.selector.choices.clear();
-  c.selector.allowed.oneShotMaxBytes = 0;
-  c.selector.oneShotBoard = false;
+  c.selector->disableOneShot();
   BRAID_TRY(c.gpu->releaseMemory());
   BRAID_TRY(c.members.bootstrap->barrier().withContext("suspend: waiting for every rank"));
   BRAID_INFO("suspend: gave back %llu of %llu bytes of device memory",
@@ -40,13 +38,13 @@ Status Comm::suspendMemory() {
 
 Status Comm::resumeMemory() {
   Impl& c = *impl_;
-  comm::ActiveCall active(c.health.activeCalls);
+  comm::ActiveCall active = c.health.countCall();
   log::ScopedLogRank logRank(c.members.rank);
   // Only what the suspend gave back is made again (GpuSide::restoreMemory): a suspend without
   // NCCL_SUSPEND_MEM freed nothing, and its FIFOs, their cursors and boards are still in use.
   if (!c.gpu) return Status::success();
-  BRAID_TRY(c.gpu->restoreMemory(c.selector).withContext("resume"));
-  c.selector.choices.clear();
+  BRAID_TRY(c.gpu->restoreMemory(*c.selector).withContext("resume"));
+  c.selector->forgetChoices();
   return Status::success();
 }
 

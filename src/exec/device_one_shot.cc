@@ -37,7 +37,7 @@ using transport::shm::ShmSegment;
 
 constexpr uint64_t kRecordMagic = 0x314f534449415242ull;  // "BRAIDSO1"
 constexpr uint32_t kRecordVersion = 1;
-constexpr size_t kPage = 4096;
+constexpr size_t kRecordPage = 4096;
 
 struct Record {
   std::atomic<uint64_t> magic;
@@ -48,7 +48,7 @@ struct Record {
   uint64_t maxBytes;
   transport::cuda_ipc::RegionRecord region;
 };
-static_assert(sizeof(Record) <= kPage, "a board record fits its page");
+static_assert(sizeof(Record) <= kRecordPage, "a board record fits its page");
 
 std::string recordName(uint64_t nonce, int rank) {
   char name[64];
@@ -131,7 +131,7 @@ Result<std::unique_ptr<DeviceOneShot>> DeviceOneShot::create(
   if (!own.ok()) return own.status().withContext("GPU one-shot board");
   out->own_ = std::move(own).value();
   {
-    BRAID_ASSIGN_OR_RETURN(ShmSegment record, ShmSegment::create(ownName, kPage));
+    BRAID_ASSIGN_OR_RETURN(ShmSegment record, ShmSegment::create(ownName, kRecordPage));
     auto* r = new (record.data()) Record();
     r->version = kRecordVersion;
     r->rank = rank;

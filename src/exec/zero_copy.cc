@@ -389,7 +389,8 @@ Status ZeroCopyBoard::allReduce(const void* input, void* output, size_t count, D
   const size_t bytes = count * elemBytes;
   return runCall("all_reduce", input, output, count, bytes, bytes, wait, mode,
                  [&](const Buffers& buffers, ZeroCopyMode chosen) {
-                   // This rank's block: the deterministic ring's (calls_deterministic.cc).
+                   // This rank's block: the deterministic ring's
+                   // (comm/ways/deterministic_ring_way.cc).
                    const size_t n = static_cast<size_t>(nranks_);
                    const size_t block = (count + n - 1) / n;
                    const size_t begin = std::min(count, static_cast<size_t>(rank_) * block);

@@ -127,7 +127,7 @@ TEST_P(AllReduceProcesses, MatchesReferenceInAndOutOfPlace) {
   });
 }
 
-// Tiny calls repeated with one shape run in the tiny lane after the first (comm/calls_tiny.cc):
+// Tiny calls repeated with one shape run in the tiny lane after the first (comm/ways/tiny_lane.cc):
 // every call's result is checked while the shape changes every 25 calls (count, type,
 // operator), and back, in place and out of place.
 TEST_P(AllReduceProcesses, RepeatedTinyCallsChangingShape) {

@@ -1,7 +1,7 @@
 // BRAID_DETERMINISTIC=1 with premulsum operators on the ring: the owner-computes all-reduce
-// (src/comm/calls_deterministic.cc) folds every rank's block on one rank, so each rank's scalar
-// must be applied where its input is, before the block leaves it, not by the owner with its own
-// scalar. braid-soak found the owner's scalar applied to every rank's input (every element
+// (src/comm/ways/deterministic_ring_way.cc) folds every rank's block on one rank, so each rank's
+// scalar must be applied where its input is, before the block leaves it, not by the owner with its
+// own scalar. braid-soak found the owner's scalar applied to every rank's input (every element
 // wrong whenever the scalars differ); this runs premulsum all-reduce on the deterministic ring
 // with both residences of the scalar, several types, counts and rank counts, every element
 // checked against the reference of the collective matrix (matrix_cases.h).

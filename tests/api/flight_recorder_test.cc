@@ -46,7 +46,7 @@ TEST(FlightRecorder, SigusrDumpsNameTheRankThatSkippedACall) {
   EXPECT_NE(dump.find("wait: call 4 channel 0 "), std::string::npos) << dump;
 }
 
-// A tiny call repeated runs in the tiny lane (comm/calls_tiny.cc), which records the call
+// A tiny call repeated runs in the tiny lane (comm/ways/tiny_lane.cc), which records the call
 // after publishing its input: the record is there before the wait all the same, and the
 // one-shot board notes whom it waits for, so the doctor names the rank that skipped.
 TEST(FlightRecorder, ATinyLaneCallIsRecordedBeforeItWaits) {

@@ -92,27 +92,35 @@ struct Setting {
   bool deterministic;
 };
 
-std::unique_ptr<Selector> commState(const Setting& setting) {
-  auto selector = std::make_unique<Selector>();
-  selector->algoForced = setting.algo[0] != '\0';
-  selector->nranks = 4;
-  selector->nchannels = 2;
-  selector->model = tune::Model::calibratedDefaults();
-  selector->model.hostCores = 2;
-  selector->deterministic = setting.deterministic;
+// The settings Comm::create and Links::connectRing leave for rank 0 of 4 on 2 cores; false where
+// they cannot be made.
+bool settingsFor(const Setting& setting, comm::SelectorSettings* out) {
+  comm::SelectorSettings& settings = *out;
+  settings.algoForced = setting.algo[0] != '\0';
+  settings.nranks = 4;
+  settings.nchannels = 2;
+  settings.model = tune::Model::calibratedDefaults();
+  settings.model.hostCores = 2;
+  settings.deterministic = setting.deterministic;
   auto allowed = tune::parseAllowed(setting.algo, setting.proto);
   EXPECT_TRUE(allowed.ok()) << allowed.status().message();
-  if (!allowed.ok()) return nullptr;
-  selector->allowed = allowed.value();
-  if (selector->allowed.algorithm[static_cast<int>(algo::Algorithm::kOneShot)]) {
+  if (!allowed.ok()) return false;
+  settings.allowed = allowed.value();
+  if (settings.allowed.algorithm[static_cast<int>(algo::Algorithm::kOneShot)]) {
     auto board = exec::OneShotBoard::create(0, 0, 1, exec::OneShotBoard::kDefaultMaxBytes,
                                             [] { return Status::success(); });
     EXPECT_TRUE(board.ok()) << board.status().message();
-    if (!board.ok()) return nullptr;
-    selector->allowed.oneShotMaxBytes = board.value()->maxBytes();
-    selector->oneShotBoard = true;
+    if (!board.ok()) return false;
+    settings.allowed.oneShotMaxBytes = board.value()->maxBytes();
+    settings.oneShotBoard = true;
   }
-  return selector;
+  return true;
+}
+
+std::unique_ptr<Selector> commState(const Setting& setting) {
+  comm::SelectorSettings settings;
+  if (!settingsFor(setting, &settings)) return nullptr;
+  return std::make_unique<Selector>(settings);
 }
 
 // Calls of every kind the selector tells apart: all_reduce across the one-shot board's limit
@@ -161,14 +169,12 @@ void expectSameChoice(const tune::Choice& got, const tune::Choice& want) {
 // A communicator across hosts asks the model about those hosts: the hops that cross them cost
 // the network's figures, and one-shot, which reads its peers' memory, is never chosen there.
 TEST(SelectionAcrossHosts, TheModelCountsTheCrossingsAndLeavesOneShotOut) {
-  std::unique_ptr<Selector> one = commState(Setting{"", "", false});
-  std::unique_ptr<Selector> two = commState(Setting{"", "", false});
-  ASSERT_NE(one, nullptr);
-  ASSERT_NE(two, nullptr);
-  for (Selector* s : {one.get(), two.get()}) {
-    for (auto& link : s->model.interHost) link = {40.0, 1.0};  // a slow network
-  }
-  two->nhosts = 2;
+  comm::SelectorSettings settings;
+  ASSERT_TRUE(settingsFor(Setting{"", "", false}, &settings));
+  for (auto& link : settings.model.interHost) link = {40.0, 1.0};  // a slow network
+  auto one = std::make_unique<Selector>(settings);
+  settings.nhosts = 2;
+  auto two = std::make_unique<Selector>(settings);
   for (size_t count : {2, 256, 16384, 262144}) {
     const CollCall call = Calls::call(Collective::kAllReduce, count);
     SCOPED_TRACE(describe(call));
@@ -180,10 +186,10 @@ TEST(SelectionAcrossHosts, TheModelCountsTheCrossingsAndLeavesOneShotOut) {
     EXPECT_GT(across.value().predictedUs, within.value().predictedUs + 40.0);
     tune::Query q;
     q.bytes = count * sizeof(float);
-    q.nranks = two->nranks;
+    q.nranks = settings.nranks;
     q.nhosts = 2;
-    q.nchannels = two->nchannels;
-    auto direct = tune::choose(two->model, q, two->allowed);
+    q.nchannels = settings.nchannels;
+    auto direct = tune::choose(settings.model, q, settings.allowed);
     ASSERT_TRUE(direct.ok()) << direct.status().message();
     expectSameChoice(across.value(), direct.value());
   }
@@ -218,15 +224,16 @@ TEST_P(SelectionCacheComm, RepeatedCallsGetTheChoiceOfAFreshCommunicator) {
     if (call.collective == Collective::kAllReduce) {
       tune::Query q;
       q.bytes = call.count * sizeof(float);
-      q.nranks = comm->nranks;
-      q.nchannels = comm->nchannels;
-      q.deterministic = comm->deterministic;
-      auto direct = tune::choose(comm->model, q, comm->allowed);
+      const comm::SelectorSettings& settings = comm->settings();
+      q.nranks = settings.nranks;
+      q.nchannels = settings.nchannels;
+      q.deterministic = settings.deterministic;
+      auto direct = tune::choose(settings.model, q, settings.allowed);
       ASSERT_TRUE(direct.ok()) << direct.status().message();
       expectSameChoice(got.value(), direct.value());
     }
   }
-  EXPECT_EQ(comm->choices.size(), kEntries);
+  EXPECT_EQ(comm->keptChoices(), kEntries);
 }
 
 const Setting kSettings[] = {

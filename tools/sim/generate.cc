@@ -83,32 +83,9 @@ Status checkSupported(Collective collective, algo::Algorithm algorithm) {
 Result<algo::Schedule> generateRank(const ScheduleSpec& spec, int rank) {
   BRAID_TRY(checkSupported(spec.collective, spec.algorithm));
   if (spec.algorithm == algo::Algorithm::kTree) {
-    const algo::TreeParams p = treeParams(spec, rank);
-    switch (spec.collective) {
-      case Collective::kAllReduce:
-        return algo::treeAllReduce(p);
-      case Collective::kBroadcast:
-        return algo::treeBroadcast(p, spec.root);
-      case Collective::kReduce:
-        return algo::treeReduce(p, spec.root);
-      default:
-        break;
-    }
+    return algo::treeSchedule(spec.collective, treeParams(spec, rank), spec.root);
   }
-  const algo::RingParams p = ringParams(spec, rank);
-  switch (spec.collective) {
-    case Collective::kAllReduce:
-      return algo::ringAllReduce(p);
-    case Collective::kReduceScatter:
-      return algo::ringReduceScatter(p);
-    case Collective::kAllGather:
-      return algo::ringAllGather(p);
-    case Collective::kBroadcast:
-      return algo::ringBroadcast(p, spec.root);
-    case Collective::kReduce:
-      return algo::ringReduce(p, spec.root);
-  }
-  return invalidArgument("unknown collective");
+  return algo::ringSchedule(spec.collective, ringParams(spec, rank), spec.root);
 }
 
 Result<ScheduleSet> generateSchedules(const ScheduleSpec& spec, int threads) {
