@@ -32,6 +32,17 @@ inline bool rooted(Collective collective) {
   return collective == Collective::kBroadcast || collective == Collective::kReduce;
 }
 
+/// Whether `rank` reads the call's input: every rank but a broadcast's non-roots.
+inline bool readsInput(const CollCall& call, int rank) {
+  return call.collective != Collective::kBroadcast || rank == call.root;
+}
+
+/// Whether `rank`'s output receives the call's result (and its operator's last step, avg's
+/// division): every rank but a reduce's non-roots.
+inline bool holdsResult(const CollCall& call, int rank) {
+  return call.collective != Collective::kReduce || rank == call.root;
+}
+
 /// "AllReduce of 1024 x float sum", "Broadcast of 16 x int8, root 2".
 std::string describeCall(const CollCall& call);
 

@@ -114,12 +114,8 @@ Status Calls::dispatchOnGpu(const CollCall& call, Recorder::Scope& record) {
   // only the launch, which the capture records.
   gpu::RelaxedCapture relaxed(rt);
   BRAID_TRY(rt.setDevice(gpu_->device));
-  const int rank = members_.rank;
-  const bool readsInput =
-      !rooted(call.collective) || call.collective == Collective::kReduce || rank == call.root;
-  const bool writesOutput = call.collective != Collective::kReduce || rank == call.root;
-  if (readsInput) BRAID_TRY(checkDeviceBuffer(rt, call.input, "sendbuff"));
-  if (writesOutput) BRAID_TRY(checkDeviceBuffer(rt, call.output, "recvbuff"));
+  if (readsInput(call, members_.rank)) BRAID_TRY(checkDeviceBuffer(rt, call.input, "sendbuff"));
+  if (holdsResult(call, members_.rank)) BRAID_TRY(checkDeviceBuffer(rt, call.output, "recvbuff"));
   WayCall wc{call, record, {}, {}, {}};
   if (reduces(call.collective)) {
     BRAID_ASSIGN_OR_RETURN(wc.spec, userOps.spec(call.type, call.op, members_.nranks));
@@ -158,8 +154,7 @@ Status Calls::settle(const WayCall& wc, const Outcome& outcome) {
   // avg divides once, on the part of the result this rank holds: everywhere but a reduce's
   // non-roots. A schedule's program and the zero-copy board do it themselves; the one-shot
   // board and the deterministic ring leave it here.
-  const bool holdsResult = call.collective != Collective::kReduce || members_.rank == call.root;
-  if (outcome.finishLeft && holdsResult && reduces(call.collective)) {
+  if (outcome.finishLeft && holdsResult(call, members_.rank) && reduces(call.collective)) {
     wc.hostOp.finishOutput(call.output, call.count);
   }
   return Status::success();

@@ -87,10 +87,8 @@ Status ScheduleCache::generate(const CollCall& call, const tune::Choice& choice,
 }
 
 Status ScheduleCache::lowerAndLink(const CollCall& call, CachedSchedule& entry) {
-  // The operator's final step (avg's division) runs where the rank holds final values:
-  // everywhere but a reduce's non-roots.
-  const bool finishes = reduces(call.collective) &&
-                        (call.collective != Collective::kReduce || members_.rank == call.root);
+  // The operator's final step (avg's division) runs where the rank holds the result.
+  const bool finishes = reduces(call.collective) && holdsResult(call, members_.rank);
   BRAID_ASSIGN_OR_RETURN(entry.program, exec::lowerSchedule(entry.schedule, finishes));
   if (gpu_ == nullptr) {
     return links_.linkSchedule(entry.program, entry.protocol, &entry.connections)

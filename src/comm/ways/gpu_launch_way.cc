@@ -29,9 +29,8 @@ std::vector<Access> accessesOf(const CollCall& call, int nranks, int rank, void*
   }
   const size_t in = call.collective == Collective::kReduceScatter ? blocksEnd : call.count;
   const size_t out = call.collective == Collective::kAllGather ? blocksEnd : call.count;
-  const bool reads = call.collective != Collective::kBroadcast || rank == call.root;
-  const bool writes =
-      call.collective != Collective::kReduce || rank == call.root || output != call.output;
+  const bool reads = readsInput(call, rank);
+  const bool writes = holdsResult(call, rank) || output != call.output;  // or writes scratch
   std::vector<Access> accesses;
   if (reads) accesses.push_back({call.input, in * elem, false});
   if (writes) accesses.push_back({output, out * elem, true});
