@@ -32,8 +32,8 @@
 namespace {
 
 using braid::Collective;
+using braid::CollectiveCall;
 using braid::DataType;
-using braid::comm::CollCall;
 using braid::comm::Selector;
 namespace algo = braid::algo;
 namespace tune = braid::tune;
@@ -100,7 +100,7 @@ std::unique_ptr<Selector> benchSelector() {
 // Selector::choose on all_reduce calls of float counts cycling through `sizes` distinct ones.
 void implChoose(benchmark::State& state, size_t sizes) {
   std::unique_ptr<Selector> impl = benchSelector();
-  std::vector<CollCall> calls;
+  std::vector<CollectiveCall> calls;
   for (size_t i = 0; i < sizes; ++i) {
     const size_t count = size_t(2) << (2 * i);  // 8 B, 32 B, ... 4^i apart
     calls.push_back({Collective::kAllReduce, nullptr, nullptr, count, DataType::kFloat32,

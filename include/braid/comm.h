@@ -56,6 +56,56 @@ struct P2pOp {
   DataType type = DataType::kInt8;
 };
 
+/// One collective call with its arguments named: what allReduce ... reduce, allGatherV and
+/// reduceScatterV take, and what Comm::runCollective runs.
+struct CollectiveCall {
+  Collective collective = Collective::kAllReduce;
+  const void* input = nullptr;
+  void* output = nullptr;
+  /// Elements, as the call's own count argument says them: per rank for all_reduce, broadcast
+  /// and reduce, recvCount of reduceScatter, sendCount of allGather; the variable-count forms:
+  /// this rank's block.
+  size_t count = 0;
+  DataType type = DataType::kFloat32;
+  RedOp op = RedOp::kSum;  ///< the collectives that reduce
+  int root = -1;           ///< broadcast and reduce
+  /// The variable-count forms: size() block counts and displacements (in elements), read until
+  /// the call ran; nullptr for the uniform layout.
+  const size_t* blockCounts = nullptr;
+  const size_t* blockOffsets = nullptr;
+  void* stream = nullptr;  ///< GPU communicators: the cudaStream_t to enqueue on
+  /// allGatherV or reduceScatterV: blockCounts and blockOffsets must be given.
+  bool variableCounts = false;
+};
+
+/// A collective call whose arguments a communicator checked (Comm::checkCollective), so that it
+/// runs without being checked again: a call queued in a group is checked when it is issued.
+class CheckedCollective {
+ public:
+  const CollectiveCall& call() const { return call_; }
+
+ private:
+  friend class Comm;
+  explicit CheckedCollective(const CollectiveCall& call) : call_(call) {}
+  CollectiveCall call_;
+};
+
+/// A batch of sends and receives whose arguments a communicator checked (Comm::checkSendRecv,
+/// checkGather, ...): it runs without being checked again. Batches checked one by one stay
+/// checked when appended (a group's consecutive ncclSend and ncclRecv run as one batch).
+class CheckedBatch {
+ public:
+  const std::vector<P2pOp>& ops() const { return ops_; }
+  void append(const CheckedBatch& more) {
+    ops_.insert(ops_.end(), more.ops_.begin(), more.ops_.end());
+  }
+
+ private:
+  friend class Comm;
+  explicit CheckedBatch(std::vector<P2pOp> ops) : ops_(std::move(ops)) {}
+  std::vector<P2pOp> ops_;
+};
+
 /// Where a communicator's calls run. On a host communicator every call
 /// completes before it returns and `stream` is ignored. On a GPU
 /// communicator (made while a CUDA device is current) buffers are device
@@ -136,6 +186,14 @@ class Comm {
   /// counts and types are read, never the buffers.
   Result<double> estimateP2pUs(const std::vector<P2pOp>& ops) const;
 
+  /// Checks a collective's arguments without running it: its datatype, root, buffers (NULL
+  /// only where this rank reads or writes nothing) and, for the variable-count forms, the
+  /// blocks' layout (this rank's count, addressable extents, overlaps the schedule cannot honour).
+  Result<CheckedCollective> checkCollective(const CollectiveCall& call) const;
+  /// Runs a checked collective; every collective below is this.
+  Status runCollective(const CheckedCollective& call);
+  /// Checks and runs a collective.
+  Status runCollective(const CollectiveCall& call);
   /// output[i] = op over all ranks of input[i], for i < count, on every rank.
   /// input == output is the in-place form. Completes before it returns.
   /// `op` is a built-in RedOp or one made by createPreMulSum.
@@ -186,6 +244,11 @@ class Comm {
   /// in the order they were issued; sizes must agree. Completes before it
   /// returns. This is what a group of ncclSend / ncclRecv runs.
   Status sendRecv(const std::vector<P2pOp>& ops, void* stream = nullptr);
+  /// Checks a batch without running it: every peer a rank, every type known, a buffer wherever
+  /// a count is not 0.
+  Result<CheckedBatch> checkSendRecv(std::vector<P2pOp> ops) const;
+  /// Runs a checked batch; sendRecv, gather, scatter and the all-to-alls are this.
+  Status sendRecv(const CheckedBatch& batch, void* stream = nullptr);
 
   /// The root receives `count` elements from every rank r into
   /// output + r * count (its own input included); other ranks' output is unused.
@@ -206,6 +269,18 @@ class Comm {
   Status allToAllV(const void* input, const size_t* sendCounts, const size_t* sendDispls,
                    void* output, const size_t* recvCounts, const size_t* recvDispls, DataType type,
                    void* stream = nullptr);
+  /// The checked batches the four calls above run (sendRecv(CheckedBatch)), for a caller that
+  /// checks a call now and runs it later (a group).
+  Result<CheckedBatch> checkGather(const void* input, void* output, size_t count, DataType type,
+                                   int root) const;
+  Result<CheckedBatch> checkScatter(const void* input, void* output, size_t count, DataType type,
+                                    int root) const;
+  Result<CheckedBatch> checkAllToAll(const void* input, void* output, size_t count,
+                                     DataType type) const;
+  Result<CheckedBatch> checkAllToAllV(const void* input, const size_t* sendCounts,
+                                      const size_t* sendDispls, void* output,
+                                      const size_t* recvCounts, const size_t* recvDispls,
+                                      DataType type) const;
 
   /// The error that made this communicator unusable, or success. On a GPU
   /// communicator this includes what a kernel found (a peer that never

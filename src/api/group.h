@@ -36,9 +36,9 @@ ncclResult_t runOrDefer(Comm* comm, std::function<Status()> op,
 /// the operations queued for it, a finalize among them).
 void runAfterGroup(std::function<void()> fn);
 
-/// A send or receive: run at once outside a group; inside one, queued, and
+/// A checked send or receive: run at once outside a group; inside one, queued, and
 /// at ncclGroupEnd consecutive sends and receives of a communicator run as
 /// one batch (Comm::sendRecv), so their order cannot deadlock.
-ncclResult_t sendRecvOrDefer(Comm* comm, const P2pOp& op, void* stream);
+ncclResult_t sendRecvOrDefer(Comm* comm, const CheckedBatch& op, void* stream);
 
 }  // namespace braid::api

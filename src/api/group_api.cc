@@ -23,7 +23,7 @@ namespace {
 // anything else.
 struct GroupOp {
   std::function<Status()> run;
-  std::optional<P2pOp> p2p;
+  std::optional<CheckedBatch> p2p;
   void* stream = nullptr;                    ///< a send's or receive's stream
   std::function<Result<double>()> estimate;  ///< the model's time; empty for communicator creation
 };
@@ -48,30 +48,34 @@ thread_local GroupState tlsGroup;
 // this way.
 template <typename OnBatch, typename OnOp>
 Status walkTarget(const GroupTarget& target, OnBatch onBatch, OnOp onOp) {
-  std::vector<P2pOp> batch;
+  std::optional<CheckedBatch> batch;
   void* batchStream = nullptr;
   for (const auto& op : target.ops) {
     if (op.p2p) {
-      if (!batch.empty() && op.stream != batchStream) {
-        BRAID_TRY(onBatch(batch, batchStream));
-        batch.clear();
+      if (batch && op.stream != batchStream) {
+        BRAID_TRY(onBatch(*batch, batchStream));
+        batch.reset();
       }
-      batch.push_back(*op.p2p);
+      if (batch) {
+        batch->append(*op.p2p);
+      } else {
+        batch = *op.p2p;
+      }
       batchStream = op.stream;
       continue;
     }
-    if (!batch.empty()) BRAID_TRY(onBatch(batch, batchStream));
-    batch.clear();
+    if (batch) BRAID_TRY(onBatch(*batch, batchStream));
+    batch.reset();
     BRAID_TRY(onOp(op));
   }
-  if (!batch.empty()) BRAID_TRY(onBatch(batch, batchStream));
+  if (batch) BRAID_TRY(onBatch(*batch, batchStream));
   return Status::success();
 }
 
 Status runTargetOps(const GroupTarget& target) {
   return walkTarget(
       target,
-      [&](const std::vector<P2pOp>& batch, void* stream) {
+      [&](const CheckedBatch& batch, void* stream) {
         return target.comm->sendRecv(batch, stream).withContext("ncclSend/ncclRecv");
       },
       [](const GroupOp& op) { return op.run(); });
@@ -96,8 +100,8 @@ Result<double> estimateTarget(const GroupTarget& target) {
   };
   BRAID_TRY(walkTarget(
       target,
-      [&](const std::vector<P2pOp>& batch, void*) {
-        return add(target.comm->estimateP2pUs(batch));
+      [&](const CheckedBatch& batch, void*) {
+        return add(target.comm->estimateP2pUs(batch.ops()));
       },
       [&](const GroupOp& op) {
         // Creating a communicator has no estimate: it moves no data.
@@ -164,8 +168,8 @@ void runAfterGroup(std::function<void()> fn) {
   tlsGroup.after.push_back(std::move(fn));
 }
 
-ncclResult_t sendRecvOrDefer(Comm* comm, const P2pOp& op, void* stream) {
-  if (tlsGroupDepth == 0) return report(comm->sendRecv({op}, stream));
+ncclResult_t sendRecvOrDefer(Comm* comm, const CheckedBatch& op, void* stream) {
+  if (tlsGroupDepth == 0) return report(comm->sendRecv(op, stream));
   GroupTarget& target = targetFor(comm);
   target.comm = comm;
   target.ops.push_back({nullptr, op, stream, nullptr});

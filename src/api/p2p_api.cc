@@ -2,8 +2,6 @@
 // a host communicator (so a send needs its receive posted by then), and is
 // enqueued on the stream on a GPU one; inside a group they are fused at
 // ncclGroupEnd and may be issued in any order.
-#include <string>
-
 #include "api/group.h"
 
 using braid::Status;
@@ -17,23 +15,16 @@ ncclResult_t pointToPoint(const char* name, braid::P2pOp::Kind kind, void* buffe
   if (!c.ok()) return report(c.status().withContext(name));
   auto type = braid::api::dataTypeFrom(datatype);
   if (!type.ok()) return report(type.status().withContext(name));
-  if (peer < 0 || peer >= c.value()->size()) {
-    return report(braid::invalidArgument(std::string(name) + ": peer " + std::to_string(peer) +
-                                         " is outside [0, " + std::to_string(c.value()->size()) +
-                                         ")"));
-  }
-  if (count > 0 && buffer == nullptr) {
-    return report(braid::invalidArgument(
-        std::string(name) + ": " + (kind == braid::P2pOp::Kind::kSend ? "sendbuff" : "recvbuff") +
-        " is NULL with count > 0"));
-  }
   braid::P2pOp op;
   op.kind = kind;
   op.peer = peer;
   op.buffer = buffer;
   op.count = count;
   op.type = type.value();
-  return braid::api::sendRecvOrDefer(c.value(), op, stream);
+  // Checked now, also in a group (Comm::checkSendRecv), and not again when it runs.
+  auto checked = c.value()->checkSendRecv({op});
+  if (!checked.ok()) return report(checked.status().withContext(name));
+  return braid::api::sendRecvOrDefer(c.value(), checked.value(), stream);
 }
 
 }  // namespace

@@ -1,31 +1,15 @@
-// One collective call as the communicator's parts pass it around, and the checks every call
-// shares, with the same messages.
+// What the communicator's parts ask of one collective call (braid::CollectiveCall, braid/comm.h),
+// and the checks every call shares, with the same messages.
 #pragma once
 
 #include <cstddef>
 #include <string>
 
+#include "braid/comm.h"
 #include "braid/status.h"
 #include "braid/types.h"
 
 namespace braid::comm {
-
-/// One collective, as the public methods describe it.
-struct CollCall {
-  Collective collective;
-  const void* input;
-  void* output;
-  size_t count;
-  DataType type;
-  RedOp op;
-  int root;
-  /// Variable-count reduce-scatter and all-gather: nranks block counts and
-  /// offsets (algo::RingParams::blockCounts); nullptr for the uniform
-  /// layout. `count` is then this rank's own block.
-  const size_t* blockCounts = nullptr;
-  const size_t* blockOffsets = nullptr;
-  void* stream = nullptr;  ///< GPU communicators: the cudaStream_t to enqueue on
-};
 
 /// Whether the collective has a root (broadcast, reduce).
 inline bool rooted(Collective collective) {
@@ -33,18 +17,18 @@ inline bool rooted(Collective collective) {
 }
 
 /// Whether `rank` reads the call's input: every rank but a broadcast's non-roots.
-inline bool readsInput(const CollCall& call, int rank) {
+inline bool readsInput(const CollectiveCall& call, int rank) {
   return call.collective != Collective::kBroadcast || rank == call.root;
 }
 
 /// Whether `rank`'s output receives the call's result (and its operator's last step, avg's
 /// division): every rank but a reduce's non-roots.
-inline bool holdsResult(const CollCall& call, int rank) {
+inline bool holdsResult(const CollectiveCall& call, int rank) {
   return call.collective != Collective::kReduce || rank == call.root;
 }
 
 /// "AllReduce of 1024 x float sum", "Broadcast of 16 x int8, root 2".
-std::string describeCall(const CollCall& call);
+std::string describeCall(const CollectiveCall& call);
 
 /// `type` must be one braid knows.
 inline Status checkDataType(DataType type) {

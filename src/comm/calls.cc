@@ -12,7 +12,7 @@ namespace {
 
 // A call with nothing to move: a variable-count call moves other ranks' blocks even when its
 // own is empty, so it has nothing to do only when every block is.
-bool empty(const CollCall& call, int nranks) {
+bool empty(const CollectiveCall& call, int nranks) {
   return call.blockCounts == nullptr ? call.count == 0
                                      : std::all_of(call.blockCounts, call.blockCounts + nranks,
                                                    [](size_t c) { return c == 0; });
@@ -66,17 +66,15 @@ Status Calls::checkUsable() const {
   return Status::success();
 }
 
-Status Calls::run(const CollCall& call) {
+Status Calls::run(const CollectiveCall& call) {
   if (tiny_.takes(call)) return runTiny(call);
-  BRAID_TRY(checkDataType(call.type));
-  if (rooted(call.collective)) BRAID_TRY(checkRank(call.root, members_.nranks, "root"));
   BRAID_TRY(checkUsable());
   // The record keeps the call's fields; the words are made only for a failure.
   Recorder::Scope record(recorder_, call);
   return record.close(dispatch(call, record));
 }
 
-Status Calls::runTiny(const CollCall& call) {
+Status Calls::runTiny(const CollectiveCall& call) {
   BRAID_TRY(checkUsable());
   Status started = tiny_.start(call);
   // The input is on its way: the record is written now, before the wait.
@@ -87,7 +85,7 @@ Status Calls::runTiny(const CollCall& call) {
   return record.close(settle(wc, ran));
 }
 
-Status Calls::dispatch(const CollCall& call, Recorder::Scope& record) {
+Status Calls::dispatch(const CollectiveCall& call, Recorder::Scope& record) {
   if (config_.checkCalls) {
     record.flush();  // the check meets the peers: a hang there must show the call
     BRAID_TRY(health_.explainFailure(checkCallAgrees(call)));
@@ -96,29 +94,29 @@ Status Calls::dispatch(const CollCall& call, Recorder::Scope& record) {
   return dispatchOnHost(call, record);
 }
 
-Status Calls::dispatchOnHost(const CollCall& call, Recorder::Scope& record) {
+Status Calls::dispatchOnHost(const CollectiveCall& call, Recorder::Scope& record) {
   WayCall wc{call, record, {}, {}, {}};
   if (reduces(call.collective)) {
-    BRAID_ASSIGN_OR_RETURN(wc.hostOp, userOps.hostOp(call.type, call.op, members_.nranks));
+    BRAID_ASSIGN_OR_RETURN(wc.hostOp, userOps_.hostOp(call.type, call.op, members_.nranks));
   }
   if (empty(call, members_.nranks)) return Status::success();
   return runWays(wc);
 }
 
-Status Calls::dispatchOnGpu(const CollCall& call, Recorder::Scope& record) {
+Status Calls::dispatchOnGpu(const CollectiveCall& call, Recorder::Scope& record) {
   if (empty(call, members_.nranks)) return Status::success();
-  gpu::Runtime& rt = *gpu_->runtime;
+  gpu::Runtime& rt = gpu_->runtime();
   // The first call of a shape allocates, uploads and waits on the private stream (its FIFOs,
   // its device program, scratch), which a capture of the user's stream in global mode (PyTorch's
   // default) would forbid: relaxed, as NCCL is, it may, and what goes on the user's stream is
   // only the launch, which the capture records.
   gpu::RelaxedCapture relaxed(rt);
-  BRAID_TRY(rt.setDevice(gpu_->device));
+  BRAID_TRY(rt.setDevice(gpu_->device()));
   if (readsInput(call, members_.rank)) BRAID_TRY(checkDeviceBuffer(rt, call.input, "sendbuff"));
   if (holdsResult(call, members_.rank)) BRAID_TRY(checkDeviceBuffer(rt, call.output, "recvbuff"));
   WayCall wc{call, record, {}, {}, {}};
   if (reduces(call.collective)) {
-    BRAID_ASSIGN_OR_RETURN(wc.spec, userOps.spec(call.type, call.op, members_.nranks));
+    BRAID_ASSIGN_OR_RETURN(wc.spec, userOps_.spec(call.type, call.op, members_.nranks));
   }
   return runWays(wc);
 }
@@ -134,7 +132,7 @@ Status Calls::runWays(WayCall& wc) {
     if (!outcome.taken) continue;
     if (wc.choice) {
       const int channels =
-          outcome.channels != 0 ? static_cast<int>(outcome.channels) : links_.nchannels;
+          outcome.channels != 0 ? static_cast<int>(outcome.channels) : links_.nchannels();
       recorder_.traceCall(wc.call, *wc.choice, channels, traceStart, outcome.ran);
     }
     return settle(wc, outcome);
@@ -143,7 +141,7 @@ Status Calls::runWays(WayCall& wc) {
 }
 
 Status Calls::settle(const WayCall& wc, const Outcome& outcome) {
-  const CollCall& call = wc.call;
+  const CollectiveCall& call = wc.call;
   if (!outcome.status.ok()) {
     if (gpu_) return outcome.status;  // dispatch explains it
     return failed(std::string(collectiveName(call.collective)) + " (" +

@@ -1,9 +1,9 @@
 // Calls: the dispatcher that turns a call on a communicator into work.
 //
-// A collective is checked (its datatype and root: its buffers were checked by Comm) and its
-// record opened (Recorder::Scope); then the ways of running it (ways/way.h) are asked in order
-// until one takes it: on the host zero-copy, one-shot, the deterministic ring and the
-// scheduled way, on a GPU the copy for one rank and the launch. The algorithm and protocol are
+// A collective (its arguments checked by Comm, call_arguments.h) has its communicator's health
+// checked and its record opened (Recorder::Scope); then the ways of running it (ways/way.h) are
+// asked in order until one takes it: on the host zero-copy, one-shot, the deterministic ring and
+// the scheduled way, on a GPU the copy for one rank and the launch. The algorithm and protocol are
 // chosen (comm/selector.h) before the first way that needs them. After the way ran, the
 // dispatcher settles the call in one place: a failure explained and kept as the communicator's
 // breakage, or avg's division applied where the way left it. A host all_reduce of the shape the
@@ -11,8 +11,7 @@
 // Point-to-point batches go to the host's or the GPU's point-to-point way.
 //
 // It owns the ways, the schedules of recent calls (ScheduleCache), host scratch, the caller's
-// premulsum operators, the count of calls BRAID_CHECK_CALLS compared (calls_check.cc) and the
-// registrations of ncclCommRegister.
+// premulsum operators and the count of calls BRAID_CHECK_CALLS compared (calls_check.cc).
 #pragma once
 
 #include <cstddef>
@@ -57,15 +56,17 @@ class Calls {
     tiny_.disarm();
   }
 
-  /// Runs a collective: checked, recorded, dispatched to its way, and settled.
-  Status run(const CollCall& call);
+  /// Runs a collective whose arguments Comm checked: recorded, dispatched to its way, settled.
+  Status run(const CollectiveCall& call);
   /// Runs a batch of sends and receives, the same way.
   Status sendRecv(const std::vector<P2pOp>& ops, void* stream);
 
-  /// ncclRedOpCreatePreMulSum's operators.
-  UserOps userOps;
-  /// ncclCommRegister's registrations: start -> bytes.
-  std::map<void*, size_t> registrations;
+  /// ncclRedOpCreatePreMulSum: an operator of this communicator (UserOps::create).
+  Result<RedOp> createPreMulSum(const void* scalar, DataType type, bool scalarByPointer) {
+    return userOps_.create(scalar, type, scalarByPointer);
+  }
+  /// ncclRedOpDestroy.
+  Status destroyOp(RedOp op) { return userOps_.destroy(op); }
 
  private:
   /// What the ways use of the parts, `gpu_` included.
@@ -75,13 +76,13 @@ class Calls {
   /// Health's checks, and on a GPU whether a kernel gave up.
   Status checkUsable() const;
   /// A call the tiny lane takes, from its start to its settling.
-  Status runTiny(const CollCall& call);
+  Status runTiny(const CollectiveCall& call);
   /// A checked and recorded call, to its way.
-  Status dispatch(const CollCall& call, Recorder::Scope& record);
+  Status dispatch(const CollectiveCall& call, Recorder::Scope& record);
   /// The host's part of dispatch: the operator as the host applies it.
-  Status dispatchOnHost(const CollCall& call, Recorder::Scope& record);
+  Status dispatchOnHost(const CollectiveCall& call, Recorder::Scope& record);
   /// The GPU's part: the device, the buffers, the operator as the kernels apply it.
-  Status dispatchOnGpu(const CollCall& call, Recorder::Scope& record);
+  Status dispatchOnGpu(const CollectiveCall& call, Recorder::Scope& record);
   /// Asks the ways in order until one takes the call, and settles it.
   Status runWays(WayCall& wc);
   /// After a way ran a call: a failure explained and kept, or avg's division where left.
@@ -90,7 +91,7 @@ class Calls {
   /// communicator's breakage and logged.
   Status failed(const std::string& what, const Status& s);
   /// BRAID_CHECK_CALLS: whether every rank makes this same call (calls_check.cc).
-  Status checkCallAgrees(const CollCall& call);
+  Status checkCallAgrees(const CollectiveCall& call);
 
   const Config& config_;
   const Members& members_;
@@ -106,6 +107,7 @@ class Calls {
   std::vector<std::unique_ptr<Way>> ways_;
   std::unique_ptr<P2pWay> p2pWay_;
   uint64_t checkedCalls_ = 0;  ///< the sequence number of the next checked call
+  UserOps userOps_;            ///< the caller's premulsum operators
 };
 
 }  // namespace braid::comm

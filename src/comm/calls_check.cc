@@ -66,7 +66,7 @@ std::string rankList(const std::vector<int>& ranks) {
 
 }  // namespace
 
-Status Calls::checkCallAgrees(const CollCall& call) {
+Status Calls::checkCallAgrees(const CollectiveCall& call) {
   const int rank = members_.rank;
   const int nranks = members_.nranks;
   CallDigest mine{};

@@ -68,34 +68,26 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
                            std::to_string(nranks) + ")");
   }
   log::ScopedLogRank logRank(rank);
-  auto impl = std::make_unique<Impl>(Config::fromEnvironment());
-  if (options.minChannels > 0) impl->config.minChannels = options.minChannels;
-  if (options.maxChannels > 0) impl->config.maxChannels = options.maxChannels;
+  Config settings = Config::fromEnvironment();
+  if (options.minChannels > 0) settings.minChannels = options.minChannels;
+  if (options.maxChannels > 0) settings.maxChannels = options.maxChannels;
+  BRAID_TRY(settings.validate());
+  BRAID_ASSIGN_OR_RETURN(const int device, chooseDevice(options, settings));
+  auto impl = std::make_unique<Impl>(std::move(settings), rank, nranks, options.name, device);
   const Config& config = impl->config;
-  BRAID_TRY(config.validate());
   comm::SelectorSettings& choosing = impl->choosing;
   BRAID_ASSIGN_OR_RETURN(choosing.allowed, tune::parseAllowed(config.algo, config.proto));
   choosing.model = tune::Model::calibratedDefaults();
   choosing.deterministic = config.deterministic;
   choosing.algoForced = !config.algo.empty();
   choosing.nranks = nranks;
-  if (!config.tracePath.empty()) {
-    impl->recorder.trace = std::make_unique<trace::Recorder>(config.tracePath, rank);
-  }
-  comm::Members& members = impl->members;
-  members.rank = rank;
-  members.nranks = nranks;
-  members.name = options.name;
   if (options.stop) impl->health.shareStop(options.stop);
-  BRAID_ASSIGN_OR_RETURN(members.cudaDevice, chooseDevice(options, config));
   if (rank == 0) BRAID_INFO("%s", config.describe().c_str());
   BRAID_INFO("init: rank %d of %d, id %s%s%s%s", rank, nranks,
              bootstrap::describeUniqueId(id).c_str(), options.name.empty() ? "" : ", name \"",
              options.name.c_str(), options.name.empty() ? "" : "\"");
 
-  BRAID_ASSIGN_OR_RETURN(
-      members.bootstrap,
-      bootstrap::Bootstrap::create(id, rank, nranks, config.timeoutMs, impl->health.stopFlag()));
+  BRAID_TRY(impl->members.joinBootstrap(id, config.timeoutMs, impl->health.stopFlag()));
   test_fault::reached("bootstrap.joined");
   Impl* raw = impl.get();
   BRAID_TRY(
@@ -131,7 +123,7 @@ Status Comm::Impl::quiesce(bool keepStopped, int ownCalls) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   if (gpu) {
-    gpu->pending = {};  // never launched: nothing of it ran
+    gpu->dropPending();  // never launched: nothing of it ran
     BRAID_TRY(gpu->waitForLaunches().withContext("waiting for the communicator's kernels to stop"));
   }
   const bool lost = health.firstLoss().has_value();
@@ -173,7 +165,7 @@ Status Comm::asyncError() const {
   if (!c.gpu) return Status::success();
   const Status fault = c.health.explainFault(c.gpu->faultStatus());
   // A kernel that gave up is heard of here first: its story is worth a dump, once.
-  if (!fault.ok() && !c.recorder.faultDumped.exchange(true)) {
+  if (!fault.ok() && c.recorder.firstFaultDump()) {
     c.recorder.noteFailure(fault, "a kernel");
   }
   return fault;
@@ -204,16 +196,13 @@ void Comm::abort() {
 }
 
 void Comm::beginFusedLaunch() {
-  if (impl_->gpu) impl_->gpu->fusing = true;
+  if (impl_->gpu) impl_->gpu->beginFusing();
 }
 
 Status Comm::endFusedLaunch() {
   if (!impl_->gpu) return Status::success();
-  impl_->gpu->fusing = false;
   log::ScopedLogRank logRank(impl_->members.rank);
-  Status s = impl_->gpu->flush();
-  if (!s.ok()) impl_->gpu->pending = {};
-  return s;
+  return impl_->gpu->endFusing();
 }
 
 }  // namespace braid

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "braid/comm.h"
 #include "comm/call.h"
@@ -29,6 +30,7 @@
 #include "comm/members.h"
 #include "comm/network.h"
 #include "comm/recorder.h"
+#include "comm/registrations.h"
 #include "comm/selector.h"
 #include "config.h"
 #include "gpu/metered_runtime.h"
@@ -37,7 +39,9 @@ namespace braid {
 
 class Comm::Impl {
  public:
-  explicit Impl(Config c) : config(std::move(c)) {}
+  /// Rank `rank` of `nranks` on `device` (-1: host memory), in the communicator named `name`.
+  Impl(Config c, int rank, int nranks, std::string name, int device)
+      : config(std::move(c)), members(rank, nranks, std::move(name), device) {}
   /// Stops SIGUSR1's dumps and the watcher first: the dump reads the GPU's wait records, and the
   /// watcher's thread calls onPeerLost, which reaches the other parts.
   ~Impl() {
@@ -62,6 +66,8 @@ class Comm::Impl {
   comm::Calls calls{config, members, health, recorder, links};
   /// Null on host communicators. After Calls, which points at it: it goes first.
   std::unique_ptr<comm::GpuSide> gpu;
+  /// ncclCommRegister's.
+  comm::Registrations registrations;
 
   /// After the bootstrap joined: the watch, the peers, the topology, the FIFOs (comm.cc).
   Status finishCreate();

@@ -8,7 +8,7 @@ namespace braid {
 
 Status Comm::Impl::connect() {
   links.configure(choosing.model);
-  choosing.nchannels = links.nchannels;
+  choosing.nchannels = links.nchannels();
   choosing.nhosts = members.hostCount();
   if (members.cudaDevice < 0) {
     fitNetwork();
@@ -31,7 +31,7 @@ Status Comm::Impl::connectGpu() {
   BRAID_TRY(side->open(members.cudaDevice, *gpuMemory));
   // A GPU rank's channels are blocks of its kernel: how many comes from the device.
   BRAID_TRY(side->chooseChannels());
-  choosing.nchannels = links.nchannels;
+  choosing.nchannels = links.nchannels();
   gpu = std::move(side);
   calls.attachGpu(gpu.get());
   choosing.onGpu = true;

@@ -72,17 +72,17 @@ Status GpuSide::enqueue(const std::vector<engine::EngineCall>& calls,
   LaunchBlocks mine;
   for (size_t i = 0; i < calls.size(); ++i) mine.add(calls[i], lanes[i]);
   const uint32_t blocks = mine.total();
-  if (blocks > static_cast<uint32_t>(blockBudget)) {
+  if (blocks > static_cast<uint32_t>(blockBudget_)) {
     return invalidUsage(
         "a batch of " + std::to_string(calls.size()) + " calls needs " + std::to_string(blocks) +
         " blocks at once (a block per channel of a collective and per peer and direction of "
         "sends and receives), more than the " +
-        std::to_string(blockBudget) +
+        std::to_string(blockBudget_) +
         " this rank may use so that the blocks of every rank on its GPU are resident together "
         "(gpu_channels.h): split the group, or run fewer ranks per GPU");
   }
-  PendingLaunch& p = pending;
-  if (!joins(p, calls, lanes, accesses, callStream, blockBudget)) BRAID_TRY(flush());
+  PendingLaunch& p = pending_;
+  if (!joins(p, calls, lanes, accesses, callStream, blockBudget_)) BRAID_TRY(flush());
   if (p.calls.empty()) p.stream = callStream;
   p.accesses.insert(p.accesses.end(), accesses.begin(), accesses.end());
   for (size_t i = 0; i < calls.size(); ++i) {
@@ -96,7 +96,7 @@ Status GpuSide::enqueue(const std::vector<engine::EngineCall>& calls,
       p.op = calls[i].op;
     }
   }
-  return fusing ? Status::success() : flush();
+  return fusing_ ? Status::success() : flush();
 }
 
 namespace {
@@ -127,26 +127,33 @@ uint32_t placeCalls(const PendingLaunch& p, engine::EngineArgs& args) {
 
 }  // namespace
 
+Status GpuSide::endFusing() {
+  fusing_ = false;
+  Status s = flush();
+  if (!s.ok()) pending_ = {};
+  return s;
+}
+
 Status GpuSide::flush() {
-  PendingLaunch p = std::move(pending);
-  pending = {};
+  PendingLaunch p = std::move(pending_);
+  pending_ = {};
   if (p.calls.empty()) return Status::success();
-  gpu::Runtime& rt = *runtime;
+  gpu::Runtime& rt = *runtime_;
   engine::EngineArgs args{};
   const uint32_t blocks = placeCalls(p, args);
-  args.launchSeq = ++launches;
-  args.waits = waits;
+  args.launchSeq = ++launches_;
+  args.waits = waits_;
   for (size_t i = 0; i < p.calls.size(); ++i) {
-    recorder_.flight->enqueued(p.flightSeqs[i], args.launchSeq, static_cast<uint32_t>(i),
-                               args.calls[i].firstBlock);
+    recorder_.noteEnqueued(p.flightSeqs[i], args.launchSeq, static_cast<uint32_t>(i),
+                           args.calls[i].firstBlock);
   }
   args.ncalls = static_cast<uint32_t>(p.calls.size());
   args.rank = members_.rank;
   // A launch that only moves data runs on any kernel; the int8 one it is.
   args.type = p.typed ? p.type : static_cast<uint8_t>(DataType::kInt8);
   args.op = p.typed ? p.op : static_cast<uint8_t>(RedOp::kSum);
-  args.abortFlag = abortWord;
-  args.fault = fault;
+  args.abortFlag = abortWord_;
+  args.fault = fault_;
   args.timeoutNs = static_cast<uint64_t>(config_.timeoutMs) * 1000000;
   const kernels::EngineKernel kernel =
       kernels::engineKernelFor(static_cast<DataType>(args.type), static_cast<RedOp>(args.op));
@@ -160,16 +167,16 @@ Status GpuSide::flush() {
   launch.blocks = std::max<uint32_t>(blocks, 1);
   launch.threadsPerBlock = kernels::engineThreadsPerBlock();
 
-  BRAID_TRY(rt.setDevice(device));
+  BRAID_TRY(rt.setDevice(device_));
   BRAID_ASSIGN_OR_RETURN(const bool capturing, rt.streamCapturing(p.stream));
-  if (!capturing && launchedAny && lastStream != p.stream) {
-    BRAID_TRY(rt.streamWaitEvent(p.stream, lastLaunch));
+  if (!capturing && launchedAny_ && lastStream_ != p.stream) {
+    BRAID_TRY(rt.streamWaitEvent(p.stream, lastLaunch_));
   }
   BRAID_TRY(rt.launch(launch, p.stream).withContext("launching the engine kernel"));
   if (!capturing) {
-    BRAID_TRY(rt.eventRecord(lastLaunch, p.stream));
-    lastStream = p.stream;
-    launchedAny = true;
+    BRAID_TRY(rt.eventRecord(lastLaunch_, p.stream));
+    lastStream_ = p.stream;
+    launchedAny_ = true;
   }
   BRAID_TRACE("gpu: launched %u call(s) on %u block(s)", args.ncalls, launch.blocks);
   return Status::success();

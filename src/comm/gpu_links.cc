@@ -41,11 +41,11 @@ constexpr uint64_t kNetRecvSalt = 0x6e657472656376ffull;
 }  // namespace
 
 Result<engine::FifoCursor*> GpuSide::takeCursor() {
-  if (cursorsUsed == cursorCapacity) {
-    return invalidUsage("this communicator has made " + std::to_string(cursorCapacity) +
+  if (cursorsUsed_ == cursorCapacity_) {
+    return invalidUsage("this communicator has made " + std::to_string(cursorCapacity_) +
                         " GPU FIFO ends, the most it can hold");
   }
-  return cursors + cursorsUsed++;
+  return cursors_ + cursorsUsed_++;
 }
 
 size_t gpuP2pSlotBytes(size_t slotBytes) {
@@ -60,18 +60,18 @@ struct GpuSide::LinkPlan {
 Status GpuSide::makeLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,
                           transport::cuda_ipc::FifoFormat format) {
   const int rank = members_.rank;
-  BRAID_TRY(runtime->setDevice(device));
+  BRAID_TRY(runtime_->setDevice(device_));
   BRAID_TRY(network_.checkCrossesHosts(static_cast<algo::Protocol>(format.protocol), plan.recv,
                                        plan.send));
   BRAID_TRY(makeNetworkLinks(plan, slot, nonce, format));
   for (const auto& [channel, peer] : plan.recv) {
-    auto& end = recvLinks[{peer, channel, format.protocol}];
+    auto& end = recvLinks_[{peer, channel, format.protocol}];
     if (end) continue;
     const std::string name = transport::shm::segmentName(nonce, peer, rank, channel);
     const FifoPlacement placement = placementFor(peer);
     BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor());
     BRAID_ASSIGN_OR_RETURN(
-        end, GpuRecvEnd::create(*runtime, name, slot, placement, cursor, stream, format));
+        end, GpuRecvEnd::create(*runtime_, name, slot, placement, cursor, stream_, format));
     links_.noteSegment(name);  // unlinked by the sender, or at destruction
     if (placement == FifoPlacement::kPinnedHost) {
       links_.noteSegment(transport::cuda_ipc::pinnedSegmentName(name));
@@ -81,7 +81,7 @@ Status GpuSide::makeLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,
   }
   const transport::WaitContext wait = links_.waitContext();
   for (const auto& [channel, peer] : plan.send) {
-    if (sendLinks[{peer, channel, format.protocol}]) continue;
+    if (sendLinks_[{peer, channel, format.protocol}]) continue;
     BRAID_TRY(openSendEnd(channel, peer, transport::shm::segmentName(nonce, rank, peer, channel),
                           slot, format, wait));
   }
@@ -96,23 +96,23 @@ Status GpuSide::makeNetworkLinks(const LinkPlan& plan, size_t slot, uint64_t non
                                         static_cast<int>(format.protocol));
   };
   for (const auto& [channel, peer] : plan.recv) {
-    auto& end = recvLinks[{peer, channel, format.protocol}];
+    auto& end = recvLinks_[{peer, channel, format.protocol}];
     if (end || !members_.onOtherHost(peer)) continue;
     const std::string name = transport::shm::segmentName(nonce ^ kNetRecvSalt, peer, rank, channel);
     BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor());
     BRAID_ASSIGN_OR_RETURN(
-        end, network_.awaitGpuFifo(*runtime, stream, peer, greeting(peer, rank, channel), name,
+        end, network_.awaitGpuFifo(*runtime_, stream_, peer, greeting(peer, rank, channel), name,
                                    slot, cursor));
     BRAID_TRACE("gpu links: network FIFO from rank %d on channel %d made", peer, channel);
   }
   for (const auto& [channel, peer] : plan.send) {
-    auto& end = sendLinks[{peer, channel, format.protocol}];
+    auto& end = sendLinks_[{peer, channel, format.protocol}];
     if (end || !members_.onOtherHost(peer)) continue;
     const std::string name = transport::shm::segmentName(nonce ^ kNetSendSalt, rank, peer, channel);
     BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor());
     BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * proxyCursor, takeCursor());
     BRAID_ASSIGN_OR_RETURN(
-        end, network_.connectGpuFifo(*runtime, stream, peer, greeting(rank, peer, channel), name,
+        end, network_.connectGpuFifo(*runtime_, stream_, peer, greeting(rank, peer, channel), name,
                                      slot, cursor, proxyCursor));
     BRAID_TRACE("gpu links: network FIFO to rank %d on channel %d connected", peer, channel);
   }
@@ -122,10 +122,11 @@ Status GpuSide::makeNetworkLinks(const LinkPlan& plan, size_t slot, uint64_t non
 Status GpuSide::openSendEnd(int channel, int peer, const std::string& name, size_t slot,
                             transport::cuda_ipc::FifoFormat format,
                             const transport::WaitContext& wait) {
-  auto& end = sendLinks[{peer, channel, format.protocol}];
+  auto& end = sendLinks_[{peer, channel, format.protocol}];
   BRAID_ASSIGN_OR_RETURN(engine::FifoCursor * cursor, takeCursor());
   for (int attempt = 0; !end; ++attempt) {
-    BRAID_ASSIGN_OR_RETURN(end, GpuSendEnd::tryOpen(*runtime, name, slot, cursor, format.protocol));
+    BRAID_ASSIGN_OR_RETURN(end,
+                           GpuSendEnd::tryOpen(*runtime_, name, slot, cursor, format.protocol));
     if (end) break;
     if (health_.stopped()) return futex::abortedError(peer);
     if (wait.deadline.expired()) {
@@ -157,17 +158,17 @@ Result<std::vector<exec::ChannelPorts>> GpuSide::linkSchedule(const exec::Progra
     for (int peer : program.channels[c].recvPeers) plan.recv.insert({static_cast<int>(c), peer});
     for (int peer : program.channels[c].sendPeers) plan.send.insert({static_cast<int>(c), peer});
   }
-  BRAID_TRY(makeLinks(plan, ll ? links_.llSlotBytes() : links_.slotBytes,
-                      links_.linkNonce ^ kGpuSalt ^ (ll ? kGpuLlSalt : 0), format));
+  BRAID_TRY(makeLinks(plan, ll ? links_.llSlotBytes() : links_.slotBytes(),
+                      links_.linkNonce() ^ kGpuSalt ^ (ll ? kGpuLlSalt : 0), format));
   std::vector<exec::ChannelPorts> ports(program.channels.size());
   for (size_t c = 0; c < program.channels.size(); ++c) {
     const int ch = static_cast<int>(c);
     for (int peer : program.channels[c].recvPeers) {
-      const auto e = recvLinks[{peer, ch, format.protocol}]->end();
+      const auto e = recvLinks_[{peer, ch, format.protocol}]->end();
       ports[c].recv.push_back({e.fifo, e.cursor, peer, e.flagBits});
     }
     for (int peer : program.channels[c].sendPeers) {
-      const auto e = sendLinks[{peer, ch, format.protocol}]->end();
+      const auto e = sendLinks_[{peer, ch, format.protocol}]->end();
       ports[c].send.push_back({e.fifo, e.cursor, peer, e.flagBits});
     }
   }
@@ -178,7 +179,40 @@ Status GpuSide::linkP2p(const std::vector<int>& recvFrom, const std::vector<int>
   LinkPlan plan;
   for (int peer : recvFrom) plan.recv.insert({kP2pChannel, peer});
   for (int peer : sendTo) plan.send.insert({kP2pChannel, peer});
-  return makeLinks(plan, gpuP2pSlotBytes(links_.slotBytes), links_.p2pNonce ^ kGpuSalt, {});
+  return makeLinks(plan, gpuP2pSlotBytes(links_.slotBytes()), links_.p2pNonce() ^ kGpuSalt, {});
+}
+
+Result<exec::DeviceProgram> GpuSide::upload(const exec::Program& program,
+                                            const std::vector<exec::ChannelPorts>& ports,
+                                            size_t llSlotBytes) {
+  return exec::DeviceProgram::upload(*runtime_, program, ports, stream_, llSlotBytes);
+}
+
+Result<const exec::DeviceProgram*> GpuSide::p2pProgram(int peer, bool send, size_t bytes) {
+  std::unique_ptr<exec::DeviceProgram>& prog = p2pPrograms_[{peer, send, bytes}];
+  if (prog) return prog.get();
+  exec::Program program;
+  program.sliceElems = gpuP2pSlotBytes(links_.slotBytes());
+  exec::ChannelPorts ports;
+  if (peer == members_.rank) {
+    exec::ChannelProgram ch;
+    engine::Instruction copy{};
+    copy.kind = engine::InstrKind::kStep;
+    copy.op = engine::StepOp::kCopy;
+    copy.count = bytes;
+    copy.recvPort = engine::kNoPort;
+    copy.sendPort = engine::kNoPort;
+    ch.instrs.push_back(copy);
+    program.channels.push_back(ch);
+  } else {
+    program.channels.push_back(exec::p2pChannel(send, peer, 0, bytes));
+    const auto e =
+        send ? sendLinks_[{peer, kP2pChannel}]->end() : recvLinks_[{peer, kP2pChannel}]->end();
+    (send ? ports.send : ports.recv).push_back({e.fifo, e.cursor, peer, 0});
+  }
+  BRAID_ASSIGN_OR_RETURN(exec::DeviceProgram uploaded, upload(program, {ports}));
+  prog = std::make_unique<exec::DeviceProgram>(std::move(uploaded));
+  return prog.get();
 }
 
 }  // namespace braid::comm

@@ -50,9 +50,9 @@ bool mpsRunning() {
 
 Status GpuSide::chooseChannels() {
   GpuChannelInputs in;
-  BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo info, runtime->deviceInfo(device));
+  BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo info, runtime_->deviceInfo(device_));
   in.multiprocessors = info.multiprocessors;
-  BRAID_ASSIGN_OR_RETURN(in.blocksPerSm, engineBlocksPerSm(*runtime));
+  BRAID_ASSIGN_OR_RETURN(in.blocksPerSm, engineBlocksPerSm(*runtime_));
   // Ranks on this device: on this host, with this device number (what the peers told).
   in.ranksOnDevice = 0;
   std::set<int32_t> processes;
@@ -68,11 +68,11 @@ Status GpuSide::chooseChannels() {
   Result<GpuChannelChoice> chosen = chooseGpuChannels(in);
   if (!chosen.ok()) {
     return chosen.status().withContext("rank " + std::to_string(members_.rank) + " on GPU " +
-                                       std::to_string(device));
+                                       std::to_string(device_));
   }
   const GpuChannelChoice& choice = chosen.value();
-  links_.nchannels = choice.channels;
-  blockBudget = choice.blockBudget;
+  links_.useChannels(choice.channels);
+  blockBudget_ = choice.blockBudget;
   BRAID_INFO(
       "gpu: %d channel(s) (%s); %d rank(s) on this device of %d multiprocessors x %d engine "
       "blocks; at most %d blocks a launch",
@@ -87,7 +87,7 @@ Status GpuSide::chooseChannels() {
           "gpu: ranks of %zu processes share GPU %d without MPS: correct, but their kernels run "
           "in turns and every step waits for a time slice; ranks as threads of one process (or "
           "MPS) run at once",
-          processes.size(), device);
+          processes.size(), device_);
     });
   }
   return Status::success();

@@ -41,72 +41,72 @@ Status checkDeviceBuffer(gpu::Runtime& runtime, const void* buffer, const char* 
 }
 
 GpuSide::~GpuSide() {
-  if (runtime == nullptr) return;
-  (void)runtime->setDevice(device);
-  if (launchedAny) (void)runtime->eventSynchronize(lastLaunch);
+  if (runtime_ == nullptr) return;
+  (void)runtime_->setDevice(device_);
+  if (launchedAny_) (void)runtime_->eventSynchronize(lastLaunch_);
   // Peers may still read this rank's last one-shot call from its board.
-  if (oneShot && !oneShot->waitForReaders(static_cast<uint64_t>(config_.timeoutMs), abortWord) &&
-      engine::loadAcquire(abortWord) == 0) {
+  if (oneShot_ && !oneShot_->waitForReaders(static_cast<uint64_t>(config_.timeoutMs), abortWord_) &&
+      engine::loadAcquire(abortWord_) == 0) {
     BRAID_WARN(
         "destroy: a peer did not read this rank's last one-shot all-reduce in time; "
         "freeing its board anyway");
   }
   // FIFOs and programs first: their memory is what the kernels used.
   (void)releaseMemory();
-  if (cursors != nullptr) (void)runtime->deviceFree(cursors);
-  if (fault != nullptr) (void)runtime->hostFree(fault);
-  if (waits != nullptr) (void)runtime->hostFree(waits);
+  if (cursors_ != nullptr) (void)runtime_->deviceFree(cursors_);
+  if (fault_ != nullptr) (void)runtime_->hostFree(fault_);
+  if (waits_ != nullptr) (void)runtime_->hostFree(waits_);
   // The watcher's thread must not raise a word that is gone.
-  health_.forgetGpuAbortWord(abortWord);
-  if (abortWord != nullptr) (void)runtime->hostFree(abortWord);
-  if (lastLaunch != nullptr) (void)runtime->eventDestroy(lastLaunch);
-  if (stream != nullptr) (void)runtime->streamDestroy(stream);
+  health_.forgetGpuAbortWord(abortWord_);
+  if (abortWord_ != nullptr) (void)runtime_->hostFree(abortWord_);
+  if (lastLaunch_ != nullptr) (void)runtime_->eventDestroy(lastLaunch_);
+  if (stream_ != nullptr) (void)runtime_->streamDestroy(stream_);
 }
 
 Status GpuSide::open(int onDevice, gpu::MeteredRuntime& metered) {
   // Everything this side allocates goes through the meter, which counts the device memory the
   // communicator holds (ncclCommMemStats).
-  meter = &metered;
+  meter_ = &metered;
   gpu::Runtime& rt = metered;
-  runtime = &rt;
-  device = onDevice;
-  BRAID_TRY(rt.setDevice(device));
-  BRAID_ASSIGN_OR_RETURN(stream, rt.streamCreate());
-  BRAID_ASSIGN_OR_RETURN(lastLaunch, rt.eventCreate());
+  runtime_ = &rt;
+  device_ = onDevice;
+  BRAID_TRY(rt.setDevice(device_));
+  BRAID_ASSIGN_OR_RETURN(stream_, rt.streamCreate());
+  BRAID_ASSIGN_OR_RETURN(lastLaunch_, rt.eventCreate());
   BRAID_ASSIGN_OR_RETURN(void* word, rt.hostAlloc(sizeof(uint32_t)));
-  abortWord = static_cast<uint32_t*>(word);
+  abortWord_ = static_cast<uint32_t*>(word);
   // From here the watcher raises the word itself; a loss heard of before has raised the flag.
-  health_.setGpuAbortWord(abortWord);
-  if (health_.stopped()) engine::storePublish(abortWord, 1);
+  health_.setGpuAbortWord(abortWord_);
+  if (health_.stopped()) engine::storePublish(abortWord_, 1);
   BRAID_ASSIGN_OR_RETURN(void* record, rt.hostAlloc(sizeof(engine::FaultRecord)));
-  fault = static_cast<engine::FaultRecord*>(record);
+  fault_ = static_cast<engine::FaultRecord*>(record);
   BRAID_ASSIGN_OR_RETURN(void* waitRecords,
                          rt.hostAlloc(engine::kMaxWaitRecords * sizeof(engine::WaitRecord)));
   memset(waitRecords, 0, engine::kMaxWaitRecords * sizeof(engine::WaitRecord));
-  waits = static_cast<engine::WaitRecord*>(waitRecords);
-  cursorCapacity = kCursorCapacity;
+  waits_ = static_cast<engine::WaitRecord*>(waitRecords);
+  cursorCapacity_ = kCursorCapacity;
   BRAID_ASSIGN_OR_RETURN(void* cursorWords,
                          rt.deviceAlloc(kCursorCapacity * sizeof(engine::FifoCursor)));
-  cursors = static_cast<engine::FifoCursor*>(cursorWords);
-  BRAID_TRY(rt.fill(cursorWords, 0, kCursorCapacity * sizeof(engine::FifoCursor), stream));
-  BRAID_TRY(rt.streamSynchronize(stream));
-  BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo info, rt.deviceInfo(device));
+  cursors_ = static_cast<engine::FifoCursor*>(cursorWords);
+  BRAID_TRY(rt.fill(cursorWords, 0, kCursorCapacity * sizeof(engine::FifoCursor), stream_));
+  BRAID_TRY(rt.streamSynchronize(stream_));
+  BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo info, rt.deviceInfo(device_));
   BRAID_INFO("gpu: rank %d on device %d (%s, %s) with %s; engine of %u threads per channel",
-             members_.rank, device, info.name.c_str(), info.pciBusId.c_str(), rt.describe().c_str(),
-             kernels::engineThreadsPerBlock());
-  if (recorder_.flight) recorder_.flight->attachGpuWaits(waits);
+             members_.rank, device_, info.name.c_str(), info.pciBusId.c_str(),
+             rt.describe().c_str(), kernels::engineThreadsPerBlock());
+  recorder_.attachGpuWaits(waits_);
   return Status::success();
 }
 
 transport::cuda_ipc::FifoPlacement GpuSide::placementFor(int peer) const {
   if (!config_.transportAllowed("cuda_ipc")) return transport::cuda_ipc::FifoPlacement::kPinnedHost;
-  Result<bool> reach = runtime->canAccessPeer(device, members_.peers[peer].cudaDevice);
+  Result<bool> reach = runtime_->canAccessPeer(device_, members_.peers[peer].cudaDevice);
   return reach.ok() && reach.value() ? transport::cuda_ipc::FifoPlacement::kDeviceMemory
                                      : transport::cuda_ipc::FifoPlacement::kPinnedHost;
 }
 
 Status GpuSide::faultStatus() const {
-  const engine::FaultRecord& f = *fault;
+  const engine::FaultRecord& f = *fault_;
   const auto code = static_cast<engine::FaultCode>(engine::loadAcquire(&f.code));
   if (code == engine::FaultCode::kNone) return Status::success();
   const std::string where = "a kernel of rank " + std::to_string(members_.rank) + " (block " +
@@ -143,15 +143,15 @@ Status GpuSide::faultStatus() const {
 }
 
 Status GpuSide::waitForLaunches() {
-  if (!launchedAny) return Status::success();
-  BRAID_TRY(runtime->setDevice(device));
-  return runtime->eventSynchronize(lastLaunch);
+  if (!launchedAny_) return Status::success();
+  BRAID_TRY(runtime_->setDevice(device_));
+  return runtime_->eventSynchronize(lastLaunch_);
 }
 
 void GpuSide::resume() {
-  engine::storeRelaxed(abortWord, 0);
-  engine::storeRelaxed(&fault->code, 0);
-  engine::storeRelaxed(&fault->claim, 0);
+  engine::storeRelaxed(abortWord_, 0);
+  engine::storeRelaxed(&fault_->code, 0);
+  engine::storeRelaxed(&fault_->claim, 0);
 }
 
 Result<size_t> GpuSide::makeOneShot(const tune::Allowed& allowed) {
@@ -167,31 +167,32 @@ Result<size_t> GpuSide::makeOneShot(const tune::Allowed& allowed) {
       }
     }
     bootstrap::Bootstrap* bootstrap = members_.bootstrap.get();
-    BRAID_ASSIGN_OR_RETURN(oneShot, exec::DeviceOneShot::create(
-                                        *runtime, links_.linkNonce ^ 0x6770756f6e657368ull, rank,
-                                        nranks, exec::DeviceOneShot::kDefaultMaxBytes, placement,
-                                        [bootstrap] { return bootstrap->barrier(); }, stream));
-    return oneShot->maxBytes();
+    BRAID_ASSIGN_OR_RETURN(oneShot_,
+                           exec::DeviceOneShot::create(
+                               *runtime_, links_.linkNonce() ^ 0x6770756f6e657368ull, rank, nranks,
+                               exec::DeviceOneShot::kDefaultMaxBytes, placement,
+                               [bootstrap] { return bootstrap->barrier(); }, stream_));
+    return oneShot_->maxBytes();
   }
   return size_t{0};
 }
 
 Status GpuSide::releaseMemory() {
-  Status first = runtime->setDevice(device);
+  Status first = runtime_->setDevice(device_);
   memoryReleased_ = true;
-  oneShot.reset();
-  recvLinks.clear();
-  sendLinks.clear();
-  p2pPrograms.clear();
-  selfCopy.reset();
-  retired.clear();
+  oneShot_.reset();
+  recvLinks_.clear();
+  sendLinks_.clear();
+  p2pPrograms_.clear();
+  selfCopy_.reset();
+  retired_.clear();
   // Every buffer is freed even after one fails; the first failure is the answer.
   auto keep = [&first](Status s) {
     if (first.ok()) first = std::move(s);
   };
-  for (void* p : retiredScratch_) keep(runtime->deviceFree(p));
+  for (void* p : retiredScratch_) keep(runtime_->deviceFree(p));
   retiredScratch_.clear();
-  if (scratch_ != nullptr) keep(runtime->deviceFree(scratch_));
+  if (scratch_ != nullptr) keep(runtime_->deviceFree(scratch_));
   scratch_ = nullptr;
   scratchBytes_ = 0;
   return first;
@@ -202,18 +203,18 @@ Result<void*> GpuSide::scratchFor(size_t bytes) {
   if (scratch_ != nullptr) retiredScratch_.push_back(scratch_);
   scratch_ = nullptr;
   scratchBytes_ = 0;
-  BRAID_ASSIGN_OR_RETURN(scratch_, runtime->deviceAlloc(bytes));
+  BRAID_ASSIGN_OR_RETURN(scratch_, runtime_->deviceAlloc(bytes));
   scratchBytes_ = bytes;
   return scratch_;
 }
 
 Status GpuSide::restoreMemory(Selector& selector) {
   if (!memoryReleased_) return Status::success();
-  BRAID_TRY(runtime->setDevice(device));
+  BRAID_TRY(runtime_->setDevice(device_));
   // The FIFOs made from here on start afresh, their cursors too.
-  cursorsUsed = 0;
-  BRAID_TRY(runtime->fill(cursors, 0, cursorCapacity * sizeof(engine::FifoCursor), stream));
-  BRAID_TRY(runtime->streamSynchronize(stream));
+  cursorsUsed_ = 0;
+  BRAID_TRY(runtime_->fill(cursors_, 0, cursorCapacity_ * sizeof(engine::FifoCursor), stream_));
+  BRAID_TRY(runtime_->streamSynchronize(stream_));
   BRAID_ASSIGN_OR_RETURN(const size_t oneShotMaxBytes, makeOneShot(selector.settings().allowed));
   if (oneShotMaxBytes > 0) selector.enableOneShot(oneShotMaxBytes);
   memoryReleased_ = false;
@@ -225,10 +226,10 @@ Status GpuSide::restoreMemory(Selector& selector) {
 // the Simple and LL protocols and the one-shot all-reduce on its GPU
 // boards (exec/device_one_shot.h), chosen by the GPU model
 // (tune::Model::gpuDefaults).
-Status GpuSide::connect(SelectorSettings& selector) {
+Status GpuSide::connect(SelectorSettings& settings) {
   const int nranks = members_.nranks;
-  selector.model = tune::Model::gpuDefaults();
-  tune::Allowed& allowed = selector.allowed;
+  settings.model = tune::Model::gpuDefaults();
+  tune::Allowed& allowed = settings.allowed;
   const int oneShotAlgo = static_cast<int>(algo::Algorithm::kOneShot);
   allowed.oneShotMaxBytes = 0;
   if (nranks > static_cast<int>(kernels::engine::kMaxOneShotRanks)) {
@@ -237,11 +238,11 @@ Status GpuSide::connect(SelectorSettings& selector) {
   BRAID_ASSIGN_OR_RETURN(const size_t oneShotMaxBytes, makeOneShot(allowed));
   if (oneShotMaxBytes > 0) {
     allowed.oneShotMaxBytes = oneShotMaxBytes;
-    selector.oneShotBoard = true;
+    settings.oneShotBoard = true;
   }
   BRAID_INFO(
       "selection: %s (GPU)%s", tune::describeAllowed(allowed).c_str(),
-      selector.deterministic ? "; deterministic reductions in the in-order tree's order" : "");
+      settings.deterministic ? "; deterministic reductions in the in-order tree's order" : "");
   return Status::success();
 }
 

@@ -134,48 +134,13 @@ class GpuSide {
   GpuSide(const GpuSide&) = delete;
   GpuSide& operator=(const GpuSide&) = delete;
 
-  /// The process's runtime, counting this communicator's device memory (Comm::Impl owns it:
-  /// the cached device programs of Calls outlive this side); `runtime` is it.
-  gpu::MeteredRuntime* meter = nullptr;
-  gpu::Runtime* runtime = nullptr;
-  int device = -1;
-  gpu::Stream stream = nullptr;  ///< uploads and FIFO setup, never the user's work
-  /// Raised by abort(): kernels poll it and give up (pinned, mapped).
-  uint32_t* abortWord = nullptr;
-  /// Where a kernel that gives up says why (pinned, mapped).
-  kernels::engine::FaultRecord* fault = nullptr;
-  /// What each block waits for, for the flight recorder (kMaxWaitRecords; pinned, mapped).
-  kernels::engine::WaitRecord* waits = nullptr;
-  uint64_t launches = 0;  ///< launches so far: the next one's EngineArgs::launchSeq - 1
-  /// Every FIFO end's cursor, handed out in order (device memory, zeroed).
-  kernels::engine::FifoCursor* cursors = nullptr;
-  size_t cursorsUsed = 0;
-  size_t cursorCapacity = 0;
-
-  std::map<GpuLinkKey, std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> recvLinks;
-  std::map<GpuLinkKey, std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> sendLinks;
-  std::map<P2pProgramKey, std::unique_ptr<exec::DeviceProgram>> p2pPrograms;
-  /// The one-shot all-reduce's boards; null where the one-shot is not allowed.
-  std::unique_ptr<exec::DeviceOneShot> oneShot;
-  /// The self-copy program (one channel, no ports), made on first use.
-  std::unique_ptr<exec::DeviceProgram> selfCopy;
-  /// Device programs of schedules evicted from the schedule cache: a
-  /// launch still queued, or a captured graph, may read them, and freeing
-  /// device memory would wait for every kernel of the device.
-  std::vector<std::shared_ptr<exec::DeviceProgram>> retired;
-
-  /// Orders the communicator's launches across streams: each launch waits
-  /// for the one before when it is on another stream.
-  gpu::Event lastLaunch = nullptr;
-  gpu::Stream lastStream = nullptr;
-  bool launchedAny = false;
-
-  PendingLaunch pending;
-  bool fusing = false;  ///< within beginFusedLaunch / endFusedLaunch
-
-  /// Most blocks one launch may use: this rank's share of what the device holds at once
-  /// (gpu_channels.h); set by chooseChannels.
-  int blockBudget = 1;
+  /// The device, and the process's runtime, which counts this communicator's device memory.
+  int device() const { return device_; }
+  gpu::Runtime& runtime() const { return *runtime_; }
+  /// The GPU one-shot boards; null where the one-shot is not allowed.
+  const exec::DeviceOneShot* oneShot() const { return oneShot_.get(); }
+  /// Device memory that releaseMemory keeps: the FIFO ends' cursors.
+  size_t keptBytes() const { return cursorCapacity_ * sizeof(kernels::engine::FifoCursor); }
 
   /// Makes the state of a communicator on `device` (after the peers are known), allocating
   /// through `metered`.
@@ -185,8 +150,8 @@ class GpuSide {
   /// ranks sharing the device cannot all have their blocks resident.
   Status chooseChannels();
   /// A GPU communicator's part of connecting: the GPU cost model and the one-shot boards where
-  /// `selector` allows them (its FIFOs come with their first use).
-  Status connect(SelectorSettings& selector);
+  /// the selector's `settings` allow them, noted there (its FIFOs come with their first use).
+  Status connect(SelectorSettings& settings);
   /// Where memory that rank `peer` writes or reads lies: this GPU's memory
   /// when the peer's GPU reaches it and BRAID_TRANSPORTS allows cuda_ipc,
   /// else pinned host memory (FIFOs, one-shot boards).
@@ -221,8 +186,30 @@ class GpuSide {
   Status flush();
   /// Device memory of at least `bytes` that a call writes instead of the user's (a tree
   /// reduce's non-roots). A smaller buffer before it is kept until the memory is released, as
-  /// `retired` programs are: a queued launch or a captured graph may still write it.
+  /// retired programs are: a queued launch or a captured graph may still write it.
   Result<void*> scratchFor(size_t bytes);
+
+  /// `program` with its ports copied to device memory, on the side's own stream (uploads and
+  /// FIFO setup, never the user's work).
+  /// `llSlotBytes`: the LL slot size of a program of the LL protocol, else 0.
+  Result<exec::DeviceProgram> upload(const exec::Program& program,
+                                     const std::vector<exec::ChannelPorts>& ports,
+                                     size_t llSlotBytes = 0);
+  /// Keeps the device program of a schedule the schedule cache evicted until the memory is
+  /// released: a launch still queued, or a captured graph, may read it, and freeing device
+  /// memory would wait for every kernel of the device.
+  void retire(std::shared_ptr<exec::DeviceProgram> program) {
+    retired_.push_back(std::move(program));
+  }
+  /// The device program of one point-to-point transfer (a copy for this rank itself), made the
+  /// first time its peer, direction and size come up (gpu_links.cc).
+  Result<const exec::DeviceProgram*> p2pProgram(int peer, bool send, size_t bytes);
+  /// Within a group (Comm::beginFusedLaunch): calls gather into the pending launch.
+  void beginFusing() { fusing_ = true; }
+  /// The group's end: launches what gathered; a failed launch leaves nothing pending.
+  Status endFusing();
+  /// Forgets the calls gathered and never launched (a quiesce: nothing of them ran).
+  void dropPending() { pending_ = {}; }
 
   /// The GPU FIFOs behind every port of `program`, made where missing:
   /// receiving ends first, then sending ends (as Links::linkSchedule).
@@ -232,6 +219,49 @@ class GpuSide {
   Status linkP2p(const std::vector<int>& recvFrom, const std::vector<int>& sendTo);
 
  private:
+  /// The process's runtime, counting this communicator's device memory (Comm::Impl owns it:
+  /// the cached device programs of Calls outlive this side); `runtime_` is it.
+  gpu::MeteredRuntime* meter_ = nullptr;
+  gpu::Runtime* runtime_ = nullptr;
+  int device_ = -1;
+  gpu::Stream stream_ = nullptr;  ///< uploads and FIFO setup, never the user's work
+  /// Raised by abort(): kernels poll it and give up (pinned, mapped).
+  uint32_t* abortWord_ = nullptr;
+  /// Where a kernel that gives up says why (pinned, mapped).
+  kernels::engine::FaultRecord* fault_ = nullptr;
+  /// What each block waits for, for the flight recorder (kMaxWaitRecords; pinned, mapped).
+  kernels::engine::WaitRecord* waits_ = nullptr;
+  uint64_t launches_ = 0;  ///< launches so far: the next one's EngineArgs::launchSeq - 1
+  /// Every FIFO end's cursor, handed out in order (device memory, zeroed).
+  kernels::engine::FifoCursor* cursors_ = nullptr;
+  size_t cursorsUsed_ = 0;
+  size_t cursorCapacity_ = 0;
+
+  std::map<GpuLinkKey, std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> recvLinks_;
+  std::map<GpuLinkKey, std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> sendLinks_;
+  std::map<P2pProgramKey, std::unique_ptr<exec::DeviceProgram>> p2pPrograms_;
+  /// The one-shot all-reduce's boards; null where the one-shot is not allowed.
+  std::unique_ptr<exec::DeviceOneShot> oneShot_;
+  /// The self-copy program (one channel, no ports), made on first use.
+  std::unique_ptr<exec::DeviceProgram> selfCopy_;
+  /// Device programs of schedules evicted from the schedule cache: a
+  /// launch still queued, or a captured graph, may read them, and freeing
+  /// device memory would wait for every kernel of the device.
+  std::vector<std::shared_ptr<exec::DeviceProgram>> retired_;
+
+  /// Orders the communicator's launches across streams: each launch waits
+  /// for the one before when it is on another stream.
+  gpu::Event lastLaunch_ = nullptr;
+  gpu::Stream lastStream_ = nullptr;
+  bool launchedAny_ = false;
+
+  PendingLaunch pending_;
+  bool fusing_ = false;  ///< within beginFusedLaunch / endFusedLaunch
+
+  /// Most blocks one launch may use: this rank's share of what the device holds at once
+  /// (gpu_channels.h); set by chooseChannels.
+  int blockBudget_ = 1;
+
   struct LinkPlan;
   /// Makes the FIFOs of `plan` in `format` with slots of `slot` bytes, names from `nonce`.
   Status makeLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,

@@ -71,21 +71,21 @@ void Links::configure(tune::Model& model) {
   // A GPU rank's channels come from its device (GpuSide::chooseChannels), after this. Across
   // hosts a host rank runs a channel per rail at least, so that every NIC carries traffic,
   // within NCCL_MIN/MAX_NCHANNELS; BRAID_NCHANNELS, where given, decides alone.
-  nchannels = config_.nchannels;
+  nchannels_ = config_.nchannels;
   if (!config_.nchannelsSet) {
-    nchannels = std::max(nchannels, members_.rails);
-    if (config_.minChannels > 0) nchannels = std::max(nchannels, config_.minChannels);
-    if (config_.maxChannels > 0) nchannels = std::min(nchannels, config_.maxChannels);
+    nchannels_ = std::max(nchannels_, members_.rails);
+    if (config_.minChannels > 0) nchannels_ = std::max(nchannels_, config_.minChannels);
+    if (config_.maxChannels > 0) nchannels_ = std::min(nchannels_, config_.maxChannels);
   }
-  const int threadsPerRank = network_.active() ? 1 + 2 * nchannels : 1;
+  const int threadsPerRank = network_.active() ? 1 + 2 * nchannels_ : 1;
   int64_t fifoBytes = config_.buffSize;
   // Decided from every host's counts, so that every rank makes the same FIFOs.
   if (!config_.buffSizeSet && members_.cudaDevice < 0 && network_.active() &&
       members_.hostCount() == members_.nranks && members_.someHostOversubscribed(threadsPerRank)) {
     fifoBytes = std::max(fifoBytes, kOversubscribedNetworkFifoBytes);
   }
-  slotBytes = static_cast<size_t>(fifoBytes) / transport::kFifoSlots;
-  slotBytes &= ~static_cast<size_t>(63);  // keep slots cache-line aligned
+  slotBytes_ = static_cast<size_t>(fifoBytes) / transport::kFifoSlots;
+  slotBytes_ &= ~static_cast<size_t>(63);  // keep slots cache-line aligned
 
   // Spinning helps only when every rank has a core to itself; beyond that a
   // spinning rank steals the core its peer needs to make progress. A rank
@@ -99,11 +99,11 @@ void Links::configure(tune::Model& model) {
   // core, yet none takes another's. Counted as its own, a bound rank slept in the kernel at
   // every wait: 8 B all_reduce, 2 ranks bound on 2 cores, 0.64 us against 0.30 unbound.
   const int cores = members_.coresOfHost();
-  corePerThread = members_.nranks * threadsPerRank <= cores;
+  corePerThread_ = members_.nranks * threadsPerRank <= cores;
   if (config_.spinUs >= 0) {
-    spinNs = static_cast<uint32_t>(std::min<int64_t>(config_.spinUs * 1000, UINT32_MAX));
+    spinNs_ = static_cast<uint32_t>(std::min<int64_t>(config_.spinUs * 1000, UINT32_MAX));
   } else {
-    spinNs = corePerThread ? kSpinNsDedicated : kSpinNsShared;
+    spinNs_ = corePerThread_ ? kSpinNsDedicated : kSpinNsShared;
   }
   model.hostCores = cores;
 
@@ -111,7 +111,7 @@ void Links::configure(tune::Model& model) {
   for (int r : members_.ring) ringText += " " + std::to_string(r);
   const std::string channelText = members_.cudaDevice >= 0
                                       ? std::string("channels from the device")
-                                      : std::to_string(nchannels) + " channel(s)";
+                                      : std::to_string(nchannels_) + " channel(s)";
   BRAID_INFO(
       "ring:%s; %s; transport %s; fifo %d x %zu bytes (ll %zu); "
       "spin %u ns (%d cores)",
@@ -119,11 +119,11 @@ void Links::configure(tune::Model& model) {
       members_.cudaDevice >= 0
           ? "cuda_ipc"
           : (network_.active() ? "shm within a host, socket between hosts" : "shm"),
-      transport::kFifoSlots, slotBytes, llSlotBytes(), spinNs, cores);
+      transport::kFifoSlots, slotBytes_, llSlotBytes(), spinNs_, cores);
 
   const uint64_t nonce = members_.peers[0].nonce ^ members_.bootstrap->magic();
-  p2pNonce = nonce ^ 0x7032707032703270ull;  // point-to-point FIFOs get names of their own
-  linkNonce = nonce;
+  p2pNonce_ = nonce ^ 0x7032707032703270ull;  // point-to-point FIFOs get names of their own
+  linkNonce_ = nonce;
 }
 
 namespace {
@@ -144,7 +144,7 @@ int firstCpuOf(const topology::CpuMask& mask, int other) {
 
 Status Links::chooseSlotStores() {
   if (config_.streamSlots >= 0) {
-    streamSlots = config_.streamSlots == 1;
+    streamSlots_ = config_.streamSlots == 1;
     return Status::success();
   }
   // Only the starting choice: the calls then measure both (tune/slot_stores.h). Each host's first
@@ -161,7 +161,7 @@ Status Links::chooseSlotStores() {
       std::any_of(hosts.begin(), hosts.end(),
                   [&](const Members::HostCpus& host) { return cpusToMeasure(host).second >= 0; });
   if (!someHostMeasures) {
-    streamSlots = false;
+    streamSlots_ = false;
     return Status::success();
   }
   const int rank = members_.rank;
@@ -175,17 +175,17 @@ Status Links::chooseSlotStores() {
   BRAID_TRY(members_.bootstrap->allGather(lineNs.data(), sizeof(float))
                 .withContext("sharing the host's cache-line time"));
   const float ns = lineNs[leader];
-  streamSlots = ns > kFarLineNs;
+  streamSlots_ = ns > kFarLineNs;
   if (leader == rank && ns > 0) {
     BRAID_INFO(
         "slot stores: %s first (a cache line took %.0f ns between CPUs %d and %d; "
         "streamed above %.0f), then as calls measure",
-        streamSlots ? "streamed" : "plain", ns, cpuA, cpuB, kFarLineNs);
+        streamSlots_ ? "streamed" : "plain", ns, cpuA, cpuB, kFarLineNs);
   }
   return Status::success();
 }
 
-Status Links::connectRing(SelectorSettings& selector) {
+Status Links::connectRing(SelectorSettings& settings) {
   const int rank = members_.rank;
   const int nranks = members_.nranks;
   if (nranks == 1) return Status::success();
@@ -195,11 +195,11 @@ Status Links::connectRing(SelectorSettings& selector) {
   }
   BRAID_TRY(chooseSlotStores());
   exec::Program ringLinks;
-  ringLinks.channels.resize(nchannels);
+  ringLinks.channels.resize(nchannels_);
   // Neighbours by this rank's place in the ring, which is its rank only
   // when the order is 0..N-1.
-  const std::vector<std::vector<int>> orders = members_.channelOrders(nchannels);
-  for (int c = 0; c < nchannels; ++c) {
+  const std::vector<std::vector<int>> orders = members_.channelOrders(nchannels_);
+  for (int c = 0; c < nchannels_; ++c) {
     const std::vector<int>& ring = orders[c];
     const int pos = algo::ringPosition(ring, rank);
     if (pos == nranks) {
@@ -213,21 +213,21 @@ Status Links::connectRing(SelectorSettings& selector) {
   std::vector<exec::ChannelConnections> unused;
   BRAID_TRY(linkSchedule(ringLinks, algo::Protocol::kSimple, &unused));
 
-  tune::Allowed& allowed = selector.allowed;
+  tune::Allowed& allowed = settings.allowed;
   if (allowed.algorithm[static_cast<int>(algo::Algorithm::kOneShot)]) {
     bootstrap::Bootstrap* bootstrap = members_.bootstrap.get();
     BRAID_ASSIGN_OR_RETURN(
-        oneShot,
+        oneShot_,
         exec::OneShotBoard::create(
-            linkNonce ^ 0x6f6e6573686f7421ull, rank, nranks, exec::OneShotBoard::kDefaultMaxBytes,
+            linkNonce_ ^ 0x6f6e6573686f7421ull, rank, nranks, exec::OneShotBoard::kDefaultMaxBytes,
             [bootstrap] { return bootstrap->barrier(); }, exec::OneShotBoard::kLlFlagPeriod,
-            /*fencelessPublish=*/corePerThread));
-    allowed.oneShotMaxBytes = oneShot->maxBytes();
-    selector.oneShotBoard = true;
+            /*fencelessPublish=*/corePerThread_));
+    allowed.oneShotMaxBytes = oneShot_->maxBytes();
+    settings.oneShotBoard = true;
   }
   if (config_.zeroCopy != 0 && !members_.spansHosts()) BRAID_TRY(makeZeroCopyBoard());
   BRAID_INFO("selection: %s%s", tune::describeAllowed(allowed).c_str(),
-             selector.deterministic ? "; deterministic reductions" : "");
+             settings.deterministic ? "; deterministic reductions" : "");
   return Status::success();
 }
 
@@ -236,43 +236,43 @@ transport::WaitContext Links::waitContext() const {
   // Every call makes one and few reach it: the tick clock's read is a fraction of a precise one.
   w.deadline = Deadline::afterMsCoarse(config_.timeoutMs);
   w.abort = health_.stopFlag();
-  w.spinNs = spinNs;
+  w.spinNs = spinNs_;
   return w;
 }
 
-size_t Links::llSlotBytes() const { return std::min(transport::shm::kLlSlotBytes, slotBytes); }
+size_t Links::llSlotBytes() const { return std::min(transport::shm::kLlSlotBytes, slotBytes_); }
 
 Status Links::makeZeroCopyBoard() {
   bootstrap::Bootstrap* bootstrap = members_.bootstrap.get();
   exec::ZeroCopyBoard::Options options;
   if (config_.zeroCopy == 2) options.crossMemory = exec::CrossMemoryPolicy::kAlways;
-  BRAID_ASSIGN_OR_RETURN(zeroCopy,
+  BRAID_ASSIGN_OR_RETURN(zeroCopy_,
                          exec::ZeroCopyBoard::create(
-                             linkNonce ^ 0x7a65726f636f7079ull, members_.rank, members_.nranks,
+                             linkNonce_ ^ 0x7a65726f636f7079ull, members_.rank, members_.nranks,
                              [bootstrap] { return bootstrap->barrier(); }, options));
-  if (!zeroCopy->usable()) {
+  if (!zeroCopy_->usable()) {
     // Said once per process: every communicator of it would say the same.
     static std::atomic<bool> said{false};
     if (!said.exchange(true)) {
       BRAID_INFO(
           "zero-copy off: %s; large all_reduces copy through the FIFOs (ptrace scope, "
           "a seccomp filter or separate PID namespaces forbid cross-memory attach)",
-          zeroCopy->unusableReason().c_str());
+          zeroCopy_->unusableReason().c_str());
     }
-  } else if (!zeroCopy->crossMemory() && !zeroCopy->peersInProcess()) {
+  } else if (!zeroCopy_->crossMemory() && !zeroCopy_->peersInProcess()) {
     BRAID_INFO(
         "zero-copy: buffers from ncclMemAlloc only; other buffers copy through the FIFOs "
         "(the kernel's cross-memory copy ran at %.2f of a plain copy's rate here; "
         "BRAID_ZERO_COPY=2 uses it anyway)",
-        zeroCopy->crossMemoryRatio());
+        zeroCopy_->crossMemoryRatio());
   }
   return Status::success();
 }
 
 Status Links::linkSchedule(const exec::Program& program, algo::Protocol protocol,
                            std::vector<exec::ChannelConnections>* out) {
-  const size_t slot = protocol == algo::Protocol::kLl ? llSlotBytes() : slotBytes;
-  const uint64_t nonce = linkNonce ^ protocolSalt(protocol);
+  const size_t slot = protocol == algo::Protocol::kLl ? llSlotBytes() : slotBytes_;
+  const uint64_t nonce = linkNonce_ ^ protocolSalt(protocol);
   std::set<std::pair<int, int>> recvPairs;  // (channel, peer)
   std::set<std::pair<int, int>> sendPairs;
   for (size_t c = 0; c < program.channels.size(); ++c) {
@@ -315,9 +315,9 @@ Status Links::makeShmRecvEnd(int channel, int peer, algo::Protocol protocol) {
   auto& end = recvLinks_[{peer, channel, protocol}];
   if (end || members_.onOtherHost(peer)) return Status::success();
   const bool ll = protocol == algo::Protocol::kLl;
-  const size_t slot = ll ? llSlotBytes() : slotBytes;
-  const std::string name =
-      transport::shm::segmentName(linkNonce ^ protocolSalt(protocol), peer, members_.rank, channel);
+  const size_t slot = ll ? llSlotBytes() : slotBytes_;
+  const std::string name = transport::shm::segmentName(linkNonce_ ^ protocolSalt(protocol), peer,
+                                                       members_.rank, channel);
   if (ll) {
     BRAID_ASSIGN_OR_RETURN(end, transport::shm::createLlRecvEnd(name, slot));
   } else {
@@ -334,9 +334,9 @@ Status Links::openShmSendEnd(int channel, int peer, algo::Protocol protocol,
   auto& end = sendLinks_[{peer, channel, protocol}];
   if (end) return Status::success();
   const bool ll = protocol == algo::Protocol::kLl;
-  const size_t slot = ll ? llSlotBytes() : slotBytes;
-  const std::string name =
-      transport::shm::segmentName(linkNonce ^ protocolSalt(protocol), members_.rank, peer, channel);
+  const size_t slot = ll ? llSlotBytes() : slotBytes_;
+  const std::string name = transport::shm::segmentName(linkNonce_ ^ protocolSalt(protocol),
+                                                       members_.rank, peer, channel);
   for (int attempt = 0; !end; ++attempt) {
     if (ll) {
       BRAID_ASSIGN_OR_RETURN(end, transport::shm::tryOpenLlSendEnd(name, slot));

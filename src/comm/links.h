@@ -56,28 +56,30 @@ class Links {
   Links(const Links&) = delete;
   Links& operator=(const Links&) = delete;
 
-  int nchannels = 1;
-  size_t slotBytes = 0;        ///< Simple FIFO slots; LL ones are llSlotBytes()
-  uint32_t spinNs = 0;         ///< how long a waiter polls before it sleeps
-  bool corePerThread = false;  ///< the host's cores outnumber its ranks' threads
-  /// The executor writes the slots it sends with non-temporal stores (BRAID_STREAM_SLOTS;
-  /// chooseSlotStores): forced, or the first choice of Calls' SlotStores.
-  bool streamSlots = false;
-  uint64_t linkNonce = 0;  ///< names the schedules' FIFOs
-  uint64_t p2pNonce = 0;   ///< names the point-to-point FIFOs
+  /// The channels every call runs on.
+  int nchannels() const { return nchannels_; }
+  /// GPU communicators: the channels their device allows (GpuSide::chooseChannels).
+  void useChannels(int nchannels) { nchannels_ = nchannels; }
+  /// Simple FIFO slots' bytes; LL ones are llSlotBytes().
+  size_t slotBytes() const { return slotBytes_; }
+  /// Whether the executor writes the slots it sends with non-temporal stores (chooseSlotStores).
+  bool streamSlots() const { return streamSlots_; }
+  /// What names the schedules' FIFOs, and the point-to-point ones.
+  uint64_t linkNonce() const { return linkNonce_; }
+  uint64_t p2pNonce() const { return p2pNonce_; }
   /// The one-shot all-reduce's board (null with one rank, on a GPU, or when not allowed).
-  std::unique_ptr<exec::OneShotBoard> oneShot;
+  exec::OneShotBoard* oneShot() const { return oneShot_.get(); }
   /// The zero-copy all-reduce's board: ranks on one host of a host communicator, unless
   /// BRAID_ZERO_COPY=0; null otherwise. It may exist and not be usable (board->usable()).
-  std::unique_ptr<exec::ZeroCopyBoard> zeroCopy;
+  exec::ZeroCopyBoard* zeroCopy() const { return zeroCopy_.get(); }
 
   /// The geometry and names of every FIFO (BRAID_NCHANNELS, BRAID_BUFFSIZE, BRAID_SPIN_US),
   /// once the peers are known; says them at INFO.
   void configure(tune::Model& model);
   /// A host communicator's ring: its Simple FIFOs now, so that a communicator that cannot get
   /// shared memory fails at creation (the others come with their first use), and the one-shot
-  /// board where `selector` allows it.
-  Status connectRing(SelectorSettings& selector);
+  /// board where the selector's `settings` allow it, noted there.
+  Status connectRing(SelectorSettings& settings);
   /// Decides streamSlots: as BRAID_STREAM_SLOTS says, or else from how far a cache line travels
   /// between the host's CPUs, measured once per host and shared (a bootstrap allGather).
   Status chooseSlotStores();
@@ -97,6 +99,18 @@ class Links {
   void noteSegment(const std::string& name) { madeSegments_.push_back(name); }
 
  private:
+  int nchannels_ = 1;
+  size_t slotBytes_ = 0;        ///< Simple FIFO slots; LL ones are llSlotBytes()
+  uint32_t spinNs_ = 0;         ///< how long a waiter polls before it sleeps
+  bool corePerThread_ = false;  ///< the host's cores outnumber its ranks' threads
+  /// The executor writes the slots it sends with non-temporal stores (BRAID_STREAM_SLOTS;
+  /// chooseSlotStores): forced, or the first choice of Calls' SlotStores.
+  bool streamSlots_ = false;
+  uint64_t linkNonce_ = 0;  ///< names the schedules' FIFOs
+  uint64_t p2pNonce_ = 0;   ///< names the point-to-point FIFOs
+  std::unique_ptr<exec::OneShotBoard> oneShot_;
+  std::unique_ptr<exec::ZeroCopyBoard> zeroCopy_;
+
   class P2pEnds;  // exec::P2pLinks over p2pRecv_ and p2pSend_ (p2p_links.cc)
 
   /// The zero-copy board (connectRing), saying at INFO where it cannot take calls.

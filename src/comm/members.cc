@@ -26,6 +26,13 @@ uint64_t randomNonce() {
 
 }  // namespace
 
+Status Members::joinBootstrap(const UniqueId& id, int64_t timeoutMs,
+                              const std::atomic<bool>* cancel) {
+  BRAID_ASSIGN_OR_RETURN(bootstrap,
+                         bootstrap::Bootstrap::create(id, rank, nranks, timeoutMs, cancel));
+  return Status::success();
+}
+
 Status Members::exchangePeers(const Config& config) {
   peers.assign(nranks, PeerInfo{});
   PeerInfo& me = peers[rank];

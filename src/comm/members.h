@@ -52,12 +52,18 @@ struct PlannedRing {
   std::vector<PlannedHop> hops;
 };
 
+// Who the ranks are is settled while the communicator is made, by Comm::create and the steps
+// below, and then only read: every other part holds a const Members&.
 class Members {
  public:
-  int rank = 0;
-  int nranks = 1;
-  int cudaDevice = -1;  ///< this rank's device; -1 on host memory
-  std::string name;     ///< the communicator's name (CommOptions::name); empty: none
+  explicit Members(int rank, int nranks, std::string name = {}, int cudaDevice = -1)
+      : rank(rank), nranks(nranks), cudaDevice(cudaDevice), name(std::move(name)) {}
+
+  const int rank;
+  const int nranks;
+  const int cudaDevice;    ///< this rank's device; -1 on host memory
+  const std::string name;  ///< the communicator's name (CommOptions::name); empty: none
+  /// Joined by joinBootstrap; null before.
   std::unique_ptr<bootstrap::Bootstrap> bootstrap;
   std::vector<PeerInfo> peers;  ///< by rank, once exchangePeers has run
   std::vector<int> ring;        ///< ring order of ranks (channel 0's)
@@ -78,6 +84,9 @@ class Members {
   double plannedNetworkGBs = 0;
   /// The machine; empty when discovery failed (the ring order then stays 0..N-1).
   std::optional<topology::Graph> machine;
+
+  /// Joins communicator `id`'s bootstrap, giving up when `cancel` rises (Comm::create).
+  Status joinBootstrap(const UniqueId& id, int64_t timeoutMs, const std::atomic<bool>* cancel);
 
   bool onOtherHost(int peer) const { return onOtherHostThan(peer, rank); }
   bool onOtherHostThan(int a, int b) const { return peers[a].hostId != peers[b].hostId; }

@@ -1,6 +1,6 @@
 // braid::Comm's point-to-point calls: a batch of sends and receives (sendRecv), and gather,
-// scatter and all-to-all, which are such batches (p2p_batches.h). Calls (calls.h) runs them on
-// Links' FIFOs or the GPU side's.
+// scatter and all-to-all, which are such batches (p2p_batches.h). Each is checked once, into a
+// CheckedBatch (braid/comm.h); Calls (calls.h) runs it on Links' FIFOs or the GPU side's.
 #include <string>
 
 #include "base/log.h"
@@ -26,29 +26,56 @@ Status checkOp(const P2pOp& op, int nranks) {
 
 }  // namespace
 
-Status Comm::sendRecv(const std::vector<P2pOp>& ops, void* stream) {
+Result<CheckedBatch> Comm::checkSendRecv(std::vector<P2pOp> ops) const {
+  for (const auto& op : ops) BRAID_TRY(checkOp(op, size()));
+  return CheckedBatch(std::move(ops));
+}
+
+Status Comm::sendRecv(const CheckedBatch& batch, void* stream) {
   comm::ActiveCall active = impl_->health.countCall();
   log::ScopedLogRank logRank(rank());
-  for (const auto& op : ops) BRAID_TRY(checkOp(op, size()));
-  return impl_->calls.sendRecv(ops, stream);
+  return impl_->calls.sendRecv(batch.ops(), stream);
+}
+
+Status Comm::sendRecv(const std::vector<P2pOp>& ops, void* stream) {
+  BRAID_ASSIGN_OR_RETURN(const CheckedBatch batch, checkSendRecv(ops));
+  return sendRecv(batch, stream);
 }
 
 // Gather, scatter and all-to-all are batches of sends and receives: every
 // byte crosses one FIFO once, which no ring schedule beats for these.
+Result<CheckedBatch> Comm::checkGather(const void* input, void* output, size_t count, DataType type,
+                                       int root) const {
+  BRAID_TRY(checkRank(root, size(), "root"));
+  return checkSendRecv(gatherBatch(rank(), size(), input, output, count, type, root));
+}
+
+Result<CheckedBatch> Comm::checkScatter(const void* input, void* output, size_t count,
+                                        DataType type, int root) const {
+  BRAID_TRY(checkRank(root, size(), "root"));
+  return checkSendRecv(scatterBatch(rank(), size(), input, output, count, type, root));
+}
+
+Result<CheckedBatch> Comm::checkAllToAll(const void* input, void* output, size_t count,
+                                         DataType type) const {
+  return checkSendRecv(allToAllBatch(size(), input, output, count, type));
+}
+
 Status Comm::gather(const void* input, void* output, size_t count, DataType type, int root,
                     void* stream) {
-  BRAID_TRY(checkRank(root, size(), "root"));
-  return sendRecv(gatherBatch(rank(), size(), input, output, count, type, root), stream);
+  BRAID_ASSIGN_OR_RETURN(const CheckedBatch batch, checkGather(input, output, count, type, root));
+  return sendRecv(batch, stream);
 }
 
 Status Comm::scatter(const void* input, void* output, size_t count, DataType type, int root,
                      void* stream) {
-  BRAID_TRY(checkRank(root, size(), "root"));
-  return sendRecv(scatterBatch(rank(), size(), input, output, count, type, root), stream);
+  BRAID_ASSIGN_OR_RETURN(const CheckedBatch batch, checkScatter(input, output, count, type, root));
+  return sendRecv(batch, stream);
 }
 
 Status Comm::allToAll(const void* input, void* output, size_t count, DataType type, void* stream) {
-  return sendRecv(allToAllBatch(size(), input, output, count, type), stream);
+  BRAID_ASSIGN_OR_RETURN(const CheckedBatch batch, checkAllToAll(input, output, count, type));
+  return sendRecv(batch, stream);
 }
 
 // The model sees a batch as the bytes it sends and receives: every transfer

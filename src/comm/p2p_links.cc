@@ -53,13 +53,13 @@ class Links::P2pEnds final : public exec::P2pLinks {
  private:
   // A pair on two hosts: a socket FIFO, named by the pair on the point-to-point nonce.
   transport::net::Greeting greeting(int sender, int receiver) const {
-    return transport::net::Greeting::of(l_.p2pNonce, sender, receiver, 0,
+    return transport::net::Greeting::of(l_.p2pNonce_, sender, receiver, 0,
                                         static_cast<int>(algo::Protocol::kSimple));
   }
   std::string name(int sender, int receiver) const {
-    return transport::shm::segmentName(l_.p2pNonce, sender, receiver, 0);
+    return transport::shm::segmentName(l_.p2pNonce_, sender, receiver, 0);
   }
-  size_t slotBytes() const { return (l_.slotBytes / kP2pSlotDivisor) & ~static_cast<size_t>(63); }
+  size_t slotBytes() const { return (l_.slotBytes_ / kP2pSlotDivisor) & ~static_cast<size_t>(63); }
 
   Links& l_;
   const int rank_;

@@ -14,8 +14,24 @@
 
 namespace braid::comm {
 
+Recorder::Recorder(const Config& config, const Members& members, const Health& health)
+    : config_(config), members_(members), health_(health) {
+  if (!config.tracePath.empty()) {
+    trace_ = std::make_unique<trace::Recorder>(config.tracePath, members.rank);
+  }
+}
+
+void Recorder::attachGpuWaits(const kernels::engine::WaitRecord* waits) const {
+  if (flight_) flight_->attachGpuWaits(waits);
+}
+
+void Recorder::noteEnqueued(uint64_t seq, uint64_t launch, uint32_t index,
+                            uint32_t firstBlock) const {
+  flight_->enqueued(seq, launch, index, firstBlock);
+}
+
 void Recorder::forgetFlight() {
-  if (flight) flight::forget(flight.get());
+  if (flight_) flight::forget(flight_.get());
 }
 
 Status Recorder::startFlight() {
@@ -28,11 +44,11 @@ Status Recorder::startFlight() {
   if (gethostname(host, sizeof(host) - 1) == 0) who.host = host;
   who.gpu = members_.cudaDevice >= 0;
   who.name = members_.name;
-  flight = std::make_unique<flight::FlightRecorder>(
+  flight_ = std::make_unique<flight::FlightRecorder>(
       who, static_cast<size_t>(config_.flightRecorderEntries), config_.flightRecorderDir);
   if (!config_.flightRecorderDir.empty()) {
     const Health* health = &health_;
-    flight::dumpOnSignal(flight.get(), [health] { return health->lossWords(); });
+    flight::dumpOnSignal(flight_.get(), [health] { return health->lossWords(); });
   }
   return Status::success();
 }
@@ -40,10 +56,10 @@ Status Recorder::startFlight() {
 void Recorder::begin(const std::string& what, const std::string& how,
                      const std::vector<uint32_t>& channelInstrs) {
   held_ = false;
-  flightSeq_ = flight->begin(what, how, channelInstrs);
+  flightSeq_ = flight_->begin(what, how, channelInstrs);
 }
 
-void Recorder::begin(const CollCall& call) {
+void Recorder::begin(const CollectiveCall& call) {
   heldFields_ = collectiveFields(call);
   held_ = true;
 }
@@ -51,15 +67,15 @@ void Recorder::begin(const CollCall& call) {
 void Recorder::flush() {
   if (!held_) return;
   held_ = false;
-  flightSeq_ = flight->begin(heldFields_);
+  flightSeq_ = flight_->begin(heldFields_);
 }
 
 void Recorder::end(const Status& s) {
   flush();
-  flight->end(flightSeq_, s);
+  flight_->end(flightSeq_, s);
 }
 
-flight::CollectiveFields collectiveFields(const CollCall& call) {
+flight::CollectiveFields collectiveFields(const CollectiveCall& call) {
   flight::CollectiveFields f;
   f.collective = collectiveName(call.collective);
   f.variable = call.blockCounts != nullptr;
@@ -77,7 +93,9 @@ flight::CollectiveFields collectiveFields(const CollCall& call) {
   return f;
 }
 
-std::string describeCall(const CollCall& call) { return flight::describe(collectiveFields(call)); }
+std::string describeCall(const CollectiveCall& call) {
+  return flight::describe(collectiveFields(call));
+}
 
 void Recorder::plan(const tune::Choice& choice, const exec::Program* program, const char* ran) {
   instrs_.clear();
@@ -95,9 +113,9 @@ void Recorder::plan(const tune::Choice& choice, const exec::Program* program, co
   f.channels = static_cast<uint32_t>(instrs_.size());
   if (held_) {
     held_ = false;
-    flightSeq_ = flight->begin(heldFields_, f, instrs_);
+    flightSeq_ = flight_->begin(heldFields_, f, instrs_);
   } else {
-    flight->planned(flightSeq_, f, instrs_);
+    flight_->planned(flightSeq_, f, instrs_);
   }
 }
 
@@ -108,7 +126,7 @@ Status Recorder::Scope::close(Status s) {
   return s;
 }
 
-void Recorder::dumpPlan(const CollCall& call, const tune::Choice& choice,
+void Recorder::dumpPlan(const CollectiveCall& call, const tune::Choice& choice,
                         const algo::Schedule* schedule, const char* board, const char* why) const {
   if (!config_.dumpSchedule) return;
   if (schedule != nullptr) {
@@ -127,11 +145,11 @@ void Recorder::noteFailure(const Status& s, const std::string& what) const {
   // directory.
   if (timedOut) {
     BRAID_WARN("%s timed out; the flight recorder of rank %d:\n%s", what.c_str(), members_.rank,
-               flight->render("timeout", health_.lossWords()).c_str());
+               flight_->render("timeout", health_.lossWords()).c_str());
   }
   if (config_.flightRecorderDir.empty()) return;
   Result<std::string> path =
-      flight->dump(what + " failed: " + s.message().substr(0, 200), health_.lossWords());
+      flight_->dump(what + " failed: " + s.message().substr(0, 200), health_.lossWords());
   if (path.ok()) {
     BRAID_INFO("flight recorder: dumped to %s", path.value().c_str());
   } else {
@@ -140,19 +158,19 @@ void Recorder::noteFailure(const Status& s, const std::string& what) const {
 }
 
 void Recorder::noteLoss(const watch::Loss& loss) {
-  if (!flight || config_.flightRecorderDir.empty()) return;
+  if (!flight_ || config_.flightRecorderDir.empty()) return;
   Result<std::string> path =
-      flight->dump("lost rank " + std::to_string(loss.rank), health_.lossWords());
+      flight_->dump("lost rank " + std::to_string(loss.rank), health_.lossWords());
   if (!path.ok()) BRAID_WARN("flight recorder: %s", path.status().message().c_str());
 }
 
-void Recorder::traceCall(const CollCall& call, const tune::Choice& choice, int nchannels,
+void Recorder::traceCall(const CollectiveCall& call, const tune::Choice& choice, int nchannels,
                          double startUs, const char* ran) const {
-  if (!trace) return;
+  if (!trace_) return;
   trace::Event e;
   e.name = collectiveName(call.collective);
   e.startUs = startUs;
-  e.durationUs = trace->nowUs() - startUs;
+  e.durationUs = trace_->nowUs() - startUs;
   e.args = std::string("\"algorithm\":\"") +
            (ran != nullptr ? ran : algo::algorithmName(choice.algorithm)) + "\",\"protocol\":\"" +
            algo::protocolName(choice.protocol) + "\",\"channels\":" + std::to_string(nchannels) +
@@ -160,14 +178,14 @@ void Recorder::traceCall(const CollCall& call, const tune::Choice& choice, int n
            dataTypeName(call.type) +
            "\",\"bytes\":" + std::to_string(call.count * dataTypeSize(call.type)) +
            ",\"predicted_us\":" + std::to_string(choice.predictedUs);
-  trace->add(std::move(e));
+  trace_->add(std::move(e));
 }
 
 void Recorder::writeTrace() {
-  if (!trace) return;
-  Status s = trace->write();
+  if (!trace_) return;
+  Status s = trace_->write();
   if (s.ok()) {
-    BRAID_INFO("trace written to %s", trace->path().c_str());
+    BRAID_INFO("trace written to %s", trace_->path().c_str());
   } else {
     BRAID_WARN("%s", s.message().c_str());
   }

@@ -29,17 +29,25 @@ class Recorder {
  public:
   class Scope;
 
-  Recorder(const Config& config, const Members& members, const Health& health)
-      : config_(config), members_(members), health_(health) {}
+  /// With BRAID_TRACE, the trace of this rank starts now.
+  Recorder(const Config& config, const Members& members, const Health& health);
   ~Recorder() { forgetFlight(); }
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
 
-  std::unique_ptr<flight::FlightRecorder> flight;
-  /// A GPU fault was dumped already (asyncError dumps the first it sees).
-  mutable std::atomic<bool> faultDumped{false};
-  /// BRAID_TRACE's events; null without it.
-  std::unique_ptr<trace::Recorder> trace;
+  /// Where the host's waits are noted, one record per channel, for the flight recorder's dumps
+  /// (after startFlight).
+  kernels::engine::WaitRecord* hostWaits() const { return flight_->hostWaits(); }
+  /// Where a GPU communicator's blocks note their waits, for the same dumps.
+  void attachGpuWaits(const kernels::engine::WaitRecord* waits) const;
+  /// The call recorded as `seq` went on a GPU stream in launch `launch` as call `index`, from
+  /// block `firstBlock`.
+  void noteEnqueued(uint64_t seq, uint64_t launch, uint32_t index, uint32_t firstBlock) const;
+  /// Whether a GPU fault is to be dumped now: true the first time only (asyncError dumps the
+  /// first it sees).
+  bool firstFaultDump() const { return !faultDumped_.exchange(true); }
+  /// BRAID_TRACE's events, where host steps note their time; null without it.
+  trace::Recorder* trace() const { return trace_.get(); }
 
   /// Makes the flight recorder (after the bootstrap, whose magic names the communicator).
   Status startFlight();
@@ -50,7 +58,7 @@ class Recorder {
   /// that the call's fast path builds no string. The record is written with the call's plan
   /// (one lock of the flight recorder instead of two), or by flush() where the call may wait
   /// for something before it has a plan.
-  void begin(const CollCall& call);
+  void begin(const CollectiveCall& call);
   /// Writes the record begin() holds back, if any: before anything that may wait.
   void flush();
   /// The record of the call now running on this communicator (written now if held back).
@@ -70,15 +78,16 @@ class Recorder {
   void noteLoss(const watch::Loss& loss);
   /// With BRAID_TRACE: one event on the collectives track saying what `call` ran (on a GPU
   /// communicator the event spans the enqueue, not the kernel).
-  void traceCall(const CollCall& call, const tune::Choice& choice, int nchannels, double startUs,
-                 const char* ran = nullptr) const;
+  void traceCall(const CollectiveCall& call, const tune::Choice& choice, int nchannels,
+                 double startUs, const char* ran = nullptr) const;
   /// BRAID_DUMP_SCHEDULE: what runs `call`, to stderr: `schedule`, which a way has just made
   /// for `choice`, or else the board that runs it without one (`board`, and `why` it needs
   /// none). Every plan dumped is dumped here.
-  void dumpPlan(const CollCall& call, const tune::Choice& choice, const algo::Schedule* schedule,
-                const char* board = nullptr, const char* why = nullptr) const;
+  void dumpPlan(const CollectiveCall& call, const tune::Choice& choice,
+                const algo::Schedule* schedule, const char* board = nullptr,
+                const char* why = nullptr) const;
   /// Now on the trace's clock; 0 without a trace.
-  double traceNowUs() const { return trace ? trace->nowUs() : 0; }
+  double traceNowUs() const { return trace_ ? trace_->nowUs() : 0; }
   /// SIGUSR1 no longer dumps this communicator's flight recorder.
   void forgetFlight();
   /// Writes BRAID_TRACE's file, saying where at INFO.
@@ -88,6 +97,9 @@ class Recorder {
   const Config& config_;
   const Members& members_;
   const Health& health_;
+  std::unique_ptr<flight::FlightRecorder> flight_;
+  mutable std::atomic<bool> faultDumped_{false};
+  std::unique_ptr<trace::Recorder> trace_;
   /// plan's channel instruction counts, kept so that repeated calls allocate nothing.
   std::vector<uint32_t> instrs_;
   uint64_t flightSeq_ = 0;
@@ -102,7 +114,7 @@ class Recorder {
 class Recorder::Scope {
  public:
   /// A collective call.
-  Scope(Recorder& recorder, const CollCall& call) : recorder_(recorder), call_(&call) {
+  Scope(Recorder& recorder, const CollectiveCall& call) : recorder_(recorder), call_(&call) {
     recorder_.begin(call);
   }
   /// Another call (`what`), run as `how`, with its channels' instruction counts.
@@ -128,12 +140,12 @@ class Recorder::Scope {
 
  private:
   Recorder& recorder_;
-  const CollCall* call_ = nullptr;      ///< a collective's: worded only for a failure
-  const char* failureWords_ = nullptr;  ///< other calls: what a failure calls them
+  const CollectiveCall* call_ = nullptr;  ///< a collective's: worded only for a failure
+  const char* failureWords_ = nullptr;    ///< other calls: what a failure calls them
   bool closed_ = false;
 };
 
 /// A collective's fields as the flight recorder keeps them (describeCall's words).
-flight::CollectiveFields collectiveFields(const CollCall& call);
+flight::CollectiveFields collectiveFields(const CollectiveCall& call);
 
 }  // namespace braid::comm

@@ -1,6 +1,6 @@
-// ncclCommRegister and ncclCommDeregister on braid::Comm: registrations are tracked (Calls
-// keeps them) so that a deregistration is checked, but no path reads them yet: the FIFOs copy.
-#include <map>
+// ncclCommRegister and ncclCommDeregister on braid::Comm: registrations are tracked
+// (registrations.h) so that a deregistration is checked, but no path reads them yet: the FIFOs
+// copy.
 
 #include "base/log.h"
 #include "comm/comm_impl.h"
@@ -8,32 +8,21 @@
 namespace braid {
 
 Result<void*> Comm::registerBuffer(void* buffer, size_t bytes) {
-  std::map<void*, size_t>& registrations = impl_->calls.registrations;
-  if (buffer == nullptr) return invalidArgument("buffer is NULL");
-  if (bytes == 0) return invalidArgument("size is 0");
-  auto [it, fresh] = registrations.emplace(buffer, bytes);
-  if (!fresh) return invalidUsage("buffer is registered with this communicator already");
+  BRAID_ASSIGN_OR_RETURN(void* handle, impl_->registrations.add(buffer, bytes));
   if (impl_->gpu) {
     BRAID_INFO(
         "register: %zu bytes at %p on device %d: tracked; braid's kernels copy through "
         "their FIFOs, no zero-copy path uses registrations yet",
-        bytes, buffer, impl_->gpu->device);
+        bytes, buffer, impl_->gpu->device());
   } else {
     BRAID_INFO(
         "register: %zu bytes at %p on a host communicator: tracked; host FIFOs copy "
         "through shared memory, no zero-copy path uses registrations",
         bytes, buffer);
   }
-  return it->first;
+  return handle;
 }
 
-Status Comm::deregisterBuffer(void* handle) {
-  std::map<void*, size_t>& registrations = impl_->calls.registrations;
-  if (handle == nullptr) return invalidArgument("handle is NULL");
-  if (registrations.erase(handle) == 0) {
-    return invalidArgument("handle is not a live registration of this communicator");
-  }
-  return Status::success();
-}
+Status Comm::deregisterBuffer(void* handle) { return impl_->registrations.remove(handle); }
 
 }  // namespace braid

@@ -20,7 +20,8 @@ bool sameBlocks(const std::vector<size_t>& cached, const size_t* call, int nrank
 
 }  // namespace
 
-Result<const CachedSchedule*> ScheduleCache::get(const CollCall& call, const tune::Choice& choice) {
+Result<const CachedSchedule*> ScheduleCache::get(const CollectiveCall& call,
+                                                 const tune::Choice& choice) {
   if (const CachedSchedule* found = find(call, choice)) return found;
   CachedSchedule entry;
   BRAID_TRY(generate(call, choice, entry));
@@ -30,7 +31,8 @@ Result<const CachedSchedule*> ScheduleCache::get(const CollCall& call, const tun
 
 // Variable-count calls are kept too, by their blocks: a training step repeats them with the
 // same counts as often as the uniform ones.
-const CachedSchedule* ScheduleCache::find(const CollCall& call, const tune::Choice& choice) const {
+const CachedSchedule* ScheduleCache::find(const CollectiveCall& call,
+                                          const tune::Choice& choice) const {
   const size_t elemBytes = dataTypeSize(call.type);
   for (const auto& c : entries_) {
     if (c.collective == call.collective && c.count == call.count && c.elemBytes == elemBytes &&
@@ -43,16 +45,16 @@ const CachedSchedule* ScheduleCache::find(const CollCall& call, const tune::Choi
   return nullptr;
 }
 
-Status ScheduleCache::generate(const CollCall& call, const tune::Choice& choice,
+Status ScheduleCache::generate(const CollectiveCall& call, const tune::Choice& choice,
                                CachedSchedule& entry) const {
   const size_t elemBytes = dataTypeSize(call.type);
   algo::ScheduleSizes sizes;
   sizes.nranks = members_.nranks;
   sizes.rank = members_.rank;
   sizes.count = call.count;
-  sizes.nchannels = links_.nchannels;
+  sizes.nchannels = links_.nchannels();
   algo::sizeForSlots(
-      sizes, choice.protocol == algo::Protocol::kLl ? links_.llSlotBytes() : links_.slotBytes,
+      sizes, choice.protocol == algo::Protocol::kLl ? links_.llSlotBytes() : links_.slotBytes(),
       transport::kFifoSlots, elemBytes);
   Result<algo::Schedule> made = invalidArgument("no schedule");
   if (choice.algorithm == algo::Algorithm::kTree) {
@@ -86,7 +88,7 @@ Status ScheduleCache::generate(const CollCall& call, const tune::Choice& choice,
   return Status::success();
 }
 
-Status ScheduleCache::lowerAndLink(const CollCall& call, CachedSchedule& entry) {
+Status ScheduleCache::lowerAndLink(const CollectiveCall& call, CachedSchedule& entry) {
   // The operator's final step (avg's division) runs where the rank holds the result.
   const bool finishes = reduces(call.collective) && holdsResult(call, members_.rank);
   BRAID_ASSIGN_OR_RETURN(entry.program, exec::lowerSchedule(entry.schedule, finishes));
@@ -96,10 +98,10 @@ Status ScheduleCache::lowerAndLink(const CollCall& call, CachedSchedule& entry) 
   }
   BRAID_ASSIGN_OR_RETURN(const std::vector<exec::ChannelPorts> ports,
                          gpu_->linkSchedule(entry.program, entry.protocol));
-  BRAID_ASSIGN_OR_RETURN(exec::DeviceProgram device,
-                         exec::DeviceProgram::upload(
-                             *gpu_->runtime, entry.program, ports, gpu_->stream,
-                             entry.protocol == algo::Protocol::kLl ? links_.llSlotBytes() : 0));
+  BRAID_ASSIGN_OR_RETURN(
+      exec::DeviceProgram device,
+      gpu_->upload(entry.program, ports,
+                   entry.protocol == algo::Protocol::kLl ? links_.llSlotBytes() : 0));
   entry.device = std::make_shared<exec::DeviceProgram>(std::move(device));
   return Status::success();
 }
@@ -107,7 +109,7 @@ Status ScheduleCache::lowerAndLink(const CollCall& call, CachedSchedule& entry) 
 const CachedSchedule* ScheduleCache::keep(CachedSchedule&& entry) {
   if (entries_.size() >= kEntries) {
     // A queued launch or a captured graph may still read an evicted device program.
-    if (gpu_ && entries_.front().device) gpu_->retired.push_back(entries_.front().device);
+    if (gpu_ && entries_.front().device) gpu_->retire(entries_.front().device);
     entries_.erase(entries_.begin());
   }
   entries_.push_back(std::move(entry));

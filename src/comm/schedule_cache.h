@@ -38,7 +38,7 @@ struct CachedSchedule {
   int root = -1;
   algo::Algorithm algorithm = algo::Algorithm::kRing;
   algo::Protocol protocol = algo::Protocol::kSimple;
-  std::vector<size_t> blockCounts;  ///< variable-count calls only (CollCall)
+  std::vector<size_t> blockCounts;  ///< variable-count calls only (CollectiveCall)
   std::vector<size_t> blockOffsets;
   algo::Schedule schedule;
   exec::Program program;                              ///< the schedule, lowered
@@ -58,17 +58,18 @@ class ScheduleCache {
   /// A GPU communicator's side, once made: schedules are linked and uploaded there.
   void attachGpu(GpuSide* gpu) { gpu_ = gpu; }
   /// The schedule of `call` as `choice` runs it, made and linked if no recent call had it.
-  Result<const CachedSchedule*> get(const CollCall& call, const tune::Choice& choice);
+  Result<const CachedSchedule*> get(const CollectiveCall& call, const tune::Choice& choice);
   /// Forgets every schedule, and with them their device programs and FIFO ports (a GPU
   /// communicator's suspend): the next calls make them again.
   void clear() { entries_.clear(); }
 
  private:
-  const CachedSchedule* find(const CollCall& call, const tune::Choice& choice) const;
+  const CachedSchedule* find(const CollectiveCall& call, const tune::Choice& choice) const;
   /// The schedule of `call` (algo/), dumped with BRAID_DUMP_SCHEDULE; the entry's key too.
-  Status generate(const CollCall& call, const tune::Choice& choice, CachedSchedule& entry) const;
+  Status generate(const CollectiveCall& call, const tune::Choice& choice,
+                  CachedSchedule& entry) const;
   /// The entry's program, and its FIFOs (and device image) linked.
-  Status lowerAndLink(const CollCall& call, CachedSchedule& entry);
+  Status lowerAndLink(const CollectiveCall& call, CachedSchedule& entry);
   /// Keeps `entry`, evicting the oldest when full.
   const CachedSchedule* keep(CachedSchedule&& entry);
 

@@ -7,7 +7,7 @@ namespace {
 // What the selector's answer depends on in `call`: the size it is timed at
 // (nccl-tests' size: the whole gathered or scattered buffer, from the
 // largest block when the blocks vary) and whether only the ring can run it.
-ChoiceKey choiceKey(const CollCall& call, int nranks) {
+ChoiceKey choiceKey(const CollectiveCall& call, int nranks) {
   const bool gathers =
       call.collective == Collective::kAllGather || call.collective == Collective::kReduceScatter;
   size_t elems = call.count;
@@ -23,7 +23,7 @@ ChoiceKey choiceKey(const CollCall& call, int nranks) {
 
 }  // namespace
 
-Result<tune::Choice> Selector::choose(const CollCall& call) {
+Result<tune::Choice> Selector::choose(const CollectiveCall& call) {
   const SelectorSettings& s = settings_;
   const int nranks = s.nranks;
   const ChoiceKey key = choiceKey(call, nranks);

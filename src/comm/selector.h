@@ -91,7 +91,7 @@ class Selector {
 
   /// The algorithm and protocol of `call` (tune/select.h, or the ring for what only the ring
   /// runs), from the answers kept when a recent call asked the same.
-  Result<tune::Choice> choose(const CollCall& call);
+  Result<tune::Choice> choose(const CollectiveCall& call);
   const SelectorSettings& settings() const { return settings_; }
   const tune::Model& model() const { return settings_.model; }
   /// The one-shot boards are gone (a suspend): no call takes the one-shot until they are back.

@@ -52,7 +52,7 @@ Comm::DeviceMemory Comm::deviceMemory() const {
   DeviceMemory m;
   if (!impl_->gpu) return m;
   m.held = impl_->gpuMemory->deviceBytes();
-  m.kept = impl_->gpu->cursorCapacity * sizeof(kernels::engine::FifoCursor);
+  m.kept = impl_->gpu->keptBytes();
   return m;
 }
 

@@ -522,7 +522,9 @@ TEST_F(VCollectivesBadInput, NullBuffersAndBadAliasingAreNamed) {
             ncclSuccess);
 }
 
-TEST_F(VCollectivesBadInput, InAGroupArgumentsFailTheCallAndLayoutsFailGroupEnd) {
+// Arguments are checked once, at the call, in a group too: layouts as well as arrays, so a bad
+// call fails where it is made and the group runs the rest.
+TEST_F(VCollectivesBadInput, InAGroupEveryArgumentFailsTheCall) {
   std::vector<int32_t> buf(16);
   const size_t counts[] = {4};
   const size_t displs[] = {0};
@@ -533,15 +535,21 @@ TEST_F(VCollectivesBadInput, InAGroupArgumentsFailTheCallAndLayoutsFailGroupEnd)
                                nullptr);
       },
       ncclInvalidArgument, {"recvcounts is NULL"}));
-  // Overlapping buffers are found when the group runs.
+  EXPECT_TRUE(failsWith(
+      [&] {
+        return braidAllGatherV(buf.data() + 1, 4, buf.data(), counts, displs, ncclInt32, comm_,
+                               nullptr);
+      },
+      ncclInvalidArgument, {"sendbuff overlaps recvbuff"}));
+  // A good call of the same group still runs at its end.
+  std::fill(buf.begin(), buf.begin() + 8, 7);
   EXPECT_EQ(
-      braidAllGatherV(buf.data() + 1, 4, buf.data(), counts, displs, ncclInt32, comm_, nullptr),
+      braidAllGatherV(buf.data(), 4, buf.data() + 8, counts, displs, ncclInt32, comm_, nullptr),
       ncclSuccess);
-  const ncclResult_t end = ncclGroupEnd();
-  EXPECT_EQ(end, ncclInvalidArgument);
-  EXPECT_NE(std::string(ncclGetLastError(comm_)).find("sendbuff overlaps recvbuff"),
-            std::string::npos)
-      << ncclGetLastError(comm_);
+  EXPECT_EQ(buf[8], 0);  // not yet: the group has not ended
+  EXPECT_EQ(ncclGroupEnd(), ncclSuccess);
+  EXPECT_EQ(buf[8], 7);
+  EXPECT_EQ(buf[11], 7);
 }
 
 TEST(VCollectivesBadLayout, OverlappingBlocksAreNamedOnEveryRank) {

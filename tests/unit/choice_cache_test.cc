@@ -25,7 +25,6 @@ namespace {
 
 using comm::ChoiceCache;
 using comm::ChoiceKey;
-using comm::CollCall;
 using comm::Selector;
 
 constexpr size_t kEntries = ChoiceCache::kEntries;
@@ -130,7 +129,7 @@ std::unique_ptr<Selector> commState(const Setting& setting) {
 struct Calls {
   std::vector<size_t> blocks = {256, 10, 0, 3};
   std::vector<size_t> offsets = {0, 256, 266, 266};
-  std::vector<CollCall> list;
+  std::vector<CollectiveCall> list;
 
   Calls() {
     for (size_t count : {1, 2, 16, 256, 1024, 4096, 16384, 16385, 262144}) {
@@ -141,20 +140,20 @@ struct Calls {
     list.push_back(call(Collective::kReduceScatter, 256));
     list.push_back(call(Collective::kAllGather, 256));
     for (Collective c : {Collective::kReduceScatter, Collective::kAllGather}) {
-      CollCall v = call(c, blocks[0]);
+      CollectiveCall v = call(c, blocks[0]);
       v.blockCounts = blocks.data();
       v.blockOffsets = offsets.data();
       list.push_back(v);
     }
   }
 
-  static CollCall call(Collective collective, size_t count) {
+  static CollectiveCall call(Collective collective, size_t count) {
     const bool rooted = collective == Collective::kBroadcast || collective == Collective::kReduce;
     return {collective, nullptr, nullptr, count, DataType::kFloat32, RedOp::kSum, rooted ? 1 : -1};
   }
 };
 
-std::string describe(const CollCall& call) {
+std::string describe(const CollectiveCall& call) {
   return std::string(collectiveName(call.collective)) + " of " + std::to_string(call.count) +
          (call.blockCounts != nullptr ? " (variable blocks)" : "");
 }
@@ -176,7 +175,7 @@ TEST(SelectionAcrossHosts, TheModelCountsTheCrossingsAndLeavesOneShotOut) {
   settings.nhosts = 2;
   auto two = std::make_unique<Selector>(settings);
   for (size_t count : {2, 256, 16384, 262144}) {
-    const CollCall call = Calls::call(Collective::kAllReduce, count);
+    const CollectiveCall call = Calls::call(Collective::kAllReduce, count);
     SCOPED_TRACE(describe(call));
     auto within = one->choose(call);
     auto across = two->choose(call);
@@ -211,7 +210,7 @@ TEST_P(SelectionCacheComm, RepeatedCallsGetTheChoiceOfAFreshCommunicator) {
     for (size_t i = start; i < n; i += 3) order.push_back(i);
   }
   for (size_t i : order) {
-    const CollCall& call = calls.list[i];
+    const CollectiveCall& call = calls.list[i];
     SCOPED_TRACE(describe(call));
     auto got = comm->choose(call);
     ASSERT_TRUE(got.ok()) << got.status().message();

@@ -66,13 +66,13 @@ TEST(FlightRecorderRing, WordsACollectiveFromItsFields) {
 }
 
 TEST(FlightRecorderRing, DescribeCallWordsTheCallersCall) {
-  comm::CollCall reduce{Collective::kReduce, nullptr,     nullptr, 5,
+  CollectiveCall reduce{Collective::kReduce, nullptr,     nullptr, 5,
                         DataType::kFloat64,  RedOp::kMax, 3};
   EXPECT_EQ(comm::describeCall(reduce), "Reduce of 5 x double max, root 3");
-  comm::CollCall gather{Collective::kAllGather, nullptr,     nullptr, 9,
+  CollectiveCall gather{Collective::kAllGather, nullptr,     nullptr, 9,
                         DataType::kInt32,       RedOp::kSum, -1};
   EXPECT_EQ(comm::describeCall(gather), "AllGather of 9 x int32");
-  comm::CollCall user{Collective::kAllReduce,
+  CollectiveCall user{Collective::kAllReduce,
                       nullptr,
                       nullptr,
                       1,

@@ -18,9 +18,7 @@ using topology::CpuMask;
 /// `rank`'s view of ranks on the hosts `hosts` with the affinities `cpus` (empty: unknown).
 Members membersOf(int rank, const std::vector<uint64_t>& hosts,
                   const std::vector<std::vector<int>>& cpus) {
-  Members m;
-  m.rank = rank;
-  m.nranks = static_cast<int>(hosts.size());
+  Members m(rank, static_cast<int>(hosts.size()));
   m.peers.resize(hosts.size());
   for (size_t r = 0; r < hosts.size(); ++r) {
     m.peers[r].rank = static_cast<int>(r);

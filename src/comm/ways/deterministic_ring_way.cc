@@ -60,7 +60,7 @@ class DeterministicRingWay : public Way {
   }
 
  private:
-  Status allReduce(const CollCall& call, const kernels::HostOp& op, algo::Protocol protocol) {
+  Status allReduce(const CollectiveCall& call, const kernels::HostOp& op, algo::Protocol protocol) {
     const Blocks blocks(call.count, parts_.members.nranks);
     const size_t mine = blocks.counts[parts_.members.rank];
     unsigned char* received =
@@ -73,7 +73,7 @@ class DeterministicRingWay : public Way {
   /// 1. Every peer's contribution to this rank's block, into `received` (a block per rank). A
   /// pre (premulsum) is the sender's: its scalar is the sending rank's, so the blocks leave
   /// loaded and the owner folds them as they come; only its own block is loaded in fold().
-  Status exchange(const CollCall& call, const kernels::HostOp& op, const Blocks& blocks,
+  Status exchange(const CollectiveCall& call, const kernels::HostOp& op, const Blocks& blocks,
                   unsigned char* received) {
     const int rank = parts_.members.rank;
     const int nranks = parts_.members.nranks;
@@ -105,13 +105,13 @@ class DeterministicRingWay : public Way {
       recv.bytes = mine * elem;
       tasks.push_back(recv);
     }
-    return parts_.links.runP2p(tasks, parts_.recorder.flight->hostWaits());
+    return parts_.links.runP2p(tasks, parts_.recorder.hostWaits());
   }
 
   /// 2. The canonical fold, a chunk at a time, into this rank's block of the output: operands
   /// are read where they are, except this rank's own when the operator has a pre, which loads
   /// it first (the peers' came loaded).
-  void fold(const CollCall& call, const kernels::HostOp& op, const Blocks& blocks,
+  void fold(const CollectiveCall& call, const kernels::HostOp& op, const Blocks& blocks,
             const unsigned char* received) {
     const int rank = parts_.members.rank;
     const int nranks = parts_.members.nranks;
@@ -141,19 +141,19 @@ class DeterministicRingWay : public Way {
   }
 
   /// 3. Everyone's block to everyone, in place on the output: the ring's all_gather of blocks.
-  Status gather(const CollCall& call, const Blocks& blocks, algo::Protocol protocol) {
+  Status gather(const CollectiveCall& call, const Blocks& blocks, algo::Protocol protocol) {
     const int rank = parts_.members.rank;
     const size_t elem = dataTypeSize(call.type);
     auto* output = static_cast<unsigned char*>(call.output);
-    CollCall all{Collective::kAllGather,
-                 output + blocks.offsets[rank] * elem,
-                 output,
-                 blocks.counts[rank],
-                 call.type,
-                 RedOp::kSum,
-                 -1,
-                 blocks.counts.data(),
-                 blocks.offsets.data()};
+    CollectiveCall all{Collective::kAllGather,
+                       output + blocks.offsets[rank] * elem,
+                       output,
+                       blocks.counts[rank],
+                       call.type,
+                       RedOp::kSum,
+                       -1,
+                       blocks.counts.data(),
+                       blocks.offsets.data()};
     tune::Choice ring;
     ring.algorithm = algo::Algorithm::kRing;
     ring.protocol = protocol;

@@ -18,7 +18,7 @@ namespace engine = kernels::engine;
 // What `call` reads and writes of this rank's memory, with `output` where it writes (the call's,
 // or scratch for a tree reduce's non-root): the input and output extents of its collective,
 // variable blocks included.
-std::vector<Access> accessesOf(const CollCall& call, int nranks, int rank, void* output) {
+std::vector<Access> accessesOf(const CollectiveCall& call, int nranks, int rank, void* output) {
   const size_t elem = dataTypeSize(call.type);
   size_t blocksEnd = call.count * static_cast<size_t>(nranks);
   if (call.blockCounts != nullptr) {
@@ -42,12 +42,12 @@ class GpuLaunchWay : public Way {
   explicit GpuLaunchWay(const WayParts& parts) : parts_(parts) {}
 
   Outcome run(WayCall& wc) override {
-    const CollCall& call = wc.call;
+    const CollectiveCall& call = wc.call;
     const tune::Choice& choice = *wc.choice;
     engine::EngineCall ec = engineCall(wc);
     void* output = call.output;
     if (choice.algorithm == algo::Algorithm::kOneShot) {
-      ec.oneShot = parts_.gpu->oneShot->board();
+      ec.oneShot = parts_.gpu->oneShot()->board();
       ec.nchannels = 1;
       ec.sliceElems = call.count;
       wc.record.plan(choice, nullptr);
@@ -75,7 +75,7 @@ class GpuLaunchWay : public Way {
  private:
   /// What every engine call of a collective says: buffers, type, operator, protocol.
   static engine::EngineCall engineCall(const WayCall& wc) {
-    const CollCall& call = wc.call;
+    const CollectiveCall& call = wc.call;
     engine::EngineCall ec{};
     ec.input = call.input;
     ec.elemBytes = static_cast<uint32_t>(dataTypeSize(call.type));

@@ -14,7 +14,7 @@ class GpuLoneCopyWay : public Way {
   bool needsChoice() const override { return false; }
 
   Outcome run(WayCall& wc) override {
-    const CollCall& call = wc.call;
+    const CollectiveCall& call = wc.call;
     if (parts_.members.nranks != 1 || wc.spec.functor == RedOp::kPreMulSum) {
       return Outcome::declined();
     }
@@ -22,7 +22,8 @@ class GpuLoneCopyWay : public Way {
     GpuSide& gpu = *parts_.gpu;
     Status s = gpu.flush();  // what the group queued on this stream comes first
     if (s.ok() && call.input != call.output && bytes > 0) {
-      s = gpu.runtime->copy(call.output, call.input, bytes, call.stream)
+      s = gpu.runtime()
+              .copy(call.output, call.input, bytes, call.stream)
               .withContext("a lone rank's copy");
     }
     return Outcome::ranIt(std::move(s));

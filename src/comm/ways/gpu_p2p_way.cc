@@ -29,8 +29,8 @@ class GpuP2pWay : public P2pWay {
 
   Status run(const std::vector<P2pOp>& ops, void* stream) override {
     GpuSide& gpu = *parts_.gpu;
-    gpu::RelaxedCapture relaxed(*gpu.runtime);  // first uses set up on the private stream
-    BRAID_TRY(gpu.runtime->setDevice(gpu.device));
+    gpu::RelaxedCapture relaxed(gpu.runtime());  // first uses set up on the private stream
+    BRAID_TRY(gpu.runtime().setDevice(gpu.device()));
     BRAID_ASSIGN_OR_RETURN(const Sorted sorted, sort(ops));
     BRAID_TRY(gpu.linkP2p(sorted.recvFrom, sorted.sendTo));
     Launch launch;
@@ -72,7 +72,8 @@ class GpuP2pWay : public P2pWay {
     for (const P2pOp& op : ops) {
       if (op.count == 0) continue;
       const bool send = op.kind == P2pOp::Kind::kSend;
-      BRAID_TRY(checkDeviceBuffer(*parts_.gpu->runtime, op.buffer, send ? "sendbuff" : "recvbuff"));
+      BRAID_TRY(
+          checkDeviceBuffer(parts_.gpu->runtime(), op.buffer, send ? "sendbuff" : "recvbuff"));
       if (op.peer == rank) {
         (send ? sorted.selfSends : sorted.selfRecvs).push_back(&op);
       } else {
@@ -92,13 +93,14 @@ class GpuP2pWay : public P2pWay {
              int lane) {
     if (input != nullptr) launch.accesses.push_back({input, bytes, false});
     if (output != nullptr) launch.accesses.push_back({output, bytes, true});
-    BRAID_ASSIGN_OR_RETURN(const exec::DeviceProgram* prog, programFor(peer, send, bytes));
+    BRAID_ASSIGN_OR_RETURN(const exec::DeviceProgram* prog,
+                           parts_.gpu->p2pProgram(peer, send, bytes));
     engine::EngineCall ec{};
     ec.channels = prog->channels();
     ec.nchannels = 1;
     ec.input = input;
     ec.output = output;
-    ec.sliceElems = gpuP2pSlotBytes(parts_.links.slotBytes);
+    ec.sliceElems = gpuP2pSlotBytes(parts_.links.slotBytes());
     ec.elemBytes = 1;
     ec.type = static_cast<uint8_t>(DataType::kInt8);
     ec.op = static_cast<uint8_t>(RedOp::kSum);
@@ -106,37 +108,6 @@ class GpuP2pWay : public P2pWay {
     launch.calls.push_back(ec);
     launch.lanes.push_back({peer, lane});
     return Status::success();
-  }
-
-  /// The device program of one transfer, made the first time its peer, direction and size
-  /// come up.
-  Result<const exec::DeviceProgram*> programFor(int peer, bool send, size_t bytes) {
-    GpuSide& gpu = *parts_.gpu;
-    auto& prog = gpu.p2pPrograms[{peer, send, bytes}];
-    if (prog) return prog.get();
-    exec::Program program;
-    program.sliceElems = gpuP2pSlotBytes(parts_.links.slotBytes);
-    exec::ChannelPorts ports;
-    if (peer == parts_.members.rank) {
-      exec::ChannelProgram ch;
-      engine::Instruction copy{};
-      copy.kind = engine::InstrKind::kStep;
-      copy.op = engine::StepOp::kCopy;
-      copy.count = bytes;
-      copy.recvPort = engine::kNoPort;
-      copy.sendPort = engine::kNoPort;
-      ch.instrs.push_back(copy);
-      program.channels.push_back(ch);
-    } else {
-      program.channels.push_back(exec::p2pChannel(send, peer, 0, bytes));
-      const auto e = send ? gpu.sendLinks[{peer, kP2pChannel}]->end()
-                          : gpu.recvLinks[{peer, kP2pChannel}]->end();
-      (send ? ports.send : ports.recv).push_back({e.fifo, e.cursor, peer, 0});
-    }
-    BRAID_ASSIGN_OR_RETURN(exec::DeviceProgram uploaded,
-                           exec::DeviceProgram::upload(*gpu.runtime, program, {ports}, gpu.stream));
-    prog = std::make_unique<exec::DeviceProgram>(std::move(uploaded));
-    return prog.get();
   }
 
   WayParts parts_;

@@ -23,7 +23,7 @@ class HostP2pWay : public P2pWay {
       t.bytes = op.count * dataTypeSize(op.type);
       tasks.push_back(t);
     }
-    return parts_.links.runP2p(tasks, parts_.recorder.flight->hostWaits());
+    return parts_.links.runP2p(tasks, parts_.recorder.hostWaits());
   }
 
  private:

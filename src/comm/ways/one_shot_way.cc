@@ -17,24 +17,25 @@ class OneShotWay : public Way {
   Outcome run(WayCall& wc) override {
     const tune::Choice& choice = *wc.choice;
     if (choice.algorithm != algo::Algorithm::kOneShot) return Outcome::declined();
-    const CollCall& call = wc.call;
+    const CollectiveCall& call = wc.call;
     wc.record.plan(choice, nullptr);
     parts_.recorder.dumpPlan(
         call, choice, nullptr,
         choice.protocol == algo::Protocol::kLl ? "one-shot ll" : "one-shot simple",
         "every rank reads every peer's input from the shared board");
-    Status s = parts_.links.oneShot->allReduce(
+    Status s = parts_.links.oneShot()->allReduce(
         call.input, call.output, call.count, dataTypeSize(call.type), wc.hostOp, choice.protocol,
-        parts_.links.waitContext(), parts_.recorder.flight->hostWaits());
+        parts_.links.waitContext(), parts_.recorder.hostWaits());
     if (s.ok() && laneTakesNext(call, wc.hostOp)) tiny_.arm(call, choice, wc.hostOp);
     return Outcome::ranIt(std::move(s), true);
   }
 
  private:
-  bool laneTakesNext(const CollCall& call, const kernels::HostOp& op) const {
+  bool laneTakesNext(const CollectiveCall& call, const kernels::HostOp& op) const {
     return call.collective == Collective::kAllReduce && call.blockCounts == nullptr &&
            static_cast<int>(call.op) < kFirstUserOp && !parts_.config.checkCalls &&
-           !parts_.config.dumpSchedule && !parts_.recorder.trace && !zeroCopyFits(parts_, call, op);
+           !parts_.config.dumpSchedule && !parts_.recorder.trace() &&
+           !zeroCopyFits(parts_, call, op);
   }
 
   WayParts parts_;

@@ -19,7 +19,7 @@ class ScheduledWay : public Way {
   explicit ScheduledWay(const WayParts& parts) : parts_(parts) {}
 
   Outcome run(WayCall& wc) override {
-    const CollCall& call = wc.call;
+    const CollectiveCall& call = wc.call;
     const tune::Choice& choice = *wc.choice;
     Result<const CachedSchedule*> cached = parts_.schedules.get(call, choice);
     if (!cached.ok()) return Outcome::ranIt(cached.status());
@@ -32,14 +32,14 @@ class ScheduledWay : public Way {
     // How the slots are written: as BRAID_STREAM_SLOTS forces, or as calls measure
     // (tune/slot_stores.h).
     const bool tuned = parts_.config.streamSlots < 0;
-    const bool stream = tuned ? slotStores_.streamNext(bytes, parts_.links.streamSlots)
+    const bool stream = tuned ? slotStores_.streamNext(bytes, parts_.links.streamSlots())
                               : parts_.config.streamSlots == 1;
     exec::HostCall hostCall{call.input,
                             output,
                             elemBytes,
                             wc.hostOp,
-                            parts_.recorder.trace.get(),
-                            parts_.recorder.flight->hostWaits(),
+                            parts_.recorder.trace(),
+                            parts_.recorder.hostWaits(),
                             stream};
     const auto started = std::chrono::steady_clock::now();
     Status s = exec::runOnHost(cached.value()->program, hostCall, cached.value()->connections,

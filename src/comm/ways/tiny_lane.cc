@@ -3,7 +3,8 @@
 
 namespace braid::comm {
 
-void TinyLane::arm(const CollCall& call, const tune::Choice& choice, const kernels::HostOp& op) {
+void TinyLane::arm(const CollectiveCall& call, const tune::Choice& choice,
+                   const kernels::HostOp& op) {
   armed_ = true;
   count_ = call.count;
   type_ = call.type;
@@ -12,17 +13,17 @@ void TinyLane::arm(const CollCall& call, const tune::Choice& choice, const kerne
   hostOp_ = op;
 }
 
-Status TinyLane::start(const CollCall& call) {
-  return links_.oneShot->begin(call.input, call.output, call.count, dataTypeSize(call.type),
-                               hostOp_, choice_.protocol);
+Status TinyLane::start(const CollectiveCall& call) {
+  return links_.oneShot()->begin(call.input, call.output, call.count, dataTypeSize(call.type),
+                                 hostOp_, choice_.protocol);
 }
 
-Status TinyLane::complete(const CollCall& call, Status started) {
+Status TinyLane::complete(const CollectiveCall& call, Status started) {
   Status s = std::move(started);
   if (s.ok()) {
-    s = links_.oneShot->complete(call.input, call.output, call.count, dataTypeSize(call.type),
-                                 hostOp_, choice_.protocol, links_.waitContext(),
-                                 recorder_.flight->hostWaits());
+    s = links_.oneShot()->complete(call.input, call.output, call.count, dataTypeSize(call.type),
+                                   hostOp_, choice_.protocol, links_.waitContext(),
+                                   recorder_.hostWaits());
   }
   if (!s.ok()) disarm();
   return s;

@@ -27,14 +27,14 @@ class TinyLane {
   TinyLane(Links& links, Recorder& recorder) : links_(links), recorder_(recorder) {}
 
   /// Whether the lane runs `call`: armed, and the shape it was armed with.
-  bool takes(const CollCall& call) const {
+  bool takes(const CollectiveCall& call) const {
     return armed_ && call.collective == Collective::kAllReduce && call.count == count_ &&
            call.type == type_ && call.op == op_ && call.blockCounts == nullptr;
   }
   /// After a one-shot all_reduce of `call`'s shape ran with `choice` and `op`: the next call of
   /// that shape takes the lane (the one-shot way arms it only where every such call would take
   /// the same way on every rank).
-  void arm(const CollCall& call, const tune::Choice& choice, const kernels::HostOp& op);
+  void arm(const CollectiveCall& call, const tune::Choice& choice, const kernels::HostOp& op);
   /// The lane takes no call until armed again (a failure, a suspend).
   void disarm() { armed_ = false; }
 
@@ -42,10 +42,10 @@ class TinyLane {
   const kernels::HostOp& hostOp() const { return hostOp_; }
 
   /// Puts this rank's input on the board: the call is under way.
-  Status start(const CollCall& call);
+  Status start(const CollectiveCall& call);
   /// Waits for the peers' inputs and reduces them, after start() gave `started`; the lane
   /// disarms on a failure.
-  Status complete(const CollCall& call, Status started);
+  Status complete(const CollectiveCall& call, Status started);
 
  private:
   Links& links_;

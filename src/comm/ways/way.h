@@ -32,7 +32,7 @@ namespace braid::comm {
 
 /// A collective call as its ways see it: what the dispatcher settled before asking them.
 struct WayCall {
-  const CollCall& call;
+  const CollectiveCall& call;
   Recorder::Scope& record;
   /// Host communicators: the reducing collectives' operator as the host's loops apply it.
   kernels::HostOp hostOp;

@@ -48,13 +48,14 @@ struct WayParts {
 
 /// Whether a tree reduce writes partial results where this rank's output would be, which a
 /// non-root must not see: it then writes scratch instead.
-inline bool treeReduceNeedsScratch(const CollCall& call, const tune::Choice& choice, int rank) {
+inline bool treeReduceNeedsScratch(const CollectiveCall& call, const tune::Choice& choice,
+                                   int rank) {
   return call.collective == Collective::kReduce && rank != call.root &&
          choice.algorithm == algo::Algorithm::kTree;
 }
 
 /// Whether zero-copy may take `call` (zero_copy_way.cc): the ranks then decide together.
-bool zeroCopyFits(const WayParts& parts, const CollCall& call, const kernels::HostOp& op);
+bool zeroCopyFits(const WayParts& parts, const CollectiveCall& call, const kernels::HostOp& op);
 
 std::unique_ptr<Way> makeZeroCopyWay(const WayParts& parts);
 /// Arms `tiny` after each call it runs, where the lane may take the next one.

@@ -18,8 +18,8 @@
 
 namespace braid::comm {
 
-bool zeroCopyFits(const WayParts& parts, const CollCall& call, const kernels::HostOp& op) {
-  const exec::ZeroCopyBoard* board = parts.links.zeroCopy.get();
+bool zeroCopyFits(const WayParts& parts, const CollectiveCall& call, const kernels::HostOp& op) {
+  const exec::ZeroCopyBoard* board = parts.links.zeroCopy();
   if (board == nullptr || !board->usable() || !parts.config.algo.empty()) return false;
   const size_t n = static_cast<size_t>(parts.members.nranks);
   const size_t elemBytes = dataTypeSize(call.type);
@@ -43,10 +43,10 @@ class ZeroCopyWay : public Way {
   explicit ZeroCopyWay(const WayParts& parts) : parts_(parts) {}
 
   Outcome run(WayCall& wc) override {
-    const CollCall& call = wc.call;
+    const CollectiveCall& call = wc.call;
     if (!zeroCopyFits(parts_, call, wc.hostOp)) return Outcome::declined();
     wc.record.flush();  // the board meets the peers before the plan is known
-    exec::ZeroCopyBoard& board = *parts_.links.zeroCopy;
+    exec::ZeroCopyBoard& board = *parts_.links.zeroCopy();
     const transport::WaitContext wait = parts_.links.waitContext();
     exec::ZeroCopyMode mode = exec::ZeroCopyMode::kDeclined;
     Status s = call.collective == Collective::kAllReduce
