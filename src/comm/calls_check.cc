@@ -84,7 +84,8 @@ Status Calls::checkCallAgrees(const CollectiveCall& call) {
   }
   std::vector<CallDigest> all(nranks);
   all[rank] = mine;
-  BRAID_TRY(members_.bootstrap->allGather(all.data(), sizeof(CallDigest))
+  BRAID_TRY(members_.bootstrap()
+                ->allGather(all.data(), sizeof(CallDigest))
                 .withContext("BRAID_CHECK_CALLS: exchanging call digests"));
   // The distinct calls, each with the ranks that made it, in the order of their first rank.
   std::vector<std::pair<CallDigest, std::vector<int>>> calls;

@@ -154,7 +154,7 @@ Status Comm::finalize() {
     if (s.ok()) s = c.gpu->waitForLaunches();
     if (s.ok()) s = c.gpu->faultStatus();
   }
-  if (s.ok()) s = c.members.bootstrap->barrier();
+  if (s.ok()) s = c.members.bootstrap()->barrier();
   return health.explainFailure(s).withContext("finalize");
 }
 
@@ -187,7 +187,7 @@ void Comm::abort() {
   // Every wait, and every kernel waiting for a peer (it polls the GPU's abort word), gives up.
   c.health.raiseStop();
   c.health.stopChildren();
-  if (c.members.bootstrap) c.members.bootstrap->abort();
+  if (c.members.bootstrap()) c.members.bootstrap()->abort();
   // A call blocked in a wait sees the flag within one sleep slice (10 ms);
   // only once it has left may the communicator's memory go away.
   while (c.health.runningCalls() > 0) {

@@ -41,14 +41,14 @@ Status Comm::Impl::connectGpu() {
 }
 
 void Comm::Impl::fitNetwork() {
-  if (!(members.plannedNetworkGBs > 0)) return;
-  choosing.model.fitNetwork(members.plannedNetworkGBs);
+  if (!(members.plannedNetworkGBs() > 0)) return;
+  choosing.model.fitNetwork(members.plannedNetworkGBs());
   constexpr int kSimple = static_cast<int>(algo::Protocol::kSimple);
   if (members.rank == 0) {
     BRAID_INFO(
         "cost model: the planned rings move %.1f GB/s between hosts; the network hop "
         "taken as %.1f us, %.2f GB/s (Simple)",
-        members.plannedNetworkGBs, choosing.model.interHost[kSimple].latencyUs,
+        members.plannedNetworkGBs(), choosing.model.interHost[kSimple].latencyUs,
         choosing.model.interHost[kSimple].bandwidthGBs);
   }
 }

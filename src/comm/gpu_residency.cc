@@ -56,8 +56,8 @@ Status GpuSide::chooseChannels() {
   // Ranks on this device: on this host, with this device number (what the peers told).
   in.ranksOnDevice = 0;
   std::set<int32_t> processes;
-  const PeerInfo& me = members_.peers[members_.rank];
-  for (const PeerInfo& p : members_.peers) {
+  const PeerInfo& me = members_.peers()[members_.rank];
+  for (const PeerInfo& p : members_.peers()) {
     if (p.hostId != me.hostId || p.cudaDevice != me.cudaDevice) continue;
     ++in.ranksOnDevice;
     processes.insert(p.pid);

@@ -100,7 +100,7 @@ Status GpuSide::open(int onDevice, gpu::MeteredRuntime& metered) {
 
 transport::cuda_ipc::FifoPlacement GpuSide::placementFor(int peer) const {
   if (!config_.transportAllowed("cuda_ipc")) return transport::cuda_ipc::FifoPlacement::kPinnedHost;
-  Result<bool> reach = runtime_->canAccessPeer(device_, members_.peers[peer].cudaDevice);
+  Result<bool> reach = runtime_->canAccessPeer(device_, members_.peers()[peer].cudaDevice);
   return reach.ok() && reach.value() ? transport::cuda_ipc::FifoPlacement::kDeviceMemory
                                      : transport::cuda_ipc::FifoPlacement::kPinnedHost;
 }
@@ -166,7 +166,7 @@ Result<size_t> GpuSide::makeOneShot(const tune::Allowed& allowed) {
         placement = transport::cuda_ipc::FifoPlacement::kPinnedHost;
       }
     }
-    bootstrap::Bootstrap* bootstrap = members_.bootstrap.get();
+    bootstrap::Bootstrap* bootstrap = members_.bootstrap();
     BRAID_ASSIGN_OR_RETURN(oneShot_,
                            exec::DeviceOneShot::create(
                                *runtime_, links_.linkNonce() ^ 0x6770756f6e657368ull, rank, nranks,

@@ -35,7 +35,7 @@ Result<std::unique_ptr<Comm>> Comm::grow(int newSize, const UniqueId* id,
   std::vector<GrowOffer> offers(nranks);
   offers[rank].hasId = id != nullptr;
   if (id != nullptr) offers[rank].id = *id;
-  BRAID_TRY(c.members.bootstrap->allGather(offers.data(), sizeof(GrowOffer)).withContext("grow"));
+  BRAID_TRY(c.members.bootstrap()->allGather(offers.data(), sizeof(GrowOffer)).withContext("grow"));
   int root = -1;
   for (int r = 0; r < nranks; ++r) {
     if (!offers[r].hasId) continue;

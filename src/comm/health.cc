@@ -24,13 +24,13 @@ constexpr int64_t kLinkGraceMs = 200;
 
 Status Health::startWatch(const Config& config, std::function<void(const watch::Loss&)> onLost) {
   watch::WatchOptions options;
-  options.magic = members_.bootstrap->magic();
-  options.proof = members_.bootstrap->proof(0);  // the purpose is the watcher's to set
+  options.magic = members_.bootstrap()->magic();
+  options.proof = members_.bootstrap()->proof(0);  // the purpose is the watcher's to set
   options.heartbeatTimeoutMs = config.heartbeatTimeoutMs;
   options.setupTimeoutMs = config.timeoutMs;
   options.cancel = stop_.get();
-  BRAID_ASSIGN_OR_RETURN(watch_,
-                         watch::PeerWatch::start(*members_.bootstrap, options, std::move(onLost)));
+  BRAID_ASSIGN_OR_RETURN(
+      watch_, watch::PeerWatch::start(*members_.bootstrap(), options, std::move(onLost)));
   return Status::success();
 }
 
@@ -152,7 +152,7 @@ Status Health::lossStatus(const watch::Loss& loss) const {
                        "one without rank " +
                        std::to_string(loss.rank) + ")");
   }
-  const std::vector<PeerInfo>& peers = members_.peers;
+  const std::vector<PeerInfo>& peers = members_.peers();
   std::string who = "rank " + std::to_string(loss.rank);
   if (loss.rank == members_.rank) {
     who = "this rank (" + std::to_string(members_.rank) + ") was given up by its peers";

@@ -73,7 +73,7 @@ void Links::configure(tune::Model& model) {
   // within NCCL_MIN/MAX_NCHANNELS; BRAID_NCHANNELS, where given, decides alone.
   nchannels_ = config_.nchannels;
   if (!config_.nchannelsSet) {
-    nchannels_ = std::max(nchannels_, members_.rails);
+    nchannels_ = std::max(nchannels_, members_.rails());
     if (config_.minChannels > 0) nchannels_ = std::max(nchannels_, config_.minChannels);
     if (config_.maxChannels > 0) nchannels_ = std::min(nchannels_, config_.maxChannels);
   }
@@ -108,7 +108,7 @@ void Links::configure(tune::Model& model) {
   model.hostCores = cores;
 
   std::string ringText;
-  for (int r : members_.ring) ringText += " " + std::to_string(r);
+  for (int r : members_.ring()) ringText += " " + std::to_string(r);
   const std::string channelText = members_.cudaDevice >= 0
                                       ? std::string("channels from the device")
                                       : std::to_string(nchannels_) + " channel(s)";
@@ -121,7 +121,7 @@ void Links::configure(tune::Model& model) {
           : (network_.active() ? "shm within a host, socket between hosts" : "shm"),
       transport::kFifoSlots, slotBytes_, llSlotBytes(), spinNs_, cores);
 
-  const uint64_t nonce = members_.peers[0].nonce ^ members_.bootstrap->magic();
+  const uint64_t nonce = members_.peers()[0].nonce ^ members_.bootstrap()->magic();
   p2pNonce_ = nonce ^ 0x7032707032703270ull;  // point-to-point FIFOs get names of their own
   linkNonce_ = nonce;
 }
@@ -153,7 +153,7 @@ Status Links::chooseSlotStores() {
   // none has.
   const std::vector<Members::HostCpus> hosts = members_.cpusOfHosts();
   auto cpusToMeasure = [this](const Members::HostCpus& host) {
-    const int a = firstCpuOf(members_.peers[host.firstRank].cpus, -1);
+    const int a = firstCpuOf(members_.peers()[host.firstRank].cpus, -1);
     const int b = a < 0 ? -1 : firstCpuOf(host.cpus, a);
     return std::pair<int, int>{a, b};
   };
@@ -172,7 +172,8 @@ Status Links::chooseSlotStores() {
   if (leader == rank && cpuB >= 0) {
     lineNs[rank] = static_cast<float>(recentLineTransferNs(cpuA, cpuB));
   }
-  BRAID_TRY(members_.bootstrap->allGather(lineNs.data(), sizeof(float))
+  BRAID_TRY(members_.bootstrap()
+                ->allGather(lineNs.data(), sizeof(float))
                 .withContext("sharing the host's cache-line time"));
   const float ns = lineNs[leader];
   streamSlots_ = ns > kFarLineNs;
@@ -215,7 +216,7 @@ Status Links::connectRing(SelectorSettings& settings) {
 
   tune::Allowed& allowed = settings.allowed;
   if (allowed.algorithm[static_cast<int>(algo::Algorithm::kOneShot)]) {
-    bootstrap::Bootstrap* bootstrap = members_.bootstrap.get();
+    bootstrap::Bootstrap* bootstrap = members_.bootstrap();
     BRAID_ASSIGN_OR_RETURN(
         oneShot_,
         exec::OneShotBoard::create(
@@ -243,7 +244,7 @@ transport::WaitContext Links::waitContext() const {
 size_t Links::llSlotBytes() const { return std::min(transport::shm::kLlSlotBytes, slotBytes_); }
 
 Status Links::makeZeroCopyBoard() {
-  bootstrap::Bootstrap* bootstrap = members_.bootstrap.get();
+  bootstrap::Bootstrap* bootstrap = members_.bootstrap();
   exec::ZeroCopyBoard::Options options;
   if (config_.zeroCopy == 2) options.crossMemory = exec::CrossMemoryPolicy::kAlways;
   BRAID_ASSIGN_OR_RETURN(zeroCopy_,

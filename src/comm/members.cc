@@ -28,14 +28,14 @@ uint64_t randomNonce() {
 
 Status Members::joinBootstrap(const UniqueId& id, int64_t timeoutMs,
                               const std::atomic<bool>* cancel) {
-  BRAID_ASSIGN_OR_RETURN(bootstrap,
+  BRAID_ASSIGN_OR_RETURN(bootstrap_,
                          bootstrap::Bootstrap::create(id, rank, nranks, timeoutMs, cancel));
   return Status::success();
 }
 
 Status Members::exchangePeers(const Config& config) {
-  peers.assign(nranks, PeerInfo{});
-  PeerInfo& me = peers[rank];
+  peers_.assign(nranks, PeerInfo{});
+  PeerInfo& me = peers_[rank];
   me.rank = rank;
   me.pid = getpid();
   me.hostId = topology::hostId(config.hostIdOverride);
@@ -43,12 +43,12 @@ Status Members::exchangePeers(const Config& config) {
   me.cudaDevice = cudaDevice;
   me.numaId = numaIdOfThisRank();
   me.cpus = topology::CpuMask::of(topology::allowedCpus());
-  BRAID_TRY(bootstrap->allGather(peers.data(), sizeof(PeerInfo)));
+  BRAID_TRY(bootstrap_->allGather(peers_.data(), sizeof(PeerInfo)));
   for (int r = 0; r < nranks; ++r) {
-    if (peers[r].rank != r) {
+    if (peers_[r].rank != r) {
       return internalError("bootstrap returned a garbled peer table at rank " + std::to_string(r));
     }
-    if ((peers[r].cudaDevice >= 0) != (me.cudaDevice >= 0)) {
+    if ((peers_[r].cudaDevice >= 0) != (me.cudaDevice >= 0)) {
       const int onGpu = me.cudaDevice >= 0 ? rank : r;
       const int onHost = me.cudaDevice >= 0 ? r : rank;
       return invalidUsage("rank " + std::to_string(onGpu) + " runs on a GPU but rank " +
@@ -69,7 +69,7 @@ std::vector<int> Members::hostNumbers() const {
   std::unordered_map<uint64_t, int> numberOf;
   std::vector<int> hostOf(nranks);
   for (int r = 0; r < nranks; ++r) {
-    hostOf[r] = numberOf.emplace(peers[r].hostId, static_cast<int>(numberOf.size())).first->second;
+    hostOf[r] = numberOf.emplace(peers_[r].hostId, static_cast<int>(numberOf.size())).first->second;
   }
   return hostOf;
 }
@@ -85,7 +85,7 @@ int Members::localRank() const {
 Members::HostCpus Members::cpusOfHost(uint64_t hostId) const {
   HostCpus host;
   for (int r = 0; r < nranks; ++r) {
-    if (peers[r].hostId == hostId) host.add(r, peers[r].cpus);
+    if (peers_[r].hostId == hostId) host.add(r, peers_[r].cpus);
   }
   return host;
 }
@@ -93,12 +93,12 @@ Members::HostCpus Members::cpusOfHost(uint64_t hostId) const {
 std::vector<Members::HostCpus> Members::cpusOfHosts() const {
   const std::vector<int> hostOf = hostNumbers();
   std::vector<HostCpus> hosts(hostOf.empty() ? 0 : hostCountOf(hostOf));
-  for (int r = 0; r < nranks; ++r) hosts[hostOf[r]].add(r, peers[r].cpus);
+  for (int r = 0; r < nranks; ++r) hosts[hostOf[r]].add(r, peers_[r].cpus);
   return hosts;
 }
 
 int Members::coresOfHost() const {
-  const HostCpus host = cpusOfHost(peers[rank].hostId);
+  const HostCpus host = cpusOfHost(peers_[rank].hostId);
   // This rank's own CPUs are in a known union: never 0.
   return host.known ? host.cpus.count() : topology::usableCores();
 }
@@ -113,11 +113,11 @@ bool Members::someHostOversubscribed(int threadsPerRank) const {
 }
 
 std::pair<int, int> Members::hostBlock() const {
-  const uint64_t host = peers[rank].hostId;
+  const uint64_t host = peers_[rank].hostId;
   int first = rank;
   int last = rank;
-  while (first > 0 && peers[first - 1].hostId == host) --first;
-  while (last + 1 < nranks && peers[last + 1].hostId == host) ++last;
+  while (first > 0 && peers_[first - 1].hostId == host) --first;
+  while (last + 1 < nranks && peers_[last + 1].hostId == host) ++last;
   return {first, last - first + 1};
 }
 

@@ -59,37 +59,41 @@ class Members {
   explicit Members(int rank, int nranks, std::string name = {}, int cudaDevice = -1)
       : rank(rank), nranks(nranks), cudaDevice(cudaDevice), name(std::move(name)) {}
 
+  /// Rank `rank` among `peers`, as exchangePeers would learn them: for the tests of what
+  /// Members derives from them.
+  Members(int rank, std::vector<PeerInfo> peers) : Members(rank, static_cast<int>(peers.size())) {
+    peers_ = std::move(peers);
+  }
+
   const int rank;
   const int nranks;
   const int cudaDevice;    ///< this rank's device; -1 on host memory
   const std::string name;  ///< the communicator's name (CommOptions::name); empty: none
-  /// Joined by joinBootstrap; null before.
-  std::unique_ptr<bootstrap::Bootstrap> bootstrap;
-  std::vector<PeerInfo> peers;  ///< by rank, once exchangePeers has run
-  std::vector<int> ring;        ///< ring order of ranks (channel 0's)
-  /// Every channel's ring, as planned (channel c of a schedule follows rings[c % size()]); empty
-  /// when the search planned none, and `ring` then serves every channel.
-  std::vector<PlannedRing> rings;
-  /// The trees the search planned, across hosts only (NCCL's: a chain in each host, a tree
-  /// between hosts; tree all_reduce's channel c runs trees[c % size()]), with their hops
-  /// between hosts. Empty on one host, where the double binary tree over ranks serves.
-  std::vector<algo::PlannedTree> trees;
-  std::vector<std::vector<PlannedHop>> treeHops;
-  /// The most NICs any host's channels leave by: host communicators run at least this many
-  /// channels, so that every NIC carries traffic (Links::configure).
-  int rails = 0;
-  /// What the planned rings move in all, GB/s (topology::RingPlan::totalGBs), where they span
-  /// hosts: the network the cost model is fitted to (tune::Model::fitNetwork). 0 where no ring
-  /// across hosts was planned.
-  double plannedNetworkGBs = 0;
-  /// The machine; empty when discovery failed (the ring order then stays 0..N-1).
-  std::optional<topology::Graph> machine;
+
+  /// The bootstrap, once joinBootstrap has run; null before.
+  bootstrap::Bootstrap* bootstrap() const { return bootstrap_.get(); }
+  /// Every rank's PeerInfo, by rank, once exchangePeers has run.
+  const std::vector<PeerInfo>& peers() const { return peers_; }
+  /// The ring order of ranks (channel 0's).
+  const std::vector<int>& ring() const { return ring_; }
+  /// Every channel's ring, as planned (channel c of a schedule follows rings()[c % size()]);
+  /// empty when the search planned none, and ring() then serves every channel.
+  const std::vector<PlannedRing>& rings() const { return rings_; }
+  /// The trees the search planned across hosts, and their hops between hosts.
+  const std::vector<algo::PlannedTree>& trees() const { return trees_; }
+  const std::vector<std::vector<PlannedHop>>& treeHops() const { return treeHops_; }
+  /// The most NICs any host's channels leave by.
+  int rails() const { return rails_; }
+  /// What the planned rings move in all, GB/s, where they span hosts; 0 otherwise.
+  double plannedNetworkGBs() const { return plannedNetworkGBs_; }
+  /// The machine; empty when discovery failed.
+  const std::optional<topology::Graph>& machine() const { return machine_; }
 
   /// Joins communicator `id`'s bootstrap, giving up when `cancel` rises (Comm::create).
   Status joinBootstrap(const UniqueId& id, int64_t timeoutMs, const std::atomic<bool>* cancel);
 
   bool onOtherHost(int peer) const { return onOtherHostThan(peer, rank); }
-  bool onOtherHostThan(int a, int b) const { return peers[a].hostId != peers[b].hostId; }
+  bool onOtherHostThan(int a, int b) const { return peers_[a].hostId != peers_[b].hostId; }
   /// The NIC (a graph name) that `from` sends by (`sending`) or `to` receives by on `channel`'s
   /// ring, or else its tree, as planned; empty where the plan names none (then the transport
   /// spreads its FIFOs).
@@ -150,10 +154,32 @@ class Members {
   Status planTopology(const Config& config);
 
  private:
+  /// Joined by joinBootstrap; null before.
+  std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
+  std::vector<PeerInfo> peers_;  ///< by rank, once exchangePeers has run
+  std::vector<int> ring_;        ///< ring order of ranks (channel 0's)
+  /// Every channel's ring, as planned (channel c of a schedule follows rings[c % size()]); empty
+  /// when the search planned none, and ring_ then serves every channel.
+  std::vector<PlannedRing> rings_;
+  /// The trees the search planned, across hosts only (NCCL's: a chain in each host, a tree
+  /// between hosts; tree all_reduce's channel c runs trees[c % size()]), with their hops
+  /// between hosts. Empty on one host, where the double binary tree over ranks serves.
+  std::vector<algo::PlannedTree> trees_;
+  std::vector<std::vector<PlannedHop>> treeHops_;
+  /// The most NICs any host's channels leave by: host communicators run at least this many
+  /// channels, so that every NIC carries traffic (Links::configure).
+  int rails_ = 0;
+  /// What the planned rings move in all, GB/s (topology::RingPlan::totalGBs), where they span
+  /// hosts: the network the cost model is fitted to (tune::Model::fitNetwork). 0 where no ring
+  /// across hosts was planned.
+  double plannedNetworkGBs_ = 0;
+  /// The machine; empty when discovery failed (the ring order then stays 0..N-1).
+  std::optional<topology::Graph> machine_;
+
   /// The NUMA node this rank runs on, for PeerInfo (-1: unknown).
   int32_t numaIdOfThisRank() const;
   /// A communicator across hosts: every rank's host graph through the bootstrap, joined into
-  /// `machine` (left empty when a rank has none); `hostOf` is each rank's host in it.
+  /// `machine_` (left empty when a rank has none); `hostOf` is each rank's host in it.
   Status exchangeTopology(const Config& config, std::vector<int>* hostOf);
   /// With BRAID_IB_EMULATE, the emulated HCA's ports as NICs of this host's graph.
   void addEmulatedNics(const Config& config);
@@ -168,7 +194,7 @@ class Members {
   void keepTrees(const topology::Graph& graph, const topology::TreePlan& plan);
 
   bool spansHosts_ = false;
-  int graphHost_ = 0;  ///< this rank's host in `machine`
+  int graphHost_ = 0;  ///< this rank's host in `machine_`
 };
 
 }  // namespace braid::comm

@@ -68,10 +68,10 @@ Status Members::exchangeTopology(const Config& config, std::vector<int>* hostOf)
   // 0..N-1, as a rank alone does.
   BRAID_ASSIGN_OR_RETURN(
       std::vector<std::string> texts,
-      allGatherText(*bootstrap, machine ? topology::writeBraidXml(*machine) : std::string()));
+      allGatherText(*bootstrap_, machine_ ? topology::writeBraidXml(*machine_) : std::string()));
   for (const std::string& text : texts) {
     if (text.empty()) {
-      machine.reset();
+      machine_.reset();
       return Status::success();
     }
   }
@@ -84,9 +84,9 @@ Status Members::exchangeTopology(const Config& config, std::vector<int>* hostOf)
         topology::parseTopology(texts[r], "rank " + std::to_string(r) + "'s topology"));
     hosts.push_back(std::move(g));
   }
-  machine = topology::joinHosts(hosts);
+  machine_ = topology::joinHosts(hosts);
   if (rank == 0 && !config.topoDumpFile.empty()) {
-    BRAID_TRY(topology::writeTopologyFile(*machine, config.topoDumpFile)
+    BRAID_TRY(topology::writeTopologyFile(*machine_, config.topoDumpFile)
                   .withContext("BRAID_TOPO_DUMP_FILE (the cluster)"));
   }
   return Status::success();
@@ -105,7 +105,7 @@ Status Members::loadTopology(const Config& config) {
                graph.status().message().c_str(), nranks - 1);
     return Status::success();
   }
-  machine = std::move(graph).value();
+  machine_ = std::move(graph).value();
   if (config.topoFile.empty()) {
     addEmulatedNics(config);
     addSocketInterfaces(config);
@@ -117,15 +117,15 @@ void Members::addSocketInterfaces(const Config& config) {
   // Interfaces BRAID_SOCKET_IFNAME selects, several of them, are the socket transport's NICs
   // (comm/network.h), even virtual ones discovery leaves out; not where verbs will run.
   if (config.socketIfname.empty() || config.ib.emulate > 0 || !config.socketAllowed()) return;
-  for (int nic : machine->nodesOfType(topology::NodeType::kNic, 0)) {
-    if (machine->node(nic).rdma && !config.ib.disable) return;
+  for (int nic : machine_->nodesOfType(topology::NodeType::kNic, 0)) {
+    if (machine_->node(nic).rdma && !config.ib.disable) return;
   }
   const std::vector<braid::net::NamedAddress> found =
-      braid::net::listInterfaces(config.socketIfname, bootstrap->localAddress().ss_family);
+      braid::net::listInterfaces(config.socketIfname, bootstrap_->localAddress().ss_family);
   if (found.size() < 2) return;
   std::vector<std::string> names;
   for (const auto& f : found) names.push_back(f.name);
-  const int added = topology::attachInterfaces(*machine, names);
+  const int added = topology::attachInterfaces(*machine_, names);
   if (added > 0) BRAID_INFO("topology: %d socket interface(s) added as NICs", added);
 }
 
@@ -141,13 +141,13 @@ void Members::addEmulatedNics(const Config& config) {
                ports.status().message().c_str());
     return;
   }
-  const int added = topology::attachVerbsPorts(*machine, ports.value());
+  const int added = topology::attachVerbsPorts(*machine_, ports.value());
   if (added > 0) BRAID_INFO("topology: %d port(s) of the emulated HCA added as NICs", added);
 }
 
 int32_t Members::numaIdOfThisRank() const {
-  if (!machine) return -1;
-  return topology::numaOfCpus(*machine, 0, topology::allowedCpus());
+  if (!machine_) return -1;
+  return topology::numaOfCpus(*machine_, 0, topology::allowedCpus());
 }
 
 // Host-memory ranks, each on the CPU node of its host it is pinned to; GPU ranks on their GPUs,
@@ -159,10 +159,10 @@ std::vector<topology::RankLocation> Members::locateRanks(const topology::Graph& 
   int gpusFound = 0;
   for (int r = 0; r < nranks; ++r) {
     where[r].host = hostOf[r];
-    where[r].numaId = peers[r].numaId;
-    if (peers[r].cudaDevice < 0) continue;
+    where[r].numaId = peers_[r].numaId;
+    if (peers_[r].cudaDevice < 0) continue;
     for (int gpu : graph.nodesOfType(topology::NodeType::kGpu, hostOf[r])) {
-      if (graph.node(gpu).cudaDevice == peers[r].cudaDevice && !graph.node(gpu).busId.empty()) {
+      if (graph.node(gpu).cudaDevice == peers_[r].cudaDevice && !graph.node(gpu).busId.empty()) {
         where[r].gpuBusId = graph.node(gpu).busId;
         ++gpusFound;
         break;
@@ -180,14 +180,14 @@ std::vector<topology::RankLocation> Members::locateRanks(const topology::Graph& 
 }
 
 Status Members::planTopology(const Config& config) {
-  ring.resize(nranks);
-  for (int r = 0; r < nranks; ++r) ring[r] = r;
+  ring_.resize(nranks);
+  for (int r = 0; r < nranks; ++r) ring_[r] = r;
   std::vector<int> hostOf(nranks, 0);
   if (spansHosts()) {
     BRAID_TRY(exchangeTopology(config, &hostOf).withContext("exchanging the hosts' topologies"));
   }
-  if (!machine) return Status::success();
-  const topology::Graph& graph = *machine;
+  if (!machine_) return Status::success();
+  const topology::Graph& graph = *machine_;
 
   topology::PlanOptions options;
   options.search.crossNic = config.crossNic;
@@ -216,9 +216,9 @@ Status Members::planTopology(const Config& config) {
   if (rank == 0) BRAID_INFO("%s", topology::summarizeTopology(graph, plan).c_str());
   if (!plan.rings.channels.empty() &&
       plan.rings.channels[0].order.size() == static_cast<size_t>(nranks)) {
-    ring = plan.rings.channels[0].order;
+    ring_ = plan.rings.channels[0].order;
     keepRings(graph, plan.rings);
-    if (spansHosts()) plannedNetworkGBs = plan.rings.totalGBs();
+    if (spansHosts()) plannedNetworkGBs_ = plan.rings.totalGBs();
   }
   if (spansHosts()) keepTrees(graph, plan.trees);
   return Status::success();
@@ -252,7 +252,7 @@ void Members::keepTrees(const topology::Graph& graph, const topology::TreePlan& 
       tree[r].parent = planned.ranks[r].parent;
       tree[r].children = planned.ranks[r].children;
     }
-    trees.push_back(std::move(tree));
+    trees_.push_back(std::move(tree));
     std::vector<PlannedHop> hops;
     std::string route;
     // Edges between hosts, child to parent: the broadcast runs them the other way too.
@@ -264,9 +264,9 @@ void Members::keepTrees(const topology::Graph& graph, const topology::TreePlan& 
       hops.push_back(PlannedHop{up.to, up.from, up.recvNic, up.sendNic});
     }
     if (rank == 0 && !hops.empty()) {
-      BRAID_INFO("topology: tree %zu between hosts:%s", trees.size() - 1, route.c_str());
+      BRAID_INFO("topology: tree %zu between hosts:%s", trees_.size() - 1, route.c_str());
     }
-    treeHops.push_back(std::move(hops));
+    treeHops_.push_back(std::move(hops));
   }
 }
 
@@ -281,14 +281,14 @@ void Members::keepRings(const topology::Graph& graph, const topology::RingPlan& 
       if (hop.sendNic >= 0)
         nicsByHost[graph.node(hop.sendNic).host].insert(kept.hops.back().sendNic);
     }
-    rings.push_back(std::move(kept));
+    rings_.push_back(std::move(kept));
   }
-  rails = 0;
+  rails_ = 0;
   for (const auto& [host, nics] : nicsByHost)
-    rails = std::max(rails, static_cast<int>(nics.size()));
-  for (size_t c = 0; c < rings.size() && !rings[c].hops.empty(); ++c) {
+    rails_ = std::max(rails_, static_cast<int>(nics.size()));
+  for (size_t c = 0; c < rings_.size() && !rings_[c].hops.empty(); ++c) {
     std::string route;
-    for (const PlannedHop& hop : rings[c].hops) {
+    for (const PlannedHop& hop : rings_[c].hops) {
       route += " " + std::to_string(hop.from) + "->" + std::to_string(hop.to) + " (" + hop.sendNic +
                " to " + hop.recvNic + ")";
     }
@@ -298,21 +298,21 @@ void Members::keepRings(const topology::Graph& graph, const topology::RingPlan& 
 
 std::string Members::plannedNic(int channel, int from, int to, bool sending) const {
   std::string nic;
-  if (!rings.empty()) {
-    nic = hopNic(rings[static_cast<size_t>(channel) % rings.size()].hops, from, to, sending);
+  if (!rings_.empty()) {
+    nic = hopNic(rings_[static_cast<size_t>(channel) % rings_.size()].hops, from, to, sending);
   }
-  if (nic.empty() && !treeHops.empty()) {
-    nic = hopNic(treeHops[static_cast<size_t>(channel) % treeHops.size()], from, to, sending);
+  if (nic.empty() && !treeHops_.empty()) {
+    nic = hopNic(treeHops_[static_cast<size_t>(channel) % treeHops_.size()], from, to, sending);
   }
   return nic;
 }
 
 int Members::rdmaNicIndex(const std::string& nic) const {
-  if (!machine) return -1;
+  if (!machine_) return -1;
   int index = 0;
-  for (int node : machine->nodesOfType(topology::NodeType::kNic, graphHost_)) {
-    if (!machine->node(node).rdma) continue;
-    if (machine->node(node).name == nic) return index;
+  for (int node : machine_->nodesOfType(topology::NodeType::kNic, graphHost_)) {
+    if (!machine_->node(node).rdma) continue;
+    if (machine_->node(node).name == nic) return index;
     ++index;
   }
   return -1;
@@ -321,7 +321,7 @@ int Members::rdmaNicIndex(const std::string& nic) const {
 std::vector<std::vector<int>> Members::channelOrders(int nchannels) const {
   std::vector<std::vector<int>> orders;
   for (int c = 0; c < nchannels; ++c) {
-    orders.push_back(rings.empty() ? ring : rings[static_cast<size_t>(c) % rings.size()].order);
+    orders.push_back(rings_.empty() ? ring_ : rings_[static_cast<size_t>(c) % rings_.size()].order);
   }
   return orders;
 }

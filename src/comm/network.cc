@@ -65,7 +65,8 @@ Status Network::chooseTransport() {
   // Both ends of a FIFO must run the same transport: verbs only if every rank has it.
   std::vector<int32_t> usable(members_.nranks, 0);
   usable[members_.rank] = ib_ != nullptr ? 1 : 0;
-  BRAID_TRY(members_.bootstrap->allGather(usable.data(), sizeof(int32_t))
+  BRAID_TRY(members_.bootstrap()
+                ->allGather(usable.data(), sizeof(int32_t))
                 .withContext("exchanging which ranks can use verbs"));
   const auto without = std::find(usable.begin(), usable.end(), 0);
   if (without != usable.end()) {
@@ -97,7 +98,7 @@ Status Network::connect(tune::Allowed& allowed) {
   }
   // Several interfaces: the listener takes connections on all of them (the wildcard address),
   // and peers reach it at the bootstrap's address unless a channel's plan names another.
-  const sockaddr_storage bootstrapAddress = members_.bootstrap->localAddress();
+  const sockaddr_storage bootstrapAddress = members_.bootstrap()->localAddress();
   const bool several =
       !config_.socketIfname.empty() &&
       braid::net::listInterfaces(config_.socketIfname, bootstrapAddress.ss_family).size() > 1;
@@ -108,11 +109,12 @@ Status Network::connect(tune::Allowed& allowed) {
   }
   BRAID_ASSIGN_OR_RETURN(net_,
                          transport::net::SocketRendezvous::create(
-                             listenAt, members_.bootstrap->proof(bootstrap::kProveSocketFifo)));
+                             listenAt, members_.bootstrap()->proof(bootstrap::kProveSocketFifo)));
   addresses_.assign(members_.nranks, sockaddr_storage{});
   addresses_[members_.rank] = bootstrapAddress;
   braid::net::setPort(addresses_[members_.rank], braid::net::portOf(net_->address()));
-  BRAID_TRY(members_.bootstrap->allGather(addresses_.data(), sizeof(sockaddr_storage))
+  BRAID_TRY(members_.bootstrap()
+                ->allGather(addresses_.data(), sizeof(sockaddr_storage))
                 .withContext("exchanging the network transport's addresses"));
   BRAID_TRY(exchangeInterfaces().withContext("exchanging the socket transport's interfaces"));
   const std::vector<int> hostOf = members_.hostNumbers();
@@ -176,7 +178,7 @@ Status Network::exchangeInterfaces() {
   }
   std::vector<InterfaceTable> all(members_.nranks);
   all[members_.rank] = mine;
-  BRAID_TRY(members_.bootstrap->allGather(all.data(), sizeof(InterfaceTable)));
+  BRAID_TRY(members_.bootstrap()->allGather(all.data(), sizeof(InterfaceTable)));
   const bool several =
       std::any_of(all.begin(), all.end(), [](const InterfaceTable& t) { return t.count > 1; });
   if (!several) return Status::success();

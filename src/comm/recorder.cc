@@ -36,7 +36,7 @@ void Recorder::forgetFlight() {
 
 Status Recorder::startFlight() {
   flight::Identity who;
-  who.comm = members_.bootstrap->magic();
+  who.comm = members_.bootstrap()->magic();
   who.rank = members_.rank;
   who.nranks = members_.nranks;
   who.pid = getpid();

@@ -61,13 +61,13 @@ Status ScheduleCache::generate(const CollectiveCall& call, const tune::Choice& c
     algo::TreeParams p;
     static_cast<algo::ScheduleSizes&>(p) = sizes;
     p.deterministic = config_.deterministic;
-    p.plannedTrees = members_.trees;
+    p.plannedTrees = members_.trees();
     made = algo::treeSchedule(call.collective, p, call.root);
   } else {
     algo::RingParams p;
     static_cast<algo::ScheduleSizes&>(p) = sizes;
-    p.order = members_.ring;
-    if (!members_.rings.empty()) p.channelOrders = members_.channelOrders(sizes.nchannels);
+    p.order = members_.ring();
+    if (!members_.rings().empty()) p.channelOrders = members_.channelOrders(sizes.nchannels);
     if (call.blockCounts != nullptr) {
       p.blockCounts.assign(call.blockCounts, call.blockCounts + members_.nranks);
       p.blockOffsets.assign(call.blockOffsets, call.blockOffsets + members_.nranks);

@@ -112,7 +112,7 @@ Result<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& excludeList, 
       static_cast<int>(std::find(survivors.begin(), survivors.end(), rank) - survivors.begin());
   const int leader = survivors.front();
   std::string keyText =
-      std::to_string(c.members.bootstrap->magic()) + "/" + std::to_string(c.health.nextShrink());
+      std::to_string(c.members.bootstrap()->magic()) + "/" + std::to_string(c.health.nextShrink());
   for (int r : exclude) keyText += "," + std::to_string(r);
   const uint64_t key = stableHash(keyText);
   const Deadline deadline = Deadline::afterMs(c.config.timeoutMs);

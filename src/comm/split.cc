@@ -42,7 +42,7 @@ Result<std::unique_ptr<Comm>> Comm::split(int color, int key, const CommOptions&
   comm::ActiveCall active = c.health.countCall();
   const int rank = c.members.rank;
   const int nranks = c.members.nranks;
-  bootstrap::Bootstrap& bootstrap = *c.members.bootstrap;
+  bootstrap::Bootstrap& bootstrap = *c.members.bootstrap();
   log::ScopedLogRank logRank(rank);
   if (c.health.finalized()) return invalidUsage("communicator was finalized: it cannot be split");
   if (c.health.aborted()) return invalidUsage("communicator was aborted: it cannot be split");

@@ -25,11 +25,11 @@ Status Comm::suspendMemory() {
   const uint64_t before = c.gpuMemory->deviceBytes();
   BRAID_TRY(c.gpu->flush());
   BRAID_TRY(c.gpu->waitForLaunches().withContext("suspend: waiting for this rank's kernels"));
-  BRAID_TRY(c.members.bootstrap->barrier().withContext("suspend: waiting for every rank"));
+  BRAID_TRY(c.members.bootstrap()->barrier().withContext("suspend: waiting for every rank"));
   c.calls.dropSchedules();
   c.selector->disableOneShot();
   BRAID_TRY(c.gpu->releaseMemory());
-  BRAID_TRY(c.members.bootstrap->barrier().withContext("suspend: waiting for every rank"));
+  BRAID_TRY(c.members.bootstrap()->barrier().withContext("suspend: waiting for every rank"));
   BRAID_INFO("suspend: gave back %llu of %llu bytes of device memory",
              static_cast<unsigned long long>(before - c.gpuMemory->deviceBytes()),
              static_cast<unsigned long long>(before));

@@ -18,13 +18,13 @@ using topology::CpuMask;
 /// `rank`'s view of ranks on the hosts `hosts` with the affinities `cpus` (empty: unknown).
 Members membersOf(int rank, const std::vector<uint64_t>& hosts,
                   const std::vector<std::vector<int>>& cpus) {
-  Members m(rank, static_cast<int>(hosts.size()));
-  m.peers.resize(hosts.size());
+  std::vector<PeerInfo> peers(hosts.size());
   for (size_t r = 0; r < hosts.size(); ++r) {
-    m.peers[r].rank = static_cast<int>(r);
-    m.peers[r].hostId = hosts[r];
-    m.peers[r].cpus = CpuMask::of(cpus[r]);
+    peers[r].rank = static_cast<int>(r);
+    peers[r].hostId = hosts[r];
+    peers[r].cpus = CpuMask::of(cpus[r]);
   }
+  Members m(rank, std::move(peers));
   return m;
 }
 
