@@ -1,37 +1,29 @@
 // The ring generators for reduce-scatter, all-gather, broadcast and reduce
-// (and all-reduce in place), checked symbolically on the FIFO model of
-// tests/support/schedule_model.h: every rank's schedule runs together (a
-// deadlock fails), out of place and in place with the model's buffers
+// (and all-reduce in place), checked symbolically on braid-sim's model of
+// schedules on FIFOs (tools/sim/symbolic_check.h): every rank's schedule runs
+// together (a deadlock fails), out of place and in place with the buffers
 // aliased as NCCL's rules say, and every rank's output is checked exactly.
-// Reductions use the nibble values of the model (rank r adds 1 << 4r, so a
-// contribution counted twice or missed shows); copies carry a tag that says
-// which rank's which element a value is.
+// A value says which element of whose contributions it holds, counting each
+// contribution (so one counted twice or missed shows), and reducing two
+// different elements is an error of its own.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "algo/ring.h"
 #include "algo/ring_common.h"
-#include "support/schedule_model.h"
+#include "symbolic_check.h"
 #include "transport/connection.h"
 
 namespace braid::algo {
 namespace {
 
-using testing::ModelRank;
-using testing::ModelValue;
-
 static_assert(kFifoSlotsAssumed == static_cast<size_t>(transport::kFifoSlots),
               "ring schedules are sized for a different FIFO than the transports have");
-
-ModelValue reduced(int nranks, size_t element) {
-  ModelValue v;
-  for (int q = 0; q < nranks; ++q) v = v + testing::modelReducedNibble(q, element);
-  return v;
-}
 
 struct Shape {
   size_t chunk;
@@ -92,97 +84,72 @@ Result<Schedule> generate(const Call& c, int rank) {
   return internalError("unknown collective");
 }
 
-// Lays out rank r's buffers, with NCCL's in-place aliasing where asked, and
-// fills its input.
-void layout(const Call& c, int r, ModelRank& rank) {
+// Rank r's buffers, with NCCL's in-place aliasing where asked. The model
+// fills the input with the rank's own contribution, element by element, and
+// leaves the rest of the memory unwritten: a broadcast's non-root input holds
+// that rank's values, which would show in an output that read them.
+sim::BufferLayout layout(const Call& c, int r) {
   const size_t n = c.nranks;
   const size_t count = c.count;
   const size_t inLen = c.collective == Collective::kReduceScatter ? n * count : count;
   const size_t outLen = c.collective == Collective::kAllGather ? n * count : count;
-  if (!c.inPlace) {
-    rank.layOut(inLen + outLen, 0, inLen, inLen, outLen, testing::kModelPoison);
-  } else if (c.collective == Collective::kAllGather) {
-    rank.layOut(outLen, r * count, inLen, 0, outLen,
-                testing::kModelPoison);  // send = recv + r*count
-  } else if (c.collective == Collective::kReduceScatter) {
-    rank.layOut(inLen, 0, inLen, r * count, outLen,
-                testing::kModelPoison);  // recv = send + r*count
-  } else {
-    rank.layOut(count, 0, inLen, 0, outLen, testing::kModelPoison);  // send = recv
+  if (!c.inPlace) return sim::separateBuffers(inLen, outLen);
+  if (c.collective == Collective::kAllGather) {
+    return sim::oneBuffer(outLen, r * count, inLen, 0, outLen);  // send = recv + r*count
   }
-  ModelValue* input = rank.input();
-  for (size_t i = 0; i < inLen; ++i) {
-    switch (c.collective) {
-      case Collective::kAllReduce:
-      case Collective::kReduceScatter:
-      case Collective::kReduce:
-        input[i] = testing::modelReducedNibble(r, i);
-        break;
-      case Collective::kAllGather:
-        input[i] = testing::modelCopied(r, i);
-        break;
-      case Collective::kBroadcast:
-        input[i] = r == c.root ? testing::modelCopied(r, i)
-                               : testing::kModelPoison;  // only the root's is read
-        break;
-    }
+  if (c.collective == Collective::kReduceScatter) {
+    return sim::oneBuffer(inLen, 0, inLen, r * count, outLen);  // recv = send + r*count
   }
+  return sim::oneBuffer(count, 0, inLen, 0, outLen);  // send = recv
 }
 
-// The reductions of elements [0, elements) over `nranks`, computed once per
-// rank count: the tests ask for the same ones many times.
-const std::vector<ModelValue>& reducedTable(int nranks, size_t elements) {
-  static int tableRanks = 0;
-  static std::vector<ModelValue> table;
-  if (tableRanks != nranks) {
-    tableRanks = nranks;
-    table.clear();
-  }
-  for (size_t i = table.size(); i < elements; ++i) table.push_back(reduced(nranks, i));
-  return table;
-}
-
-ModelValue expected(const Call& c, int r, size_t i) {
-  const size_t maxReduced =
-      c.collective == Collective::kReduceScatter ? c.nranks * c.count : c.count;
+// What rank r's output must hold at the end, element by element.
+sim::Value expected(const Call& c, int r, const sim::RankKeys& keys) {
+  const uint64_t count = c.count;
+  sim::Value v;
   switch (c.collective) {
     case Collective::kAllReduce:
-      return reducedTable(c.nranks, maxReduced)[i];
+      sim::appendPiece(v, {count, 0, keys.all()});
+      break;
     case Collective::kReduceScatter:
-      return reducedTable(c.nranks, maxReduced)[r * c.count + i];
+      sim::appendPiece(v, {count, r * count, keys.all()});
+      break;
     case Collective::kAllGather:
-      return testing::modelCopied(static_cast<int>(i / c.count), i % c.count);
+      for (int q = 0; q < c.nranks; ++q) sim::appendPiece(v, {count, 0, keys.single(q)});
+      break;
     case Collective::kBroadcast:
-      return testing::modelCopied(c.root, i);
+      sim::appendPiece(v, {count, 0, keys.single(c.root)});
+      break;
     case Collective::kReduce:
-      if (r == c.root) return reducedTable(c.nranks, maxReduced)[i];
-      return c.inPlace ? testing::modelReducedNibble(r, i)
-                       : testing::kModelPoison;  // a non-root output is left alone
+      if (r == c.root) {
+        sim::appendPiece(v, {count, 0, keys.all()});
+      } else {
+        // A non-root output is left alone: it keeps the input in place and
+        // stays unwritten out of place.
+        sim::appendPiece(v, {count, 0, c.inPlace ? keys.single(r) : sim::Contributions{}});
+      }
+      break;
   }
-  return testing::kModelPoison;
+  return v;
 }
 
 // Runs `c` on the model and checks every rank's output element by element.
-// The ranks' memory is kept from call to call, so that the model does not
-// fault in fresh pages for every run.
 void check(const Call& c) {
   SCOPED_TRACE(describe(c));
-  static std::vector<ModelRank> ranks;
-  ranks.resize(c.nranks);
+  std::vector<Schedule> schedules;
+  std::vector<sim::BufferLayout> layouts;
   for (int r = 0; r < c.nranks; ++r) {
     auto s = generate(c, r);
     ASSERT_TRUE(s.ok()) << s.status().message();
-    ranks[r].schedule = std::move(s).value();
-    layout(c, r, ranks[r]);
+    schedules.push_back(std::move(s).value());
+    layouts.push_back(layout(c, r));
   }
-  Status run = testing::runModel(ranks);
-  ASSERT_TRUE(run.ok()) << run.message();
-  for (int r = 0; r < c.nranks; ++r) {
-    const ModelValue* out = ranks[r].outputData();
-    for (size_t i = 0; i < ranks[r].outLen; ++i) {
-      ASSERT_EQ(out[i], expected(c, r, i)) << "rank " << r << " output element " << i;
-    }
-  }
+  auto want = [&c](int r, const sim::RankKeys& keys) {
+    return std::optional<sim::Value>(expected(c, r, keys));
+  };
+  auto run = sim::checkOnBuffers(schedules, layouts, want);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  ASSERT_EQ(run.value().ranksChecked, static_cast<uint64_t>(c.nranks));
 }
 
 const size_t kCounts[] = {0, 1, 2, 7, 13, 97, 1000, 4099};
@@ -485,72 +452,6 @@ TEST(ScheduleDump, NamesInputAndOutputRangesApartForGathers) {
   EXPECT_NE(text.find("root: 1"), std::string::npos) << text;
   EXPECT_NE(text.find("recv                chunk 0   elements [0, 10) from 1"), std::string::npos)
       << text;
-}
-
-// The model itself: it must see deadlocks, aliasing and protocol slips, or
-// the tests above prove nothing.
-Schedule handMade(int rank, int nranks, size_t slice, std::vector<Step> steps) {
-  Schedule s;
-  s.rank = rank;
-  s.nranks = nranks;
-  s.sliceElems = slice;
-  s.channels.resize(1);
-  s.channels[0].steps = std::move(steps);
-  return s;
-}
-
-std::vector<ModelRank> twoRanks(std::vector<Step> steps0, std::vector<Step> steps1,
-                                size_t slice0 = 1, size_t slice1 = 1) {
-  std::vector<ModelRank> ranks(2);
-  ranks[0].schedule = handMade(0, 2, slice0, std::move(steps0));
-  ranks[1].schedule = handMade(1, 2, slice1, std::move(steps1));
-  for (auto& r : ranks) r.layOut(64, 0, 32, 32, 32, ModelValue{});
-  return ranks;
-}
-
-TEST(ScheduleModel, AFullFifoBlocksTheSender) {
-  const size_t slots = transport::kFifoSlots;
-  // Both send first, then receive: fine while a message fits in the FIFO.
-  auto fits =
-      twoRanks({{StepOp::kSend, -1, 1, 0, 0, 0, slots}, {StepOp::kRecv, 1, -1, 0, 0, 0, slots}},
-               {{StepOp::kSend, -1, 0, 0, 0, 0, slots}, {StepOp::kRecv, 0, -1, 0, 0, 0, slots}});
-  EXPECT_TRUE(testing::runModel(fits).ok());
-  auto stuck = twoRanks(
-      {{StepOp::kSend, -1, 1, 0, 0, 0, slots + 1}, {StepOp::kRecv, 1, -1, 0, 0, 0, slots + 1}},
-      {{StepOp::kSend, -1, 0, 0, 0, 0, slots + 1}, {StepOp::kRecv, 0, -1, 0, 0, 0, slots + 1}});
-  Status st = testing::runModel(stuck);
-  EXPECT_NE(st.message().find("deadlock"), std::string::npos) << st.message();
-}
-
-TEST(ScheduleModel, CatchesProtocolSlips) {
-  auto sizes =
-      twoRanks({{StepOp::kSend, -1, 1, 0, 0, 0, 4}}, {{StepOp::kRecv, 0, -1, 0, 0, 0, 4}}, 4, 2);
-  EXPECT_NE(testing::runModel(sizes).message().find("slice"), std::string::npos);
-  auto unreceived = twoRanks({{StepOp::kSend, -1, 1, 0, 0, 0, 4}}, {});
-  EXPECT_NE(testing::runModel(unreceived).message().find("never received"), std::string::npos);
-  auto outside = twoRanks({{StepOp::kCopy, -1, -1, 0, 30, 0, 4}}, {});
-  EXPECT_NE(testing::runModel(outside).message().find("past the input"), std::string::npos);
-}
-
-TEST(ScheduleModel, WritesThroughTheAliasAreSeen) {
-  // Swap the halves of a 4-element buffer: right out of place, wrong in place,
-  // because the second copy reads what the first one wrote.
-  std::vector<Step> swap = {{StepOp::kCopy, -1, -1, 0, 0, 2, 2},
-                            {StepOp::kCopy, -1, -1, 0, 2, 0, 2}};
-  for (bool inPlace : {false, true}) {
-    std::vector<ModelRank> ranks(1);
-    ranks[0].schedule = handMade(0, 1, 1, swap);
-    if (inPlace) {
-      ranks[0].layOut(4, 0, 4, 0, 4, ModelValue{});
-    } else {
-      ranks[0].layOut(8, 0, 4, 4, 4, ModelValue{});
-    }
-    for (size_t i = 0; i < 4; ++i) ranks[0].input()[i] = testing::modelCopied(0, i);
-    ASSERT_TRUE(testing::runModel(ranks).ok());
-    const std::vector<ModelValue> out = ranks[0].output();
-    const size_t want[] = {inPlace ? 0u : 2u, inPlace ? 1u : 3u, 0, 1};
-    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(out[i], testing::modelCopied(0, want[i])) << i;
-  }
 }
 
 }  // namespace

@@ -1,31 +1,28 @@
 // The ring all-reduce generator, checked symbolically: the schedules of all
-// ranks run on the FIFO model of tests/support/schedule_model.h (same slot
-// count as the real FIFOs, so a schedule that could deadlock fails here),
-// with values that count every rank's contribution to every element. Each
-// rank r contributes 1 << 4r, so the correct result is 0x1111...1 over N
-// nibbles; a contribution counted twice or missed shows up as a nibble of 2
-// or 0. The other ring collectives are in ring_collectives_test.cc.
+// ranks run together on braid-sim's model of schedules on FIFOs
+// (tools/sim/symbolic_check.h: same slot count as the real FIFOs, so a
+// schedule that could deadlock fails here), with values that count every
+// rank's contribution to every element and say which element they are, so a
+// contribution counted twice or missed, or an element of the wrong rank or
+// position, shows in the output. The other ring collectives are in
+// ring_collectives_test.cc; the model's own tests in tools/sim/tests.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <vector>
 
 #include "algo/ring.h"
-#include "support/schedule_model.h"
+#include "symbolic_check.h"
 
 namespace braid::algo {
 namespace {
 
-using testing::ModelRank;
-using testing::ModelValue;
-
-ModelValue contribution(int rank, size_t element) {
-  return {uint64_t(1) << (4 * rank), testing::modelTag(rank, element)};
-}
-
-// Runs all ranks' schedules to completion on the model; returns the outputs.
-std::vector<std::vector<ModelValue>> simulate(int nranks, size_t count, size_t chunk, size_t slice,
-                                              int nchannels, std::vector<int> order = {}) {
-  std::vector<ModelRank> ranks(nranks);
+// Runs all ranks' schedules to completion on the model, out of place, and
+// checks that every rank ends with every contribution to every element once.
+void expectAllReduced(int nranks, size_t count, size_t chunk, size_t slice, int nchannels,
+                      std::vector<int> order = {}) {
+  std::vector<Schedule> schedules;
+  std::vector<sim::BufferLayout> layouts;
   for (int r = 0; r < nranks; ++r) {
     RingParams p;
     p.nranks = nranks;
@@ -36,28 +33,18 @@ std::vector<std::vector<ModelValue>> simulate(int nranks, size_t count, size_t c
     p.maxSliceElems = slice;
     p.nchannels = nchannels;
     auto s = ringAllReduce(p);
-    EXPECT_TRUE(s.ok()) << s.status().message();
-    if (!s.ok()) return {};
-    ranks[r].schedule = s.value();
-    ranks[r].layOut(2 * count, 0, count, count, count, ModelValue{});
-    for (size_t i = 0; i < count; ++i) ranks[r].input()[i] = contribution(r, i);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    schedules.push_back(std::move(s).value());
+    layouts.push_back(sim::separateBuffers(count, count));
   }
-  Status run = testing::runModel(ranks);
-  EXPECT_TRUE(run.ok()) << run.message();
-  std::vector<std::vector<ModelValue>> out;
-  for (int r = 0; r < nranks; ++r) out.push_back(ranks[r].output());
-  return out;
-}
-
-void expectAllReduced(int nranks, const std::vector<std::vector<ModelValue>>& out) {
-  ASSERT_EQ(out.size(), static_cast<size_t>(nranks));
-  for (int r = 0; r < nranks; ++r) {
-    for (size_t i = 0; i < out[r].size(); ++i) {
-      ModelValue want;
-      for (int q = 0; q < nranks; ++q) want = want + contribution(q, i);
-      ASSERT_EQ(out[r][i], want) << "rank " << r << " element " << i << " of " << out[r].size();
-    }
-  }
+  auto everyContribution = [count](int, const sim::RankKeys& keys) {
+    sim::Value v;
+    sim::appendPiece(v, sim::Piece{count, 0, keys.all()});
+    return std::optional<sim::Value>(v);
+  };
+  auto run = sim::checkOnBuffers(schedules, layouts, everyContribution);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run.value().ranksChecked, static_cast<uint64_t>(nranks));
 }
 
 class RingAllReduceModel : public ::testing::TestWithParam<int> {};
@@ -68,8 +55,8 @@ TEST_P(RingAllReduceModel, EveryRankHoldsTheSumForAssortedCounts) {
   for (size_t count : counts) {
     SCOPED_TRACE("count " + std::to_string(count));
     // Small chunks force many rounds; small slices force many slices a step.
-    expectAllReduced(n, simulate(n, count, 16, 5, 1));
-    expectAllReduced(n, simulate(n, count, 1 << 20, 1 << 18, 1));
+    expectAllReduced(n, count, 16, 5, 1);
+    expectAllReduced(n, count, 1 << 20, 1 << 18, 1);
   }
 }
 
@@ -77,23 +64,21 @@ TEST_P(RingAllReduceModel, ChannelsSplitTheWorkCorrectly) {
   const int n = GetParam();
   for (int channels : {2, 3}) {
     SCOPED_TRACE("channels " + std::to_string(channels));
-    expectAllReduced(n, simulate(n, 1009, 11, 3, channels));
+    expectAllReduced(n, 1009, 11, 3, channels);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks1To16, RingAllReduceModel, ::testing::Range(1, 17));
 
-TEST(RingAllReduce, AnyRingOrderWorks) {
-  expectAllReduced(5, simulate(5, 503, 7, 3, 1, {3, 0, 4, 1, 2}));
-}
+TEST(RingAllReduce, AnyRingOrderWorks) { expectAllReduced(5, 503, 7, 3, 1, {3, 0, 4, 1, 2}); }
 
 // A chunk of many slices used to fill the FIFO at step 0 on every rank at
 // once; the chunk is now cut so that a message takes at most half the FIFO.
 TEST(RingAllReduce, ChunksOfManySlicesDoNotDeadlock) {
   for (int n : {2, 3, 8}) {
     SCOPED_TRACE("nranks " + std::to_string(n));
-    expectAllReduced(n, simulate(n, 4099, 64, 1, 1));
-    expectAllReduced(n, simulate(n, 1000, 1 << 20, 3, 2));
+    expectAllReduced(n, 4099, 64, 1, 1);
+    expectAllReduced(n, 1000, 1 << 20, 3, 2);
   }
 }
 

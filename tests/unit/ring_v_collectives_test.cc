@@ -1,10 +1,10 @@
 // The variable-count forms of the ring reduce-scatter and all-gather
 // generators (RingParams::blockCounts / blockOffsets, behind
-// braidReduceScatterV and braidAllGatherV), checked symbolically on the FIFO
-// model of tests/support/schedule_model.h like their uniform forms in
-// ring_collectives_test.cc: every rank's schedule runs together (a deadlock
-// fails), out of place and in place, and every output element is checked,
-// the gaps between blocks included (they must keep what they held).
+// braidReduceScatterV and braidAllGatherV), checked symbolically on braid-sim's
+// model of schedules on FIFOs (tools/sim/symbolic_check.h) like their uniform
+// forms in ring_collectives_test.cc: every rank's schedule runs together (a
+// deadlock fails), out of place and in place, and every output element is
+// checked, the gaps between blocks included (they must stay unwritten).
 //
 // The counts are random (zeros included) and adversarial: one huge block
 // among tiny ones, all zero, a single element; the blocks lie in rank order
@@ -14,19 +14,17 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "algo/ring.h"
 #include "algo/ring_common.h"
-#include "support/schedule_model.h"
+#include "symbolic_check.h"
 
 namespace braid::algo::ring_v_collectives_test {
 namespace {
-
-using testing::ModelRank;
-using testing::ModelValue;
 
 struct Shape {
   size_t chunk;
@@ -145,64 +143,64 @@ Result<Schedule> generate(const Call& c, int rank) {
   return c.collective == Collective::kAllGather ? ringAllGather(p) : ringReduceScatter(p);
 }
 
-// Lays out rank r's buffers (in place as braid_ext.h defines it) and fills
-// its input; the gaps of a big input hold values too, which must not be read.
-void layout(const Call& c, int r, ModelRank& rank) {
+// Rank r's buffers, in place as braid_ext.h defines it. The model fills the
+// input with the rank's own contribution, the gaps of a big input too (they
+// must not be read), and leaves the rest of the memory unwritten.
+sim::BufferLayout layout(const Call& c, int r) {
   const size_t big = extent(c.blocks);
   const size_t mine = c.blocks.counts[r];
   const size_t at = c.blocks.offsets[r];
   if (c.collective == Collective::kAllGather) {
-    if (c.inPlace) {
-      rank.layOut(big, at, mine, 0, big, testing::kModelPoison);  // send = recv + offsets[r]
-    } else {
-      rank.layOut(mine + big, 0, mine, mine, big, testing::kModelPoison);
-    }
-    for (size_t i = 0; i < mine; ++i) rank.input()[i] = testing::modelCopied(r, i);
-    return;
+    return c.inPlace ? sim::oneBuffer(big, at, mine, 0, big)  // send = recv + offsets[r]
+                     : sim::separateBuffers(mine, big);
   }
-  if (c.inPlace) {
-    rank.layOut(big, 0, big, at, mine, testing::kModelPoison);  // recv = send + offsets[r]
-  } else {
-    rank.layOut(big + mine, 0, big, big, mine, testing::kModelPoison);
-  }
-  for (size_t i = 0; i < big; ++i) rank.input()[i] = testing::modelReducedNibble(r, i);
+  return c.inPlace ? sim::oneBuffer(big, 0, big, at, mine)  // recv = send + offsets[r]
+                   : sim::separateBuffers(big, mine);
 }
 
-// What rank r's output element i must hold.
-ModelValue expected(const Call& c, int r, size_t i) {
+// What rank r's output must hold: for reduce-scatter, every contribution to
+// its block; for all-gather, each rank's block at its offset and nothing in
+// the gaps (in place, this rank's input is in its own block, so a gap is
+// still unwritten).
+sim::Value expected(const Call& c, int r, const sim::RankKeys& keys) {
   const Blocks& b = c.blocks;
+  sim::Value v;
   if (c.collective == Collective::kReduceScatter) {
-    ModelValue v;
-    for (int q = 0; q < c.nranks; ++q) v = v + testing::modelReducedNibble(q, b.offsets[r] + i);
+    sim::appendPiece(v, {b.counts[r], b.offsets[r], keys.all()});
     return v;
   }
-  for (int q = 0; q < c.nranks; ++q) {
-    if (i >= b.offsets[q] && i < b.offsets[q] + b.counts[q])
-      return testing::modelCopied(q, i - b.offsets[q]);
+  std::vector<int> byOffset(c.nranks);
+  std::iota(byOffset.begin(), byOffset.end(), 0);
+  // (Empty blocks may share an offset with another block; they add nothing.)
+  std::sort(byOffset.begin(), byOffset.end(),
+            [&b](int x, int y) { return b.offsets[x] < b.offsets[y]; });
+  uint64_t at = 0;
+  for (int q : byOffset) {
+    if (b.counts[q] == 0) continue;
+    sim::appendPiece(v, {b.offsets[q] - at, 0, sim::Contributions{}});
+    sim::appendPiece(v, {b.counts[q], 0, keys.single(q)});
+    at = b.offsets[q] + b.counts[q];
   }
-  // A gap: untouched, or, in place, this rank's input would be there (it is
-  // in its own block, so a gap is still the poison).
-  return testing::kModelPoison;
+  sim::appendPiece(v, {extent(b) - at, 0, sim::Contributions{}});  // a gap after the last block
+  return v;
 }
 
 void check(const Call& c) {
   SCOPED_TRACE(describe(c));
-  static std::vector<ModelRank> ranks;
-  ranks.resize(c.nranks);
+  std::vector<Schedule> schedules;
+  std::vector<sim::BufferLayout> layouts;
   for (int r = 0; r < c.nranks; ++r) {
     auto s = generate(c, r);
     ASSERT_TRUE(s.ok()) << s.status().message();
-    ranks[r].schedule = std::move(s).value();
-    layout(c, r, ranks[r]);
+    schedules.push_back(std::move(s).value());
+    layouts.push_back(layout(c, r));
   }
-  Status run = testing::runModel(ranks);
-  ASSERT_TRUE(run.ok()) << run.message();
-  for (int r = 0; r < c.nranks; ++r) {
-    const ModelValue* out = ranks[r].outputData();
-    for (size_t i = 0; i < ranks[r].outLen; ++i) {
-      ASSERT_EQ(out[i], expected(c, r, i)) << "rank " << r << " output element " << i;
-    }
-  }
+  auto want = [&c](int r, const sim::RankKeys& keys) {
+    return std::optional<sim::Value>(expected(c, r, keys));
+  };
+  auto run = sim::checkOnBuffers(schedules, layouts, want);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  ASSERT_EQ(run.value().ranksChecked, static_cast<uint64_t>(c.nranks));
 }
 
 class RingVCollectivesModel : public ::testing::TestWithParam<int> {};

@@ -1,31 +1,24 @@
-// The tree generators, checked symbolically for 1 to 64 ranks on the FIFO
-// model of tests/support/schedule_model.h (a schedule that could deadlock on
-// the real FIFOs gets stuck there), out of place and in place, with every
-// rank's output checked element by element. Rank r contributes 1 << r, so
-// 64 ranks fit one word; a contribution counted twice carries into the next
-// bit, which the per-element tag sum then exposes.
+// The tree generators, checked symbolically for 1 to 64 ranks on braid-sim's
+// model of schedules on FIFOs (tools/sim/symbolic_check.h: a schedule that
+// could deadlock on the real FIFOs gets stuck there), out of place and in
+// place, with every rank's output checked element by element. A value counts
+// every contribution it holds and says which element it is, so a
+// contribution counted twice or missed, or one taken from the wrong element,
+// shows.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "algo/tree.h"
-#include "support/schedule_model.h"
+#include "symbolic_check.h"
 
 namespace braid::algo::tree_schedule_test {
 namespace {
-
-using testing::ModelRank;
-using testing::ModelValue;
-
-// A bit per rank rather than modelReducedNibble's nibble: the trees are
-// checked up to 64 ranks.
-ModelValue reducing(int rank, size_t element) {
-  return {uint64_t(1) << rank, testing::modelTag(rank, element)};
-}
 
 struct Shape {
   size_t chunk;
@@ -78,47 +71,37 @@ Result<Schedule> generate(const Call& c, int rank) {
   }
 }
 
-ModelValue reducedAt(int nranks, size_t i) {
-  ModelValue v;
-  for (int q = 0; q < nranks; ++q) v = v + reducing(q, i);
+// What rank r's output must hold: the root's input after a broadcast, every
+// contribution after an all-reduce and at a reduce's root; nothing checked
+// at a reduce's other ranks, which use their output as scratch.
+std::optional<sim::Value> expected(const Call& c, int r, const sim::RankKeys& keys) {
+  sim::Value v;
+  if (c.collective == Collective::kBroadcast) {
+    sim::appendPiece(v, {c.count, 0, keys.single(c.root)});
+  } else if (c.collective == Collective::kAllReduce || r == c.root) {
+    sim::appendPiece(v, {c.count, 0, keys.all()});
+  } else {
+    return std::nullopt;
+  }
   return v;
 }
 
 void check(const Call& c) {
   SCOPED_TRACE(describe(c));
-  std::vector<ModelRank> ranks(c.nranks);
+  std::vector<Schedule> schedules;
+  std::vector<sim::BufferLayout> layouts;
   for (int r = 0; r < c.nranks; ++r) {
     auto s = generate(c, r);
     ASSERT_TRUE(s.ok()) << s.status().message();
-    ranks[r].schedule = std::move(s).value();
-    if (c.inPlace) {
-      ranks[r].layOut(c.count, 0, c.count, 0, c.count, testing::kModelPoison);
-    } else {
-      ranks[r].layOut(2 * c.count, 0, c.count, c.count, c.count, testing::kModelPoison);
-    }
-    for (size_t i = 0; i < c.count; ++i) {
-      const bool broadcast = c.collective == Collective::kBroadcast;
-      ranks[r].input()[i] = !broadcast    ? reducing(r, i)
-                            : r == c.root ? testing::modelCopied(r, i)
-                                          : testing::kModelPoison;
-    }
+    schedules.push_back(std::move(s).value());
+    layouts.push_back(c.inPlace ? sim::oneBuffer(c.count, 0, c.count, 0, c.count)
+                                : sim::separateBuffers(c.count, c.count));
   }
-  Status run = testing::runModel(ranks);
-  ASSERT_TRUE(run.ok()) << run.message();
-  for (int r = 0; r < c.nranks; ++r) {
-    const ModelValue* out = ranks[r].outputData();
-    for (size_t i = 0; i < c.count; ++i) {
-      ModelValue want;
-      if (c.collective == Collective::kBroadcast) {
-        want = testing::modelCopied(c.root, i);
-      } else if (c.collective == Collective::kAllReduce || r == c.root) {
-        want = reducedAt(c.nranks, i);
-      } else {
-        continue;  // a reduce uses a non-root output as scratch
-      }
-      ASSERT_EQ(out[i], want) << "rank " << r << " element " << i;
-    }
-  }
+  auto want = [&c](int r, const sim::RankKeys& keys) { return expected(c, r, keys); };
+  auto run = sim::checkOnBuffers(schedules, layouts, want);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  const bool everyRank = c.collective != Collective::kReduce;
+  ASSERT_EQ(run.value().ranksChecked, everyRank ? static_cast<uint64_t>(c.nranks) : 1u);
 }
 
 const size_t kCounts[] = {0, 1, 2, 7, 97, 1000};

@@ -2,22 +2,36 @@
 
 namespace braid::sim {
 
-BufferLayout layoutOf(Collective collective, int nranks, int rank, uint64_t count, bool inPlace) {
+BufferLayout separateBuffers(uint64_t inLen, uint64_t outLen) {
   BufferLayout l;
-  l.inPlace = inPlace;
+  l.inLen = inLen;
+  l.outLen = outLen;
+  l.memLen = outLen;
+  return l;
+}
+
+BufferLayout oneBuffer(uint64_t memLen, uint64_t inBase, uint64_t inLen, uint64_t outBase,
+                       uint64_t outLen) {
+  return {true, inBase, inLen, outBase, outLen, memLen};
+}
+
+bool fitsItsMemory(const BufferLayout& l) {
+  auto inside = [&](uint64_t base, uint64_t len) {
+    return base <= l.memLen && len <= l.memLen - base;
+  };
+  return inside(l.outBase, l.outLen) && (!l.inPlace || inside(l.inBase, l.inLen));
+}
+
+BufferLayout layoutOf(Collective collective, int nranks, int rank, uint64_t count, bool inPlace) {
   const uint64_t blocks = static_cast<uint64_t>(nranks) * count;
-  l.inLen = collective == Collective::kReduceScatter ? blocks : count;
-  l.outLen = collective == Collective::kAllGather ? blocks : count;
-  if (!inPlace) {
-    l.memLen = l.outLen;
-    return l;
-  }
+  const uint64_t inLen = collective == Collective::kReduceScatter ? blocks : count;
+  const uint64_t outLen = collective == Collective::kAllGather ? blocks : count;
+  if (!inPlace) return separateBuffers(inLen, outLen);
   // NCCL's in-place rules: the smaller buffer is block `rank` of the larger.
   const uint64_t myBlock = static_cast<uint64_t>(rank) * count;
-  if (collective == Collective::kReduceScatter) l.outBase = myBlock;
-  if (collective == Collective::kAllGather) l.inBase = myBlock;
-  l.memLen = l.inLen > l.outLen ? l.inLen : l.outLen;
-  return l;
+  return oneBuffer(inLen > outLen ? inLen : outLen,
+                   collective == Collective::kAllGather ? myBlock : 0, inLen,
+                   collective == Collective::kReduceScatter ? myBlock : 0, outLen);
 }
 
 RankMemory::RankMemory(const BufferLayout& layout, int rank, const RankKeys& keys)

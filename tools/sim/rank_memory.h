@@ -28,6 +28,15 @@ struct BufferLayout {
   uint64_t memLen = 0;  ///< what the memory holds: the output, or the union in place
 };
 
+/// Input and output apart: an out-of-place call.
+BufferLayout separateBuffers(uint64_t inLen, uint64_t outLen);
+/// Input and output as windows of one memory of `memLen` elements, from
+/// inBase and outBase on: an in-place call, whatever its aliasing rule.
+BufferLayout oneBuffer(uint64_t memLen, uint64_t inBase, uint64_t inLen, uint64_t outBase,
+                       uint64_t outLen);
+/// Whether the windows of `layout` lie inside its memory.
+bool fitsItsMemory(const BufferLayout& layout);
+
 /// The buffers of `rank` in a collective of `count` elements per rank (per
 /// block for reduce-scatter and all-gather), as NCCL sizes them.
 BufferLayout layoutOf(Collective collective, int nranks, int rank, uint64_t count, bool inPlace);

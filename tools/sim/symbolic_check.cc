@@ -53,15 +53,12 @@ bool reduceValues(const Value& a, const Value& b, Value& out, ElementClash* clas
 
 class Checker {
  public:
-  Checker(const ScheduleSet& set, const CheckOptions& options)
-      : set_(set), options_(options), keys_(set.nranks, options.seed) {}
+  Checker(const ScheduleSet& set, const ExpectedOutput& expected, const CheckOptions& options)
+      : set_(set), expected_(expected), options_(options), keys_(set.nranks, options.seed) {}
 
-  Result<CheckStats> run() {
+  Result<CheckStats> run(const std::vector<BufferLayout>& layouts) {
     memory_.reserve(set_.nranks);
-    for (int r = 0; r < set_.nranks; ++r) {
-      memory_.emplace_back(layoutOf(set_.collective, set_.nranks, r, set_.count, options_.inPlace),
-                           r, keys_);
-    }
+    for (int r = 0; r < set_.nranks; ++r) memory_.emplace_back(layouts[r], r, keys_);
     fifos_ = std::vector<Fifo>(set_.connections.size());
     for (size_t c = 0; c < fifos_.size(); ++c) {
       const Connection& conn = set_.connections[c];
@@ -337,13 +334,23 @@ class Checker {
     return "";
   }
 
+  // What is wrong with an output of `len` positions, or empty if nothing: a
+  // caller of checkOnBuffers may expect another length than the layout's.
+  std::string differenceOf(const Value& actual, uint64_t len, const Value& expected) const {
+    const uint64_t expectedLen = totalLength(expected);
+    if (len != expectedLen) {
+      return "the output has " + std::to_string(len) + " elements, expected " +
+             std::to_string(expectedLen);
+    }
+    return firstDifference(actual, expected);
+  }
+
   Status compareOutputs() {
     std::string text;
     int wrong = 0;
     Value actual;
     for (int r = 0; r < set_.nranks; ++r) {
-      const std::optional<Value> expected =
-          expectedOutput(set_.collective, set_.nranks, set_.root, r, set_.count, keys_);
+      const std::optional<Value> expected = expected_(r, keys_);
       stats_.memoryIntervals += memory_[r].intervals();
       if (!expected) continue;
       actual.clear();
@@ -351,7 +358,7 @@ class Checker {
       memory_[r].readOutput(0, len, actual);
       ++stats_.ranksChecked;
       stats_.elementsChecked += len;
-      const std::string difference = firstDifference(actual, *expected);
+      const std::string difference = differenceOf(actual, len, *expected);
       if (difference.empty()) continue;
       if (wrong++ < options_.maxReports)
         text += "\n  rank " + std::to_string(r) + ": " + difference;
@@ -365,6 +372,7 @@ class Checker {
   }
 
   const ScheduleSet& set_;
+  const ExpectedOutput& expected_;
   CheckOptions options_;
   RankKeys keys_;
   std::vector<RankMemory> memory_;
@@ -379,11 +387,41 @@ class Checker {
 }  // namespace
 
 Result<CheckStats> checkSymbolically(const ScheduleSet& set, const CheckOptions& options) {
+  std::vector<BufferLayout> layouts;
+  for (int r = 0; r < set.nranks; ++r) {
+    layouts.push_back(layoutOf(set.collective, set.nranks, r, set.count, options.inPlace));
+  }
+  const ExpectedOutput expected = [&set](int rank, const RankKeys& keys) {
+    return expectedOutput(set.collective, set.nranks, set.root, rank, set.count, keys);
+  };
+  return checkOnBuffers(set, layouts, expected, options);
+}
+
+Result<CheckStats> checkOnBuffers(const ScheduleSet& set, const std::vector<BufferLayout>& layouts,
+                                  const ExpectedOutput& expected, const CheckOptions& options) {
   if (set.nranks <= 0 || set.agents.size() != static_cast<size_t>(set.nranks) * set.nchannels) {
     return invalidArgument("checkSymbolically: the schedule set is incomplete");
   }
-  Checker checker(set, options);
-  return checker.run();
+  if (layouts.size() != static_cast<size_t>(set.nranks)) {
+    return invalidArgument("checkOnBuffers: " + std::to_string(layouts.size()) + " layouts for " +
+                           std::to_string(set.nranks) + " ranks");
+  }
+  for (int r = 0; r < set.nranks; ++r) {
+    if (!fitsItsMemory(layouts[r])) {
+      return invalidArgument("checkOnBuffers: rank " + std::to_string(r) +
+                             "'s buffers lie outside its memory");
+    }
+  }
+  Checker checker(set, expected, options);
+  return checker.run(layouts);
+}
+
+Result<CheckStats> checkOnBuffers(const std::vector<algo::Schedule>& schedules,
+                                  const std::vector<BufferLayout>& layouts,
+                                  const ExpectedOutput& expected, const CheckOptions& options) {
+  Result<ScheduleSet> set = makeScheduleSet(schedules);
+  if (!set.ok()) return set.status();
+  return checkOnBuffers(set.value(), layouts, expected, options);
 }
 
 }  // namespace braid::sim

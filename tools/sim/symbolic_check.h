@@ -11,16 +11,27 @@
 // the slices moved, not to ranks times rounds. When nothing can move and
 // some agent has not finished, that is a deadlock on the real FIFOs too,
 // and the report names where each stuck agent waits and the cycle of waits.
+//
+// This is braid's one model of schedules on FIFOs: braid-sim runs it at
+// thousands of ranks (checkSymbolically), and the generators' unit tests in
+// tests/unit run it on buffers they lay out themselves (checkOnBuffers),
+// through the braid_sim_model library.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
 
 #include "braid/status.h"
 #include "compact_schedule.h"
+#include "rank_memory.h"
+#include "symbolic_value.h"
 
 namespace braid::sim {
 
 struct CheckOptions {
+  /// checkSymbolically's call (checkOnBuffers' layouts say it themselves)
   bool inPlace = false;
   uint64_t seed = 0x5eedb7a1d;  ///< draws the ranks' keys
   int maxReports = 8;           ///< stuck agents or wrong ranks named in a failure
@@ -37,7 +48,29 @@ struct CheckStats {
 /// OK with statistics if every rank finished with the right output; an error
 /// naming the first problems otherwise (a deadlock, a slice size the two
 /// ends disagree on, an access outside a buffer, elements reduced with other
-/// elements, slices never received, a wrong output).
+/// elements, slices never received, a wrong output). Each rank's buffers
+/// are as NCCL lays them out for set.collective (layoutOf), and each output
+/// is compared with expectedOutput.
 Result<CheckStats> checkSymbolically(const ScheduleSet& set, const CheckOptions& options);
+
+/// What `rank`'s output must hold at the end, in the ranks' `keys`; nullopt
+/// leaves it unchecked.
+using ExpectedOutput = std::function<std::optional<Value>(int rank, const RankKeys& keys)>;
+
+/// The same run on buffers the caller lays out, for layouts and outputs that
+/// checkSymbolically does not know (variable block counts, a reduce whose
+/// non-root outputs must stay untouched). Rank r's buffers are layouts[r]:
+/// its input holds element i of r's contribution at position i, and its
+/// memory outside the input holds nothing (unwritten), so an output position
+/// no step writes ends unwritten. Fails also on a layout outside its memory
+/// and on an output of another length than expected.
+Result<CheckStats> checkOnBuffers(const ScheduleSet& set, const std::vector<BufferLayout>& layouts,
+                                  const ExpectedOutput& expected, const CheckOptions& options);
+
+/// checkOnBuffers for every rank's schedule, in rank order (makeScheduleSet):
+/// how the unit tests of the generators call it.
+Result<CheckStats> checkOnBuffers(const std::vector<algo::Schedule>& schedules,
+                                  const std::vector<BufferLayout>& layouts,
+                                  const ExpectedOutput& expected, const CheckOptions& options = {});
 
 }  // namespace braid::sim

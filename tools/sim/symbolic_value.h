@@ -131,6 +131,13 @@ class Value {
   std::vector<Piece> heap_;
 };
 
+/// The positions `value` covers.
+inline uint64_t totalLength(const Value& value) {
+  uint64_t len = 0;
+  for (const Piece& p : value) len += p.len;
+  return len;
+}
+
 /// Appends `p` to `value`, merging it with the last piece where it continues it.
 inline void appendPiece(Value& value, const Piece& p) {
   if (p.len == 0) return;

@@ -4,6 +4,7 @@
 // too small for what is sent ahead) fail it with a message that says so.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -264,6 +265,69 @@ TEST(SymbolicCheck, BroadcastFromTheWrongRankIsWrongData) {
                                   "expected element 0 of rank 0 alone"),
             std::string::npos)
       << status.message();
+}
+
+// checkOnBuffers: the caller's buffers and expectations, as the generators'
+// unit tests (tests/unit) use them.
+
+// Element elements[i] of rank 0 at output position i (unwritten where elements[i] < 0).
+Value elementsOfRank0(const RankKeys& keys, const std::vector<int>& elements) {
+  Value v;
+  for (int e : elements) {
+    appendPiece(v, e < 0 ? Piece{1, 0, Contributions{}}
+                         : Piece{1, static_cast<uint64_t>(e), keys.single(0)});
+  }
+  return v;
+}
+
+Status checkOne(const algo::Schedule& schedule, const BufferLayout& layout,
+                const std::vector<int>& elements) {
+  auto want = [&elements](int, const RankKeys& keys) {
+    return std::optional<Value>(elementsOfRank0(keys, elements));
+  };
+  Result<CheckStats> stats = checkOnBuffers({schedule}, {layout}, want);
+  return stats.ok() ? Status::success() : stats.status();
+}
+
+TEST(SymbolicCheck, WritesThroughTheAliasAreSeen) {
+  // Swap the halves of a 4-element buffer: right out of place, wrong in place,
+  // because the second copy reads what the first one wrote.
+  const algo::Schedule swap =
+      handMade(0, 1, {step(StepOp::kCopy, -1, -1, 2), step(StepOp::kCopy, -1, -1, 2)});
+  algo::Schedule s = swap;
+  s.channels[0].steps[0].outOffset = 2;
+  s.channels[0].steps[1].inOffset = 2;
+  EXPECT_TRUE(checkOne(s, separateBuffers(4, 4), {2, 3, 0, 1}).ok());
+  EXPECT_TRUE(checkOne(s, oneBuffer(4, 0, 4, 0, 4), {0, 1, 0, 1}).ok());
+  const Status status = checkOne(s, oneBuffer(4, 0, 4, 0, 4), {2, 3, 0, 1});
+  // (One rank's contribution is every rank's: the message says so.)
+  EXPECT_NE(status.message().find("output element 0 holds element 0 of every rank's contribution, "
+                                  "expected element 2 of"),
+            std::string::npos)
+      << status.message();
+}
+
+TEST(SymbolicCheck, OnBuffersHoldsTheOutputToWhatTheCallerExpects) {
+  // One copy of 2 of 4 elements: the rest of the output stays unwritten, and
+  // an expectation that says otherwise, or has another length, fails.
+  const algo::Schedule copy = handMade(0, 1, {step(StepOp::kCopy, -1, -1, 2)});
+  EXPECT_TRUE(checkOne(copy, separateBuffers(4, 4), {0, 1, -1, -1}).ok());
+  Status status = checkOne(copy, separateBuffers(4, 4), {0, 1, 2, 3});
+  EXPECT_NE(status.message().find("output element 2 holds nothing (never written), expected "
+                                  "element 2 of"),
+            std::string::npos)
+      << status.message();
+  status = checkOne(copy, separateBuffers(4, 4), {0, 1, -1});
+  EXPECT_NE(status.message().find("the output has 4 elements, expected 3"), std::string::npos)
+      << status.message();
+}
+
+TEST(SymbolicCheck, OnBuffersRejectsBuffersOutsideTheirMemory) {
+  const algo::Schedule copy = handMade(0, 1, {step(StepOp::kCopy, -1, -1, 2)});
+  const Status status = checkOne(copy, oneBuffer(4, 0, 4, 2, 4), {0, 1, -1, -1});
+  EXPECT_NE(status.message().find("rank 0's buffers lie outside its memory"), std::string::npos)
+      << status.message();
+  EXPECT_FALSE(checkOne(copy, oneBuffer(4, 3, 2, 0, 4), {0, 1, -1, -1}).ok());
 }
 
 }  // namespace
