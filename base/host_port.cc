@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace braid::net {
+namespace braid::sockets {
 
 namespace {
 
@@ -40,4 +40,4 @@ Result<HostPort> splitHostPort(const std::string& hostPort) {
   return out;
 }
 
-}  // namespace braid::net
+}  // namespace braid::sockets

@@ -8,7 +8,7 @@
 
 #include "braid/status.h"
 
-namespace braid::net {
+namespace braid::sockets {
 
 struct HostPort {
   std::string host;   ///< a name, an IPv4 or an IPv6 literal, without brackets
@@ -19,4 +19,4 @@ struct HostPort {
 /// the last colon). kInvalidArgument, quoting `hostPort`, when it is none.
 Result<HostPort> splitHostPort(const std::string& hostPort);
 
-}  // namespace braid::net
+}  // namespace braid::sockets

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace braid::net {
+namespace braid::sockets {
 
 InterfaceFilter::InterfaceFilter(std::string spec) {
   if (!spec.empty() && spec[0] == '^') {
@@ -32,4 +32,4 @@ bool InterfaceFilter::matches(const char* ifname) const {
   return listed != exclude_;
 }
 
-}  // namespace braid::net
+}  // namespace braid::sockets

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace braid::net {
+namespace braid::sockets {
 
 class InterfaceFilter {
  public:
@@ -29,4 +29,4 @@ class InterfaceFilter {
   std::vector<std::string> names_;
 };
 
-}  // namespace braid::net
+}  // namespace braid::sockets

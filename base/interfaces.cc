@@ -9,7 +9,7 @@
 
 #include "base/ifname_filter.h"
 
-namespace braid::net {
+namespace braid::sockets {
 
 std::vector<NamedAddress> listInterfaces(const std::string& filterSpec, int family) {
   std::vector<NamedAddress> found;
@@ -39,4 +39,4 @@ std::vector<NamedAddress> listInterfaces(const std::string& filterSpec, int fami
   return found;
 }
 
-}  // namespace braid::net
+}  // namespace braid::sockets

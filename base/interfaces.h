@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace braid::net {
+namespace braid::sockets {
 
 struct NamedAddress {
   std::string name;  ///< "eth0"
@@ -21,4 +21,4 @@ struct NamedAddress {
 /// order, each once with its first such address. Loopback only where the filter names it.
 std::vector<NamedAddress> listInterfaces(const std::string& filterSpec, int family);
 
-}  // namespace braid::net
+}  // namespace braid::sockets

@@ -25,7 +25,7 @@
 #include "base/ifname_filter.h"
 #include "base/log.h"
 
-namespace braid::net {
+namespace braid::sockets {
 namespace {
 
 std::string errnoText(int err) { return std::generic_category().message(err); }
@@ -688,4 +688,4 @@ IoResult GreetingAcceptor::next(const Deadline& deadline, Socket* connection,
   }
 }
 
-}  // namespace braid::net
+}  // namespace braid::sockets

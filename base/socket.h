@@ -22,7 +22,7 @@
 #include "base/deadline.h"
 #include "braid/status.h"
 
-namespace braid::net {
+namespace braid::sockets {
 
 /// Owns one socket file descriptor; closes it on destruction.
 class Socket {
@@ -216,4 +216,4 @@ class GreetingAcceptor {
   size_t refused_ = 0;
 };
 
-}  // namespace braid::net
+}  // namespace braid::sockets

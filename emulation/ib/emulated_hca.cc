@@ -31,8 +31,9 @@ Registry& registry() {
 }
 
 /// A listener on [::] that takes IPv4 too, or on 0.0.0.0 where IPv6 is unavailable.
-Result<::braid::net::Socket> openListener() {
-  ::braid::net::Socket socket(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+Result<::braid::sockets::Socket> openListener() {
+  ::braid::sockets::Socket socket(
+      ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (socket.valid()) {
     int zero = 0;
     sockaddr_in6 any{};
@@ -48,7 +49,7 @@ Result<::braid::net::Socket> openListener() {
   auto* a4 = reinterpret_cast<sockaddr_in*>(&any4);
   a4->sin_family = AF_INET;
   a4->sin_addr.s_addr = htonl(INADDR_ANY);
-  return ::braid::net::listenOn(any4, /*reuseAddr=*/false);
+  return ::braid::sockets::listenOn(any4, /*reuseAddr=*/false);
 }
 
 /// A bijection of 32-bit integers that looks random: xor with a constant, multiplications by
@@ -90,19 +91,19 @@ Result<std::shared_ptr<Hca>> Hca::acquire(int deviceIndex) {
     r.pid = getpid();
   }
   if (auto hca = r.hcas[deviceIndex].lock()) return hca;
-  BRAID_ASSIGN_OR_RETURN(::braid::net::Socket listener, openListener());
-  BRAID_ASSIGN_OR_RETURN(sockaddr_storage bound, ::braid::net::boundAddress(listener));
+  BRAID_ASSIGN_OR_RETURN(::braid::sockets::Socket listener, openListener());
+  BRAID_ASSIGN_OR_RETURN(sockaddr_storage bound, ::braid::sockets::boundAddress(listener));
   uint16_t port =
       ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6*>(&bound)->sin6_port
                                         : reinterpret_cast<const sockaddr_in*>(&bound)->sin_port);
   std::shared_ptr<Hca> hca(new Hca(deviceIndex, std::move(listener), port));
   r.hcas[deviceIndex] = hca;
   BRAID_INFO("emulated HCA %s: listening on %s", hca->name().c_str(),
-             ::braid::net::addressToString(bound).c_str());
+             ::braid::sockets::addressToString(bound).c_str());
   return hca;
 }
 
-Hca::Hca(int index, ::braid::net::Socket listener, uint16_t port)
+Hca::Hca(int index, ::braid::sockets::Socket listener, uint16_t port)
     : index_(index),
       name_("emu_" + std::to_string(index)),
       port_(port),
@@ -119,11 +120,11 @@ Hca::~Hca() {
 }
 
 void Hca::acceptLoop() {
-  ::braid::net::GreetingAcceptor acceptor(listener_, wire::kHelloBytes);
+  ::braid::sockets::GreetingAcceptor acceptor(listener_, wire::kHelloBytes);
   while (!stopping_) {
-    ::braid::net::Socket connection;
+    ::braid::sockets::Socket connection;
     std::vector<char> greeting;
-    ::braid::net::IoResult result = acceptor.next(Deadline::never(), &connection, &greeting);
+    ::braid::sockets::IoResult result = acceptor.next(Deadline::never(), &connection, &greeting);
     if (stopping_) return;
     if (!result.ok()) {
       BRAID_WARN("emulated HCA %s: its listener failed (%s); no peer can connect to it any more",
@@ -134,7 +135,7 @@ void Hca::acceptLoop() {
   }
 }
 
-void Hca::admit(::braid::net::Socket connection, const std::vector<char>& greeting) {
+void Hca::admit(::braid::sockets::Socket connection, const std::vector<char>& greeting) {
   auto hello = wire::decodeHello(reinterpret_cast<const uint8_t*>(greeting.data()));
   if (!hello) {
     BRAID_INFO("emulated HCA %s: refused a connection that is not an emulated HCA's",

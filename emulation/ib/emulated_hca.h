@@ -105,10 +105,10 @@ class Hca {
     int access;
   };
 
-  Hca(int index, ::braid::net::Socket listener, uint16_t port);
+  Hca(int index, ::braid::sockets::Socket listener, uint16_t port);
   void acceptLoop();
   /// Hands an accepted connection to the QP its hello names, or refuses it.
-  void admit(::braid::net::Socket connection, const std::vector<char>& greeting);
+  void admit(::braid::sockets::Socket connection, const std::vector<char>& greeting);
   QueuePair* findQpLocked(uint32_t qpNum) const;
   const MrEntry* findByRkeyLocked(uint32_t rkey) const;
   const char* checkRemoteWriteLocked(const ProtectionDomain* pd, uint32_t rkey, uint64_t addr,
@@ -117,7 +117,7 @@ class Hca {
   const int index_;
   const std::string name_;
   const uint16_t port_;
-  ::braid::net::Socket listener_;
+  ::braid::sockets::Socket listener_;
 
   mutable std::mutex qpMu_;
   std::array<QueuePair*, kMaxQp> qps_{};

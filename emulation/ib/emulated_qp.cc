@@ -326,7 +326,7 @@ bool QueuePair::onResponse(uint64_t epoch, const wire::Response& response) {
 
 // --- The responder's side --------------------------------------------------------------------
 
-void QueuePair::admit(::braid::net::Socket connection, const wire::Hello& hello) {
+void QueuePair::admit(::braid::sockets::Socket connection, const wire::Hello& hello) {
   std::lock_guard<std::mutex> lock(mu_);
   wire::HelloVerdict verdict = wire::HelloVerdict::kAccepted;
   if (shutDown_) {

@@ -96,7 +96,7 @@ class QueuePair {
 
   // --- The responder's side (Hca's accept thread, emulated_responder.h) -----------------------
   /// Takes a connection whose hello names this QP, or refuses it (the reply says why).
-  void admit(::braid::net::Socket connection, const wire::Hello& hello);
+  void admit(::braid::sockets::Socket connection, const wire::Hello& hello);
 
   struct WriteGate {
     bool live = false;         ///< in RTR or RTS in the link's epoch: writes are served

@@ -151,7 +151,7 @@ short Requester::waitFor(short events, Clock::time_point until) {
 
 void Requester::startAttempt(const QueuePair::RequesterView& view) {
   attemptStarted_ = Clock::now();
-  socket_ = ::braid::net::Socket(
+  socket_ = ::braid::sockets::Socket(
       ::socket(view.peer.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!socket_.valid()) {
     failAttempt(view);
@@ -160,7 +160,7 @@ void Requester::startAttempt(const QueuePair::RequesterView& view) {
   int one = 1;
   (void)setsockopt(socket_.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   const auto* peer = reinterpret_cast<const sockaddr*>(&view.peer);
-  if (::connect(socket_.fd(), peer, ::braid::net::addressLength(view.peer)) == 0 ||
+  if (::connect(socket_.fd(), peer, ::braid::sockets::addressLength(view.peer)) == 0 ||
       errno == EINPROGRESS) {
     link_ = Link::kConnecting;  // poll reports POLLOUT once it is done, at once if it is
     return;
@@ -218,7 +218,7 @@ void Requester::readHelloReply(const QueuePair::RequesterView& view) {
   link_ = Link::kReady;
   idleBackoff_ = kRetryInterval;
   BRAID_TRACE("emulated HCA: QP %u connected to QP %u at %s", view.hello.srcQpNum,
-              view.hello.dstQpNum, ::braid::net::addressToString(view.peer).c_str());
+              view.hello.dstQpNum, ::braid::sockets::addressToString(view.peer).c_str());
 }
 
 void Requester::readResponses() {

@@ -70,7 +70,7 @@ class Requester {
   // The thread's own state.
   uint64_t epoch_ = ~uint64_t{0};
   Link link_ = Link::kIdle;
-  ::braid::net::Socket socket_;
+  ::braid::sockets::Socket socket_;
   Clock::time_point nextAttempt_{};
   Clock::time_point attemptStarted_{};
   Clock::duration idleBackoff_{};

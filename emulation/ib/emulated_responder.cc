@@ -29,12 +29,13 @@ constexpr int64_t kDrainMs = 250;
 
 }  // namespace
 
-bool sendHelloReply(const ::braid::net::Socket& connection, wire::HelloVerdict verdict) {
+bool sendHelloReply(const ::braid::sockets::Socket& connection, wire::HelloVerdict verdict) {
   auto reply = wire::encodeHelloReply(verdict);
-  return ::braid::net::sendAll(connection, reply.data(), reply.size(), Deadline::afterMs(100)).ok();
+  return ::braid::sockets::sendAll(connection, reply.data(), reply.size(), Deadline::afterMs(100))
+      .ok();
 }
 
-ResponderLink::ResponderLink(QueuePair& qp, ::braid::net::Socket connection,
+ResponderLink::ResponderLink(QueuePair& qp, ::braid::sockets::Socket connection,
                              const wire::Hello& hello, uint64_t epoch)
     : qp_(qp),
       socket_(std::move(connection)),

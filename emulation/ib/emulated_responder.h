@@ -24,12 +24,12 @@ namespace braid::transport::ib::emulated {
 class QueuePair;
 
 /// Answers a hello; false when the reply could not be sent.
-bool sendHelloReply(const ::braid::net::Socket& connection, wire::HelloVerdict verdict);
+bool sendHelloReply(const ::braid::sockets::Socket& connection, wire::HelloVerdict verdict);
 
 class ResponderLink {
  public:
   /// Serves `connection` (non-blocking) for `qp` while the QP stays in `epoch`.
-  ResponderLink(QueuePair& qp, ::braid::net::Socket connection, const wire::Hello& hello,
+  ResponderLink(QueuePair& qp, ::braid::sockets::Socket connection, const wire::Hello& hello,
                 uint64_t epoch);
   /// Stops and joins the thread.
   ~ResponderLink();
@@ -61,7 +61,7 @@ class ResponderLink {
   void closeGracefully();
 
   QueuePair& qp_;
-  ::braid::net::Socket socket_;
+  ::braid::sockets::Socket socket_;
   const wire::Hello hello_;
   const uint64_t epoch_;
   const int wakeFd_;  ///< an eventfd: readable once stop() was called

@@ -54,14 +54,14 @@ struct Joining {
 
 /// Words a failed transfer with `peer`'s rank; the messages are part of the
 /// contract (tests and users grep for them).
-Status ioFailure(const net::IoResult& io, int peer, int64_t timeoutMs) {
+Status ioFailure(const sockets::IoResult& io, int peer, int64_t timeoutMs) {
   switch (io.end) {
-    case net::IoEnd::kTimedOut:
+    case sockets::IoEnd::kTimedOut:
       return remoteError("bootstrap: timed out after " + std::to_string(timeoutMs) +
                          " ms waiting for rank " + std::to_string(peer));
-    case net::IoEnd::kPeerClosed:
+    case sockets::IoEnd::kPeerClosed:
       return remoteError("rank " + std::to_string(peer) + " closed the bootstrap connection");
-    case net::IoEnd::kCancelled:
+    case sockets::IoEnd::kCancelled:
       return remoteError("bootstrap: stopped waiting for rank " + std::to_string(peer) +
                          ": the communicator was aborted, or a peer was lost");
     default:
@@ -73,7 +73,7 @@ Status ioFailure(const net::IoResult& io, int peer, int64_t timeoutMs) {
 /// Where this rank listens: loopback when the root is (a one-host job that
 /// may have no other interface up), else this host's reachable address.
 sockaddr_storage listenAddressFor(const sockaddr_storage& root) {
-  if (!net::isLoopback(root)) return net::pickLocalAddress(env::get("SOCKET_IFNAME"));
+  if (!sockets::isLoopback(root)) return sockets::pickLocalAddress(env::get("SOCKET_IFNAME"));
   sockaddr_storage local{};
   local.ss_family = root.ss_family;
   if (root.ss_family == AF_INET) {
@@ -86,14 +86,14 @@ sockaddr_storage listenAddressFor(const sockaddr_storage& root) {
 
 /// Sends the Hello and returns the successor's listen address from the root.
 Result<sockaddr_storage> joinThroughRoot(const Joining& j, const sockaddr_storage& listenAddr) {
-  std::string rootText = net::addressToString(j.root);
-  Result<net::Socket> connected = net::connectWithRetry(j.root, j.deadline);
+  std::string rootText = sockets::addressToString(j.root);
+  Result<sockets::Socket> connected = sockets::connectWithRetry(j.root, j.deadline);
   if (!connected.ok()) {
     return Status(connected.status().code(),
                   "bootstrap: rank " + std::to_string(j.rank) +
                       " could not reach the root: " + connected.status().message());
   }
-  const net::Socket& root = connected.value();
+  const sockets::Socket& root = connected.value();
   wire::Hello hello{};
   hello.magic = j.magic;
   hello.rank = j.rank;
@@ -101,16 +101,16 @@ Result<sockaddr_storage> joinThroughRoot(const Joining& j, const sockaddr_storag
   hello.timeoutMs = j.timeoutMs;
   hello.remainingMs = j.deadline.isNever() ? 0 : std::max<int64_t>(1, j.deadline.remainingMs());
   hello.listenAddr = listenAddr;
-  net::IoResult io = net::sendProvenGreeting(root, proofOf(j.id, kProveRootHello), &hello,
-                                             sizeof(hello), j.deadline);
+  sockets::IoResult io = sockets::sendProvenGreeting(root, proofOf(j.id, kProveRootHello), &hello,
+                                                     sizeof(hello), j.deadline);
   Deadline answerBy = j.deadline.isNever()
                           ? j.deadline
                           : Deadline::afterMs(j.deadline.remainingMs() + kRootAnswerGraceMs)
                                 .cancelledBy(j.deadline.cancelFlag());
   wire::ReplyHeader header{};
-  if (io.ok()) io = net::recvAll(root, &header, sizeof(header), answerBy);
-  if (io.end == net::IoEnd::kCancelled) return j.cancelled("waiting for the root's answer");
-  if (io.end == net::IoEnd::kTimedOut) {
+  if (io.ok()) io = sockets::recvAll(root, &header, sizeof(header), answerBy);
+  if (io.end == sockets::IoEnd::kCancelled) return j.cancelled("waiting for the root's answer");
+  if (io.end == sockets::IoEnd::kTimedOut) {
     return j.timedOut("waiting for all " + std::to_string(j.nranks) +
                       " ranks to join (the root at " + rootText + " did not answer)");
   }
@@ -121,7 +121,7 @@ Result<sockaddr_storage> joinThroughRoot(const Joining& j, const sockaddr_storag
   const wire::ReplyRead read = wire::classifyReply(header);
   if (read == wire::ReplyRead::kError) {
     std::string message(header.length, '\0');
-    io = net::recvAll(root, message.data(), message.size(), answerBy);
+    io = sockets::recvAll(root, message.data(), message.size(), answerBy);
     if (!io.ok()) message = "(the root's message was cut off: " + io.describe() + ")";
     return remoteError("bootstrap: " + wire::printableText(message));
   }
@@ -129,7 +129,7 @@ Result<sockaddr_storage> joinThroughRoot(const Joining& j, const sockaddr_storag
   if (read != wire::ReplyRead::kAddress) {
     return remoteError("bootstrap: malformed answer from the root at " + rootText);
   }
-  io = net::recvAll(root, &successor, sizeof(successor), answerBy);
+  io = sockets::recvAll(root, &successor, sizeof(successor), answerBy);
   if (!io.ok()) {
     return remoteError("bootstrap: lost the connection to the root at " + rootText + ": " +
                        io.describe());
@@ -141,13 +141,13 @@ Result<sockaddr_storage> joinThroughRoot(const Joining& j, const sockaddr_storag
   return successor;
 }
 
-Result<net::Socket> connectSuccessor(const Joining& j, const sockaddr_storage& address) {
+Result<sockets::Socket> connectSuccessor(const Joining& j, const sockaddr_storage& address) {
   int peer = j.successor();
-  Result<net::Socket> connected = net::connectWithRetry(address, j.deadline);
+  Result<sockets::Socket> connected = sockets::connectWithRetry(address, j.deadline);
   if (!connected.ok()) {
     if (connected.status().code() == ErrorCode::kRemoteError) {
       return j.timedOut("connecting to rank " + std::to_string(peer) + " at " +
-                        net::addressToString(address));
+                        sockets::addressToString(address));
     }
     return connected.status().withContext("bootstrap: rank " + std::to_string(peer));
   }
@@ -155,25 +155,25 @@ Result<net::Socket> connectSuccessor(const Joining& j, const sockaddr_storage& a
 }
 
 /// Answers the successor's challenge with this rank's handshake.
-Status greetSuccessor(const Joining& j, const net::Socket& next) {
+Status greetSuccessor(const Joining& j, const sockets::Socket& next) {
   wire::RingHandshake handshake{j.magic, j.rank, 0};
-  net::IoResult io = net::sendProvenGreeting(next, proofOf(j.id, kProveBootstrapRing), &handshake,
-                                             sizeof(handshake), j.deadline);
+  sockets::IoResult io = sockets::sendProvenGreeting(next, proofOf(j.id, kProveBootstrapRing),
+                                                     &handshake, sizeof(handshake), j.deadline);
   if (!io.ok()) return ioFailure(io, j.successor(), j.timeoutMs);
   return Status::success();
 }
 
 /// Accepts until the predecessor shows up with the right handshake; anything
 /// else that connects is dropped with a warning.
-Result<net::Socket> acceptPredecessor(const Joining& j, const net::Socket& listener) {
+Result<sockets::Socket> acceptPredecessor(const Joining& j, const sockets::Socket& listener) {
   int peer = j.predecessor();
-  net::GreetingAcceptor acceptor(listener, sizeof(wire::RingHandshake),
-                                 proofOf(j.id, kProveBootstrapRing));
+  sockets::GreetingAcceptor acceptor(listener, sizeof(wire::RingHandshake),
+                                     proofOf(j.id, kProveBootstrapRing));
   while (true) {
-    net::Socket connection;
+    sockets::Socket connection;
     std::vector<char> greeting;
-    net::IoResult io = acceptor.next(j.deadline, &connection, &greeting);
-    if (io.end == net::IoEnd::kTimedOut || io.end == net::IoEnd::kCancelled) {
+    sockets::IoResult io = acceptor.next(j.deadline, &connection, &greeting);
+    if (io.end == sockets::IoEnd::kTimedOut || io.end == sockets::IoEnd::kCancelled) {
       return j.timedOut("waiting for rank " + std::to_string(peer));
     }
     if (!io.ok()) {
@@ -191,7 +191,7 @@ Result<net::Socket> acceptPredecessor(const Joining& j, const net::Socket& liste
 
 class SocketBootstrap final : public Bootstrap {
  public:
-  SocketBootstrap(const Joining& j, net::Socket next, net::Socket prev,
+  SocketBootstrap(const Joining& j, sockets::Socket next, sockets::Socket prev,
                   const sockaddr_storage& localAddress)
       : cancel_(j.deadline.cancelFlag()),
         id_(j.id),
@@ -206,7 +206,7 @@ class SocketBootstrap final : public Bootstrap {
   int rank() const override { return rank_; }
   int nranks() const override { return nranks_; }
   uint64_t magic() const override { return magic_; }
-  net::Proof proof(uint32_t purpose) const override {
+  sockets::Proof proof(uint32_t purpose) const override {
     return proofOf(id_, static_cast<ProofPurpose>(purpose));
   }
   sockaddr_storage localAddress() const override { return localAddress_; }
@@ -226,8 +226,8 @@ class SocketBootstrap final : public Bootstrap {
   const int nranks_;
   const uint64_t magic_;
   const int64_t timeoutMs_;
-  net::Socket next_;  ///< to (rank + 1) % nranks
-  net::Socket prev_;  ///< from (rank - 1 + nranks) % nranks
+  sockets::Socket next_;  ///< to (rank + 1) % nranks
+  sockets::Socket prev_;  ///< from (rank - 1 + nranks) % nranks
   std::atomic<bool> aborted_{false};
   /// The first failure; the ring is out of step after one, so later calls
   /// fail with it rather than exchanging bytes with the wrong step.
@@ -251,8 +251,9 @@ Status SocketBootstrap::allGather(void* data, size_t bytesPerRank) {
   for (int step = 0; step < nranks_ - 1; ++step) {
     int sendSlot = (rank_ - step + nranks_) % nranks_;
     int recvSlot = (rank_ - step - 1 + nranks_) % nranks_;
-    net::IoResult io = net::exchange(next_, slots + sendSlot * bytesPerRank, bytesPerRank, prev_,
-                                     slots + recvSlot * bytesPerRank, bytesPerRank, deadline);
+    sockets::IoResult io =
+        sockets::exchange(next_, slots + sendSlot * bytesPerRank, bytesPerRank, prev_,
+                          slots + recvSlot * bytesPerRank, bytesPerRank, deadline);
     if (io.ok()) continue;
     if (aborted_.load()) return unusable();
     int peer = io.onSend ? (rank_ + 1) % nranks_ : (rank_ - 1 + nranks_) % nranks_;
@@ -292,7 +293,7 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::create(const UniqueId& id, int ran
             contents};
 
   if ((contents.flags & kRootStartedByRank0) != 0 && rank == 0) {
-    Result<net::Socket> listener = net::listenOn(j.root, /*reuseAddr=*/true);
+    Result<sockets::Socket> listener = sockets::listenOn(j.root, /*reuseAddr=*/true);
     if (!listener.ok()) {
       return listener.status().withContext("bootstrap: rank 0 cannot start the root");
     }
@@ -300,16 +301,16 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::create(const UniqueId& id, int ran
   }
 
   // One rank has no ring; it still meets the root, whose thread ends then.
-  net::Socket listener;
+  sockets::Socket listener;
   const sockaddr_storage localAddr = listenAddressFor(j.root);
   sockaddr_storage listenAddr{};
   if (nranks > 1) {
-    BRAID_ASSIGN_OR_RETURN(listener, net::listenOn(localAddr, false));
-    BRAID_ASSIGN_OR_RETURN(listenAddr, net::boundAddress(listener));
+    BRAID_ASSIGN_OR_RETURN(listener, sockets::listenOn(localAddr, false));
+    BRAID_ASSIGN_OR_RETURN(listenAddr, sockets::boundAddress(listener));
   }
   BRAID_ASSIGN_OR_RETURN(sockaddr_storage successorAddr, joinThroughRoot(j, listenAddr));
-  net::Socket next;
-  net::Socket prev;
+  sockets::Socket next;
+  sockets::Socket prev;
   if (nranks > 1) {
     // Connect first: the kernel completes it before the successor accepts, so
     // every rank connecting before accepting cannot deadlock.
@@ -318,7 +319,7 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::create(const UniqueId& id, int ran
     // connect: answer it on a thread of its own while this one accepts the predecessor.
     Status greeted;
     std::thread greeter([&] { greeted = greetSuccessor(j, next); });
-    Result<net::Socket> accepted = acceptPredecessor(j, listener);
+    Result<sockets::Socket> accepted = acceptPredecessor(j, listener);
     if (!accepted.ok()) next.shutdown();  // the greeter gives up at once
     greeter.join();
     BRAID_TRY(greeted);

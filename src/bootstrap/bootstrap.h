@@ -39,7 +39,7 @@ class Bootstrap {
   virtual uint64_t magic() const = 0;
   /// What a connection of this communicator proves for `purpose` (a ProofPurpose of
   /// bootstrap/unique_id.h): the unique id's secret.
-  virtual net::Proof proof(uint32_t purpose) const = 0;
+  virtual sockets::Proof proof(uint32_t purpose) const = 0;
   /// The address this rank's bootstrap listens on (its port aside): the interface other hosts
   /// reach this one through (BRAID_SOCKET_IFNAME), which the socket transport listens on too.
   virtual sockaddr_storage localAddress() const = 0;

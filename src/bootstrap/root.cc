@@ -23,24 +23,24 @@ constexpr int64_t kReplySendTimeoutMs = 10000;
 /// How many missing ranks an error message lists before it summarises.
 constexpr int kMaxListedRanks = 16;
 
-void sendReply(const net::Socket& socket, wire::ReplyKind kind, const void* payload,
+void sendReply(const sockets::Socket& socket, wire::ReplyKind kind, const void* payload,
                uint32_t length) {
   wire::ReplyHeader header{static_cast<uint32_t>(kind), length};
   Deadline deadline = Deadline::afterMs(kReplySendTimeoutMs);
-  net::IoResult io = net::sendAll(socket, &header, sizeof(header), deadline);
-  if (io.ok() && length > 0) io = net::sendAll(socket, payload, length, deadline);
+  sockets::IoResult io = sockets::sendAll(socket, &header, sizeof(header), deadline);
+  if (io.ok() && length > 0) io = sockets::sendAll(socket, payload, length, deadline);
   // A rank that has gone away finds out on its own; the others still get theirs.
   if (!io.ok()) BRAID_INFO("bootstrap root: could not answer a rank: %s", io.describe().c_str());
 }
 
-void sendError(const net::Socket& socket, std::string message) {
+void sendError(const sockets::Socket& socket, std::string message) {
   if (message.size() > wire::kMaxErrorBytes) message.resize(wire::kMaxErrorBytes);
   sendReply(socket, wire::ReplyKind::kError, message.data(), static_cast<uint32_t>(message.size()));
 }
 
 class Root {
  public:
-  Root(net::Socket listener, uint64_t magic, const net::Proof& proof, int64_t timeoutMs)
+  Root(sockets::Socket listener, uint64_t magic, const sockets::Proof& proof, int64_t timeoutMs)
       : listener_(std::move(listener)),
         magic_(magic),
         proof_(proof),
@@ -52,33 +52,33 @@ class Root {
  private:
   /// Checks a Hello; returns an empty string when it is admitted.
   std::string validate(const wire::Hello& hello) const;
-  void admit(net::Socket connection, const wire::Hello& hello);
+  void admit(sockets::Socket connection, const wire::Hello& hello);
   void answerAll();
   void failAll();
   std::string missingRanks() const;
 
-  net::Socket listener_;
+  sockets::Socket listener_;
   uint64_t magic_;
-  net::Proof proof_;  ///< what a rank's Hello must prove
+  sockets::Proof proof_;  ///< what a rank's Hello must prove
   Deadline deadline_;
   int64_t firingTimeoutMs_;  ///< the timeout deadline_ stands for, for the message
   int nranks_ = -1;          ///< set by the first admitted Hello
   int arrived_ = 0;
-  std::vector<net::Socket> ranks_;
+  std::vector<sockets::Socket> ranks_;
   std::vector<sockaddr_storage> addresses_;
 };
 
 void Root::run() {
-  Result<sockaddr_storage> bound = net::boundAddress(listener_);
-  std::string where = bound.ok() ? net::addressToString(bound.value()) : "<unknown>";
+  Result<sockaddr_storage> bound = sockets::boundAddress(listener_);
+  std::string where = bound.ok() ? sockets::addressToString(bound.value()) : "<unknown>";
   BRAID_INFO("bootstrap root: listening on %s, magic 0x%016" PRIx64, where.c_str(), magic_);
-  net::GreetingAcceptor acceptor(listener_, sizeof(wire::Hello), proof_);
+  sockets::GreetingAcceptor acceptor(listener_, sizeof(wire::Hello), proof_);
   while (nranks_ < 0 || arrived_ < nranks_) {
-    net::Socket connection;
+    sockets::Socket connection;
     std::vector<char> greeting;
-    net::IoResult io = acceptor.next(deadline_, &connection, &greeting);
+    sockets::IoResult io = acceptor.next(deadline_, &connection, &greeting);
     if (!io.ok()) {
-      if (io.end != net::IoEnd::kTimedOut) {
+      if (io.end != sockets::IoEnd::kTimedOut) {
         BRAID_WARN("bootstrap root on %s: listener failed: %s", where.c_str(),
                    io.describe().c_str());
       }
@@ -90,7 +90,7 @@ void Root::run() {
     std::string problem = validate(hello);
     if (!problem.empty()) {
       BRAID_WARN("bootstrap root on %s: rejected a rank from %s: %s", where.c_str(),
-                 net::addressToString(hello.listenAddr).c_str(), problem.c_str());
+                 sockets::addressToString(hello.listenAddr).c_str(), problem.c_str());
       sendError(connection, "the bootstrap root at " + where + " rejected this rank: " + problem);
       continue;
     }
@@ -105,7 +105,7 @@ std::string Root::validate(const wire::Hello& hello) const {
   return checkHello(hello, magic_, nranks_, joined);
 }
 
-void Root::admit(net::Socket connection, const wire::Hello& hello) {
+void Root::admit(sockets::Socket connection, const wire::Hello& hello) {
   if (nranks_ < 0) {
     nranks_ = hello.nranks;
     ranks_.resize(nranks_);
@@ -124,7 +124,7 @@ void Root::admit(net::Socket connection, const wire::Hello& hello) {
     }
   }
   BRAID_TRACE("bootstrap root: rank %d of %d joined from %s", hello.rank, nranks_,
-              net::addressToString(hello.listenAddr).c_str());
+              sockets::addressToString(hello.listenAddr).c_str());
 }
 
 void Root::answerAll() {
@@ -238,7 +238,7 @@ std::string checkHello(const wire::Hello& hello, uint64_t magic, int nranks, boo
   return "";
 }
 
-Status startRoot(net::Socket listener, const UniqueIdContents& id, int64_t timeoutMs) {
+Status startRoot(sockets::Socket listener, const UniqueIdContents& id, int64_t timeoutMs) {
   auto root = std::make_unique<Root>(std::move(listener), id.magic, proofOf(id, kProveRootHello),
                                      timeoutMs);
   // std::thread reports failure only by throwing; turn it into a value here.

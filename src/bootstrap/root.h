@@ -69,7 +69,7 @@ struct RingHandshake {
 /// Serves the communicator of `id` on `listener` from a detached thread: only connections that
 /// prove its secret are heard. The thread ends once every rank has been answered or `timeoutMs`
 /// (> 0) passed.
-Status startRoot(net::Socket listener, const UniqueIdContents& id, int64_t timeoutMs);
+Status startRoot(sockets::Socket listener, const UniqueIdContents& id, int64_t timeoutMs);
 
 /// Why the root turns `hello` away ("" when it is admitted), given what it has seen so far:
 /// `nranks` (-1 before the first rank) and whether the rank joined already. Also the fuzz

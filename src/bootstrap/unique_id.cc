@@ -92,9 +92,9 @@ Result<UniqueId> createUniqueId(int64_t timeoutMs) {
   contents.flags = 0;
   contents.magic = randomMagic();
   randomSecret(contents.secret, sizeof(contents.secret));
-  sockaddr_storage local = net::pickLocalAddress(env::get("SOCKET_IFNAME"));
-  BRAID_ASSIGN_OR_RETURN(net::Socket listener, net::listenOn(local, /*reuseAddr=*/false));
-  BRAID_ASSIGN_OR_RETURN(sockaddr_storage bound, net::boundAddress(listener));
+  sockaddr_storage local = sockets::pickLocalAddress(env::get("SOCKET_IFNAME"));
+  BRAID_ASSIGN_OR_RETURN(sockets::Socket listener, sockets::listenOn(local, /*reuseAddr=*/false));
+  BRAID_ASSIGN_OR_RETURN(sockaddr_storage bound, sockets::boundAddress(listener));
   setRootAddress(&contents, bound);
   BRAID_TRY(startRoot(std::move(listener), contents, timeoutMs));
   UniqueId id = packUniqueId(contents);
@@ -103,19 +103,19 @@ Result<UniqueId> createUniqueId(int64_t timeoutMs) {
 }
 
 Result<UniqueId> uniqueIdForAddress(const std::string& hostPort) {
-  BRAID_ASSIGN_OR_RETURN(sockaddr_storage root, net::resolveHostPort(hostPort));
+  BRAID_ASSIGN_OR_RETURN(sockaddr_storage root, sockets::resolveHostPort(hostPort));
   UniqueIdContents contents{};
   contents.marker = kUniqueIdMarker;
   contents.flags = kRootStartedByRank0;
   // Derived from the resolved address, so "localhost:29500" and
   // "127.0.0.1:29500" agree, and every process computes the same magic.
-  contents.magic = stableHash("braid:" + net::addressToString(root));
+  contents.magic = stableHash("braid:" + sockets::addressToString(root));
   if (contents.magic == 0) contents.magic = 1;
   setRootAddress(&contents, root);
   // Every process must compute the same secret without talking to the others: from a secret
   // the job's launcher gave every rank, else from the address, which anyone may know.
   const std::optional<std::string> shared = env::get("BOOTSTRAP_SECRET");
-  const std::string seed = "braid-secret:" + (shared ? *shared : net::addressToString(root));
+  const std::string seed = "braid-secret:" + (shared ? *shared : sockets::addressToString(root));
   const crypto::Digest d = crypto::sha256(seed.data(), seed.size());
   memcpy(contents.secret, d.data(), sizeof(contents.secret));
   if (!shared) {
@@ -127,8 +127,8 @@ Result<UniqueId> uniqueIdForAddress(const std::string& hostPort) {
   return packUniqueId(contents);
 }
 
-net::Proof proofOf(const UniqueIdContents& contents, ProofPurpose purpose) {
-  net::Proof proof;
+sockets::Proof proofOf(const UniqueIdContents& contents, ProofPurpose purpose) {
+  sockets::Proof proof;
   memcpy(proof.secret.data(), contents.secret, proof.secret.size());
   proof.purpose = purpose;
   return proof;
@@ -139,7 +139,7 @@ std::string describeUniqueId(const UniqueId& id) {
   if (!contents.ok()) return "<not a braid unique id>";
   char magic[40];
   snprintf(magic, sizeof(magic), " magic=0x%016" PRIx64, contents.value().magic);
-  std::string text = net::addressToString(rootAddress(contents.value())) + magic;
+  std::string text = sockets::addressToString(rootAddress(contents.value())) + magic;
   if (contents.value().flags & kRootStartedByRank0) text += " (root started by rank 0)";
   return text;
 }

@@ -74,7 +74,7 @@ enum ProofPurpose : uint32_t {
   kProveWatchLetter = 4,
   kProveSocketFifo = 5,  ///< transport/net/socket_rendezvous.h
 };
-net::Proof proofOf(const UniqueIdContents& contents, ProofPurpose purpose);
+sockets::Proof proofOf(const UniqueIdContents& contents, ProofPurpose purpose);
 
 /// Human-readable "1.2.3.4:5678 magic=0x..." for logs.
 std::string describeUniqueId(const UniqueId& id);

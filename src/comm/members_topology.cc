@@ -120,8 +120,8 @@ void Members::addSocketInterfaces(const Config& config) {
   for (int nic : machine_->nodesOfType(topology::NodeType::kNic, 0)) {
     if (machine_->node(nic).rdma && !config.ib.disable) return;
   }
-  const std::vector<braid::net::NamedAddress> found =
-      braid::net::listInterfaces(config.socketIfname, bootstrap_->localAddress().ss_family);
+  const std::vector<braid::sockets::NamedAddress> found =
+      braid::sockets::listInterfaces(config.socketIfname, bootstrap_->localAddress().ss_family);
   if (found.size() < 2) return;
   std::vector<std::string> names;
   for (const auto& f : found) names.push_back(f.name);

@@ -101,7 +101,7 @@ Status Network::connect(tune::Allowed& allowed) {
   const sockaddr_storage bootstrapAddress = members_.bootstrap()->localAddress();
   const bool several =
       !config_.socketIfname.empty() &&
-      braid::net::listInterfaces(config_.socketIfname, bootstrapAddress.ss_family).size() > 1;
+      braid::sockets::listInterfaces(config_.socketIfname, bootstrapAddress.ss_family).size() > 1;
   sockaddr_storage listenAt = bootstrapAddress;
   if (several) {
     listenAt = sockaddr_storage{};
@@ -112,7 +112,7 @@ Status Network::connect(tune::Allowed& allowed) {
                              listenAt, members_.bootstrap()->proof(bootstrap::kProveSocketFifo)));
   addresses_.assign(members_.nranks, sockaddr_storage{});
   addresses_[members_.rank] = bootstrapAddress;
-  braid::net::setPort(addresses_[members_.rank], braid::net::portOf(net_->address()));
+  braid::sockets::setPort(addresses_[members_.rank], braid::sockets::portOf(net_->address()));
   BRAID_TRY(members_.bootstrap()
                 ->allGather(addresses_.data(), sizeof(sockaddr_storage))
                 .withContext("exchanging the network transport's addresses"));
@@ -129,7 +129,7 @@ Status Network::connect(tune::Allowed& allowed) {
   allowed.protocol[static_cast<int>(algo::Protocol::kLl)] = false;
   allowed.algorithm[static_cast<int>(algo::Algorithm::kOneShot)] = false;
   BRAID_INFO("network: %d hosts; listening on %s", hosts,
-             braid::net::addressToString(net_->address()).c_str());
+             braid::sockets::addressToString(net_->address()).c_str());
   return chooseTransport();
 }
 
@@ -167,12 +167,12 @@ struct InterfaceTable {
 Status Network::exchangeInterfaces() {
   InterfaceTable mine;
   if (!config_.socketIfname.empty()) {
-    const uint16_t port = braid::net::portOf(net_->address());
-    for (braid::net::NamedAddress& found :
-         braid::net::listInterfaces(config_.socketIfname, addresses_[members_.rank].ss_family)) {
+    const uint16_t port = braid::sockets::portOf(net_->address());
+    for (braid::sockets::NamedAddress& found : braid::sockets::listInterfaces(
+             config_.socketIfname, addresses_[members_.rank].ss_family)) {
       if (mine.count == kMaxInterfaces) break;
       snprintf(mine.names[mine.count], sizeof(mine.names[0]), "%s", found.name.c_str());
-      braid::net::setPort(found.address, port);
+      braid::sockets::setPort(found.address, port);
       mine.addresses[mine.count++] = found.address;
     }
   }
@@ -187,12 +187,12 @@ Status Network::exchangeInterfaces() {
     const int count = std::clamp(all[r].count, 0, kMaxInterfaces);
     for (int i = 0; i < count; ++i) {
       all[r].names[i][sizeof(all[r].names[i]) - 1] = '\0';
-      interfaces_[r].push_back(braid::net::NamedAddress{all[r].names[i], all[r].addresses[i]});
+      interfaces_[r].push_back(braid::sockets::NamedAddress{all[r].names[i], all[r].addresses[i]});
     }
   }
   std::string text;
   for (const auto& found : interfaces_[members_.rank]) {
-    text += " " + found.name + " " + braid::net::addressToString(found.address);
+    text += " " + found.name + " " + braid::sockets::addressToString(found.address);
   }
   BRAID_INFO("network: socket interfaces:%s", text.c_str());
   return Status::success();
@@ -207,9 +207,9 @@ sockaddr_storage Network::socketRoute(const transport::net::Greeting& greeting,
       members_.plannedNic(greeting.channel, greeting.sender, greeting.receiver, true);
   const std::string recvNic =
       members_.plannedNic(greeting.channel, greeting.sender, greeting.receiver, false);
-  auto find = [](const std::vector<braid::net::NamedAddress>& list, const std::string& name) {
+  auto find = [](const std::vector<braid::sockets::NamedAddress>& list, const std::string& name) {
     return std::find_if(list.begin(), list.end(),
-                        [&](const braid::net::NamedAddress& n) { return n.name == name; });
+                        [&](const braid::sockets::NamedAddress& n) { return n.name == name; });
   };
   const auto local = find(interfaces_[members_.rank], sendNic);
   const auto remote = find(interfaces_[peer], recvNic);
@@ -224,8 +224,8 @@ sockaddr_storage Network::socketRoute(const transport::net::Greeting& greeting,
   return remote->address;
 }
 
-Result<braid::net::Socket> Network::connectSocket(int peer,
-                                                  const transport::net::Greeting& greeting) {
+Result<braid::sockets::Socket> Network::connectSocket(int peer,
+                                                      const transport::net::Greeting& greeting) {
   sockaddr_storage from{};
   bool bound = false;
   const sockaddr_storage to =
@@ -248,12 +248,13 @@ transport::net::StripeLayout Network::stripeLayout() const {
   return layout;
 }
 
-Result<std::vector<braid::net::Socket>> Network::connectStripes(
+Result<std::vector<braid::sockets::Socket>> Network::connectStripes(
     int peer, const transport::net::Greeting& greeting) {
   const int n = stripeLayout().sockets();
-  std::vector<braid::net::Socket> sockets;
+  std::vector<braid::sockets::Socket> sockets;
   for (int i = 0; i < n; ++i) {
-    BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket, connectSocket(peer, greeting.stripeOf(i, n)));
+    BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket socket,
+                           connectSocket(peer, greeting.stripeOf(i, n)));
     sockets.push_back(std::move(socket));
   }
   return sockets;
@@ -266,10 +267,10 @@ transport::net::StripeConnector Network::stripeConnector(
   const int n = stripeLayout().sockets();
   std::shared_ptr<std::atomic<bool>> commStop = health_.sharedStop();
   return [rendezvous, greeting, timeoutMs, n, commStop](
-             int index, const std::atomic<bool>& stop) -> Result<braid::net::Socket> {
+             int index, const std::atomic<bool>& stop) -> Result<braid::sockets::Socket> {
     // Filed by its stripe number only: a sender striped otherwise never arrives here, so the
     // receiver times out saying so.
-    Result<braid::net::Socket> socket =
+    Result<braid::sockets::Socket> socket =
         rendezvous->accept(greeting.stripeOf(index, n),
                            Deadline::afterMs(timeoutMs).cancelledBy(commStop.get()), &stop);
     if (!socket.ok()) {
@@ -315,11 +316,12 @@ Result<std::unique_ptr<transport::RecvEnd>> Network::awaitFifo(
 Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
     int peer, const transport::net::Greeting& greeting, size_t slotBytes) {
   if (!ib_ && stripeLayout().striped()) {
-    BRAID_ASSIGN_OR_RETURN(std::vector<braid::net::Socket> sockets, connectStripes(peer, greeting));
+    BRAID_ASSIGN_OR_RETURN(std::vector<braid::sockets::Socket> sockets,
+                           connectStripes(peer, greeting));
     return transport::net::openStripedSocketSendEnd(std::move(sockets), slotBytes, peer,
                                                     stripeLayout(), linkWatch());
   }
-  BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket, connectSocket(peer, greeting));
+  BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket socket, connectSocket(peer, greeting));
   if (ib_) {
     return transport::ib::openIbSendEnd(*ib_, std::move(socket), slotBytes, peer, config_.timeoutMs,
                                         plannedNic(greeting, /*sending=*/true));
@@ -349,12 +351,13 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
     const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor,
     kernels::engine::FifoCursor* proxyCursor) {
   if (!ib_ && stripeLayout().striped()) {
-    BRAID_ASSIGN_OR_RETURN(std::vector<braid::net::Socket> sockets, connectStripes(peer, greeting));
+    BRAID_ASSIGN_OR_RETURN(std::vector<braid::sockets::Socket> sockets,
+                           connectStripes(peer, greeting));
     return transport::net::openGpuStripedSocketSendEnd(runtime, name, slot, cursor, proxyCursor,
                                                        stream, std::move(sockets), peer,
                                                        stripeLayout(), linkWatch());
   }
-  BRAID_ASSIGN_OR_RETURN(braid::net::Socket socket, connectSocket(peer, greeting));
+  BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket socket, connectSocket(peer, greeting));
   if (ib_) {
     return transport::ib::openGpuIbSendEnd(runtime, name, slot, cursor, proxyCursor, stream, *ib_,
                                            std::move(socket), peer, config_.timeoutMs,

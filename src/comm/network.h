@@ -89,14 +89,14 @@ class Network {
   /// What waits for the connection that opens with `greeting` (on a proxy's thread), and the
   /// connection to `peer`'s listener that opens with it.
   transport::net::SocketConnector socketConnector(const transport::net::Greeting& greeting) const;
-  Result<braid::net::Socket> connectSocket(int peer, const transport::net::Greeting& greeting);
+  Result<braid::sockets::Socket> connectSocket(int peer, const transport::net::Greeting& greeting);
   /// The same as a verbs proxy takes it: at once, if it has arrived.
   transport::ib::IbRecvPump::SocketTaker socketTaker(
       const transport::net::Greeting& greeting) const;
   /// A striped socket FIFO's connections (config's BRAID_SOCKET_NTHREADS x NSOCKS_PERTHREAD).
   transport::net::StripeLayout stripeLayout() const;
-  Result<std::vector<braid::net::Socket>> connectStripes(int peer,
-                                                         const transport::net::Greeting& greeting);
+  Result<std::vector<braid::sockets::Socket>> connectStripes(
+      int peer, const transport::net::Greeting& greeting);
   transport::net::StripeConnector stripeConnector(const transport::net::Greeting& greeting) const;
 
   const Config& config_;
@@ -104,7 +104,7 @@ class Network {
   Health& health_;
   std::unique_ptr<transport::net::SocketRendezvous> net_;
   std::vector<sockaddr_storage> addresses_;
-  std::vector<std::vector<braid::net::NamedAddress>> interfaces_;  ///< by rank; see above
+  std::vector<std::vector<braid::sockets::NamedAddress>> interfaces_;  ///< by rank; see above
   std::unique_ptr<transport::ib::IbNetwork> ib_;
 };
 

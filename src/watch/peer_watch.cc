@@ -95,9 +95,9 @@ Result<std::unique_ptr<PeerWatch>> PeerWatch::start(bootstrap::Bootstrap& bootst
   std::unique_ptr<PeerWatch> w(new PeerWatch(rank, nranks, options, std::move(onLoss)));
   if (nranks == 1) return w;  // nobody to watch
   sockaddr_storage local = bootstrap.localAddress();
-  BRAID_ASSIGN_OR_RETURN(w->listener_, net::listenOn(local, false));
+  BRAID_ASSIGN_OR_RETURN(w->listener_, sockets::listenOn(local, false));
   w->addresses_.assign(nranks, sockaddr_storage{});
-  BRAID_ASSIGN_OR_RETURN(w->addresses_[rank], net::boundAddress(w->listener_));
+  BRAID_ASSIGN_OR_RETURN(w->addresses_[rank], sockets::boundAddress(w->listener_));
   BRAID_TRY(bootstrap.allGather(w->addresses_.data(), sizeof(sockaddr_storage))
                 .withContext("watch: exchanging addresses"));
 
@@ -108,12 +108,13 @@ Result<std::unique_ptr<PeerWatch>> PeerWatch::start(bootstrap::Bootstrap& bootst
   const int next = (rank + 1) % nranks;
   const int prev = (rank - 1 + nranks) % nranks;
   BRAID_ASSIGN_OR_RETURN(w->successor_.socket,
-                         net::connectWithRetry(w->addresses_[next], deadline));
-  net::IoResult greeted;
+                         sockets::connectWithRetry(w->addresses_[next], deadline));
+  sockets::IoResult greeted;
   std::thread greeter([&] {
     wire::Greeting hello{options.magic, static_cast<uint32_t>(wire::Purpose::kRing), rank, 0, 0, 0};
-    greeted = net::sendProvenGreeting(w->successor_.socket, w->proofFor(bootstrap::kProveWatchRing),
-                                      &hello, sizeof(hello), deadline);
+    greeted =
+        sockets::sendProvenGreeting(w->successor_.socket, w->proofFor(bootstrap::kProveWatchRing),
+                                    &hello, sizeof(hello), deadline);
   });
   Status accepted = w->acceptPredecessor(prev, deadline);
   if (!accepted.ok()) w->successor_.socket.shutdown();  // the greeter gives up at once
@@ -135,12 +136,12 @@ Result<std::unique_ptr<PeerWatch>> PeerWatch::start(bootstrap::Bootstrap& bootst
 }
 
 Status PeerWatch::acceptPredecessor(int prev, const Deadline& deadline) {
-  net::GreetingAcceptor acceptor(listener_, sizeof(wire::Greeting),
-                                 proofFor(bootstrap::kProveWatchRing));
+  sockets::GreetingAcceptor acceptor(listener_, sizeof(wire::Greeting),
+                                     proofFor(bootstrap::kProveWatchRing));
   while (!predecessor_.socket.valid()) {
-    net::Socket connection;
+    sockets::Socket connection;
     std::vector<char> bytes;
-    const net::IoResult io = acceptor.next(deadline, &connection, &bytes);
+    const sockets::IoResult io = acceptor.next(deadline, &connection, &bytes);
     if (!io.ok()) {
       return remoteError("watch: waiting for rank " + std::to_string(prev) +
                          " to connect: " + io.describe());
@@ -158,8 +159,8 @@ Status PeerWatch::acceptPredecessor(int prev, const Deadline& deadline) {
   return Status::success();
 }
 
-net::Proof PeerWatch::proofFor(uint32_t purpose) const {
-  net::Proof p = options_.proof;
+sockets::Proof PeerWatch::proofFor(uint32_t purpose) const {
+  sockets::Proof p = options_.proof;
   p.purpose = purpose;
   return p;
 }
@@ -188,7 +189,7 @@ void PeerWatch::leave(bool abandoning) {
 
 void PeerWatch::closeForFork() {
   forkedAway_ = true;
-  auto closeSocket = [](net::Socket& s) {
+  auto closeSocket = [](sockets::Socket& s) {
     if (s.valid()) ::close(s.release());
   };
   closeSocket(listener_);
@@ -226,7 +227,7 @@ void PeerWatch::run() {
   for (Link* link : {&successor_, &predecessor_}) {
     if (!link->socket.valid()) continue;
     const Deadline flushBy = Deadline::afterMs(kLeavingFlushMs);
-    if (!net::sendAll(link->socket, &bye, sizeof(bye), flushBy).ok()) {
+    if (!sockets::sendAll(link->socket, &bye, sizeof(bye), flushBy).ok()) {
       BRAID_INFO("watch: rank %d could not say goodbye to rank %d", rank_, link->peer);
     }
     link->socket.close();
@@ -334,11 +335,12 @@ void PeerWatch::acceptArrivals() {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return;  // EAGAIN, or out of descriptors: those waiting stay in the backlog
     }
-    net::tuneConnection(fd);  // a neighbour's host that goes silent is noticed here too
+    sockets::tuneConnection(fd);  // a neighbour's host that goes silent is noticed here too
     // Every arrival must answer a challenge of its own (base/socket.h's Proof); one whose
     // challenge does not go at once into an empty socket buffer is dropped.
-    Arrival a{net::Socket(fd), std::vector<char>(sizeof(wire::Greeting) + net::kProofTagBytes), 0,
-              net::newChallenge(), Clock::now()};
+    Arrival a{sockets::Socket(fd),
+              std::vector<char>(sizeof(wire::Greeting) + sockets::kProofTagBytes), 0,
+              sockets::newChallenge(), Clock::now()};
     if (::send(fd, a.challenge.data(), a.challenge.size(), MSG_DONTWAIT | MSG_NOSIGNAL) !=
         static_cast<ssize_t>(a.challenge.size())) {
       continue;
@@ -354,12 +356,12 @@ bool PeerWatch::readArrival(Arrival& a) {
                              a.bytes.size() - a.received, MSG_DONTWAIT);
     if (n > 0) {
       a.received += static_cast<size_t>(n);
-      const size_t head = sizeof(wire::Greeting) + net::kProofTagBytes;
+      const size_t head = sizeof(wire::Greeting) + sockets::kProofTagBytes;
       if (a.received != head || a.bytes.size() != head) continue;
       // The greeting and its tag are in: check them, and make room for the letter's payload.
-      const net::ProofTag expected =
-          net::proofTag(proofFor(bootstrap::kProveWatchLetter), a.challenge, a.bytes.data(),
-                        sizeof(wire::Greeting));
+      const sockets::ProofTag expected =
+          sockets::proofTag(proofFor(bootstrap::kProveWatchLetter), a.challenge, a.bytes.data(),
+                            sizeof(wire::Greeting));
       if (!crypto::equalInConstantTime(expected.data(), a.bytes.data() + sizeof(wire::Greeting),
                                        expected.size())) {
         BRAID_INFO("watch: rank %d dropped a connection that does not prove the secret", rank_);
@@ -383,8 +385,8 @@ bool PeerWatch::readArrival(Arrival& a) {
   memcpy(&g, a.bytes.data(), sizeof(g));
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    letters_.emplace(
-        g.key, std::vector<char>(a.bytes.begin() + sizeof(g) + net::kProofTagBytes, a.bytes.end()));
+    letters_.emplace(g.key, std::vector<char>(a.bytes.begin() + sizeof(g) + sockets::kProofTagBytes,
+                                              a.bytes.end()));
   }
   changed_.notify_all();
   return true;
@@ -399,7 +401,8 @@ void PeerWatch::sendFrame(Link& link, const wire::Frame& frame) {
   if (n > 0) {
     // Part of a frame went: finish it, or the stream is out of step.
     const Deadline by = Deadline::afterMs(kLeavingFlushMs);
-    if (net::sendAll(link.socket, reinterpret_cast<const char*>(&frame) + n, sizeof(frame) - n, by)
+    if (sockets::sendAll(link.socket, reinterpret_cast<const char*>(&frame) + n, sizeof(frame) - n,
+                         by)
             .ok()) {
       return;
     }
@@ -468,16 +471,16 @@ Status PeerWatch::post(int peer, uint64_t key, const void* payload, size_t bytes
   if (bytes > wire::kMaxLetterBytes) return invalidArgument("watch: letter too long");
   // The listener has been up since the ring was joined, so a refused connection means the rank
   // is gone: one attempt, never a retry until the deadline.
-  BRAID_ASSIGN_OR_RETURN(net::Socket socket, net::connectOnce(addresses_[peer], deadline));
+  BRAID_ASSIGN_OR_RETURN(sockets::Socket socket, sockets::connectOnce(addresses_[peer], deadline));
   wire::Greeting g{options_.magic,
                    static_cast<uint32_t>(wire::Purpose::kLetter),
                    rank_,
                    key,
                    static_cast<uint32_t>(bytes),
                    0};
-  net::IoResult io = net::sendProvenGreeting(socket, proofFor(bootstrap::kProveWatchLetter), &g,
-                                             sizeof(g), deadline);
-  if (io.ok() && bytes > 0) io = net::sendAll(socket, payload, bytes, deadline);
+  sockets::IoResult io = sockets::sendProvenGreeting(socket, proofFor(bootstrap::kProveWatchLetter),
+                                                     &g, sizeof(g), deadline);
+  if (io.ok() && bytes > 0) io = sockets::sendAll(socket, payload, bytes, deadline);
   if (!io.ok()) {
     return remoteError("watch: letter to rank " + std::to_string(peer) + ": " + io.describe());
   }

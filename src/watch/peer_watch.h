@@ -61,7 +61,7 @@ struct WatchOptions {
   uint64_t magic = 0;  ///< the communicator's bootstrap magic
   /// The unique id's secret, which every connection to a watcher proves (base/socket.h's Proof;
   /// the purpose is set per connection).
-  net::Proof proof;
+  sockets::Proof proof;
   int64_t heartbeatTimeoutMs = 0;             ///< silence after which a neighbour is lost; 0: never
   int64_t setupTimeoutMs = 0;                 ///< BRAID_TIMEOUT_MS, for joining the ring
   const std::atomic<bool>* cancel = nullptr;  ///< the communicator's stop flag, during setup
@@ -109,7 +109,7 @@ class PeerWatch {
  private:
   /// A neighbour's connection as the thread reads it.
   struct Link {
-    net::Socket socket;
+    sockets::Socket socket;
     int peer = -1;
     bool leaving = false;  ///< it said kLeaving: its close is no loss
     std::chrono::steady_clock::time_point lastHeard;
@@ -118,13 +118,13 @@ class PeerWatch {
   };
   /// A connection to the listener whose greeting (and letter) is still arriving.
   struct Arrival {
-    net::Socket socket;
+    sockets::Socket socket;
     std::vector<char> bytes;  ///< the greeting and its proof's tag, then a letter's payload
     size_t received = 0;
-    net::Challenge challenge{};
+    sockets::Challenge challenge{};
     std::chrono::steady_clock::time_point since;
   };
-  net::Proof proofFor(uint32_t purpose) const;
+  sockets::Proof proofFor(uint32_t purpose) const;
   /// Setup: takes the ring predecessor's connection from the listener.
   Status acceptPredecessor(int prev, const Deadline& deadline);
 
@@ -148,7 +148,7 @@ class PeerWatch {
   const WatchOptions options_;
   const OnLoss onLoss_;
   std::vector<sockaddr_storage> addresses_;  ///< every rank's listener
-  net::Socket listener_;
+  sockets::Socket listener_;
   Link successor_;
   Link predecessor_;
   std::vector<Arrival> arrivals_;

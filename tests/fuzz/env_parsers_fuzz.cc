@@ -7,8 +7,8 @@
 //   p2p         topology::parsePathType (BRAID_P2P_LEVEL)
 //   transports  topology::TransportSet::parse (BRAID_TRANSPORTS)
 //   hca         transport::ib::HcaFilter (BRAID_IB_HCA); later lines "name:port" to test
-//   ifname      net::InterfaceFilter (BRAID_SOCKET_IFNAME); later lines interface names
-//   hostport    net::splitHostPort (BRAID_COMM_ID), without resolving the host
+//   ifname      sockets::InterfaceFilter (BRAID_SOCKET_IFNAME); later lines interface names
+//   hostport    sockets::splitHostPort (BRAID_COMM_ID), without resolving the host
 //
 // Beyond "no crash", what each promises (fuzz_check.h): a size is what its
 // digits and suffix say, a refusal is an argument or usage error, a filter of names
@@ -80,8 +80,8 @@ void fuzzHca(const std::vector<std::string>& in) {
 
 void fuzzIfname(const std::vector<std::string>& in) {
   if (!in[1].empty() && in[1][0] == '^') return;
-  const braid::net::InterfaceFilter allow(in[1]);
-  const braid::net::InterfaceFilter deny("^" + in[1]);
+  const braid::sockets::InterfaceFilter allow(in[1]);
+  const braid::sockets::InterfaceFilter deny("^" + in[1]);
   for (size_t i = 2; i < in.size(); ++i) {
     check(allow.matches(in[i].c_str()) != deny.matches(in[i].c_str()), "'^' did not flip " + in[i]);
   }
@@ -110,7 +110,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else if (parser == "ifname") {
     fuzzIfname(in);
   } else if (parser == "hostport") {
-    auto split = braid::net::splitHostPort(in[1]);
+    auto split = braid::sockets::splitHostPort(in[1]);
     checkRefusal(split.status());
     if (split.ok()) check(split.value().port >= 1, "port 0 accepted from " + in[1]);
   }

@@ -68,9 +68,9 @@ void joinAndGather(const UniqueId& id, int rank, int nranks, int rounds) {
 /// A free port on `host` (port 0 inside): bind port 0, read it, close. 0 when
 /// the address cannot be bound here.
 int freePort(const sockaddr_storage& host) {
-  auto listener = net::listenOn(host, false);
+  auto listener = sockets::listenOn(host, false);
   if (!listener.ok()) return 0;
-  sockaddr_storage bound = net::boundAddress(listener.value()).value();
+  sockaddr_storage bound = sockets::boundAddress(listener.value()).value();
   return bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
                                      : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
 }
@@ -109,7 +109,7 @@ TEST(BootstrapUniqueId, PackUnpackRoundTrip) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back.value().flags, kRootStartedByRank0);
   EXPECT_EQ(back.value().magic, contents.magic);
-  EXPECT_EQ(net::addressToString(rootAddress(back.value())), "10.1.2.3:4567");
+  EXPECT_EQ(sockets::addressToString(rootAddress(back.value())), "10.1.2.3:4567");
   EXPECT_NE(describeUniqueId(id).find("10.1.2.3:4567 magic=0x0123456789abcdef"), std::string::npos)
       << describeUniqueId(id);
 }
@@ -139,7 +139,7 @@ TEST(BootstrapUniqueId, ForAddressIsStable) {
   auto contents = unpackUniqueId(first.value());
   ASSERT_TRUE(contents.ok());
   EXPECT_EQ(contents.value().flags & kRootStartedByRank0, kRootStartedByRank0);
-  EXPECT_EQ(net::addressToString(rootAddress(contents.value())), "127.0.0.1:29500");
+  EXPECT_EQ(sockets::addressToString(rootAddress(contents.value())), "127.0.0.1:29500");
 
   auto other = uniqueIdForAddress("127.0.0.1:29501");
   ASSERT_TRUE(other.ok());
@@ -152,7 +152,7 @@ TEST(BootstrapUniqueId, ParsesIpv6AndRejectsBadAddresses) {
   auto contents = unpackUniqueId(v6.value());
   ASSERT_TRUE(contents.ok());
   EXPECT_EQ(contents.value().root.sa.sa_family, AF_INET6);
-  EXPECT_EQ(net::addressToString(rootAddress(contents.value())), "[::1]:1234");
+  EXPECT_EQ(sockets::addressToString(rootAddress(contents.value())), "[::1]:1234");
 
   for (const char* bad : {"", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536",
                           "127.0.0.1:12ab", "[::1]1234", "[::1", ":1234"}) {
@@ -200,7 +200,7 @@ TEST(BootstrapCommId, RankZeroStartsTheRoot) {
   auto contents = unpackUniqueId(id.value());
   ASSERT_TRUE(contents.ok());
   EXPECT_EQ(contents.value().flags & kRootStartedByRank0, kRootStartedByRank0);
-  EXPECT_EQ(net::addressToString(rootAddress(contents.value())), address);
+  EXPECT_EQ(sockets::addressToString(rootAddress(contents.value())), address);
   // Two communicators in turn at the same address: rank 0 restarts the root.
   for (int comm = 0; comm < 2; ++comm) {
     runThreads(3, [&](int rank) { joinAndGather(id.value(), rank, 3, 2); });
@@ -217,17 +217,17 @@ TEST(BootstrapCommId, Ipv6Loopback) {
 
 TEST(BootstrapSocket, InterfaceFilter) {
   // Loopback is chosen only when a filter names it.
-  EXPECT_TRUE(net::isLoopback(net::pickLocalAddress(std::string("lo"))));
-  sockaddr_storage fallback = net::pickLocalAddress(std::string("=no-such-interface0"));
-  EXPECT_EQ(net::addressToString(fallback), "127.0.0.1:0");
-  sockaddr_storage chosen = net::pickLocalAddress(std::nullopt);
+  EXPECT_TRUE(sockets::isLoopback(sockets::pickLocalAddress(std::string("lo"))));
+  sockaddr_storage fallback = sockets::pickLocalAddress(std::string("=no-such-interface0"));
+  EXPECT_EQ(sockets::addressToString(fallback), "127.0.0.1:0");
+  sockaddr_storage chosen = sockets::pickLocalAddress(std::nullopt);
   EXPECT_EQ(chosen.ss_family, AF_INET);
 
   setenv("BRAID_SOCKET_IFNAME", "lo", 1);
   auto id = createUniqueId(kTimeoutMs);
   unsetenv("BRAID_SOCKET_IFNAME");
   ASSERT_TRUE(id.ok()) << id.status().message();
-  EXPECT_TRUE(net::isLoopback(rootAddress(unpackUniqueId(id.value()).value())))
+  EXPECT_TRUE(sockets::isLoopback(rootAddress(unpackUniqueId(id.value()).value())))
       << describeUniqueId(id.value());
   runThreads(2, [&](int rank) { joinAndGather(id.value(), rank, 2, 1); });
 }
@@ -288,7 +288,7 @@ TEST(BootstrapReject, DuplicateRank) {
 TEST(BootstrapReject, SilentStrayConnectionDoesNotBlockTheRoot) {
   UniqueId id = newId();
   sockaddr_storage root = rootAddress(unpackUniqueId(id).value());
-  auto stray = net::connectWithRetry(root, Deadline::afterMs(5000));
+  auto stray = sockets::connectWithRetry(root, Deadline::afterMs(5000));
   ASSERT_TRUE(stray.ok()) << stray.status().message();
   runThreads(2, [&](int rank) { joinAndGather(id, rank, 2, 1); });
 }

@@ -148,37 +148,37 @@ TEST(ConfigValidate, IntKnobsPastIntAreRefusedNotWrapped) {
 }
 
 TEST(HostPort, SplitsEveryForm) {
-  auto plain = net::splitHostPort("node-a:29500");
+  auto plain = sockets::splitHostPort("node-a:29500");
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain.value().host, "node-a");
   EXPECT_EQ(plain.value().port, 29500);
-  auto bracketed = net::splitHostPort("[fe80::1]:80");
+  auto bracketed = sockets::splitHostPort("[fe80::1]:80");
   ASSERT_TRUE(bracketed.ok());
   EXPECT_EQ(bracketed.value().host, "fe80::1");
-  auto literal = net::splitHostPort("::1:65535");
+  auto literal = sockets::splitHostPort("::1:65535");
   ASSERT_TRUE(literal.ok());
   EXPECT_EQ(literal.value().host, "::1");
   EXPECT_EQ(literal.value().port, 65535);
   for (const char* bad : {"", "node", ":80", "node:", "node:0", "node:65536", "node:8o", "[::1]80",
                           "[::1", "node:123456"}) {
-    EXPECT_FALSE(net::splitHostPort(bad).ok()) << bad;
+    EXPECT_FALSE(sockets::splitHostPort(bad).ok()) << bad;
   }
 }
 
 TEST(InterfaceFilter, PrefixesExactNamesAndExclusion) {
-  const net::InterfaceFilter prefixes("eth,,ib");
+  const sockets::InterfaceFilter prefixes("eth,,ib");
   EXPECT_TRUE(prefixes.matches("eth0"));
   EXPECT_TRUE(prefixes.matches("ib1"));
   EXPECT_FALSE(prefixes.matches("lo"));
-  const net::InterfaceFilter exact("=eth0");
+  const sockets::InterfaceFilter exact("=eth0");
   EXPECT_TRUE(exact.matches("eth0"));
   EXPECT_FALSE(exact.matches("eth01"));
-  const net::InterfaceFilter excluded("^docker,lo");
+  const sockets::InterfaceFilter excluded("^docker,lo");
   EXPECT_TRUE(excluded.exclude());
   EXPECT_FALSE(excluded.matches("docker0"));
   EXPECT_TRUE(excluded.matches("eth0"));
-  EXPECT_FALSE(net::InterfaceFilter("").matches("eth0"));
-  EXPECT_TRUE(net::InterfaceFilter("^").matches("eth0"));
+  EXPECT_FALSE(sockets::InterfaceFilter("").matches("eth0"));
+  EXPECT_TRUE(sockets::InterfaceFilter("^").matches("eth0"));
 }
 
 }  // namespace

@@ -33,22 +33,22 @@ sockaddr_storage loopback() {
 
 /// Every kind of nuisance, against the listener at `where`; returns once all have had their go.
 /// The connections that stay silent are held open for the caller's lifetime of `held`.
-void harass(const sockaddr_storage& where, std::vector<net::Socket>* held) {
+void harass(const sockaddr_storage& where, std::vector<sockets::Socket>* held) {
   const Deadline soon = Deadline::afterMs(2000);
   // A scanner: connect and close at once.
-  for (int i = 0; i < 20; ++i) (void)net::connectWithRetry(where, soon);
+  for (int i = 0; i < 20; ++i) (void)sockets::connectWithRetry(where, soon);
   // Silent clients that stay.
   for (int i = 0; i < 8; ++i) {
-    Result<net::Socket> s = net::connectWithRetry(where, soon);
+    Result<sockets::Socket> s = sockets::connectWithRetry(where, soon);
     if (s.ok()) held->push_back(std::move(s).value());
   }
   // Junk, a truncated greeting, and far more than any greeting.
   const std::vector<size_t> sizes = {1, 7, 100, 1 << 16};
   for (size_t bytes : sizes) {
-    Result<net::Socket> s = net::connectWithRetry(where, soon);
+    Result<sockets::Socket> s = sockets::connectWithRetry(where, soon);
     if (!s.ok()) continue;
     std::vector<char> junk(bytes, '\x5a');
-    (void)net::sendAll(s.value(), junk.data(), junk.size(), soon);
+    (void)sockets::sendAll(s.value(), junk.data(), junk.size(), soon);
     held->push_back(std::move(s).value());
   }
 }
@@ -70,7 +70,7 @@ TEST(HostileRoot, ScannersJunkAndSilenceChangeNothing) {
   ASSERT_TRUE(id.ok()) << id.status().message();
   const sockaddr_storage root =
       bootstrap::rootAddress(bootstrap::unpackUniqueId(id.value()).value());
-  std::vector<net::Socket> held;
+  std::vector<sockets::Socket> held;
   harass(root, &held);
   joinAll(id.value(), 3);
 }
@@ -115,26 +115,29 @@ TEST(HostileRoot, HellosThatAskTooMuchAreRefused) {
 }
 
 TEST(HostileRendezvous, OnlyProvenConnectionsAreFiled) {
-  net::Proof proof;
+  sockets::Proof proof;
   proof.secret[3] = 42;
   proof.purpose = bootstrap::kProveSocketFifo;
   auto made = transport::net::SocketRendezvous::create(loopback(), proof);
   ASSERT_TRUE(made.ok());
   auto& rendezvous = *made.value();
-  std::vector<net::Socket> held;
+  std::vector<sockets::Socket> held;
   harass(rendezvous.address(), &held);
   // A greeting that names a FIFO exactly but proves nothing.
   const auto greeting = transport::net::Greeting::of(9, 0, 1, 0, 0);
-  Result<net::Socket> raw = net::connectWithRetry(rendezvous.address(), Deadline::afterMs(2000));
+  Result<sockets::Socket> raw =
+      sockets::connectWithRetry(rendezvous.address(), Deadline::afterMs(2000));
   ASSERT_TRUE(raw.ok());
-  ASSERT_TRUE(net::sendAll(raw.value(), &greeting, sizeof(greeting), Deadline::afterMs(2000)).ok());
+  ASSERT_TRUE(
+      sockets::sendAll(raw.value(), &greeting, sizeof(greeting), Deadline::afterMs(2000)).ok());
   // And one with another secret.
-  net::Proof wrong = proof;
+  sockets::Proof wrong = proof;
   wrong.secret[3] = 43;
-  Result<net::Socket> forged = net::connectWithRetry(rendezvous.address(), Deadline::afterMs(2000));
+  Result<sockets::Socket> forged =
+      sockets::connectWithRetry(rendezvous.address(), Deadline::afterMs(2000));
   ASSERT_TRUE(forged.ok());
-  (void)net::sendProvenGreeting(forged.value(), wrong, &greeting, sizeof(greeting),
-                                Deadline::afterMs(2000));
+  (void)sockets::sendProvenGreeting(forged.value(), wrong, &greeting, sizeof(greeting),
+                                    Deadline::afterMs(2000));
   EXPECT_FALSE(rendezvous.accept(greeting, Deadline::afterMs(500)).ok())
       << "a connection that proves nothing was filed";
   // The real sender gets through.
@@ -143,37 +146,37 @@ TEST(HostileRendezvous, OnlyProvenConnectionsAreFiled) {
   auto receiver = rendezvous.accept(greeting, Deadline::afterMs(5000));
   ASSERT_TRUE(receiver.ok()) << receiver.status().message();
   const uint64_t word = 0x1234;
-  ASSERT_TRUE(net::sendAll(sender.value(), &word, sizeof(word), Deadline::afterMs(2000)).ok());
+  ASSERT_TRUE(sockets::sendAll(sender.value(), &word, sizeof(word), Deadline::afterMs(2000)).ok());
   uint64_t got = 0;
-  ASSERT_TRUE(net::recvAll(receiver.value(), &got, sizeof(got), Deadline::afterMs(2000)).ok());
+  ASSERT_TRUE(sockets::recvAll(receiver.value(), &got, sizeof(got), Deadline::afterMs(2000)).ok());
   EXPECT_EQ(got, word);
 }
 
 TEST(HostileAcceptor, AFloodOfSilentClientsHoldsNoMoreThanItsLimit) {
-  auto listener = net::listenOn(loopback(), false);
+  auto listener = sockets::listenOn(loopback(), false);
   ASSERT_TRUE(listener.ok());
-  const sockaddr_storage where = net::boundAddress(listener.value()).value();
-  net::Proof proof;
+  const sockaddr_storage where = sockets::boundAddress(listener.value()).value();
+  sockets::Proof proof;
   proof.purpose = 77;
-  net::GreetingAcceptor acceptor(listener.value(), 8, proof);
-  std::vector<net::Socket> flood;
-  for (size_t i = 0; i < net::GreetingAcceptor::kMaxPending * 3; ++i) {
-    auto s = net::connectWithRetry(where, Deadline::afterMs(2000));
+  sockets::GreetingAcceptor acceptor(listener.value(), 8, proof);
+  std::vector<sockets::Socket> flood;
+  for (size_t i = 0; i < sockets::GreetingAcceptor::kMaxPending * 3; ++i) {
+    auto s = sockets::connectWithRetry(where, Deadline::afterMs(2000));
     if (s.ok()) flood.push_back(std::move(s).value());
   }
   // The flood fills the backlog and the pending list; a client that proves its greeting after
   // it still gets through, and the oldest silent ones were let go.
   std::thread client([&] {
-    auto s = net::connectWithRetry(where, Deadline::afterMs(5000));
+    auto s = sockets::connectWithRetry(where, Deadline::afterMs(5000));
     ASSERT_TRUE(s.ok());
     const char greeting[8] = {'b', 'r', 'a', 'i', 'd', '!', '!', '!'};
     EXPECT_TRUE(
-        net::sendProvenGreeting(s.value(), proof, greeting, 8, Deadline::afterMs(10000)).ok());
+        sockets::sendProvenGreeting(s.value(), proof, greeting, 8, Deadline::afterMs(10000)).ok());
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   });
-  net::Socket connection;
+  sockets::Socket connection;
   std::vector<char> got;
-  const net::IoResult io = acceptor.next(Deadline::afterMs(15000), &connection, &got);
+  const sockets::IoResult io = acceptor.next(Deadline::afterMs(15000), &connection, &got);
   client.join();
   ASSERT_TRUE(io.ok()) << io.describe();
   EXPECT_EQ(std::string(got.begin(), got.end()), "braid!!!");

@@ -81,7 +81,7 @@ TEST(SocketFifoTest, GreetingsPairFifosWithTheirConnectionsInAnyOrder) {
   auto made = SocketRendezvous::create(loopback());
   ASSERT_TRUE(made.ok());
   SocketRendezvous& r = *made.value();
-  std::vector<braid::net::Socket> out;
+  std::vector<braid::sockets::Socket> out;
   for (int channel : {2, 0, 1}) {
     auto s = r.connect(r.address(), greeting(0, 1, channel), Deadline::afterMs(5000));
     ASSERT_TRUE(s.ok());
@@ -91,13 +91,13 @@ TEST(SocketFifoTest, GreetingsPairFifosWithTheirConnectionsInAnyOrder) {
   const int connectOrder[] = {2, 0, 1};
   for (int k = 0; k < 3; ++k) {
     const char mark = static_cast<char>('a' + connectOrder[k]);
-    ASSERT_TRUE(braid::net::sendAll(out[k], &mark, 1, Deadline::afterMs(1000)).ok());
+    ASSERT_TRUE(braid::sockets::sendAll(out[k], &mark, 1, Deadline::afterMs(1000)).ok());
   }
   for (int channel : {0, 1, 2}) {
     auto in = r.accept(greeting(0, 1, channel), Deadline::afterMs(5000));
     ASSERT_TRUE(in.ok()) << in.status().message();
     char mark = 0;
-    ASSERT_TRUE(braid::net::recvAll(in.value(), &mark, 1, Deadline::afterMs(1000)).ok());
+    ASSERT_TRUE(braid::sockets::recvAll(in.value(), &mark, 1, Deadline::afterMs(1000)).ok());
     EXPECT_EQ(mark, 'a' + channel);
   }
   auto missing = r.accept(greeting(0, 1, 7), Deadline::afterMs(100));
@@ -286,7 +286,7 @@ Pipe connectStriped(SocketRendezvous& rendezvous, StripeLayout layout, int chann
         return r->accept(g.stripeOf(index, n), Deadline::afterMs(5000), &stop);
       },
       kSlotBytes, 0, layout);
-  std::vector<braid::net::Socket> sockets;
+  std::vector<braid::sockets::Socket> sockets;
   // Connected in reverse: the receiver files each by its stripe number.
   for (int i = n - 1; i >= 0; --i) {
     auto out = rendezvous.connect(rendezvous.address(), g.stripeOf(i, n), Deadline::afterMs(5000));

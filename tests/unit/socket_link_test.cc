@@ -28,7 +28,7 @@ constexpr size_t kSlotBytes = 4096;
 // Generous: a break is seen within milliseconds; this only bounds a test that would hang.
 constexpr int64_t kReportMs = 5000;
 
-using braid::net::Socket;
+using braid::sockets::Socket;
 using braid::testing::within;
 
 /// What the ends told their communicator.
@@ -95,8 +95,8 @@ Connection connect(SocketRendezvous& rendezvous, const Greeting& g) {
 void sendPartOfASlot(const Socket& socket, uint64_t announced, size_t sent) {
   std::vector<char> bytes(sent, 'x');
   ASSERT_TRUE(
-      braid::net::sendAll(socket, &announced, sizeof(announced), within(1000).deadline).ok());
-  ASSERT_TRUE(braid::net::sendAll(socket, bytes.data(), sent, within(1000).deadline).ok());
+      braid::sockets::sendAll(socket, &announced, sizeof(announced), within(1000).deadline).ok());
+  ASSERT_TRUE(braid::sockets::sendAll(socket, bytes.data(), sent, within(1000).deadline).ok());
 }
 
 /// Closes `socket` with a reset rather than in order, as a peer's kernel does for a connection

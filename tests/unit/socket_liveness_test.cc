@@ -20,7 +20,7 @@
 #include "base/socket.h"
 #include "support/network_fifo_checks.h"
 
-namespace braid::net {
+namespace braid::sockets {
 namespace {
 
 int option(const Socket& socket, int level, int name) {
@@ -180,4 +180,4 @@ TEST(SocketRecvBulkTest, APeerThatClosesShortOfTheMarkEndsTheWait) {
 }
 
 }  // namespace
-}  // namespace braid::net
+}  // namespace braid::sockets

@@ -15,8 +15,8 @@ namespace braid::transport::net {
 namespace {
 
 namespace engine = kernels::engine;
-using braid::net::IoResult;
-using braid::net::Socket;
+using braid::sockets::IoResult;
+using braid::sockets::Socket;
 
 /// Polls until `ready()` or the proxy is told to stop (or, when `drainEnds`, to drain): a few
 /// yields, then pauses that grow to 50 us, short next to a slot's time on the wire.

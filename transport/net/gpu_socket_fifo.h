@@ -35,7 +35,7 @@ namespace braid::transport::net {
 Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuSocketSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, kernels::engine::FifoCursor* proxyCursor,
-    gpu::Stream stream, braid::net::Socket connected, int peer, LinkWatch watch = {});
+    gpu::Stream stream, braid::sockets::Socket connected, int peer, LinkWatch watch = {});
 
 /// The kernel's end of a FIFO from `peer` on another host, whose connection `connect` waits for
 /// on the proxy's thread. `watch` hears of a connection that breaks under either end, and says
@@ -50,8 +50,8 @@ Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuSocketRecvEnd(
 Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuStripedSocketSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, kernels::engine::FifoCursor* proxyCursor,
-    gpu::Stream stream, std::vector<braid::net::Socket> connected, int peer, StripeLayout layout,
-    LinkWatch watch = {});
+    gpu::Stream stream, std::vector<braid::sockets::Socket> connected, int peer,
+    StripeLayout layout, LinkWatch watch = {});
 Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuStripedSocketRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, gpu::Stream stream, StripeConnector connect, int peer,

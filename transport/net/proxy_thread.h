@@ -29,9 +29,9 @@ inline constexpr int64_t kStopCheckMs = 50;
 class ProxyThread {
  public:
   /// `link` names the peer and whom a broken connection is told to (socket_wire.h).
-  ProxyThread(braid::net::Socket socket, SocketLink link)
+  ProxyThread(braid::sockets::Socket socket, SocketLink link)
       : socket_(std::move(socket)),
-        ends_(braid::net::connectionEnds(socket_)),
+        ends_(braid::sockets::connectionEnds(socket_)),
         link_(std::move(link)) {}
   explicit ProxyThread(SocketLink link) : link_(std::move(link)) {}
   ~ProxyThread() { stop(); }
@@ -52,11 +52,11 @@ class ProxyThread {
     thread_.join();
   }
   /// The proxy thread hands over the connection it waited for; false when stopping already.
-  bool adopt(braid::net::Socket socket) {
+  bool adopt(braid::sockets::Socket socket) {
     std::lock_guard<std::mutex> lock(socketMutex_);
     if (stopping_.load()) return false;
     socket_ = std::move(socket);
-    ends_ = braid::net::connectionEnds(socket_);
+    ends_ = braid::sockets::connectionEnds(socket_);
     return true;
   }
   const std::atomic<bool>& stopFlag() const { return stopping_; }
@@ -73,7 +73,7 @@ class ProxyThread {
   void finished() { finished_.store(true); }
   bool stopping() const { return stopping_.load(); }
   bool draining() const { return draining_.load(); }
-  const braid::net::Socket& socket() const { return socket_; }
+  const braid::sockets::Socket& socket() const { return socket_; }
   /// A wait on the local FIFO that gives up after kStopCheckMs or when stopping.
   WaitContext waitContext() const {
     WaitContext ctx;
@@ -88,7 +88,7 @@ class ProxyThread {
   /// The connection ended under the thread while `what` ("sending to", "receiving from"),
   /// `midSlot` or between slots: logged and told to the communicator (SocketLink::broke), unless
   /// it was ours to end. An end that drains is going away: its break is only logged.
-  void lost(const char* what, const braid::net::IoResult& io, bool midSlot) const {
+  void lost(const char* what, const braid::sockets::IoResult& io, bool midSlot) const {
     if (!stopping()) link_.broke(what, ends_, io, midSlot, /*goingAway=*/draining());
   }
   /// The peer broke the protocol (`what` says how): logged and told.
@@ -104,7 +104,7 @@ class ProxyThread {
   /// why, unless stopping) when there is none to pump.
   template <typename Connector>
   bool connectWith(const Connector& connect) {
-    Result<braid::net::Socket> connected = connect(stopFlag());
+    Result<braid::sockets::Socket> connected = connect(stopFlag());
     if (!connected.ok()) {
       lost(connected.status());
       return false;
@@ -115,17 +115,17 @@ class ProxyThread {
   /// in bulk (waking as they arrive by the 256 KiB); false (having said why, unless stopping)
   /// when the connection ended.
   bool receive(void* data, size_t bytes, bool midSlot) {
-    braid::net::IoResult io = midSlot
-                                  ? braid::net::recvBulk(socket_, data, bytes, Deadline::never())
-                                  : braid::net::recvAll(socket_, data, bytes, Deadline::never());
+    braid::sockets::IoResult io =
+        midSlot ? braid::sockets::recvBulk(socket_, data, bytes, Deadline::never())
+                : braid::sockets::recvAll(socket_, data, bytes, Deadline::never());
     if (!io.ok()) lost("receiving from", io, midSlot);
     return io.ok();
   }
 
  private:
   std::mutex socketMutex_;  // socket_ is adopted by the thread while stop() may shut it down
-  braid::net::Socket socket_;
-  braid::net::ConnectionEnds ends_;  // taken while the connection is up, for its errors
+  braid::sockets::Socket socket_;
+  braid::sockets::ConnectionEnds ends_;  // taken while the connection is up, for its errors
   SocketLink link_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> draining_{false};

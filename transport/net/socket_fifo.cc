@@ -20,8 +20,8 @@
 namespace braid::transport::net {
 namespace {
 
-using braid::net::IoResult;
-using braid::net::Socket;
+using braid::sockets::IoResult;
+using braid::sockets::Socket;
 
 using LocalFifo = shm::PrivateFifo;
 

@@ -41,16 +41,19 @@ namespace braid::transport::net {
 /// end of `connected` (made by openSocketRecvEnd there). `peer` names that rank in errors;
 /// `watch` hears of a connection that breaks under the end and says when the end going away
 /// need not drain (link_failure.h, socket_wire.h).
-Result<std::unique_ptr<SendEnd>> openSocketSendEnd(braid::net::Socket connected, size_t slotBytes,
-                                                   int peer, LinkWatch watch = {});
+Result<std::unique_ptr<SendEnd>> openSocketSendEnd(braid::sockets::Socket connected,
+                                                   size_t slotBytes, int peer,
+                                                   LinkWatch watch = {});
 
 /// The executor's end of a FIFO from a rank on another host, whose sending end is at the other
 /// end of `connected`.
-Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(braid::net::Socket connected, size_t slotBytes,
-                                                   int peer, LinkWatch watch = {});
+Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(braid::sockets::Socket connected,
+                                                   size_t slotBytes, int peer,
+                                                   LinkWatch watch = {});
 
 /// Waits for a FIFO's connection; gives up (with an error) once `stop` is set.
-using SocketConnector = std::function<Result<braid::net::Socket>(const std::atomic<bool>& stop)>;
+using SocketConnector =
+    std::function<Result<braid::sockets::Socket>(const std::atomic<bool>& stop)>;
 
 /// The same, for a connection that has not arrived yet: returns at once, and the end's proxy
 /// thread calls `connect` to wait for it. Until it comes the end has no slots, so a receive waits
@@ -61,10 +64,9 @@ Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(SocketConnector connect, size
 
 /// The striped ends (socket_stripes.h): `connected` holds the layout's connections in order;
 /// `connect` waits for connection number i on the receiving proxy's thread i / per-thread.
-Result<std::unique_ptr<SendEnd>> openStripedSocketSendEnd(std::vector<braid::net::Socket> connected,
-                                                          size_t slotBytes, int peer,
-                                                          StripeLayout layout,
-                                                          LinkWatch watch = {});
+Result<std::unique_ptr<SendEnd>> openStripedSocketSendEnd(
+    std::vector<braid::sockets::Socket> connected, size_t slotBytes, int peer, StripeLayout layout,
+    LinkWatch watch = {});
 Result<std::unique_ptr<RecvEnd>> openStripedSocketRecvEnd(StripeConnector connect, size_t slotBytes,
                                                           int peer, StripeLayout layout,
                                                           LinkWatch watch = {});

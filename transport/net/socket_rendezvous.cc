@@ -11,9 +11,9 @@
 
 namespace braid::transport::net {
 
-using braid::net::IoEnd;
-using braid::net::IoResult;
-using braid::net::Socket;
+using braid::sockets::IoEnd;
+using braid::sockets::IoResult;
+using braid::sockets::Socket;
 
 static_assert(sizeof(Greeting) == 32, "Greeting travels as raw bytes");
 
@@ -22,7 +22,7 @@ static_assert(sizeof(Greeting) == 32, "Greeting travels as raw bytes");
 constexpr int64_t kCheckMs = 50;
 
 SocketRendezvous::SocketRendezvous(Socket listener, const sockaddr_storage& address,
-                                   const braid::net::Proof& proof)
+                                   const braid::sockets::Proof& proof)
     : listener_(std::move(listener)), address_(address), proof_(proof) {
   acceptor_ = std::thread([this] { acceptLoop(); });
 }
@@ -33,16 +33,16 @@ SocketRendezvous::~SocketRendezvous() {
   acceptor_.join();
 }
 
-Result<std::unique_ptr<SocketRendezvous>> SocketRendezvous::create(const sockaddr_storage& local,
-                                                                   const braid::net::Proof& proof) {
-  BRAID_ASSIGN_OR_RETURN(Socket listener, braid::net::listenOn(local, /*reuseAddr=*/false));
-  BRAID_ASSIGN_OR_RETURN(sockaddr_storage address, braid::net::boundAddress(listener));
+Result<std::unique_ptr<SocketRendezvous>> SocketRendezvous::create(
+    const sockaddr_storage& local, const braid::sockets::Proof& proof) {
+  BRAID_ASSIGN_OR_RETURN(Socket listener, braid::sockets::listenOn(local, /*reuseAddr=*/false));
+  BRAID_ASSIGN_OR_RETURN(sockaddr_storage address, braid::sockets::boundAddress(listener));
   return std::unique_ptr<SocketRendezvous>(
       new SocketRendezvous(std::move(listener), address, proof));
 }
 
 void SocketRendezvous::acceptLoop() {
-  braid::net::GreetingAcceptor acceptor(listener_, sizeof(Greeting), proof_);
+  braid::sockets::GreetingAcceptor acceptor(listener_, sizeof(Greeting), proof_);
   while (!stopping_.load()) {
     Socket connection;
     std::vector<char> bytes;
@@ -66,15 +66,15 @@ void SocketRendezvous::acceptLoop() {
 
 Result<Socket> SocketRendezvous::connect(const sockaddr_storage& to, const Greeting& greeting,
                                          const Deadline& deadline, const sockaddr_storage* from) {
-  const std::string where = braid::net::addressToString(to);
-  Result<Socket> connected = braid::net::connectWithRetry(to, deadline, from);
+  const std::string where = braid::sockets::addressToString(to);
+  Result<Socket> connected = braid::sockets::connectWithRetry(to, deadline, from);
   if (!connected.ok()) {
     return connected.status().withContext("socket transport: connecting to rank " +
                                           std::to_string(greeting.receiver) + " at " + where);
   }
   test_fault::reached("greeting.before");
-  IoResult io = braid::net::sendProvenGreeting(connected.value(), proof_, &greeting,
-                                               sizeof(greeting), deadline);
+  IoResult io = braid::sockets::sendProvenGreeting(connected.value(), proof_, &greeting,
+                                                   sizeof(greeting), deadline);
   if (!io.ok()) {
     return remoteError("socket transport: greeting rank " + std::to_string(greeting.receiver) +
                        " at " + where + ": " + io.describe());

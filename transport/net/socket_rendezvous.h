@@ -64,7 +64,7 @@ class SocketRendezvous {
   /// connection must prove `proof` (the communicator's secret, base/socket.h); one that does not,
   /// a port scanner's, is dropped and never filed.
   static Result<std::unique_ptr<SocketRendezvous>> create(const sockaddr_storage& local,
-                                                          const braid::net::Proof& proof = {});
+                                                          const braid::sockets::Proof& proof = {});
   /// Stops accepting; connections nobody took are closed.
   ~SocketRendezvous();
 
@@ -73,28 +73,28 @@ class SocketRendezvous {
 
   /// Connects to the listener at `to` (from the address `from`, where given: by that
   /// interface) and sends `greeting`.
-  Result<braid::net::Socket> connect(const sockaddr_storage& to, const Greeting& greeting,
-                                     const Deadline& deadline,
-                                     const sockaddr_storage* from = nullptr);
+  Result<braid::sockets::Socket> connect(const sockaddr_storage& to, const Greeting& greeting,
+                                         const Deadline& deadline,
+                                         const sockaddr_storage* from = nullptr);
   /// The connection that opened with `greeting`, once it has arrived; gives up at the deadline
   /// or when `stop` (if given) is set. Safe to call from several threads.
-  Result<braid::net::Socket> accept(const Greeting& greeting, const Deadline& deadline,
-                                    const std::atomic<bool>* stop = nullptr);
+  Result<braid::sockets::Socket> accept(const Greeting& greeting, const Deadline& deadline,
+                                        const std::atomic<bool>* stop = nullptr);
   /// The connection that opened with `greeting` if it has arrived; never waits. For a proxy
   /// that serves many connections from one thread (transport/net/ib).
-  std::optional<braid::net::Socket> tryAccept(const Greeting& greeting);
+  std::optional<braid::sockets::Socket> tryAccept(const Greeting& greeting);
 
  private:
-  SocketRendezvous(braid::net::Socket listener, const sockaddr_storage& address,
-                   const braid::net::Proof& proof);
+  SocketRendezvous(braid::sockets::Socket listener, const sockaddr_storage& address,
+                   const braid::sockets::Proof& proof);
   void acceptLoop();
 
-  braid::net::Socket listener_;
+  braid::sockets::Socket listener_;
   sockaddr_storage address_;
-  const braid::net::Proof proof_;
+  const braid::sockets::Proof proof_;
   std::mutex mutex_;
   std::condition_variable arrived_;
-  std::map<Greeting, braid::net::Socket> connections_;  // accepted, not taken yet
+  std::map<Greeting, braid::sockets::Socket> connections_;  // accepted, not taken yet
   std::atomic<bool> stopping_{false};
   std::thread acceptor_;
 };

@@ -10,8 +10,8 @@ namespace braid::transport::net {
 namespace {
 
 namespace engine = kernels::engine;
-using braid::net::IoResult;
-using braid::net::Socket;
+using braid::sockets::IoResult;
+using braid::sockets::Socket;
 using engine::kFifoSlots;
 
 }  // namespace
@@ -63,7 +63,7 @@ void StripedPump::lost(const std::string& what, int index) const {
 }
 
 void StripedPump::keep(int index, Socket socket) {
-  ends_[static_cast<size_t>(index)] = braid::net::connectionEnds(socket);
+  ends_[static_cast<size_t>(index)] = braid::sockets::connectionEnds(socket);
   sockets_[static_cast<size_t>(index)] = std::move(socket);
 }
 
@@ -152,7 +152,7 @@ void StripedRecvPump::run(int thread) {
     const int index = static_cast<int>(n % static_cast<uint64_t>(layout_.sockets()));
     const Socket& socket = sockets_[static_cast<size_t>(index)];
     uint64_t header = 0;
-    IoResult io = braid::net::recvAll(socket, &header, sizeof(header), Deadline::never());
+    IoResult io = braid::sockets::recvAll(socket, &header, sizeof(header), Deadline::never());
     if (!io.ok()) {
       lost("receiving from", index, io, /*midSlot=*/false);
       return;
@@ -167,7 +167,7 @@ void StripedRecvPump::run(int thread) {
     // Room: the executor has released the slot this one reuses.
     auto room = [&] { return slot - engine::loadAcquire(&fifo_.counters->head) < kFifoSlots; };
     if (!pollUntil(/*drainEnds=*/false, room)) return;
-    io = braid::net::recvBulk(socket, engine::slotAt(fifo_, slot), bytes, Deadline::never());
+    io = braid::sockets::recvBulk(socket, engine::slotAt(fifo_, slot), bytes, Deadline::never());
     if (!io.ok()) {
       lost("receiving from", index, io, /*midSlot=*/true);
       return;

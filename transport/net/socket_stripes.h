@@ -42,7 +42,7 @@ struct StripeLayout {
 
 /// Waits for connection number `index` of a striped FIFO; gives up once `stop` is set.
 using StripeConnector =
-    std::function<Result<braid::net::Socket>(int index, const std::atomic<bool>& stop)>;
+    std::function<Result<braid::sockets::Socket>(int index, const std::atomic<bool>& stop)>;
 
 /// What the threads of one side share.
 class StripedPump {
@@ -61,18 +61,18 @@ class StripedPump {
   bool pollUntil(bool drainEnds, const std::function<bool()>& ready) const;
   /// Connection `index` ended under its thread (socket_wire.h's SocketLink::broke), unless
   /// stopping; a pump that drains is going away, and only logs it.
-  void lost(const char* what, int index, const braid::net::IoResult& io, bool midSlot) const;
+  void lost(const char* what, int index, const braid::sockets::IoResult& io, bool midSlot) const;
   void lost(const std::string& what, int index) const;
   /// Takes connection `index`, noting where it runs while it is up (under socketsMutex_).
-  void keep(int index, braid::net::Socket socket);
+  void keep(int index, braid::sockets::Socket socket);
 
   kernels::engine::FifoRef fifo_;
   StripeLayout layout_;
   SocketLink link_;
   uint32_t base_ = 0;  // the FIFO's counter when the pump started
   std::mutex socketsMutex_;
-  std::vector<braid::net::Socket> sockets_;
-  std::vector<braid::net::ConnectionEnds> ends_;  // sockets_'s, for their errors
+  std::vector<braid::sockets::Socket> sockets_;
+  std::vector<braid::sockets::ConnectionEnds> ends_;  // sockets_'s, for their errors
   std::mutex orderMutex_;  // the in-order release or publication of out-of-order slots
   std::atomic<bool> stopping_{false};
   std::atomic<bool> draining_{false};
@@ -83,7 +83,7 @@ class StripedPump {
 /// must be the layout's N connections in order.
 class StripedSendPump final : public StripedPump {
  public:
-  StripedSendPump(const kernels::engine::FifoRef& fifo, std::vector<braid::net::Socket> sockets,
+  StripedSendPump(const kernels::engine::FifoRef& fifo, std::vector<braid::sockets::Socket> sockets,
                   StripeLayout layout, SocketLink link);
   /// Sends what was posted first (bounded by kDrainMs), as socket_fifo.h's send ends do.
   ~StripedSendPump() override;

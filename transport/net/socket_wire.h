@@ -25,8 +25,8 @@ namespace braid::transport::net {
 
 /// Sends one slot: its word, then its `bytes` bytes. Where BRAID_SOCKET_EMULATE_FAULT asks for
 /// it (socket_fault.h), breaks the connection after the word instead.
-braid::net::IoResult sendSlot(const braid::net::Socket& socket, uint64_t word, const void* data,
-                              size_t bytes);
+braid::sockets::IoResult sendSlot(const braid::sockets::Socket& socket, uint64_t word,
+                                  const void* data, size_t bytes);
 
 /// Whom a FIFO end's connections lead to and whom it tells when one breaks.
 class SocketLink {
@@ -41,10 +41,11 @@ class SocketLink {
   /// A transfer on the connection `ends` (taken while it was up) ended as `io` says; `what` is
   /// "sending to" or "receiving from", `midSlot` whether part of a slot had come. Logs it and,
   /// unless `goingAway` or the peer closed in order between slots, tells the communicator.
-  void broke(const char* what, const braid::net::ConnectionEnds& ends,
-             const braid::net::IoResult& io, bool midSlot, bool goingAway) const;
+  void broke(const char* what, const braid::sockets::ConnectionEnds& ends,
+             const braid::sockets::IoResult& io, bool midSlot, bool goingAway) const;
   /// The peer broke the protocol on `ends` as `what` says: logged and told.
-  void broke(const std::string& what, const braid::net::ConnectionEnds& ends, bool goingAway) const;
+  void broke(const std::string& what, const braid::sockets::ConnectionEnds& ends,
+             bool goingAway) const;
 
  private:
   void report(const std::string& why, bool goingAway) const;

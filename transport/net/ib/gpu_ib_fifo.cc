@@ -18,7 +18,7 @@ using GpuIbRecvEnd = net::PumpedEnd<net::ProxiedGpuRecvEnd, IbRecvPump>;
 Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuIbSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
     engine::FifoCursor* proxyCursor, gpu::Stream stream, IbNetwork& network,
-    braid::net::Socket connected, int peer, int64_t timeoutMs, const std::string& nic) {
+    braid::sockets::Socket connected, int peer, int64_t timeoutMs, const std::string& nic) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
                          net::makePinnedFifo(runtime, name, slotBytes, proxyCursor, stream));
   auto end = std::make_unique<GpuIbSendEnd>(std::move(fifo), cursor);

@@ -23,7 +23,7 @@ namespace braid::transport::ib {
 Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuIbSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, kernels::engine::FifoCursor* proxyCursor,
-    gpu::Stream stream, IbNetwork& network, braid::net::Socket connected, int peer,
+    gpu::Stream stream, IbNetwork& network, braid::sockets::Socket connected, int peer,
     int64_t timeoutMs, const std::string& nic = "");
 
 /// The kernel's end of a FIFO from `peer` on another host.

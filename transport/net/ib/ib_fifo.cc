@@ -13,7 +13,7 @@ using IbRecvEnd = net::PumpedEnd<net::ProxiedRecvEnd, IbRecvPump>;
 
 }  // namespace
 
-Result<std::unique_ptr<SendEnd>> openIbSendEnd(IbNetwork& network, braid::net::Socket connected,
+Result<std::unique_ptr<SendEnd>> openIbSendEnd(IbNetwork& network, braid::sockets::Socket connected,
                                                size_t slotBytes, int peer, int64_t timeoutMs,
                                                const std::string& nic) {
   BRAID_ASSIGN_OR_RETURN(shm::PrivateFifo fifo, shm::createPrivateFifo(slotBytes));

@@ -20,7 +20,7 @@ namespace braid::transport::ib {
 /// end of `connected` (a socket from the rendezvous, used for the handshake only). Its queue
 /// pairs start on port `nic` ("mlx5_0:1", the one the topology planned for the FIFO's channel)
 /// where this process opened it, else where IbNetwork::firstPort spreads them.
-Result<std::unique_ptr<SendEnd>> openIbSendEnd(IbNetwork& network, braid::net::Socket connected,
+Result<std::unique_ptr<SendEnd>> openIbSendEnd(IbNetwork& network, braid::sockets::Socket connected,
                                                size_t slotBytes, int peer, int64_t timeoutMs,
                                                const std::string& nic = "");
 

@@ -125,8 +125,8 @@ bool IbPump::handshake(bool sendFirst) {
   if (connected.ok() && !sendFirst) {
     // The receiver's pairs are in RTR now, so the sender's first write finds them ready.
     const IbHello hello = ourHello();
-    braid::net::IoResult io =
-        braid::net::sendAll(socket_, &hello, sizeof(hello), Deadline::afterMs(10000));
+    braid::sockets::IoResult io =
+        braid::sockets::sendAll(socket_, &hello, sizeof(hello), Deadline::afterMs(10000));
     if (!io.ok()) connected = remoteError("sending the verbs hello: " + io.describe());
   }
   if (!connected.ok()) {
@@ -143,7 +143,7 @@ bool IbPump::handshake(bool sendFirst) {
 
 Result<std::unique_ptr<IbSendPump>> IbSendPump::start(IbNetwork& network,
                                                       const engine::FifoRef& fifo,
-                                                      braid::net::Socket connected, int peer,
+                                                      braid::sockets::Socket connected, int peer,
                                                       int64_t timeoutMs, const std::string& nic) {
   std::unique_ptr<IbSendPump> pump(new IbSendPump(network, fifo, peer, timeoutMs, nic));
   BRAID_TRY(pump->setUp(IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
@@ -152,7 +152,7 @@ Result<std::unique_ptr<IbSendPump>> IbSendPump::start(IbNetwork& network,
   pump->releasedCount_.store(pump->released_.mine);
   pump->socket_ = std::move(connected);
   const IbHello hello = pump->ourHello();
-  braid::net::IoResult io = braid::net::sendAll(
+  braid::sockets::IoResult io = braid::sockets::sendAll(
       pump->socket_, &hello, sizeof(hello), Deadline::afterMs(timeoutMs > 0 ? timeoutMs : 60000));
   if (!io.ok()) {
     return remoteError("verbs transport: sending the hello to rank " + std::to_string(peer) + ": " +
@@ -250,7 +250,7 @@ Status IbRecvPump::postReceive(int qp) {
 
 bool IbRecvPump::progress() {
   if (state_.load() == State::kAwaitSocket) {
-    std::optional<braid::net::Socket> socket = take_();
+    std::optional<braid::sockets::Socket> socket = take_();
     if (!socket) {
       if (connectBy_.expired()) handshake(false);  // says that the sender never came
       return false;

@@ -68,7 +68,7 @@ class IbPump : public IbEndpoint {
   int firstPort_;
   Deadline connectBy_;
   std::atomic<State> state_{State::kAwaitHello};
-  braid::net::Socket socket_;
+  braid::sockets::Socket socket_;
   HelloReader reader_;
   IbHello remote_{};
   std::unique_ptr<uint32_t, void (*)(void*)> creditPage_{nullptr, nullptr};
@@ -85,7 +85,7 @@ class IbSendPump final : public IbPump {
   /// whose receiving half is at the other end of `connected`.
   static Result<std::unique_ptr<IbSendPump>> start(IbNetwork& network,
                                                    const kernels::engine::FifoRef& fifo,
-                                                   braid::net::Socket connected, int peer,
+                                                   braid::sockets::Socket connected, int peer,
                                                    int64_t timeoutMs, const std::string& nic);
   /// Sends what the executor posted first (bounded by kDrainMs): a host collective completes
   /// on a rank before its last slots have left.
@@ -107,7 +107,7 @@ class IbSendPump final : public IbPump {
 class IbRecvPump final : public IbPump {
  public:
   /// The sender's connection, once the rendezvous has it (never blocks).
-  using SocketTaker = std::function<std::optional<braid::net::Socket>()>;
+  using SocketTaker = std::function<std::optional<braid::sockets::Socket>()>;
   /// The receiving half for `fifo` (which it posts into, as its sender), from `peer`.
   static Result<std::unique_ptr<IbRecvPump>> start(IbNetwork& network,
                                                    const kernels::engine::FifoRef& fifo,
