@@ -1,7 +1,7 @@
 // The network interfaces BRAID_SOCKET_IFNAME (NCCL_SOCKET_IFNAME) selects, all of them: the
 // socket transport spreads its channels over several, as NCCL's socket network uses every
 // interface that matches (each one a NIC to the topology). The bootstrap keeps one
-// (pickLocalAddress, socket.h).
+// (pickLocalAddress, socket_address.h).
 #pragma once
 
 #include <sys/socket.h>

@@ -1,5 +1,8 @@
 // One emulated HCA's shared state, its listener and its accept thread: see emulated_hca.h.
 #include "emulation/ib/emulated_hca.h"
+#include "base/socket_address.h"
+#include "base/socket_greeting.h"
+#include "base/socket_io.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,5 +1,6 @@
 // The requester thread of one emulated QP: see emulated_requester.h.
 #include "emulation/ib/emulated_requester.h"
+#include "base/socket_address.h"
 
 #include <errno.h>
 #include <netinet/in.h>

@@ -1,5 +1,6 @@
 // The responder thread of one emulated QP's connection: see emulated_responder.h.
 #include "emulation/ib/emulated_responder.h"
+#include "base/socket_io.h"
 
 #include <errno.h>
 #include <poll.h>

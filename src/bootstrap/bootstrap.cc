@@ -20,6 +20,9 @@
 #include "base/env.h"
 #include "base/log.h"
 #include "base/socket.h"
+#include "base/socket_address.h"
+#include "base/socket_greeting.h"
+#include "base/socket_io.h"
 #include "bootstrap/root.h"
 
 namespace braid::bootstrap {

@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "base/socket.h"
+#include "base/socket_greeting.h"
 #include "bootstrap/unique_id.h"
 #include "braid/status.h"
 

@@ -2,6 +2,9 @@
 // every rank with its successor's address, or with an error naming the ranks
 // that never arrived.
 #include "bootstrap/root.h"
+#include "base/socket_address.h"
+#include "base/socket_greeting.h"
+#include "base/socket_io.h"
 
 #include <cinttypes>
 #include <cstring>

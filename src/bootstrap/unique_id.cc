@@ -16,6 +16,8 @@
 #include "base/hmac.h"
 #include "base/log.h"
 #include "base/socket.h"
+#include "base/socket_address.h"
+#include "base/socket_greeting.h"
 #include "bootstrap/root.h"
 
 namespace braid::bootstrap {

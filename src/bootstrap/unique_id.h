@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "base/socket.h"
+#include "base/socket_greeting.h"
 #include "braid/comm.h"
 #include "braid/status.h"
 
@@ -33,8 +33,8 @@ struct UniqueIdContents {
   uint32_t flags;    ///< kRootStartedByRank0, ...
   uint64_t magic;    ///< random per id; all ranks of one comm share it
   RootAddress root;  ///< where the root listens (IPv4 or IPv6)
-  /// What every connection of the communicator proves it knows (base/socket.h's Proof): random
-  /// for an id from ncclGetUniqueId, so only the processes it was handed to can join; for an
+  /// What every connection of the communicator proves it knows (base/socket_greeting.h's Proof):
+  /// random for an id from ncclGetUniqueId, so only the processes it was handed to can join; for an
   /// id of a fixed address, derived from BRAID_BOOTSTRAP_SECRET where every rank sets it the
   /// same, else from the address (which then authenticates nothing: see docs/reliability.md).
   uint8_t secret[16];
@@ -66,7 +66,7 @@ Result<UniqueId> createUniqueId(int64_t timeoutMs);
 /// id; rank 0 starts the root there. Used for BRAID_COMM_ID and launchers.
 Result<UniqueId> uniqueIdForAddress(const std::string& hostPort);
 
-/// What a connection of this communicator opening for `purpose` proves (base/socket.h).
+/// What a connection of this communicator opening for `purpose` proves (base/socket_greeting.h).
 enum ProofPurpose : uint32_t {
   kProveRootHello = 1,  ///< a rank's Hello to the root
   kProveBootstrapRing = 2,

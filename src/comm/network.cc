@@ -12,6 +12,8 @@
 // other side (gpu_links.cc). Only the Simple protocol crosses hosts: LL's cells and the
 // one-shot board are memory a peer reads directly, which another host cannot.
 #include "comm/network.h"
+#include "base/socket.h"
+#include "base/socket_address.h"
 
 #include <strings.h>
 

@@ -18,6 +18,7 @@
 
 #include "algo/schedule.h"
 #include "base/interfaces.h"
+#include "base/socket.h"
 #include "braid/status.h"
 #include "comm/health.h"
 #include "comm/members.h"

@@ -336,7 +336,7 @@ void PeerWatch::acceptArrivals() {
       return;  // EAGAIN, or out of descriptors: those waiting stay in the backlog
     }
     sockets::tuneConnection(fd);  // a neighbour's host that goes silent is noticed here too
-    // Every arrival must answer a challenge of its own (base/socket.h's Proof); one whose
+    // Every arrival must answer a challenge of its own (base/socket_greeting.h's Proof); one whose
     // challenge does not go at once into an empty socket buffer is dropped.
     Arrival a{sockets::Socket(fd),
               std::vector<char>(sizeof(wire::Greeting) + sockets::kProofTagBytes), 0,

@@ -41,6 +41,7 @@
 
 #include "base/deadline.h"
 #include "base/socket.h"
+#include "base/socket_greeting.h"
 #include "bootstrap/bootstrap.h"
 #include "braid/status.h"
 #include "watch/watch_wire.h"
@@ -59,8 +60,8 @@ struct Loss {
 
 struct WatchOptions {
   uint64_t magic = 0;  ///< the communicator's bootstrap magic
-  /// The unique id's secret, which every connection to a watcher proves (base/socket.h's Proof;
-  /// the purpose is set per connection).
+  /// The unique id's secret, which every connection to a watcher proves (base/socket_greeting.h's
+  /// Proof; the purpose is set per connection).
   sockets::Proof proof;
   int64_t heartbeatTimeoutMs = 0;             ///< silence after which a neighbour is lost; 0: never
   int64_t setupTimeoutMs = 0;                 ///< BRAID_TIMEOUT_MS, for joining the ring

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/socket.h"
+#include "base/socket_address.h"
 #include "bootstrap/unique_id.h"
 #include "support/multiprocess.h"
 

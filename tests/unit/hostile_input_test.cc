@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "base/socket.h"
+#include "base/socket_greeting.h"
+#include "base/socket_io.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/root.h"
 #include "bootstrap/unique_id.h"

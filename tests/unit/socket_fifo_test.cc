@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/socket.h"
+#include "base/socket_io.h"
 #include "support/network_fifo_checks.h"
 #include "transport/net/socket_fifo.h"
 #include "transport/net/socket_rendezvous.h"

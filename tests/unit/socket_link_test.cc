@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "base/socket.h"
+#include "base/socket_io.h"
 #include "support/network_fifo_checks.h"
 #include "transport/net/socket_fifo.h"
 #include "transport/net/socket_rendezvous.h"

@@ -18,6 +18,9 @@
 #include <vector>
 
 #include "base/socket.h"
+#include "base/socket_address.h"
+#include "base/socket_greeting.h"
+#include "base/socket_io.h"
 #include "support/network_fifo_checks.h"
 
 namespace braid::sockets {

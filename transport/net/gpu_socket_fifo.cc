@@ -1,4 +1,6 @@
 #include "transport/net/gpu_socket_fifo.h"
+#include "base/socket.h"
+#include "base/socket_io.h"
 
 #include <chrono>
 #include <cstdint>

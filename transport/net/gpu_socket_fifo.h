@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "base/socket.h"
 #include "braid/status.h"
 #include "gpu/runtime.h"
 #include "transport/cuda_ipc/gpu_fifo.h"

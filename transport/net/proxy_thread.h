@@ -13,6 +13,8 @@
 #include "base/deadline.h"
 #include "base/log.h"
 #include "base/socket.h"
+#include "base/socket_address.h"
+#include "base/socket_io.h"
 #include "braid/status.h"
 #include "transport/connection.h"
 #include "transport/net/proxy_waits.h"

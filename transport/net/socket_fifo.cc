@@ -1,4 +1,5 @@
 #include "transport/net/socket_fifo.h"
+#include "base/socket_io.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,5 @@
 #include "transport/net/socket_rendezvous.h"
+#include "base/socket_address.h"
 
 #include <chrono>
 #include <cstring>

@@ -23,6 +23,7 @@
 
 #include "base/deadline.h"
 #include "base/socket.h"
+#include "base/socket_greeting.h"
 #include "braid/status.h"
 
 namespace braid::transport::net {
@@ -61,8 +62,8 @@ struct Greeting {
 class SocketRendezvous {
  public:
   /// Listens on `local` (its port is ignored: the kernel picks one) and starts accepting. Every
-  /// connection must prove `proof` (the communicator's secret, base/socket.h); one that does not,
-  /// a port scanner's, is dropped and never filed.
+  /// connection must prove `proof` (the communicator's secret, base/socket_greeting.h); one that
+  /// does not, a port scanner's, is dropped and never filed.
   static Result<std::unique_ptr<SocketRendezvous>> create(const sockaddr_storage& local,
                                                           const braid::sockets::Proof& proof = {});
   /// Stops accepting; connections nobody took are closed.

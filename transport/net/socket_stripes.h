@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "base/socket.h"
+#include "base/socket_address.h"
+#include "base/socket_io.h"
 #include "braid/status.h"
 #include "kernels/engine/fifo.h"
 #include "transport/net/slots_in_order.h"

@@ -18,6 +18,8 @@
 
 #include "base/deadline.h"
 #include "base/socket.h"
+#include "base/socket_address.h"
+#include "base/socket_io.h"
 #include "transport/link_failure.h"
 #include "transport/net/proxy_waits.h"
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "base/socket.h"
 #include "braid/status.h"
 #include "gpu/runtime.h"
 #include "transport/cuda_ipc/gpu_fifo.h"

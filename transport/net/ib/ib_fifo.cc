@@ -1,4 +1,5 @@
 #include "transport/net/ib/ib_fifo.h"
+#include "base/socket.h"
 
 #include <string>
 #include <utility>

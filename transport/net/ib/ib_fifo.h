@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "base/socket.h"
 #include "braid/status.h"
 #include "transport/connection.h"
 #include "transport/net/ib/ib_fifo_pump.h"

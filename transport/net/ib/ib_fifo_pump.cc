@@ -1,4 +1,5 @@
 #include "transport/net/ib/ib_fifo_pump.h"
+#include "base/socket_io.h"
 
 #include <arpa/inet.h>
 

@@ -1,0 +1,168 @@
+// Authenticated greetings: a connection's first message, proved with the communicator's
+// secret (HMAC-SHA-256 over a fresh challenge), and the acceptor that reads them: see
+// socket_greeting.h.
+#include "base/socket_greeting.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "base/hmac.h"
+#include "base/log.h"
+
+namespace braid::sockets {
+
+Challenge newChallenge() {
+  static thread_local std::random_device device;  // getrandom(2) on Linux
+  Challenge c;
+  for (size_t i = 0; i < c.size(); i += sizeof(uint32_t)) {
+    const uint32_t word = device();
+    memcpy(c.data() + i, &word, sizeof(word));
+  }
+  return c;
+}
+
+ProofTag proofTag(const Proof& proof, const Challenge& challenge, const void* greeting,
+                  size_t bytes) {
+  uint8_t head[4 + kChallengeBytes];
+  memcpy(head, &proof.purpose, 4);
+  memcpy(head + 4, challenge.data(), kChallengeBytes);
+  const crypto::Digest d = crypto::hmacSha256(proof.secret.data(), proof.secret.size(), head,
+                                              sizeof(head), greeting, bytes);
+  ProofTag tag;
+  memcpy(tag.data(), d.data(), tag.size());
+  return tag;
+}
+
+IoResult sendProvenGreeting(const Socket& socket, const Proof& proof, const void* greeting,
+                            size_t bytes, const Deadline& deadline) {
+  Challenge challenge;
+  IoResult io = recvAll(socket, challenge.data(), challenge.size(), deadline);
+  if (!io.ok()) return io;
+  std::vector<char> message(bytes + kProofTagBytes);
+  memcpy(message.data(), greeting, bytes);
+  const ProofTag tag = proofTag(proof, challenge, greeting, bytes);
+  memcpy(message.data() + bytes, tag.data(), tag.size());
+  return sendAll(socket, message.data(), message.size(), deadline);
+}
+
+bool GreetingAcceptor::acceptPending() {
+  while (true) {
+    int fd = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd >= 0) {
+      tuneConnection(fd);
+      Pending p{Socket(fd),
+                std::vector<char>(greetingBytes_ + (proof_ ? kProofTagBytes : 0)),
+                0,
+                {},
+                std::chrono::steady_clock::now()};
+      if (proof_) {
+        p.challenge = newChallenge();
+        // A new connection's send buffer is empty: the challenge goes at once, or not at all.
+        const ssize_t sent =
+            ::send(fd, p.challenge.data(), p.challenge.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (sent != static_cast<ssize_t>(p.challenge.size())) continue;  // closes it
+      }
+      if (pending_.size() >= kMaxPending) pending_.erase(pending_.begin());
+      pending_.push_back(std::move(p));
+      continue;
+    }
+    switch (errno) {
+      case EAGAIN:
+        return true;
+      case EINTR:
+      case ECONNABORTED:
+      case EPROTO:
+        continue;
+      case EMFILE:
+      case ENFILE:
+      case ENOBUFS:
+      case ENOMEM:
+        // Out of descriptors or memory: let existing clients finish, then retry.
+        BRAID_WARN("accept on the bootstrap listener: %s", errnoText(errno).c_str());
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        return true;
+      default:
+        return false;
+    }
+  }
+}
+
+bool GreetingAcceptor::readPending(Pending& pending) {
+  const size_t want = pending.buffer.size();
+  size_t got = 0;
+  const bool alive = recvArrived(pending.socket, pending.buffer.data() + pending.received,
+                                 want - pending.received, &got);
+  pending.received += got;
+  return !alive || pending.received == want;
+}
+
+bool GreetingAcceptor::proven(const Pending& pending) const {
+  const ProofTag expected =
+      proofTag(*proof_, pending.challenge, pending.buffer.data(), greetingBytes_);
+  return crypto::equalInConstantTime(expected.data(), pending.buffer.data() + greetingBytes_,
+                                     kProofTagBytes);
+}
+
+IoResult GreetingAcceptor::next(const Deadline& deadline, Socket* connection,
+                                std::vector<char>* greeting) {
+  IoResult result;
+  while (true) {
+    // Connections that have not finished their greeting in time hold nothing any longer.
+    const auto now = std::chrono::steady_clock::now();
+    pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                  [&](const Pending& p) {
+                                    return now - p.since >
+                                           std::chrono::milliseconds(kPendingTimeoutMs);
+                                  }),
+                   pending_.end());
+    std::vector<pollfd> fds;
+    fds.push_back({listener_.fd(), POLLIN, 0});
+    for (const auto& p : pending_) fds.push_back({p.socket.fd(), POLLIN, 0});
+    int timeoutMs = deadline.pollMs();
+    if (!pending_.empty() && (timeoutMs < 0 || timeoutMs > 1000)) timeoutMs = 1000;
+    int rc = ::poll(fds.data(), fds.size(), timeoutMs);
+    if (rc < 0 && errno != EINTR) {
+      result.end = IoEnd::kFailed;
+      result.sysErrno = errno;
+      return result;
+    }
+    if (rc == 0 && deadline.expired()) {
+      result.end = deadline.cancelled() ? IoEnd::kCancelled : IoEnd::kTimedOut;
+      return result;
+    }
+    if (rc <= 0) continue;
+    // Back to front, so erasing a finished entry keeps earlier indices valid.
+    for (size_t i = pending_.size(); i-- > 0;) {
+      if (fds[i + 1].revents == 0 || !readPending(pending_[i])) continue;
+      Pending done = std::move(pending_[i]);
+      pending_.erase(pending_.begin() + static_cast<ptrdiff_t>(i));
+      if (done.received != done.buffer.size()) {
+        BRAID_TRACE("a connection closed before sending its greeting");
+        continue;
+      }
+      if (proof_ && !proven(done)) {
+        ++refused_;
+        BRAID_INFO("dropped a connection whose greeting does not prove the communicator's secret");
+        continue;
+      }
+      done.buffer.resize(greetingBytes_);
+      *connection = std::move(done.socket);
+      *greeting = std::move(done.buffer);
+      return result;
+    }
+    if (fds[0].revents != 0 && !acceptPending()) {
+      result.end = IoEnd::kFailed;
+      result.sysErrno = errno;
+      return result;
+    }
+  }
+}
+
+}  // namespace braid::sockets
