@@ -33,8 +33,8 @@ using transport::cuda_ipc::GpuSendEnd;
 constexpr uint64_t kGpuSalt = 0x6770756670676675ull;
 constexpr uint64_t kGpuLlSalt = 0x4c4c677075664c4cull;
 // A FIFO to or from a peer on another host is bridged by a proxy of this process
-// (transport/net/gpu_socket_fifo.h) and has a record of its own on this host, named apart from
-// the records of FIFOs between ranks of one host (the tests run "hosts" on one machine).
+// (transport/net/socket/gpu_socket_fifo.h) and has a record of its own on this host, named apart
+// from the records of FIFOs between ranks of one host (the tests run "hosts" on one machine).
 constexpr uint64_t kNetSendSalt = 0x6e657473656e6421ull;
 constexpr uint64_t kNetRecvSalt = 0x6e657472656376ffull;
 

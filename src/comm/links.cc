@@ -30,7 +30,7 @@
 #include "base/futex.h"
 #include "base/line_latency.h"
 #include "base/log.h"
-#include "transport/net/socket_fifo.h"
+#include "transport/net/socket/socket_fifo.h"
 #include "transport/shm/shm_fifo.h"
 #include "transport/shm/shm_ll_fifo.h"
 
@@ -90,7 +90,7 @@ void Links::configure(tune::Model& model) {
   // Spinning helps only when every rank has a core to itself; beyond that a
   // spinning rank steals the core its peer needs to make progress. A rank
   // whose FIFOs cross hosts has two proxy threads per channel moving them
-  // (socket_fifo.h), and the kernel's TCP work besides: its executor waits on
+  // (transport/net/socket/socket_fifo.h), and the kernel's TCP work besides: its executor waits on
   // them, so it spins only where they have cores too. Measured with 2 hosts
   // x 1 rank on 2 cores: 8 B all_reduce 268 us with the spin, 60 us without;
   // 64 MiB, 7-12% less CPU without.

@@ -5,9 +5,9 @@
 // a network FIFO made the first time a schedule needs it. Every rank listens on the interface
 // the bootstrap uses (BRAID_SOCKET_IFNAME; transport/net/socket_rendezvous.h) and a FIFO's two
 // ends meet on a connection to the receiver's listener. Over that connection either the bytes
-// flow (the socket transport, transport/net/socket_fifo.h) or the two ends trade the addresses
-// of their queue pairs and the bytes go by RDMA (the verbs transport, transport/net/ib_), which
-// is chosen wherever every rank has an active verbs port, unless BRAID_NET=Socket. A GPU
+// flow (the socket transport, transport/net/socket/socket_fifo.h) or the two ends trade the
+// addresses of their queue pairs and the bytes go by RDMA (the verbs transport, transport/net/ib_),
+// which is chosen wherever every rank has an active verbs port, unless BRAID_NET=Socket. A GPU
 // communicator's FIFO to another host is a GPU FIFO in pinned host memory with a proxy at its
 // other side (gpu_links.cc). Only the Simple protocol crosses hosts: LL's cells and the
 // one-shot board are memory a peer reads directly, which another host cannot.
@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "base/log.h"
-#include "transport/net/gpu_socket_fifo.h"
 #include "transport/net/ib/gpu_ib_fifo.h"
 #include "transport/net/ib/ib_fifo.h"
-#include "transport/net/socket_fifo.h"
+#include "transport/net/socket/gpu_socket_fifo.h"
+#include "transport/net/socket/socket_fifo.h"
 
 namespace braid::comm {
 
@@ -143,7 +143,7 @@ transport::LinkWatch Network::linkWatch() const {
       health_.sharedStop());
 }
 
-transport::net::SocketConnector Network::socketConnector(
+transport::socket::SocketConnector Network::socketConnector(
     const transport::net::Greeting& greeting) const {
   transport::net::SocketRendezvous* rendezvous = net_.get();
   const int64_t timeoutMs = config_.timeoutMs;
@@ -243,8 +243,8 @@ transport::ib::IbRecvPump::SocketTaker Network::socketTaker(
   return [rendezvous, greeting] { return rendezvous->tryAccept(greeting); };
 }
 
-transport::net::StripeLayout Network::stripeLayout() const {
-  transport::net::StripeLayout layout;
+transport::socket::StripeLayout Network::stripeLayout() const {
+  transport::socket::StripeLayout layout;
   layout.threads = config_.socketThreads;
   layout.socketsPerThread = config_.socketsPerThread;
   return layout;
@@ -262,7 +262,7 @@ Result<std::vector<braid::sockets::Socket>> Network::connectStripes(
   return sockets;
 }
 
-transport::net::StripeConnector Network::stripeConnector(
+transport::socket::StripeConnector Network::stripeConnector(
     const transport::net::Greeting& greeting) const {
   transport::net::SocketRendezvous* rendezvous = net_.get();
   const int64_t timeoutMs = config_.timeoutMs;
@@ -309,10 +309,11 @@ Result<std::unique_ptr<transport::RecvEnd>> Network::awaitFifo(
                                         config_.timeoutMs, plannedNic(greeting, /*sending=*/false));
   }
   if (stripeLayout().striped()) {
-    return transport::net::openStripedSocketRecvEnd(stripeConnector(greeting), slotBytes, peer,
-                                                    stripeLayout(), linkWatch());
+    return transport::socket::openStripedSocketRecvEnd(stripeConnector(greeting), slotBytes, peer,
+                                                       stripeLayout(), linkWatch());
   }
-  return transport::net::openSocketRecvEnd(socketConnector(greeting), slotBytes, peer, linkWatch());
+  return transport::socket::openSocketRecvEnd(socketConnector(greeting), slotBytes, peer,
+                                              linkWatch());
 }
 
 Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
@@ -320,15 +321,15 @@ Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
   if (!ib_ && stripeLayout().striped()) {
     BRAID_ASSIGN_OR_RETURN(std::vector<braid::sockets::Socket> sockets,
                            connectStripes(peer, greeting));
-    return transport::net::openStripedSocketSendEnd(std::move(sockets), slotBytes, peer,
-                                                    stripeLayout(), linkWatch());
+    return transport::socket::openStripedSocketSendEnd(std::move(sockets), slotBytes, peer,
+                                                       stripeLayout(), linkWatch());
   }
   BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket socket, connectSocket(peer, greeting));
   if (ib_) {
     return transport::ib::openIbSendEnd(*ib_, std::move(socket), slotBytes, peer, config_.timeoutMs,
                                         plannedNic(greeting, /*sending=*/true));
   }
-  return transport::net::openSocketSendEnd(std::move(socket), slotBytes, peer, linkWatch());
+  return transport::socket::openSocketSendEnd(std::move(socket), slotBytes, peer, linkWatch());
 }
 
 Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
@@ -340,12 +341,12 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
                                            plannedNic(greeting, /*sending=*/false));
   }
   if (stripeLayout().striped()) {
-    return transport::net::openGpuStripedSocketRecvEnd(runtime, name, slot, cursor, stream,
-                                                       stripeConnector(greeting), peer,
-                                                       stripeLayout(), linkWatch());
+    return transport::socket::openGpuStripedSocketRecvEnd(runtime, name, slot, cursor, stream,
+                                                          stripeConnector(greeting), peer,
+                                                          stripeLayout(), linkWatch());
   }
-  return transport::net::openGpuSocketRecvEnd(runtime, name, slot, cursor, stream,
-                                              socketConnector(greeting), peer, linkWatch());
+  return transport::socket::openGpuSocketRecvEnd(runtime, name, slot, cursor, stream,
+                                                 socketConnector(greeting), peer, linkWatch());
 }
 
 Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo(
@@ -355,9 +356,9 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
   if (!ib_ && stripeLayout().striped()) {
     BRAID_ASSIGN_OR_RETURN(std::vector<braid::sockets::Socket> sockets,
                            connectStripes(peer, greeting));
-    return transport::net::openGpuStripedSocketSendEnd(runtime, name, slot, cursor, proxyCursor,
-                                                       stream, std::move(sockets), peer,
-                                                       stripeLayout(), linkWatch());
+    return transport::socket::openGpuStripedSocketSendEnd(runtime, name, slot, cursor, proxyCursor,
+                                                          stream, std::move(sockets), peer,
+                                                          stripeLayout(), linkWatch());
   }
   BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket socket, connectSocket(peer, greeting));
   if (ib_) {
@@ -365,8 +366,8 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
                                            std::move(socket), peer, config_.timeoutMs,
                                            plannedNic(greeting, /*sending=*/true));
   }
-  return transport::net::openGpuSocketSendEnd(runtime, name, slot, cursor, proxyCursor, stream,
-                                              std::move(socket), peer, linkWatch());
+  return transport::socket::openGpuSocketSendEnd(runtime, name, slot, cursor, proxyCursor, stream,
+                                                 std::move(socket), peer, linkWatch());
 }
 
 }  // namespace braid::comm

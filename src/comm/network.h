@@ -29,9 +29,9 @@
 #include "transport/link_failure.h"
 #include "transport/net/ib/ib_fifo_pump.h"
 #include "transport/net/ib/ib_network.h"
-#include "transport/net/socket_fifo.h"
+#include "transport/net/socket/socket_fifo.h"
+#include "transport/net/socket/socket_stripes.h"
 #include "transport/net/socket_rendezvous.h"
-#include "transport/net/socket_stripes.h"
 #include "tune/select.h"
 
 namespace braid::comm {
@@ -89,16 +89,18 @@ class Network {
   transport::LinkWatch linkWatch() const;
   /// What waits for the connection that opens with `greeting` (on a proxy's thread), and the
   /// connection to `peer`'s listener that opens with it.
-  transport::net::SocketConnector socketConnector(const transport::net::Greeting& greeting) const;
+  transport::socket::SocketConnector socketConnector(
+      const transport::net::Greeting& greeting) const;
   Result<braid::sockets::Socket> connectSocket(int peer, const transport::net::Greeting& greeting);
   /// The same as a verbs proxy takes it: at once, if it has arrived.
   transport::ib::IbRecvPump::SocketTaker socketTaker(
       const transport::net::Greeting& greeting) const;
   /// A striped socket FIFO's connections (config's BRAID_SOCKET_NTHREADS x NSOCKS_PERTHREAD).
-  transport::net::StripeLayout stripeLayout() const;
+  transport::socket::StripeLayout stripeLayout() const;
   Result<std::vector<braid::sockets::Socket>> connectStripes(
       int peer, const transport::net::Greeting& greeting);
-  transport::net::StripeConnector stripeConnector(const transport::net::Greeting& greeting) const;
+  transport::socket::StripeConnector stripeConnector(
+      const transport::net::Greeting& greeting) const;
 
   const Config& config_;
   const Members& members_;

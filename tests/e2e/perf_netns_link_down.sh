@@ -19,7 +19,7 @@ source "$(dirname "$0")/lib.sh"
 perf=$1
 timeout_ms=3000
 # A rank's socket FIFOs keep sending what was posted for up to 10 s after a failure
-# (transport/net/socket_fifo.cc); then braid-perf exits.
+# (transport/net/socket/socket_fifo.cc); then braid-perf exits.
 limit_s=$((timeout_ms / 1000 + 10 + 10))
 error_bound_ms=$((timeout_ms + 7000))
 netns_hosts 2

@@ -1,6 +1,6 @@
-// The socket transport's FIFO (transport/net/socket_fifo.h) and rendezvous, within one process
-// over loopback: messages of every size arrive whole and in order, a receiver that falls behind
-// holds the sender back rather than losing slots, greetings pair each FIFO with its own
+// The socket transport's FIFO (transport/net/socket/socket_fifo.h) and rendezvous, within one
+// process over loopback: messages of every size arrive whole and in order, a receiver that falls
+// behind holds the sender back rather than losing slots, greetings pair each FIFO with its own
 // connection whatever order they arrive in, ends go away cleanly whether idle or waiting, and
 // slots lent from and landing in the caller's memory.
 #include <gtest/gtest.h>
@@ -16,10 +16,10 @@
 #include "base/socket.h"
 #include "base/socket_io.h"
 #include "support/network_fifo_checks.h"
-#include "transport/net/socket_fifo.h"
+#include "transport/net/socket/socket_fifo.h"
 #include "transport/net/socket_rendezvous.h"
 
-namespace braid::transport::net {
+namespace braid::transport::socket {
 namespace {
 
 constexpr size_t kSlotBytes = 4096;
@@ -28,8 +28,8 @@ using braid::testing::within;
 
 sockaddr_storage loopback() { return braid::testing::loopbackAddress(); }
 
-Greeting greeting(int sender, int receiver, int channel) {
-  Greeting g;
+net::Greeting greeting(int sender, int receiver, int channel) {
+  net::Greeting g;
   g.magic = 0x1234;
   g.sender = sender;
   g.receiver = receiver;
@@ -44,7 +44,8 @@ struct Pipe {
   std::unique_ptr<RecvEnd> recv;
 };
 
-Pipe connectPipe(SocketRendezvous& rendezvous, int channel = 0, size_t slotBytes = kSlotBytes) {
+Pipe connectPipe(net::SocketRendezvous& rendezvous, int channel = 0,
+                 size_t slotBytes = kSlotBytes) {
   Pipe p;
   auto out =
       rendezvous.connect(rendezvous.address(), greeting(0, 1, channel), Deadline::afterMs(5000));
@@ -60,7 +61,7 @@ Pipe connectPipe(SocketRendezvous& rendezvous, int channel = 0, size_t slotBytes
 }
 
 TEST(SocketFifoTest, MessagesOfEverySizeArriveWholeAndInOrder) {
-  auto rendezvous = SocketRendezvous::create(loopback());
+  auto rendezvous = net::SocketRendezvous::create(loopback());
   ASSERT_TRUE(rendezvous.ok()) << rendezvous.status().message();
   Pipe p = connectPipe(*rendezvous.value());
   // Many times the FIFO's slots: the receiver paces the sender.
@@ -68,7 +69,7 @@ TEST(SocketFifoTest, MessagesOfEverySizeArriveWholeAndInOrder) {
 }
 
 TEST(SocketFifoTest, ASlowReceiverHoldsTheSenderBack) {
-  auto rendezvous = SocketRendezvous::create(loopback());
+  auto rendezvous = net::SocketRendezvous::create(loopback());
   ASSERT_TRUE(rendezvous.ok());
   Pipe p = connectPipe(*rendezvous.value());
   // With nobody receiving, the sender fills its FIFO, the socket and the receiver's FIFO, then
@@ -80,9 +81,9 @@ TEST(SocketFifoTest, ASlowReceiverHoldsTheSenderBack) {
 }
 
 TEST(SocketFifoTest, GreetingsPairFifosWithTheirConnectionsInAnyOrder) {
-  auto made = SocketRendezvous::create(loopback());
+  auto made = net::SocketRendezvous::create(loopback());
   ASSERT_TRUE(made.ok());
-  SocketRendezvous& r = *made.value();
+  net::SocketRendezvous& r = *made.value();
   std::vector<braid::sockets::Socket> out;
   for (int channel : {2, 0, 1}) {
     auto s = r.connect(r.address(), greeting(0, 1, channel), Deadline::afterMs(5000));
@@ -108,7 +109,7 @@ TEST(SocketFifoTest, GreetingsPairFifosWithTheirConnectionsInAnyOrder) {
 }
 
 TEST(SocketFifoTest, EndsGoAwayIdleOrWhileTheirPeerIsGone) {
-  auto rendezvous = SocketRendezvous::create(loopback());
+  auto rendezvous = net::SocketRendezvous::create(loopback());
   ASSERT_TRUE(rendezvous.ok());
   { Pipe idle = connectPipe(*rendezvous.value(), 0); }
   Pipe p = connectPipe(*rendezvous.value(), 1);
@@ -132,12 +133,12 @@ constexpr size_t kLendSlotBytes = 64 << 10;
 class SocketLendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto made = SocketRendezvous::create(loopback());
+    auto made = net::SocketRendezvous::create(loopback());
     ASSERT_TRUE(made.ok()) << made.status().message();
     rendezvous_ = std::move(made).value();
     p = connectPipe(*rendezvous_, 0, kLendSlotBytes);
   }
-  std::unique_ptr<SocketRendezvous> rendezvous_;
+  std::unique_ptr<net::SocketRendezvous> rendezvous_;
   Pipe p;
 };
 
@@ -278,11 +279,11 @@ TEST_F(SocketLendTest, AWithdrawnOfferIsNeverWrittenAgain) {
 }
 
 /// A FIFO striped over threads x sockets per thread connections (socket_stripes.h).
-Pipe connectStriped(SocketRendezvous& rendezvous, StripeLayout layout, int channel = 0) {
+Pipe connectStriped(net::SocketRendezvous& rendezvous, StripeLayout layout, int channel = 0) {
   Pipe p;
   const int n = layout.sockets();
-  SocketRendezvous* r = &rendezvous;
-  const Greeting g = greeting(0, 1, channel);
+  net::SocketRendezvous* r = &rendezvous;
+  const net::Greeting g = greeting(0, 1, channel);
   auto recv = openStripedSocketRecvEnd(
       [r, g, n](int index, const std::atomic<bool>& stop) {
         return r->accept(g.stripeOf(index, n), Deadline::afterMs(5000), &stop);
@@ -313,14 +314,14 @@ class StripedSocketFifoTest : public ::testing::TestWithParam<std::pair<int, int
 };
 
 TEST_P(StripedSocketFifoTest, MessagesOfEverySizeArriveWholeAndInOrder) {
-  auto rendezvous = SocketRendezvous::create(loopback());
+  auto rendezvous = net::SocketRendezvous::create(loopback());
   ASSERT_TRUE(rendezvous.ok());
   Pipe p = connectStriped(*rendezvous.value(), layout());
   braid::testing::expectMessagesOfEverySizeInOrder(*p.send, *p.recv, kSlotBytes);
 }
 
 TEST_P(StripedSocketFifoTest, ASlowReceiverHoldsTheSenderBack) {
-  auto rendezvous = SocketRendezvous::create(loopback());
+  auto rendezvous = net::SocketRendezvous::create(loopback());
   ASSERT_TRUE(rendezvous.ok());
   Pipe p = connectStriped(*rendezvous.value(), layout());
   const int sent = braid::testing::fillUntilHeldBack(*p.send, kSlotBytes, 300);
@@ -330,7 +331,7 @@ TEST_P(StripedSocketFifoTest, ASlowReceiverHoldsTheSenderBack) {
 }
 
 TEST_P(StripedSocketFifoTest, EndsGoAwayIdleOrWhileTheirPeerIsGone) {
-  auto rendezvous = SocketRendezvous::create(loopback());
+  auto rendezvous = net::SocketRendezvous::create(loopback());
   ASSERT_TRUE(rendezvous.ok());
   { Pipe idle = connectStriped(*rendezvous.value(), layout(), 0); }
   Pipe p = connectStriped(*rendezvous.value(), layout(), 1);
@@ -352,4 +353,4 @@ INSTANTIATE_TEST_SUITE_P(Layouts, StripedSocketFifoTest,
                          });
 
 }  // namespace
-}  // namespace braid::transport::net
+}  // namespace braid::transport::socket

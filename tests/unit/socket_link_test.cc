@@ -1,5 +1,5 @@
-// A socket FIFO whose connection breaks under a live end (transport/net/socket_wire.h): the end
-// tells its communicator at once, naming the peer, the connection's addresses and interface,
+// A socket FIFO whose connection breaks under a live end (transport/net/socket/socket_wire.h): the
+// end tells its communicator at once, naming the peer, the connection's addresses and interface,
 // and the system's words; a peer that closes in order between slots is no failure. A send end
 // of a communicator that stopped goes away without draining to a peer that no longer reads. One
 // side of each pipe here is a raw socket, so that the test decides how the connection ends: a reset
@@ -20,10 +20,10 @@
 #include "base/socket.h"
 #include "base/socket_io.h"
 #include "support/network_fifo_checks.h"
-#include "transport/net/socket_fifo.h"
+#include "transport/net/socket/socket_fifo.h"
 #include "transport/net/socket_rendezvous.h"
 
-namespace braid::transport::net::socket_link_test {
+namespace braid::transport::socket::socket_link_test {
 namespace {
 
 constexpr size_t kSlotBytes = 4096;
@@ -67,8 +67,8 @@ class Reports {
   std::vector<std::pair<int, std::string>> seen_;
 };
 
-Greeting greeting(int channel) {
-  Greeting g;
+net::Greeting greeting(int channel) {
+  net::Greeting g;
   g.magic = 0x1234;
   g.sender = 0;
   g.receiver = 1;
@@ -82,7 +82,7 @@ struct Connection {
   Socket in;
 };
 
-Connection connect(SocketRendezvous& rendezvous, const Greeting& g) {
+Connection connect(net::SocketRendezvous& rendezvous, const net::Greeting& g) {
   Connection c;
   auto out = rendezvous.connect(rendezvous.address(), g, Deadline::afterMs(5000));
   EXPECT_TRUE(out.ok()) << out.status().message();
@@ -154,7 +154,7 @@ int64_t msToStopAndDestroy(std::atomic<bool>& stop, std::unique_ptr<SendEnd>& se
 class SocketLinkTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto made = SocketRendezvous::create(braid::testing::loopbackAddress());
+    auto made = net::SocketRendezvous::create(braid::testing::loopbackAddress());
     ASSERT_TRUE(made.ok());
     rendezvous_ = std::move(made).value();
     c_ = connect(*rendezvous_, greeting(0));
@@ -168,7 +168,7 @@ class SocketLinkTest : public ::testing::Test {
     EXPECT_NE(reports_.why().find(words), std::string::npos) << reports_.why();
   }
 
-  std::unique_ptr<SocketRendezvous> rendezvous_;
+  std::unique_ptr<net::SocketRendezvous> rendezvous_;
   Connection c_;
   Reports reports_;
 };
@@ -227,16 +227,16 @@ TEST_F(SocketLinkTest, ASendEndOfAStoppedCommunicatorGoesWithoutDraining) {
   ASSERT_TRUE(send.ok());
   ASSERT_TRUE(postUntilFull(*send.value())) << "the FIFO never filled: nothing to drain";
   // Only the drain's deadline (kDrainMs) or the stop flag can end it now.
-  EXPECT_LT(msToStopAndDestroy(*stop, send.value()), kDrainMs / 4);
+  EXPECT_LT(msToStopAndDestroy(*stop, send.value()), net::kDrainMs / 4);
   EXPECT_EQ(reports_.count(), 0u) << reports_.why();  // an end going away is no failure
 }
 
 TEST(StripedSocketLinkTest, AStripedSendEndOfAStoppedCommunicatorGoesWithoutDraining) {
-  auto rendezvous = SocketRendezvous::create(braid::testing::loopbackAddress());
+  auto rendezvous = net::SocketRendezvous::create(braid::testing::loopbackAddress());
   ASSERT_TRUE(rendezvous.ok());
   StripeLayout layout;
   layout.threads = 2;
-  const Greeting g = greeting(3);
+  const net::Greeting g = greeting(3);
   std::vector<Socket> out;
   std::vector<Socket> in;  // never read
   for (int i = 0; i < 2; ++i) {
@@ -252,17 +252,17 @@ TEST(StripedSocketLinkTest, AStripedSendEndOfAStoppedCommunicatorGoesWithoutDrai
                                        LinkWatch(reports.handler(), stop));
   ASSERT_TRUE(send.ok());
   ASSERT_TRUE(postUntilFull(*send.value())) << "the FIFO never filled: nothing to drain";
-  EXPECT_LT(msToStopAndDestroy(*stop, send.value()), kDrainMs / 4);
+  EXPECT_LT(msToStopAndDestroy(*stop, send.value()), net::kDrainMs / 4);
 }
 
 TEST(StripedSocketLinkTest, AStripedReceiverTellsOfAConnectionThatEndsInTheMiddleOfASlot) {
-  auto rendezvous = SocketRendezvous::create(braid::testing::loopbackAddress());
+  auto rendezvous = net::SocketRendezvous::create(braid::testing::loopbackAddress());
   ASSERT_TRUE(rendezvous.ok());
-  SocketRendezvous* r = rendezvous.value().get();
+  net::SocketRendezvous* r = rendezvous.value().get();
   StripeLayout layout;
   layout.threads = 2;
   Reports reports;
-  const Greeting g = greeting(1);
+  const net::Greeting g = greeting(1);
   auto recv = openStripedSocketRecvEnd(
       [r, g](int index, const std::atomic<bool>& stop) {
         return r->accept(g.stripeOf(index, 2), Deadline::afterMs(5000), &stop);
@@ -284,12 +284,12 @@ TEST(StripedSocketLinkTest, AStripedReceiverTellsOfAConnectionThatEndsInTheMiddl
 }
 
 TEST(StripedSocketLinkTest, AStripedSenderTellsOfAConnectionItsPeerReset) {
-  auto rendezvous = SocketRendezvous::create(braid::testing::loopbackAddress());
+  auto rendezvous = net::SocketRendezvous::create(braid::testing::loopbackAddress());
   ASSERT_TRUE(rendezvous.ok());
-  SocketRendezvous& r = *rendezvous.value();
+  net::SocketRendezvous& r = *rendezvous.value();
   StripeLayout layout;
   layout.socketsPerThread = 2;
-  const Greeting g = greeting(2);
+  const net::Greeting g = greeting(2);
   std::vector<Socket> out;
   std::vector<Socket> in;
   for (int i = 0; i < 2; ++i) {
@@ -307,4 +307,4 @@ TEST(StripedSocketLinkTest, AStripedSenderTellsOfAConnectionItsPeerReset) {
 }
 
 }  // namespace
-}  // namespace braid::transport::net::socket_link_test
+}  // namespace braid::transport::socket::socket_link_test

@@ -125,7 +125,7 @@ TEST(VerbsEmulationLifetime, ClosingTheDeviceLeavesNoThread) {
 
 /// A TCP connection to the listener of the HCA that owns `qpNum`, over loopback.
 int connectToHca(uint32_t qpNum) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(qpNum >> 8));

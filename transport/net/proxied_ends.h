@@ -1,5 +1,6 @@
 // The executor's ends of a FIFO to a rank on another host, whose other side is a proxy of this
-// process: the socket FIFOs (socket_fifo.cc, socket_stripes.h) and the verbs FIFOs (ib/ib_fifo.cc).
+// process: the socket FIFOs (socket/socket_fifo.cc, socket/socket_stripes.h) and the verbs FIFOs
+// (ib/ib_fifo.cc).
 //
 // The FIFO is a private one (shm::PrivateFifo): the executor waits on it, with its own deadline,
 // exactly as on a FIFO to a rank of its host, and the proxy drives its other side. A subclass

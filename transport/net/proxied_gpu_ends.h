@@ -1,5 +1,5 @@
 // The kernel's ends of a FIFO to a rank on another host, whose other side is a proxy of this
-// process (sockets: gpu_socket_fifo.cc; verbs: ib/gpu_ib_fifo.cc).
+// process (sockets: socket/gpu_socket_fifo.cc; verbs: ib/gpu_ib_fifo.cc).
 //
 // The FIFO is a GPU FIFO in pinned host memory, which both the kernel and the proxy address;
 // the kernel runs it exactly as a FIFO to a rank of its host. A subclass adds the proxy as a

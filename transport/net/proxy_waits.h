@@ -1,6 +1,6 @@
-// How the proxies of the network transports wait, the socket ones (proxy_thread.h,
-// socket_stripes.h) and the verbs ones (ib/ib_fifo_pump.h, ib/ib_proxy.h) alike: the drain of a
-// send end going away, and the pauses of a thread that polls memory nobody wakes it for.
+// How the proxies of the network transports wait, the socket ones (socket/socket_proxy.h,
+// socket/socket_stripes.h) and the verbs ones (ib/ib_fifo_pump.h, ib/ib_proxy.h) alike: the drain
+// of a send end going away, and the pauses of a thread that polls memory nobody wakes it for.
 #pragma once
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Slots of a FIFO that finish out of order, handed on in order.
 //
-// A FIFO whose slots travel over several connections (socket_stripes.h) or queue pairs
+// A FIFO whose slots travel over several connections (socket/socket_stripes.h) or queue pairs
 // (ib/ib_fifo_pump.h) sees them land, or finish sending, in any order; the executor must see
 // them in FIFO order. At most kFifoSlots are in flight, so a slot's index names it unambiguously.
 #pragma once

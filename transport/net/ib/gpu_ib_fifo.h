@@ -1,10 +1,10 @@
 // FIFOs between a GPU communicator's rank and a rank on another host, over verbs.
 //
 // The kernel runs the engine's FIFO protocol on a GPU FIFO in pinned host memory, as it does for
-// sockets (transport/net/gpu_socket_fifo.h); the verbs proxy writes posted slots from it straight
-// into the peer's pinned FIFO (ib_fifo_pump.h). The NIC reads and writes the pinned memory, so
-// the bytes cross once. Device memory registered by dmabuf, where the NIC could reach the GPU's
-// memory directly (GPUDirect RDMA), is not done yet: slots stay in pinned host memory.
+// sockets (transport/net/socket/gpu_socket_fifo.h); the verbs proxy writes posted slots from it
+// straight into the peer's pinned FIFO (ib_fifo_pump.h). The NIC reads and writes the pinned
+// memory, so the bytes cross once. Device memory registered by dmabuf, where the NIC could reach
+// the GPU's memory directly (GPUDirect RDMA), is not done yet: slots stay in pinned host memory.
 #pragma once
 
 #include <cstddef>

@@ -1,9 +1,9 @@
 // FIFOs of host communicators between ranks on different hosts, over verbs.
 //
-// As with sockets (socket_fifo.h), the executor keeps a SendEnd / RecvEnd over a FIFO in this
-// process's memory; the difference is what moves the slots. Here the communicator's verbs proxy
-// writes each posted slot straight into the receiver's local FIFO with RDMA (ib_fifo_pump.h),
-// so a slot's bytes cross once and no thread of either side copies them.
+// As with sockets (transport/net/socket/socket_fifo.h), the executor keeps a SendEnd / RecvEnd over
+// a FIFO in this process's memory; the difference is what moves the slots. Here the communicator's
+// verbs proxy writes each posted slot straight into the receiver's local FIFO with RDMA
+// (ib_fifo_pump.h), so a slot's bytes cross once and no thread of either side copies them.
 #pragma once
 
 #include <cstddef>

@@ -33,9 +33,9 @@
 #include "braid/status.h"
 #include "transport/connection.h"
 #include "transport/link_failure.h"
-#include "transport/net/socket_stripes.h"
+#include "transport/net/socket/socket_stripes.h"
 
-namespace braid::transport::net {
+namespace braid::transport::socket {
 
 /// The executor's end of a FIFO to a rank on another host, whose receiving end is at the other
 /// end of `connected` (made by openSocketRecvEnd there). `peer` names that rank in errors;
@@ -71,4 +71,4 @@ Result<std::unique_ptr<RecvEnd>> openStripedSocketRecvEnd(StripeConnector connec
                                                           int peer, StripeLayout layout,
                                                           LinkWatch watch = {});
 
-}  // namespace braid::transport::net
+}  // namespace braid::transport::socket

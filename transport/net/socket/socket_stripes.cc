@@ -1,12 +1,12 @@
-#include "transport/net/socket_stripes.h"
+#include "transport/net/socket/socket_stripes.h"
 
 #include <string>
 #include <utility>
 
 #include "base/log.h"
-#include "transport/net/proxy_thread.h"
+#include "transport/net/socket/socket_proxy.h"
 
-namespace braid::transport::net {
+namespace braid::transport::socket {
 namespace {
 
 namespace engine = kernels::engine;
@@ -50,7 +50,8 @@ uint64_t StripedPump::slotOf(int thread, uint64_t k) const {
 }
 
 bool StripedPump::pollUntil(bool drainEnds, const std::function<bool()>& ready) const {
-  return pollWithPauses(ready, [&] { return stopping_.load() || (drainEnds && draining_.load()); });
+  return net::pollWithPauses(ready,
+                             [&] { return stopping_.load() || (drainEnds && draining_.load()); });
 }
 
 void StripedPump::lost(const char* what, int index, const IoResult& io, bool midSlot) const {
@@ -83,7 +84,7 @@ StripedSendPump::StripedSendPump(const engine::FifoRef& fifo, std::vector<Socket
 
 StripedSendPump::~StripedSendPump() {
   draining_.store(true);
-  waitDrained(link_.drainDeadline(), [this] {
+  net::waitDrained(link_.drainDeadline(), [this] {
     return running_.load() == 0 ||
            releasedCount_.load() == engine::loadAcquire(&fifo_.counters->tail);
   });
@@ -182,4 +183,4 @@ void StripedRecvPump::landed(uint32_t slot, uint32_t word) {
   landed_.publish(fifo_, posted_);
 }
 
-}  // namespace braid::transport::net
+}  // namespace braid::transport::socket

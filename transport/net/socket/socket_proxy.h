@@ -1,7 +1,8 @@
-// ProxyThread: the thread behind one end of a FIFO that crosses the network, and what it shares
-// with the end that owns it: its connection, its stop and drain flags, and how it waits on its
-// FIFO. The socket FIFOs of host communicators (socket_fifo.cc) and of GPU communicators
-// (gpu_socket_fifo.cc) run their pumps on it.
+// ProxyThread: the socket transport's proxy (the verbs transport's is ib/ib_proxy.h), the thread
+// behind one end of a FIFO that crosses the network, and what it shares with the end that owns it:
+// its connection, its stop and drain flags, and how it waits on its FIFO. The socket FIFOs of host
+// communicators (socket_fifo.cc) and of GPU communicators (gpu_socket_fifo.cc) run their pumps on
+// it.
 #pragma once
 
 #include <atomic>
@@ -18,9 +19,9 @@
 #include "braid/status.h"
 #include "transport/connection.h"
 #include "transport/net/proxy_waits.h"
-#include "transport/net/socket_wire.h"
+#include "transport/net/socket/socket_wire.h"
 
-namespace braid::transport::net {
+namespace braid::transport::socket {
 
 // How long a proxy's wait on its local FIFO lasts before it looks at its stop flag again. The
 // wait ends at once when the executor posts or releases a slot; this only bounds how long the
@@ -63,12 +64,12 @@ class ProxyThread {
   }
   const std::atomic<bool>& stopFlag() const { return stopping_; }
   /// Asks the thread to finish what it has and end (see draining()); stops it if it has not
-  /// within kDrainMs, or at once once the communicator stopped (SocketLink::drainDeadline).
+  /// within net::kDrainMs, or at once once the communicator stopped (SocketLink::drainDeadline).
   void drainThenStop() {
     if (!thread_.joinable()) return;
     draining_.store(true);
     interrupt_.store(true);
-    waitDrained(link_.drainDeadline(), [this] { return finished_.load(); });
+    net::waitDrained(link_.drainDeadline(), [this] { return finished_.load(); });
     stop();
   }
   /// The thread calls this as it returns.
@@ -136,4 +137,4 @@ class ProxyThread {
   std::thread thread_;
 };
 
-}  // namespace braid::transport::net
+}  // namespace braid::transport::socket

@@ -10,9 +10,9 @@
 // goes to BRAID_TEST_FAULT_TIME_FILE where a test names one (base/test_fault.h).
 #pragma once
 
-namespace braid::transport::net {
+namespace braid::transport::socket {
 
 /// Counts one slot sent by this process and says whether its connection is to break.
 bool nextSlotBreaks();
 
-}  // namespace braid::transport::net
+}  // namespace braid::transport::socket

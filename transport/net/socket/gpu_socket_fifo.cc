@@ -1,4 +1,4 @@
-#include "transport/net/gpu_socket_fifo.h"
+#include "transport/net/socket/gpu_socket_fifo.h"
 #include "base/socket.h"
 #include "base/socket_io.h"
 
@@ -10,10 +10,10 @@
 
 #include "kernels/engine/fifo.h"
 #include "transport/net/proxied_gpu_ends.h"
-#include "transport/net/proxy_thread.h"
-#include "transport/net/socket_stripes.h"
+#include "transport/net/socket/socket_proxy.h"
+#include "transport/net/socket/socket_stripes.h"
 
-namespace braid::transport::net {
+namespace braid::transport::socket {
 namespace {
 
 namespace engine = kernels::engine;
@@ -24,18 +24,20 @@ using braid::sockets::Socket;
 /// yields, then pauses that grow to 50 us, short next to a slot's time on the wire.
 template <typename Ready>
 bool pollUntil(const ProxyThread& proxy, bool drainEnds, Ready ready) {
-  return pollWithPauses(ready, [&] { return proxy.stopping() || (drainEnds && proxy.draining()); });
+  return net::pollWithPauses(ready,
+                             [&] { return proxy.stopping() || (drainEnds && proxy.draining()); });
 }
 
 // The GPU twins of socket_fifo.cc's SocketSendEnd and SocketRecvEnd, kept apart for a reason:
 // those sleep on their FIFO's futex, which the executor wakes, and send bare byte counts; a
 // kernel wakes nobody, so these poll its FIFO's counters, and their words carry the last-slice
 // flag. What they do share is their thread, ProxyThread, and the framing, socket_wire.h.
-class GpuSocketSendEnd final : public ProxiedGpuSendEnd {
+class GpuSocketSendEnd final : public net::ProxiedGpuSendEnd {
  public:
   GpuSocketSendEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, engine::FifoCursor* cursor,
                    Socket socket, SocketLink link)
-      : ProxiedGpuSendEnd(std::move(fifo), cursor), proxy_(std::move(socket), std::move(link)) {
+      : net::ProxiedGpuSendEnd(std::move(fifo), cursor),
+        proxy_(std::move(socket), std::move(link)) {
     const cuda_ipc::GpuEnd e = fifo_->end();
     ref_ = e.fifo;
     mine_ = engine::receiverCursor(ref_.counters);
@@ -68,11 +70,13 @@ class GpuSocketSendEnd final : public ProxiedGpuSendEnd {
   ProxyThread proxy_;  // last: its thread uses the members above
 };
 
-class GpuSocketRecvEnd final : public ProxiedGpuRecvEnd {
+class GpuSocketRecvEnd final : public net::ProxiedGpuRecvEnd {
  public:
   GpuSocketRecvEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, SocketConnector connect,
                    SocketLink link)
-      : ProxiedGpuRecvEnd(std::move(fifo)), connect_(std::move(connect)), proxy_(std::move(link)) {
+      : net::ProxiedGpuRecvEnd(std::move(fifo)),
+        connect_(std::move(connect)),
+        proxy_(std::move(link)) {
     ref_ = fifo_->end().fifo;
     mine_ = engine::senderCursor(ref_.counters);
     proxy_.start([this] { run(); });
@@ -107,8 +111,8 @@ class GpuSocketRecvEnd final : public ProxiedGpuRecvEnd {
   ProxyThread proxy_;
 };
 
-using GpuStripedSendEnd = PumpedEnd<ProxiedGpuSendEnd, StripedSendPump>;
-using GpuStripedRecvEnd = PumpedEnd<ProxiedGpuRecvEnd, StripedRecvPump>;
+using GpuStripedSendEnd = net::PumpedEnd<net::ProxiedGpuSendEnd, StripedSendPump>;
+using GpuStripedRecvEnd = net::PumpedEnd<net::ProxiedGpuRecvEnd, StripedRecvPump>;
 
 }  // namespace
 
@@ -117,7 +121,7 @@ Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuStripedSocketSendEnd(
     engine::FifoCursor* proxyCursor, gpu::Stream stream, std::vector<Socket> connected, int peer,
     StripeLayout layout, LinkWatch watch) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
-                         makePinnedFifo(runtime, name, slotBytes, proxyCursor, stream));
+                         net::makePinnedFifo(runtime, name, slotBytes, proxyCursor, stream));
   auto end = std::make_unique<GpuStripedSendEnd>(std::move(fifo), cursor);
   end->makePump(std::move(connected), layout, SocketLink(peer, std::move(watch)));
   return std::unique_ptr<cuda_ipc::GpuSendEnd>(std::move(end));
@@ -127,7 +131,7 @@ Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuStripedSocketRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
     gpu::Stream stream, StripeConnector connect, int peer, StripeLayout layout, LinkWatch watch) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
-                         makePinnedFifo(runtime, name, slotBytes, cursor, stream));
+                         net::makePinnedFifo(runtime, name, slotBytes, cursor, stream));
   auto end = std::make_unique<GpuStripedRecvEnd>(std::move(fifo));
   end->makePump(std::move(connect), layout, SocketLink(peer, std::move(watch)));
   return std::unique_ptr<cuda_ipc::GpuRecvEnd>(std::move(end));
@@ -138,7 +142,7 @@ Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuSocketSendEnd(
     engine::FifoCursor* proxyCursor, gpu::Stream stream, Socket connected, int peer,
     LinkWatch watch) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
-                         makePinnedFifo(runtime, name, slotBytes, proxyCursor, stream));
+                         net::makePinnedFifo(runtime, name, slotBytes, proxyCursor, stream));
   return std::unique_ptr<cuda_ipc::GpuSendEnd>(std::make_unique<GpuSocketSendEnd>(
       std::move(fifo), cursor, std::move(connected), SocketLink(peer, std::move(watch))));
 }
@@ -147,9 +151,9 @@ Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuSocketRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
     gpu::Stream stream, SocketConnector connect, int peer, LinkWatch watch) {
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
-                         makePinnedFifo(runtime, name, slotBytes, cursor, stream));
+                         net::makePinnedFifo(runtime, name, slotBytes, cursor, stream));
   return std::unique_ptr<cuda_ipc::GpuRecvEnd>(std::make_unique<GpuSocketRecvEnd>(
       std::move(fifo), std::move(connect), SocketLink(peer, std::move(watch))));
 }
 
-}  // namespace braid::transport::net
+}  // namespace braid::transport::socket

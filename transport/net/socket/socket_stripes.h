@@ -31,9 +31,9 @@
 #include "braid/status.h"
 #include "kernels/engine/fifo.h"
 #include "transport/net/slots_in_order.h"
-#include "transport/net/socket_wire.h"
+#include "transport/net/socket/socket_wire.h"
 
-namespace braid::transport::net {
+namespace braid::transport::socket {
 
 struct StripeLayout {
   int threads = 1;           ///< BRAID_SOCKET_NTHREADS
@@ -87,7 +87,7 @@ class StripedSendPump final : public StripedPump {
  public:
   StripedSendPump(const kernels::engine::FifoRef& fifo, std::vector<braid::sockets::Socket> sockets,
                   StripeLayout layout, SocketLink link);
-  /// Sends what was posted first (bounded by kDrainMs), as socket_fifo.h's send ends do.
+  /// Sends what was posted first (bounded by net::kDrainMs), as socket_fifo.h's send ends do.
   ~StripedSendPump() override;
 
  private:
@@ -97,7 +97,7 @@ class StripedSendPump final : public StripedPump {
   kernels::engine::FifoCursor released_{};
   std::atomic<uint32_t> releasedCount_{0};
   std::atomic<int> running_{0};
-  SlotsInOrder sent_;  // under orderMutex_
+  net::SlotsInOrder sent_;  // under orderMutex_
 };
 
 /// The receiving side: slots off the connections `connect` waits for into `fifo` (as its
@@ -114,7 +114,7 @@ class StripedRecvPump final : public StripedPump {
 
   StripeConnector connect_;
   kernels::engine::FifoCursor posted_{};
-  SlotsInOrder landed_;  // under orderMutex_
+  net::SlotsInOrder landed_;  // under orderMutex_
 };
 
-}  // namespace braid::transport::net
+}  // namespace braid::transport::socket

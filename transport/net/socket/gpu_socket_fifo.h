@@ -25,9 +25,9 @@
 #include "braid/status.h"
 #include "gpu/runtime.h"
 #include "transport/cuda_ipc/gpu_fifo.h"
-#include "transport/net/socket_fifo.h"
+#include "transport/net/socket/socket_fifo.h"
 
-namespace braid::transport::net {
+namespace braid::transport::socket {
 
 /// The kernel's end of a FIFO to `peer` on another host, at the other end of `connected`. The
 /// FIFO is made under the record name `name` (unique in this process's host), with
@@ -58,4 +58,4 @@ Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuStripedSocketRecvEnd(
     kernels::engine::FifoCursor* cursor, gpu::Stream stream, StripeConnector connect, int peer,
     StripeLayout layout, LinkWatch watch = {});
 
-}  // namespace braid::transport::net
+}  // namespace braid::transport::socket

@@ -1,12 +1,12 @@
 // sendSlot and SocketLink (socket_wire.h).
-#include "transport/net/socket_wire.h"
+#include "transport/net/socket/socket_wire.h"
 
 #include <errno.h>
 
 #include "base/log.h"
-#include "transport/net/socket_fault.h"
+#include "transport/net/socket/socket_fault.h"
 
-namespace braid::transport::net {
+namespace braid::transport::socket {
 
 using braid::sockets::ConnectionEnds;
 using braid::sockets::IoEnd;
@@ -59,4 +59,4 @@ void SocketLink::report(const std::string& why, bool goingAway) const {
   if (!goingAway && onFailure_) onFailure_(peer_, why);
 }
 
-}  // namespace braid::transport::net
+}  // namespace braid::transport::socket

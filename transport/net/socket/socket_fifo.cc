@@ -1,4 +1,4 @@
-#include "transport/net/socket_fifo.h"
+#include "transport/net/socket/socket_fifo.h"
 #include "base/socket_io.h"
 
 #include <unistd.h>
@@ -15,10 +15,10 @@
 #include "base/futex.h"
 #include "base/log.h"
 #include "transport/net/proxied_ends.h"
-#include "transport/net/proxy_thread.h"
+#include "transport/net/socket/socket_proxy.h"
 #include "transport/shm/shm_fifo.h"
 
-namespace braid::transport::net {
+namespace braid::transport::socket {
 namespace {
 
 using braid::sockets::IoResult;
@@ -28,10 +28,10 @@ using LocalFifo = shm::PrivateFifo;
 
 Result<LocalFifo> makeLocalFifo(size_t slotBytes) { return shm::createPrivateFifo(slotBytes); }
 
-class SocketSendEnd final : public ProxiedSendEnd {
+class SocketSendEnd final : public net::ProxiedSendEnd {
  public:
   SocketSendEnd(LocalFifo fifo, Socket socket, SocketLink link)
-      : ProxiedSendEnd(std::move(fifo)), proxy_(std::move(socket), std::move(link)) {
+      : net::ProxiedSendEnd(std::move(fifo)), proxy_(std::move(socket), std::move(link)) {
     proxy_.start([this] { run(); });
   }
   ~SocketSendEnd() override { proxy_.drainThenStop(); }
@@ -100,10 +100,12 @@ class SocketSendEnd final : public ProxiedSendEnd {
   ProxyThread proxy_;  // its thread uses fifo_ and stops before fifo_ goes
 };
 
-class SocketRecvEnd final : public ProxiedRecvEnd {
+class SocketRecvEnd final : public net::ProxiedRecvEnd {
  public:
   SocketRecvEnd(LocalFifo fifo, SocketConnector connect, SocketLink link)
-      : ProxiedRecvEnd(std::move(fifo)), connect_(std::move(connect)), proxy_(std::move(link)) {
+      : net::ProxiedRecvEnd(std::move(fifo)),
+        connect_(std::move(connect)),
+        proxy_(std::move(link)) {
     proxy_.start([this] { run(); });
   }
   ~SocketRecvEnd() override { proxy_.stop(); }
@@ -206,8 +208,8 @@ class SocketRecvEnd final : public ProxiedRecvEnd {
   ProxyThread proxy_;
 };
 
-using StripedSocketSendEnd = PumpedEnd<ProxiedSendEnd, StripedSendPump>;
-using StripedSocketRecvEnd = PumpedEnd<ProxiedRecvEnd, StripedRecvPump>;
+using StripedSocketSendEnd = net::PumpedEnd<net::ProxiedSendEnd, StripedSendPump>;
+using StripedSocketRecvEnd = net::PumpedEnd<net::ProxiedRecvEnd, StripedRecvPump>;
 
 }  // namespace
 
@@ -251,4 +253,4 @@ Result<std::unique_ptr<RecvEnd>> openSocketRecvEnd(Socket connected, size_t slot
       slotBytes, peer, std::move(watch));
 }
 
-}  // namespace braid::transport::net
+}  // namespace braid::transport::socket

@@ -23,7 +23,7 @@
 #include "transport/link_failure.h"
 #include "transport/net/proxy_waits.h"
 
-namespace braid::transport::net {
+namespace braid::transport::socket {
 
 /// Sends one slot: its word, then its `bytes` bytes. Where BRAID_SOCKET_EMULATE_FAULT asks for
 /// it (socket_fault.h), breaks the connection after the word instead.
@@ -37,9 +37,11 @@ class SocketLink {
       : peer_(peer), onFailure_(std::move(watch.onFailure)), stopped_(std::move(watch.stopped)) {}
 
   int peer() const { return peer_; }
-  /// How long a send end going away may spend sending what was posted: kDrainMs, cut short
+  /// How long a send end going away may spend sending what was posted: net::kDrainMs, cut short
   /// once the communicator stopped (LinkWatch).
-  Deadline drainDeadline() const { return Deadline::afterMs(kDrainMs).cancelledBy(stopped_.get()); }
+  Deadline drainDeadline() const {
+    return Deadline::afterMs(net::kDrainMs).cancelledBy(stopped_.get());
+  }
   /// A transfer on the connection `ends` (taken while it was up) ended as `io` says; `what` is
   /// "sending to" or "receiving from", `midSlot` whether part of a slot had come. Logs it and,
   /// unless `goingAway` or the peer closed in order between slots, tells the communicator.
@@ -57,4 +59,4 @@ class SocketLink {
   std::shared_ptr<const std::atomic<bool>> stopped_;
 };
 
-}  // namespace braid::transport::net
+}  // namespace braid::transport::socket

@@ -1,5 +1,5 @@
 // nextSlotBreaks (socket_fault.h).
-#include "transport/net/socket_fault.h"
+#include "transport/net/socket/socket_fault.h"
 
 #include <atomic>
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include "base/log.h"
 #include "base/test_fault.h"
 
-namespace braid::transport::net {
+namespace braid::transport::socket {
 namespace {
 
 /// The slot whose connection breaks, counted from 1; 0: none.
@@ -43,4 +43,4 @@ bool nextSlotBreaks() {
   return true;
 }
 
-}  // namespace braid::transport::net
+}  // namespace braid::transport::socket
