@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "comm/call.h"
-
 namespace braid::comm {
 namespace {
 
@@ -71,18 +69,6 @@ const char* at(const void* base, size_t elems, size_t elemBytes) {
   return base == nullptr ? nullptr : static_cast<const char*>(base) + elems * elemBytes;
 }
 
-// The uniform layout: a buffer may be NULL only where this rank neither reads nor writes it.
-Status checkBuffers(const CollectiveCall& call, int rank) {
-  if (call.count == 0) return Status::success();
-  if (readsInput(call, rank) && call.input == nullptr) {
-    return invalidArgument("sendbuff is NULL with count > 0");
-  }
-  if (holdsResult(call, rank) && call.output == nullptr) {
-    return invalidArgument("recvbuff is NULL with count > 0");
-  }
-  return Status::success();
-}
-
 // The variable-count layout, in the C API's names: all-gather-v's blocks are its recvcounts
 // (the output's), reduce-scatter-v's its sendcounts (the input's). The block of this rank is
 // the one the other buffer holds, and the in-place form puts that buffer at its displacement.
@@ -134,14 +120,9 @@ Status checkBlocks(const CollectiveCall& call, int rank, int nranks) {
 
 }  // namespace
 
-Status checkArguments(const CollectiveCall& call, int rank, int nranks) {
-  BRAID_TRY(checkDataType(call.type));
-  if (rooted(call.collective)) BRAID_TRY(checkRank(call.root, nranks, "root"));
+Status checkVariableArguments(const CollectiveCall& call, int rank, int nranks) {
   if (!call.variableCounts) {
-    if (call.blockCounts != nullptr || call.blockOffsets != nullptr) {
-      return invalidArgument("block counts given to a call of the uniform layout");
-    }
-    return checkBuffers(call, rank);
+    return invalidArgument("block counts given to a call of the uniform layout");
   }
   if (call.collective != Collective::kAllGather && call.collective != Collective::kReduceScatter) {
     return invalidArgument(std::string(collectiveName(call.collective)) +

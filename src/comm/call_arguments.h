@@ -14,12 +14,37 @@
 
 #include "braid/comm.h"
 #include "braid/status.h"
+#include "comm/call.h"
 
 namespace braid::comm {
 
+/// The variable-count forms' rules (blocks, layouts): checkArguments' part out of line.
+Status checkVariableArguments(const CollectiveCall& call, int rank, int nranks);
+
+/// The uniform layout's buffers: one may be NULL only where this rank neither reads nor
+/// writes it.
+inline Status checkBuffers(const CollectiveCall& call, int rank) {
+  if (call.count == 0) return Status::success();
+  if (readsInput(call, rank) && call.input == nullptr) {
+    return invalidArgument("sendbuff is NULL with count > 0");
+  }
+  if (holdsResult(call, rank) && call.output == nullptr) {
+    return invalidArgument("recvbuff is NULL with count > 0");
+  }
+  return Status::success();
+}
+
 /// Whether `call` may run on `rank` of a communicator of `nranks`; the error says which
-/// argument is wrong, in the C API's names (sendbuff, recvcounts, displs, ...).
-Status checkArguments(const CollectiveCall& call, int rank, int nranks);
+/// argument is wrong, in the C API's names (sendbuff, recvcounts, displs, ...). Inline: every
+/// call passes here, a tiny one too.
+inline Status checkArguments(const CollectiveCall& call, int rank, int nranks) {
+  BRAID_TRY(checkDataType(call.type));
+  if (rooted(call.collective)) BRAID_TRY(checkRank(call.root, nranks, "root"));
+  if (call.variableCounts || call.blockCounts != nullptr || call.blockOffsets != nullptr) {
+    return checkVariableArguments(call, rank, nranks);
+  }
+  return checkBuffers(call, rank);
+}
 
 /// The same for an all-to-all-v (Comm::allToAllV), which runs as a batch of sends and receives.
 Status checkAllToAllVArguments(const void* input, const size_t* sendCounts,

@@ -30,9 +30,13 @@ Status Comm::runCollective(const CheckedCollective& checked) {
   return impl_->calls.run(checked.call());
 }
 
+// checkCollective and runCollective(CheckedCollective) without the token between them, which a
+// tiny call would pay for.
 Status Comm::runCollective(const CollectiveCall& call) {
-  BRAID_ASSIGN_OR_RETURN(const CheckedCollective checked, checkCollective(call));
-  return runCollective(checked);
+  BRAID_TRY(comm::checkArguments(call, impl_->members.rank, impl_->members.nranks));
+  ActiveCall active = impl_->health.countCall();
+  log::ScopedLogRank logRank(impl_->members.rank);
+  return impl_->calls.run(call);
 }
 
 Status Comm::allReduce(const void* input, void* output, size_t count, DataType type, RedOp op,
