@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -75,6 +76,14 @@ class CudaRuntime final : public Runtime {
     char bus[32] = {};
     BRAID_TRY(BRAID_CUDA_CALL(cudaDeviceGetPCIBusId(bus, sizeof(bus), device)));
     info.pciBusId = bus;
+    // As nvidia-smi -L and CUDA_VISIBLE_DEVICES write it.
+    const auto* u = reinterpret_cast<const unsigned char*>(p.uuid.bytes);
+    char uuid[48];
+    snprintf(uuid, sizeof(uuid),
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+             u[15]);
+    info.uuid = uuid;
     info.multiprocessors = p.multiProcessorCount;
     info.computeMajor = p.major;
     info.computeMinor = p.minor;

@@ -12,6 +12,7 @@
 
 #include "base/env.h"
 #include "base/log.h"
+#include "gpu/visible_devices.h"
 
 namespace braid::gpu {
 
@@ -104,6 +105,19 @@ std::unique_ptr<Runtime> chooseRuntime() {
     // and strides run on the CPU too; BRAID_EMULATE_GPU_THREADS=1 makes each block one thread.
     EmulatedShape shape;
     shape.devices = static_cast<int>(emulated);
+    std::vector<std::string> uuids;
+    for (int d = 0; d < shape.devices; ++d) uuids.push_back(emulatedUuid(d));
+    // What this process sees of the machine's devices, as CUDA would show it.
+    shape.visible = visibleDevices(env::raw("CUDA_VISIBLE_DEVICES"), uuids);
+    if (shape.visible.empty()) {
+      // As CUDA with no device to show: no GPU, and a communicator runs on host memory.
+      const std::string spec = env::raw("CUDA_VISIBLE_DEVICES").value_or("");
+      return std::make_unique<RefusingRuntime>(
+          "emulated, no device visible",
+          "no GPU: CUDA_VISIBLE_DEVICES=\"" + spec + "\" leaves none of the " +
+              std::to_string(shape.devices) + " emulated GPUs visible",
+          /*usable=*/true);
+    }
     shape.threadsPerBlock =
         emulatedKnob("EMULATE_GPU_THREADS", kEmulatedThreadsPerBlock, kMaxEmulatedThreadsPerBlock);
     // Multiprocessors and the blocks each holds: what bounds the ranks one device can carry
@@ -114,8 +128,9 @@ std::unique_ptr<Runtime> chooseRuntime() {
         emulatedKnob("EMULATE_GPU_BLOCKS_PER_SM", kEmulatedBlocksPerSm, kMaxEmulatedBlocksPerSm);
     BRAID_INFO(
         "gpu: BRAID_EMULATE_GPUS=%d: an emulated GPU (host memory and threads, %d per block; "
-        "%d multiprocessors of %d blocks each)",
-        shape.devices, shape.threadsPerBlock, shape.multiprocessors, shape.blocksPerSm);
+        "%d multiprocessors of %d blocks each), %zu of its devices visible",
+        shape.devices, shape.threadsPerBlock, shape.multiprocessors, shape.blocksPerSm,
+        shape.visible.size());
     return makeEmulatedRuntime(shape);
   }
 #if defined(BRAID_HAVE_CUDA)

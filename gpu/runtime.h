@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "braid/status.h"
 
@@ -45,7 +46,8 @@ enum class CaptureMode { kGlobal = 0, kThreadLocal = 1, kRelaxed = 2 };
 
 struct DeviceInfo {
   std::string name;      ///< "NVIDIA H200", "emulated GPU 0"
-  std::string pciBusId;  ///< "0000:19:00.0"
+  std::string pciBusId;  ///< "0000:19:00.0": what names a GPU across processes
+  std::string uuid;      ///< "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6"
   int multiprocessors = 0;
   int computeMajor = 0;
   int computeMinor = 0;
@@ -207,7 +209,10 @@ inline constexpr int kEmulatedBlocksPerSm = 2;
 
 /// The shape of an emulated GPU.
 struct EmulatedShape {
-  int devices = 1;
+  int devices = 1;  ///< the machine's
+  /// The machine's devices this process sees, in its numbering (CUDA_VISIBLE_DEVICES,
+  /// visible_devices.h); empty: all of them.
+  std::vector<int> visible;
   int threadsPerBlock = kEmulatedThreadsPerBlock;  ///< threads of each block's team
   int multiprocessors = kEmulatedMultiprocessors;
   int blocksPerSm = kEmulatedBlocksPerSm;

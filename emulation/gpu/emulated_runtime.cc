@@ -35,6 +35,7 @@
 #include "emulation/gpu/emulated_memory.h"
 #include "emulation/gpu/emulated_stream.h"
 #include "gpu/runtime.h"
+#include "gpu/visible_devices.h"
 
 namespace braid::gpu {
 namespace {
@@ -60,7 +61,9 @@ struct EmulatedGraph {
 class EmulatedRuntime final : public Runtime {
  public:
   explicit EmulatedRuntime(const EmulatedShape& shape)
-      : devices_(shape.devices),
+      : physical_(visibleOf(shape)),
+        devices_(static_cast<int>(physical_.size())),
+        machineDevices_(shape.devices),
         threadsPerBlock_(static_cast<unsigned>(shape.threadsPerBlock)),
         multiprocessors_(shape.multiprocessors),
         blocksPerSm_(shape.blocksPerSm) {}
@@ -74,6 +77,8 @@ class EmulatedRuntime final : public Runtime {
 
   std::string describe() const override {
     return "emulated (" + std::to_string(devices_) + " GPU" + (devices_ == 1 ? "" : "s") +
+           (devices_ == machineDevices_ ? std::string()
+                                        : " visible of " + std::to_string(machineDevices_)) +
            ", host memory and threads)";
   }
   bool emulated() const override { return true; }
@@ -89,11 +94,15 @@ class EmulatedRuntime final : public Runtime {
 
   Result<DeviceInfo> deviceInfo(int device) override {
     BRAID_TRY(checkDevice(device));
+    // The machine's device behind this process's number: its name, bus ID and UUID are the
+    // same in every process, whatever number CUDA_VISIBLE_DEVICES gives it there.
+    const int physical = physical_[device];
     DeviceInfo info;
-    info.name = "emulated GPU " + std::to_string(device);
+    info.name = "emulated GPU " + std::to_string(physical);
     char bus[32];
-    snprintf(bus, sizeof(bus), "0000:%02x:00.0", 0xe0 + device % 32);
+    snprintf(bus, sizeof(bus), "0000:%02x:00.0", 0xe0 + physical % 32);
     info.pciBusId = bus;
+    info.uuid = emulatedUuid(physical);
     info.multiprocessors = multiprocessors_;
     info.computeMajor = 9;
     info.computeMinor = 0;
@@ -472,7 +481,17 @@ class EmulatedRuntime final : public Runtime {
     return it->second;
   }
 
+  /// The machine's devices this process sees, by its own numbering.
+  static std::vector<int> visibleOf(const EmulatedShape& shape) {
+    if (!shape.visible.empty()) return shape.visible;
+    std::vector<int> all(shape.devices);
+    for (int d = 0; d < shape.devices; ++d) all[d] = d;
+    return all;
+  }
+
+  const std::vector<int> physical_;
   const int devices_;
+  const int machineDevices_;
   const unsigned threadsPerBlock_;
   const int multiprocessors_;
   const int blocksPerSm_;

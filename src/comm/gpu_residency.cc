@@ -53,22 +53,23 @@ Status GpuSide::chooseChannels() {
   BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo info, runtime_->deviceInfo(device_));
   in.multiprocessors = info.multiprocessors;
   BRAID_ASSIGN_OR_RETURN(in.blocksPerSm, engineBlocksPerSm(*runtime_));
-  // Ranks on this device: on this host, with this device number (what the peers told).
+  // Ranks on this device: on this host, on the GPU of this PCI bus ID (what the peers told; not
+  // their device numbers, which CUDA_VISIBLE_DEVICES makes 0 in every process it gives one GPU).
   in.ranksOnDevice = 0;
   std::set<int32_t> processes;
-  const PeerInfo& me = members_.peers()[members_.rank];
-  for (const PeerInfo& p : members_.peers()) {
-    if (p.hostId != me.hostId || p.cudaDevice != me.cudaDevice) continue;
+  for (int r = 0; r < members_.nranks; ++r) {
+    if (!members_.shareGpu(r, members_.rank)) continue;
     ++in.ranksOnDevice;
-    processes.insert(p.pid);
+    processes.insert(members_.peers()[r].pid);
   }
+  const char* busId = members_.peers()[members_.rank].gpuBusId;
   in.forced = config_.nchannelsSet ? config_.nchannels : 0;
   in.minChannels = config_.minChannels;
   in.maxChannels = config_.maxChannels;
   Result<GpuChannelChoice> chosen = chooseGpuChannels(in);
   if (!chosen.ok()) {
     return chosen.status().withContext("rank " + std::to_string(members_.rank) + " on GPU " +
-                                       std::to_string(device_));
+                                       std::to_string(device_) + " (" + busId + ")");
   }
   const GpuChannelChoice& choice = chosen.value();
   links_.useChannels(choice.channels);
@@ -84,10 +85,10 @@ Status GpuSide::chooseChannels() {
     static std::once_flag said;
     std::call_once(said, [&] {
       BRAID_INFO(
-          "gpu: ranks of %zu processes share GPU %d without MPS: correct, but their kernels run "
-          "in turns and every step waits for a time slice; ranks as threads of one process (or "
-          "MPS) run at once",
-          processes.size(), device_);
+          "gpu: ranks of %zu processes share GPU %d (%s) without MPS: correct, but their kernels "
+          "run in turns and every step waits for a time slice; ranks as threads of one process "
+          "(or MPS) run at once",
+          processes.size(), device_, busId);
     });
   }
   return Status::success();

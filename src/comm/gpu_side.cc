@@ -8,6 +8,7 @@
 // record without waiting for any kernel, as ncclCommGetAsyncError does.
 #include "comm/gpu_side.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstring>
 #include <string>
@@ -16,6 +17,7 @@
 #include "base/log.h"
 #include "kernels/engine/interpreter.h"
 #include "kernels/engine_launch.h"
+#include "topology/pci_bus_id.h"
 
 namespace braid::comm {
 namespace {
@@ -90,6 +92,12 @@ Status GpuSide::open(int onDevice, gpu::MeteredRuntime& metered) {
   cursors_ = static_cast<engine::FifoCursor*>(cursorWords);
   BRAID_TRY(rt.fill(cursorWords, 0, kCursorCapacity * sizeof(engine::FifoCursor), stream_));
   BRAID_TRY(rt.streamSynchronize(stream_));
+  // The bus IDs of the GPUs this process sees, by number: where a peer's GPU is here.
+  for (int d = 0; d < rt.deviceCount(); ++d) {
+    BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo seen, rt.deviceInfo(d));
+    BRAID_ASSIGN_OR_RETURN(const std::string bus, topology::normalizePciBusId(seen.pciBusId));
+    visibleBusIds_.push_back(bus);
+  }
   BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo info, rt.deviceInfo(device_));
   BRAID_INFO("gpu: rank %d on device %d (%s, %s) with %s; engine of %u threads per channel",
              members_.rank, device_, info.name.c_str(), info.pciBusId.c_str(),
@@ -100,7 +108,14 @@ Status GpuSide::open(int onDevice, gpu::MeteredRuntime& metered) {
 
 transport::cuda_ipc::FifoPlacement GpuSide::placementFor(int peer) const {
   if (!config_.transportAllowed("cuda_ipc")) return transport::cuda_ipc::FifoPlacement::kPinnedHost;
-  Result<bool> reach = runtime_->canAccessPeer(device_, members_.peers()[peer].cudaDevice);
+  // The peer's GPU by its bus ID among the ones this process sees (its device number is its own
+  // process's). One this process does not see (each rank of the job given one GPU) cannot be
+  // asked about here, and is taken as reachable, as the GPUs of one node usually are.
+  const char* busId = members_.peers()[peer].gpuBusId;
+  const auto seen = std::find(visibleBusIds_.begin(), visibleBusIds_.end(), busId);
+  if (seen == visibleBusIds_.end()) return transport::cuda_ipc::FifoPlacement::kDeviceMemory;
+  const int local = static_cast<int>(seen - visibleBusIds_.begin());
+  Result<bool> reach = runtime_->canAccessPeer(device_, local);
   return reach.ok() && reach.value() ? transport::cuda_ipc::FifoPlacement::kDeviceMemory
                                      : transport::cuda_ipc::FifoPlacement::kPinnedHost;
 }

@@ -279,6 +279,8 @@ class GpuSide {
   /// largest call they take, 0 where none was made.
   Result<size_t> makeOneShot(const tune::Allowed& allowed);
 
+  /// The PCI bus IDs of the GPUs this process sees, by device number (placementFor).
+  std::vector<std::string> visibleBusIds_;
   bool memoryReleased_ = false;  ///< by releaseMemory, not yet restored
   void* scratch_ = nullptr;      ///< scratchFor's buffer
   size_t scratchBytes_ = 0;

@@ -4,15 +4,28 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <unordered_map>
 
+#include "gpu/runtime.h"
 #include "topology/cpu_affinity.h"
 #include "topology/host_id.h"
+#include "topology/pci_bus_id.h"
 
 namespace braid::comm {
 namespace {
+
+// Device `device`'s PCI bus ID, in the one spelling (topology/pci_bus_id.h), into `out`.
+Status noteGpuBusId(int device, char (&out)[16]) {
+  BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo info, gpu::runtime().deviceInfo(device));
+  BRAID_ASSIGN_OR_RETURN(const std::string bus, topology::normalizePciBusId(info.pciBusId));
+  if (bus.size() >= sizeof(out)) return internalError("GPU bus ID too long: " + bus);
+  snprintf(out, sizeof(out), "%s", bus.c_str());
+  return Status::success();
+}
 
 // How many hosts `hostOf` (hostNumbers) numbers; 1 for no ranks yet.
 int hostCountOf(const std::vector<int>& hostOf) {
@@ -41,6 +54,7 @@ Status Members::exchangePeers(const Config& config) {
   me.hostId = topology::hostId(config.hostIdOverride);
   me.nonce = randomNonce();
   me.cudaDevice = cudaDevice;
+  if (cudaDevice >= 0) BRAID_TRY(noteGpuBusId(cudaDevice, me.gpuBusId));
   me.numaId = numaIdOfThisRank();
   me.cpus = topology::CpuMask::of(topology::allowedCpus());
   BRAID_TRY(bootstrap_->allGather(peers_.data(), sizeof(PeerInfo)));
@@ -61,6 +75,11 @@ Status Members::exchangePeers(const Config& config) {
   spansHosts_ = false;
   for (int r = 0; r < nranks; ++r) spansHosts_ = spansHosts_ || onOtherHost(r);
   return Status::success();
+}
+
+bool Members::shareGpu(int a, int b) const {
+  return !onOtherHostThan(a, b) && peers_[a].gpuBusId[0] != '\0' &&
+         strcmp(peers_[a].gpuBusId, peers_[b].gpuBusId) == 0;
 }
 
 std::vector<int> Members::hostNumbers() const {

@@ -29,7 +29,12 @@ struct PeerInfo {
   int32_t pid;
   uint64_t hostId;
   uint64_t nonce;  ///< random; rank 0's names this communicator's shm segments
+  /// The device's number in its own process, -1 on host memory: it names a GPU only there
+  /// (CUDA_VISIBLE_DEVICES renumbers each process's GPUs from 0).
   int32_t cudaDevice;
+  /// What names the GPU across processes: its PCI bus ID, "0000:19:00.0" (topology/
+  /// pci_bus_id.h's spelling); empty on host memory.
+  char gpuBusId[16];
   /// The NUMA node of the CPU node holding every CPU this rank may run on
   /// (topology/cpu_affinity.h); -1 when unpinned or unknown.
   int32_t numaId;
@@ -94,6 +99,8 @@ class Members {
 
   bool onOtherHost(int peer) const { return onOtherHostThan(peer, rank); }
   bool onOtherHostThan(int a, int b) const { return peers_[a].hostId != peers_[b].hostId; }
+  /// Whether ranks `a` and `b` run on one GPU: on one host, with one PCI bus ID.
+  bool shareGpu(int a, int b) const;
   /// The NIC (a graph name) that `from` sends by (`sending`) or `to` receives by on `channel`'s
   /// ring, or else its tree, as planned; empty where the plan names none (then the transport
   /// spreads its FIFOs).

@@ -150,6 +150,26 @@ int32_t Members::numaIdOfThisRank() const {
   return topology::numaOfCpus(*machine_, 0, topology::allowedCpus());
 }
 
+namespace {
+
+// The graph node of `peer`'s GPU on host `host`: the one of its PCI bus ID; where no GPU of the
+// host has it (a topology file written elsewhere), the one of its device number, as the file
+// numbers them. -1 where neither is there.
+int gpuNodeOf(const topology::Graph& graph, int host, const PeerInfo& peer) {
+  const std::vector<int> gpus = graph.nodesOfType(topology::NodeType::kGpu, host);
+  for (int gpu : gpus) {
+    if (!graph.node(gpu).busId.empty() && graph.node(gpu).busId == peer.gpuBusId) return gpu;
+  }
+  for (int gpu : gpus) {
+    if (graph.node(gpu).cudaDevice == peer.cudaDevice && !graph.node(gpu).busId.empty()) {
+      return gpu;
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
 // Host-memory ranks, each on the CPU node of its host it is pinned to; GPU ranks on their GPUs,
 // where the machine knows every one of them by its CUDA index (discovery, or a topology file's
 // dev=): else on their CPUs too, as the plan then has nothing better to go by.
@@ -161,13 +181,10 @@ std::vector<topology::RankLocation> Members::locateRanks(const topology::Graph& 
     where[r].host = hostOf[r];
     where[r].numaId = peers_[r].numaId;
     if (peers_[r].cudaDevice < 0) continue;
-    for (int gpu : graph.nodesOfType(topology::NodeType::kGpu, hostOf[r])) {
-      if (graph.node(gpu).cudaDevice == peers_[r].cudaDevice && !graph.node(gpu).busId.empty()) {
-        where[r].gpuBusId = graph.node(gpu).busId;
-        ++gpusFound;
-        break;
-      }
-    }
+    const int gpu = gpuNodeOf(graph, hostOf[r], peers_[r]);
+    if (gpu < 0) continue;
+    where[r].gpuBusId = graph.node(gpu).busId;
+    ++gpusFound;
   }
   if (gpusFound > 0 && gpusFound < nranks) {
     if (rank == 0) {
