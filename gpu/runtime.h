@@ -229,6 +229,29 @@ inline std::unique_ptr<Runtime> makeEmulatedRuntime(
   return makeEmulatedRuntime(shape);
 }
 
+/// Leaves the calling thread's current device as the caller had it, around a call of a
+/// communicator on `device` that may set its own (NCCL's calls do the same). Asks for the
+/// current device once; sets it back only where the caller's differed. No runtime (a host
+/// communicator, which must not start one) does nothing.
+class DeviceGuard {
+ public:
+  DeviceGuard(Runtime* rt, int device) : rt_(rt), device_(device) {
+    if (rt_ == nullptr) return;
+    Result<int> current = rt_->currentDevice();
+    saved_ = current.ok() ? current.value() : -1;
+  }
+  ~DeviceGuard() {
+    if (rt_ != nullptr && saved_ >= 0 && saved_ != device_) (void)rt_->setDevice(saved_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  Runtime* rt_;
+  int device_;
+  int saved_ = -1;
+};
+
 /// Makes `replacement` the process's runtime until the returned guard goes
 /// out of scope; for tests of internals that run on an emulated GPU.
 class ScopedRuntime {

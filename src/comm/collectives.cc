@@ -25,6 +25,7 @@ Result<CheckedCollective> Comm::checkCollective(const CollectiveCall& call) cons
 }
 
 Status Comm::runCollective(const CheckedCollective& checked) {
+  const gpu::DeviceGuard keep = impl_->keepCallersDevice();
   ActiveCall active = impl_->health.countCall();
   log::ScopedLogRank logRank(rank());
   return impl_->calls.run(checked.call());
@@ -34,6 +35,7 @@ Status Comm::runCollective(const CheckedCollective& checked) {
 // tiny call would pay for.
 Status Comm::runCollective(const CollectiveCall& call) {
   BRAID_TRY(comm::checkArguments(call, impl_->members.rank, impl_->members.nranks));
+  const gpu::DeviceGuard keep = impl_->keepCallersDevice();
   ActiveCall active = impl_->health.countCall();
   log::ScopedLogRank logRank(impl_->members.rank);
   return impl_->calls.run(call);

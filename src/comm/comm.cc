@@ -30,7 +30,11 @@ Comm::Comm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 // ~Impl then stops SIGUSR1's dumps and the watcher (whose goodbye lets the neighbours take this
 // rank's going for a departure, not a death) before any part goes.
 Comm::~Comm() {
-  if (impl_) impl_->recorder.writeTrace();
+  if (!impl_) return;
+  // The GPU side waits for its kernels on its device as it goes.
+  const gpu::DeviceGuard keep = impl_->keepCallersDevice();
+  impl_->recorder.writeTrace();
+  impl_.reset();
 }
 
 int Comm::rank() const { return impl_->members.rank; }
@@ -69,6 +73,10 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
   }
   log::ScopedLogRank logRank(rank);
   Config settings = Config::fromEnvironment();
+  // A device the options name is set while the communicator is made, and the caller's current
+  // one set back after (ncclCommInitAll, a split's child).
+  const bool named = options.device >= 0 && !options.hostMemory && !settings.hostComm;
+  const gpu::DeviceGuard keep(named ? &gpu::runtime() : nullptr, options.device);
   if (options.minChannels > 0) settings.minChannels = options.minChannels;
   if (options.maxChannels > 0) settings.maxChannels = options.maxChannels;
   BRAID_TRY(settings.validate());
@@ -138,6 +146,7 @@ Status Comm::Impl::quiesce(bool keepStopped, int ownCalls) {
 
 Status Comm::finalize() {
   Impl& c = *impl_;
+  const gpu::DeviceGuard keep = c.keepCallersDevice();
   comm::Health& health = c.health;
   ActiveCall active = health.countCall();
   log::ScopedLogRank logRank(c.members.rank);
@@ -183,6 +192,7 @@ Status Comm::revoke() {
 
 void Comm::abort() {
   Impl& c = *impl_;
+  const gpu::DeviceGuard keep = c.keepCallersDevice();
   c.health.markAborted();
   // Every wait, and every kernel waiting for a peer (it polls the GPU's abort word), gives up.
   c.health.raiseStop();
@@ -202,6 +212,7 @@ void Comm::beginFusedLaunch() {
 Status Comm::endFusedLaunch() {
   if (!impl_->gpu) return Status::success();
   log::ScopedLogRank logRank(impl_->members.rank);
+  const gpu::DeviceGuard keep = impl_->keepCallersDevice();
   return impl_->gpu->endFusing();
 }
 

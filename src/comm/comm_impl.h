@@ -69,6 +69,12 @@ class Comm::Impl {
   /// ncclCommRegister's.
   comm::Registrations registrations;
 
+  /// Around a call that may set this communicator's device: the caller's current device stays
+  /// as it was (gpu::DeviceGuard); nothing on a host communicator.
+  gpu::DeviceGuard keepCallersDevice() const {
+    return gpu::DeviceGuard(members.cudaDevice >= 0 ? &gpu::runtime() : nullptr,
+                            members.cudaDevice);
+  }
   /// After the bootstrap joined: the watch, the peers, the topology, the FIFOs (comm.cc).
   Status finishCreate();
   /// What a lost peer does to this communicator: every wait ends (on the watcher's thread).

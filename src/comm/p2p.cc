@@ -32,6 +32,7 @@ Result<CheckedBatch> Comm::checkSendRecv(std::vector<P2pOp> ops) const {
 }
 
 Status Comm::sendRecv(const CheckedBatch& batch, void* stream) {
+  const gpu::DeviceGuard keep = impl_->keepCallersDevice();
   comm::ActiveCall active = impl_->health.countCall();
   log::ScopedLogRank logRank(rank());
   return impl_->calls.sendRecv(batch.ops(), stream);

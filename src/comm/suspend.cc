@@ -14,6 +14,7 @@ namespace braid {
 
 Status Comm::suspendMemory() {
   Impl& c = *impl_;
+  const gpu::DeviceGuard keep = c.keepCallersDevice();
   comm::ActiveCall active = c.health.countCall();
   log::ScopedLogRank logRank(c.members.rank);
   if (!c.gpu) return Status::success();  // host memory: no device memory to give back
@@ -38,6 +39,7 @@ Status Comm::suspendMemory() {
 
 Status Comm::resumeMemory() {
   Impl& c = *impl_;
+  const gpu::DeviceGuard keep = c.keepCallersDevice();
   comm::ActiveCall active = c.health.countCall();
   log::ScopedLogRank logRank(c.members.rank);
   // Only what the suspend gave back is made again (GpuSide::restoreMemory): a suspend without

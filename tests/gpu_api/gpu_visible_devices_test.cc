@@ -157,12 +157,13 @@ TEST_F(GpuVisibleDevices, TwoProcessesSeeingOneGpuShareIt) {
     EXPECT_NE(logs[r].find("; 2 rank(s) on this device"), std::string::npos) << logs[r];
   }
   // Said once per process that shares a GPU with another, unless MPS runs.
-  const bool mps = access("/tmp/nvidia-mps/control", F_OK) == 0 ||
-                   getenv("CUDA_MPS_PIPE_DIRECTORY") != nullptr;
+  const bool mps =
+      access("/tmp/nvidia-mps/control", F_OK) == 0 || getenv("CUDA_MPS_PIPE_DIRECTORY") != nullptr;
   if (!mps) {
-    EXPECT_NE((logs[0] + logs[1]).find("ranks of 2 processes share GPU 0 (" +
-                                       std::string(views.get()[0].busId) + ")"),
-              std::string::npos)
+    EXPECT_NE(
+        (logs[0] + logs[1])
+            .find("ranks of 2 processes share GPU 0 (" + std::string(views.get()[0].busId) + ")"),
+        std::string::npos)
         << logs[0] << logs[1];
   }
 }
