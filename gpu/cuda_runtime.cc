@@ -211,6 +211,13 @@ class CudaRuntime final : public Runtime {
   Status streamWaitEvent(Stream s, Event e) override {
     return BRAID_CUDA_CALL(cudaStreamWaitEvent(cuStream(s), cuEvent(e), 0));
   }
+  Status eventRecordExternal(Event e, Stream s) override {
+    return BRAID_CUDA_CALL(
+        cudaEventRecordWithFlags(cuEvent(e), cuStream(s), cudaEventRecordExternal));
+  }
+  Status streamWaitEventExternal(Stream s, Event e) override {
+    return BRAID_CUDA_CALL(cudaStreamWaitEvent(cuStream(s), cuEvent(e), cudaEventWaitExternal));
+  }
   Status eventSynchronize(Event e) override {
     return BRAID_CUDA_CALL(cudaEventSynchronize(cuEvent(e)));
   }

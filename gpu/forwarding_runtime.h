@@ -45,6 +45,12 @@ class ForwardingRuntime : public Runtime {
   Status eventDestroy(Event e) override { return inner_.eventDestroy(e); }
   Status eventRecord(Event e, Stream s) override { return inner_.eventRecord(e, s); }
   Status streamWaitEvent(Stream s, Event e) override { return inner_.streamWaitEvent(s, e); }
+  Status eventRecordExternal(Event e, Stream s) override {
+    return inner_.eventRecordExternal(e, s);
+  }
+  Status streamWaitEventExternal(Stream s, Event e) override {
+    return inner_.streamWaitEventExternal(s, e);
+  }
   Status eventSynchronize(Event e) override { return inner_.eventSynchronize(e); }
   Result<bool> eventDone(Event e) override { return inner_.eventDone(e); }
   Status hostCallback(Stream s, void (*fn)(void*), void* a) override {

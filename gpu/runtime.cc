@@ -62,6 +62,8 @@ class RefusingRuntime final : public Runtime {
   Status eventDestroy(Event) override { return refuse(); }
   Status eventRecord(Event, Stream) override { return refuse(); }
   Status streamWaitEvent(Stream, Event) override { return refuse(); }
+  Status eventRecordExternal(Event, Stream) override { return refuse(); }
+  Status streamWaitEventExternal(Stream, Event) override { return refuse(); }
   Status eventSynchronize(Event) override { return refuse(); }
   Result<bool> eventDone(Event) override { return refuse(); }
   Status hostCallback(Stream, void (*)(void*), void*) override { return refuse(); }

@@ -147,6 +147,13 @@ class Runtime {
   virtual Status eventRecord(Event event, Stream stream) = 0;
   /// Makes later work on `stream` wait until the event's last record completes.
   virtual Status streamWaitEvent(Stream stream, Event event) = 0;
+  /// On a stream being captured, what every replay of the graph does when it gets there: a
+  /// record of `event` (cudaEventRecordWithFlags with cudaEventRecordExternal), or a wait for
+  /// the record of `event` last made before the replay was launched, by eager work or another
+  /// replay (cudaStreamWaitEvent with cudaEventWaitExternal). Outside a capture, eventRecord and
+  /// streamWaitEvent. What orders a communicator's replays with its eager launches.
+  virtual Status eventRecordExternal(Event event, Stream stream) = 0;
+  virtual Status streamWaitEventExternal(Stream stream, Event event) = 0;
   virtual Status eventSynchronize(Event event) = 0;
   /// Whether the event's last record has completed.
   virtual Result<bool> eventDone(Event event) = 0;

@@ -16,7 +16,9 @@
 // CUDA's words) fails while the thread's capture mode forbids it, and
 // invalidates the capture it broke, so that endCapture fails too; a stream
 // being captured may not be synchronized, take pageable memory or wait for an
-// event recorded outside the capture.
+// event recorded outside the capture, except through an external event node
+// (eventRecordExternal, streamWaitEventExternal), which every replay makes as it
+// is launched.
 // What it leaves out: the legacy default stream's implicit synchronization
 // with other streams (braid never relies on it), capture on the default
 // stream, graphs that fork across streams, and any notion of speed.
@@ -44,18 +46,27 @@ thread_local int tlsDevice = 0;
 /// This thread's capture mode (cudaThreadExchangeStreamCaptureMode); global by default, as CUDA's.
 thread_local CaptureMode tlsCaptureMode = CaptureMode::kGlobal;
 
+/// One node of a capture: work, or an event record or wait that every replay makes as it is
+/// launched (eventRecordExternal, streamWaitEventExternal), against the event's records then.
+struct CapturedNode {
+  enum class Kind { kTask, kRecordEvent, kWaitEvent };
+  Kind kind = Kind::kTask;
+  EmulatedStream::Task task;
+  std::shared_ptr<EmulatedEvent> event;
+};
+
 /// What a captured stream has recorded so far.
 struct Capture {
   CaptureMode mode = CaptureMode::kGlobal;
   std::thread::id owner;  ///< the thread that began it
-  std::vector<EmulatedStream::Task> tasks;
+  std::vector<CapturedNode> nodes;
   std::set<EmulatedEvent*> recorded;  ///< events recorded within the capture
   std::string invalidatedBy;          ///< the forbidden call that broke it; empty while whole
 };
 
-/// An instantiated graph: the tasks of one capture, in order.
+/// An instantiated graph: the nodes of one capture, in order.
 struct EmulatedGraph {
-  std::vector<EmulatedStream::Task> tasks;
+  std::vector<CapturedNode> nodes;
 };
 
 class EmulatedRuntime final : public Runtime {
@@ -276,6 +287,14 @@ class EmulatedRuntime final : public Runtime {
     return Status::success();
   }
 
+  Status eventRecordExternal(Event event, Stream stream) override {
+    return captureEventNode(CapturedNode::Kind::kRecordEvent, event, stream);
+  }
+
+  Status streamWaitEventExternal(Stream stream, Event event) override {
+    return captureEventNode(CapturedNode::Kind::kWaitEvent, event, stream);
+  }
+
   Status eventSynchronize(Event event) override {
     BRAID_TRY(checkUnsafe("cudaEventSynchronize"));
     BRAID_ASSIGN_OR_RETURN(std::shared_ptr<EmulatedEvent> e, eventOf(event));
@@ -367,7 +386,7 @@ class EmulatedRuntime final : public Runtime {
                                                " (cudaErrorStreamCaptureInvalidated)");
     }
     auto graph = std::make_unique<EmulatedGraph>();
-    graph->tasks = std::move(capture.tasks);
+    graph->nodes = std::move(capture.nodes);
     Graph handle = graph.get();
     graphs_.emplace(handle, std::move(graph));
     return handle;
@@ -375,14 +394,27 @@ class EmulatedRuntime final : public Runtime {
 
   Status graphLaunch(Graph graph, Stream stream) override {
     BRAID_ASSIGN_OR_RETURN(EmulatedStream * s, streamOf(stream));
-    std::vector<EmulatedStream::Task> tasks;
+    std::vector<CapturedNode> nodes;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto g = graphs_.find(graph);
       if (g == graphs_.end()) return invalidArgument("emulated GPU: unknown graph");
-      tasks = g->second->tasks;
+      nodes = g->second->nodes;
     }
-    for (auto& task : tasks) submit(s, std::move(task));
+    // The replay's event records and waits take their places among the event's records now, as
+    // it is launched, as CUDA's external event nodes do.
+    for (CapturedNode& node : nodes) {
+      const std::shared_ptr<EmulatedEvent> e = node.event;
+      if (node.kind == CapturedNode::Kind::kRecordEvent) {
+        const uint64_t n = e->addRecord();
+        submit(s, [e, n](EmulatedStream&) { e->complete(n); });
+      } else if (node.kind == CapturedNode::Kind::kWaitEvent) {
+        const uint64_t n = e->latest();
+        if (n > 0) submit(s, [e, n](EmulatedStream&) { e->waitFor(n); });
+      } else {
+        submit(s, std::move(node.task));
+      }
+    }
     return Status::success();
   }
 
@@ -399,6 +431,23 @@ class EmulatedRuntime final : public Runtime {
   }
 
  private:
+  /// An external event node in the capture of `stream`; outside a capture, the plain record or
+  /// wait.
+  Status captureEventNode(CapturedNode::Kind kind, Event event, Stream stream) {
+    BRAID_ASSIGN_OR_RETURN(std::shared_ptr<EmulatedEvent> e, eventOf(event));
+    BRAID_ASSIGN_OR_RETURN(EmulatedStream * s, streamOf(stream));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto c = captures_.find(s);
+      if (c != captures_.end()) {
+        c->second.nodes.push_back({kind, nullptr, std::move(e)});
+        return Status::success();
+      }
+    }
+    return kind == CapturedNode::Kind::kRecordEvent ? eventRecord(event, stream)
+                                                    : streamWaitEvent(stream, event);
+  }
+
   bool capturing(EmulatedStream* s) {
     std::lock_guard<std::mutex> lock(mutex_);
     return captures_.count(s) != 0;
@@ -410,7 +459,7 @@ class EmulatedRuntime final : public Runtime {
       std::lock_guard<std::mutex> lock(mutex_);
       auto c = captures_.find(s);
       if (c != captures_.end()) {
-        c->second.tasks.push_back(std::move(task));
+        c->second.nodes.push_back({CapturedNode::Kind::kTask, std::move(task), nullptr});
         return;
       }
     }

@@ -127,6 +127,31 @@ uint32_t placeCalls(const PendingLaunch& p, engine::EngineArgs& args) {
 
 }  // namespace
 
+// Every launch of the communicator runs on the same FIFOs and cursors, so one waits for the
+// one before, whatever stream or graph either is on: lastLaunch_ is recorded after each. A
+// captured launch waits and records through external event nodes, which each replay makes as
+// it is launched (gpu/runtime.h), so that a replay follows the launch before it, eager or
+// replayed, and the next launch follows the replay. Once anything was captured, an eager
+// launch waits even on the stream of the last eager one: a replay may have run since.
+Status GpuSide::orderedLaunch(const gpu::Launch& launch, gpu::Stream stream, bool capturing) {
+  gpu::Runtime& rt = *runtime_;
+  if (capturing) {
+    BRAID_TRY(rt.streamWaitEventExternal(stream, lastLaunch_));
+    BRAID_TRY(rt.launch(launch, stream).withContext("launching the engine kernel"));
+    BRAID_TRY(rt.eventRecordExternal(lastLaunch_, stream));
+    capturedAny_ = true;
+    return Status::success();
+  }
+  if ((launchedAny_ && lastStream_ != stream) || capturedAny_) {
+    BRAID_TRY(rt.streamWaitEvent(stream, lastLaunch_));
+  }
+  BRAID_TRY(rt.launch(launch, stream).withContext("launching the engine kernel"));
+  BRAID_TRY(rt.eventRecord(lastLaunch_, stream));
+  lastStream_ = stream;
+  launchedAny_ = true;
+  return Status::success();
+}
+
 Status GpuSide::endFusing() {
   fusing_ = false;
   Status s = flush();
@@ -169,15 +194,7 @@ Status GpuSide::flush() {
 
   BRAID_TRY(rt.setDevice(device_));
   BRAID_ASSIGN_OR_RETURN(const bool capturing, rt.streamCapturing(p.stream));
-  if (!capturing && launchedAny_ && lastStream_ != p.stream) {
-    BRAID_TRY(rt.streamWaitEvent(p.stream, lastLaunch_));
-  }
-  BRAID_TRY(rt.launch(launch, p.stream).withContext("launching the engine kernel"));
-  if (!capturing) {
-    BRAID_TRY(rt.eventRecord(lastLaunch_, p.stream));
-    lastStream_ = p.stream;
-    launchedAny_ = true;
-  }
+  BRAID_TRY(orderedLaunch(launch, p.stream, capturing));
   BRAID_TRACE("gpu: launched %u call(s) on %u block(s)", args.ncalls, launch.blocks);
   return Status::success();
 }

@@ -45,7 +45,8 @@ Status checkDeviceBuffer(gpu::Runtime& runtime, const void* buffer, const char* 
 GpuSide::~GpuSide() {
   if (runtime_ == nullptr) return;
   (void)runtime_->setDevice(device_);
-  if (launchedAny_) (void)runtime_->eventSynchronize(lastLaunch_);
+  // The last launch, eager or a replay of a captured one.
+  if (launchedAny_ || capturedAny_) (void)runtime_->eventSynchronize(lastLaunch_);
   // Peers may still read this rank's last one-shot call from its board.
   if (oneShot_ && !oneShot_->waitForReaders(static_cast<uint64_t>(config_.timeoutMs), abortWord_) &&
       engine::loadAcquire(abortWord_) == 0) {
@@ -158,7 +159,8 @@ Status GpuSide::faultStatus() const {
 }
 
 Status GpuSide::waitForLaunches() {
-  if (!launchedAny_) return Status::success();
+  // The replays of captured launches record lastLaunch_ as eager launches do.
+  if (!launchedAny_ && !capturedAny_) return Status::success();
   BRAID_TRY(runtime_->setDevice(device_));
   return runtime_->eventSynchronize(lastLaunch_);
 }

@@ -254,6 +254,8 @@ class GpuSide {
   gpu::Event lastLaunch_ = nullptr;
   gpu::Stream lastStream_ = nullptr;
   bool launchedAny_ = false;
+  /// A launch was captured into a graph, whose replays record lastLaunch_ too.
+  bool capturedAny_ = false;
 
   PendingLaunch pending_;
   bool fusing_ = false;  ///< within beginFusedLaunch / endFusedLaunch
@@ -274,6 +276,8 @@ class GpuSide {
   Status openSendEnd(int channel, int peer, const std::string& name, size_t slot,
                      transport::cuda_ipc::FifoFormat format, const transport::WaitContext& wait);
   Result<kernels::engine::FifoCursor*> takeCursor();
+  /// Launches `launch` on `stream` after the communicator's launch before it (gpu_launch.cc).
+  Status orderedLaunch(const gpu::Launch& launch, gpu::Stream stream, bool capturing);
 
   /// The one-shot boards, where `allowed` has the one-shot (connect, restoreMemory): the
   /// largest call they take, 0 where none was made.
