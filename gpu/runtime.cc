@@ -109,6 +109,15 @@ std::unique_ptr<Runtime> chooseRuntime() {
     shape.devices = static_cast<int>(emulated);
     std::vector<std::string> uuids;
     for (int d = 0; d < shape.devices; ++d) uuids.push_back(emulatedUuid(d));
+    if (const std::optional<std::string> spec = env::raw("BRAID_EMULATE_GPU_NO_P2P")) {
+      const auto pairs = parseNoPeerAccess(*spec);
+      if (pairs) {
+        shape.noPeerAccess = *pairs;
+      } else {
+        BRAID_WARN("gpu: BRAID_EMULATE_GPU_NO_P2P=\"%s\" is not a list of a>b; ignored",
+                   spec->c_str());
+      }
+    }
     // What this process sees of the machine's devices, as CUDA would show it.
     shape.visible = visibleDevices(env::raw("CUDA_VISIBLE_DEVICES"), uuids);
     if (shape.visible.empty()) {

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "braid/status.h"
@@ -220,6 +221,10 @@ struct EmulatedShape {
   /// The machine's devices this process sees, in its numbering (CUDA_VISIBLE_DEVICES,
   /// visible_devices.h); empty: all of them.
   std::vector<int> visible;
+  /// Pairs (a, b) of the machine's devices where a cannot reach b's memory (canAccessPeer(a, b)
+  /// is false), as on machines whose GPUs lack peer access one way or both
+  /// (BRAID_EMULATE_GPU_NO_P2P=a>b,...).
+  std::vector<std::pair<int, int>> noPeerAccess;
   int threadsPerBlock = kEmulatedThreadsPerBlock;  ///< threads of each block's team
   int multiprocessors = kEmulatedMultiprocessors;
   int blocksPerSm = kEmulatedBlocksPerSm;

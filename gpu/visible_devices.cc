@@ -51,6 +51,25 @@ std::vector<int> visibleDevices(const std::optional<std::string>& spec,
   return visible;
 }
 
+std::optional<std::vector<std::pair<int, int>>> parseNoPeerAccess(const std::string& text) {
+  std::vector<std::pair<int, int>> pairs;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = trimmed(text.substr(at, comma - at));
+    const size_t arrow = item.find('>');
+    if (arrow == std::string::npos || arrow == 0 || arrow + 1 == item.size()) return std::nullopt;
+    const std::string from = item.substr(0, arrow), to = item.substr(arrow + 1);
+    if (!std::all_of(from.begin(), from.end(), ::isdigit) ||
+        !std::all_of(to.begin(), to.end(), ::isdigit) || from.size() > 4 || to.size() > 4) {
+      return std::nullopt;
+    }
+    pairs.emplace_back(std::stoi(from), std::stoi(to));
+    at = comma + 1;
+  }
+  return pairs;
+}
+
 std::string emulatedUuid(int physical) {
   char text[48];
   // The device in the first group, so that a short prefix names it, as real UUIDs differ there.

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace braid::gpu {
@@ -17,6 +18,10 @@ namespace braid::gpu {
 /// device; set and empty: none.
 std::vector<int> visibleDevices(const std::optional<std::string>& spec,
                                 const std::vector<std::string>& uuids);
+
+/// BRAID_EMULATE_GPU_NO_P2P's pairs, "a>b,c>d" (device a cannot reach device b's memory);
+/// nullopt where the text is not such a list.
+std::optional<std::vector<std::pair<int, int>>> parseNoPeerAccess(const std::string& text);
 
 /// The UUID of the emulated machine's device `physical`, the same in every process.
 std::string emulatedUuid(int physical);

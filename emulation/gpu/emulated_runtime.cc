@@ -75,6 +75,7 @@ class EmulatedRuntime final : public Runtime {
       : physical_(visibleOf(shape)),
         devices_(static_cast<int>(physical_.size())),
         machineDevices_(shape.devices),
+        noPeerAccess_(shape.noPeerAccess.begin(), shape.noPeerAccess.end()),
         threadsPerBlock_(static_cast<unsigned>(shape.threadsPerBlock)),
         multiprocessors_(shape.multiprocessors),
         blocksPerSm_(shape.blocksPerSm) {}
@@ -124,7 +125,8 @@ class EmulatedRuntime final : public Runtime {
   Result<bool> canAccessPeer(int device, int peer) override {
     BRAID_TRY(checkDevice(device));
     BRAID_TRY(checkDevice(peer));
-    return true;  // all emulated devices share the host's memory
+    // All emulated devices share the host's memory, unless told to lack peer access.
+    return noPeerAccess_.count({physical_[device], physical_[peer]}) == 0;
   }
 
   Status enablePeerAccess(int peer) override { return checkDevice(peer); }
@@ -541,6 +543,7 @@ class EmulatedRuntime final : public Runtime {
   const std::vector<int> physical_;
   const int devices_;
   const int machineDevices_;
+  const std::set<std::pair<int, int>> noPeerAccess_;  ///< (a, b): a cannot reach b's memory
   const unsigned threadsPerBlock_;
   const int multiprocessors_;
   const int blocksPerSm_;

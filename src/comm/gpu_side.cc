@@ -99,6 +99,7 @@ Status GpuSide::open(int onDevice, gpu::MeteredRuntime& metered) {
     BRAID_ASSIGN_OR_RETURN(const std::string bus, topology::normalizePciBusId(seen.pciBusId));
     visibleBusIds_.push_back(bus);
   }
+  notePeerReach();
   BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo info, rt.deviceInfo(device_));
   BRAID_INFO("gpu: rank %d on device %d (%s, %s) with %s; engine of %u threads per channel",
              members_.rank, device_, info.name.c_str(), info.pciBusId.c_str(),
@@ -107,18 +108,35 @@ Status GpuSide::open(int onDevice, gpu::MeteredRuntime& metered) {
   return Status::success();
 }
 
+void GpuSide::notePeerReach() {
+  peerReaches_.assign(members_.nranks, true);
+  for (int peer = 0; peer < members_.nranks; ++peer) {
+    // A rank on another host reaches this GPU through the network proxy, not peer access.
+    if (peer == members_.rank || members_.onOtherHost(peer)) continue;
+    // The peer's GPU by its bus ID among the ones this process sees (its device number is its
+    // own process's). One this process does not see (each rank of the job given one GPU) cannot
+    // be asked about here, and is taken as reachable, as the GPUs of one node usually are.
+    const char* busId = members_.peers()[peer].gpuBusId;
+    const auto seen = std::find(visibleBusIds_.begin(), visibleBusIds_.end(), busId);
+    if (seen == visibleBusIds_.end()) continue;
+    // The peer's GPU writes into this one's memory (the FIFOs it sends on), and reads from it
+    // (the one-shot boards): asked in that direction.
+    const int local = static_cast<int>(seen - visibleBusIds_.begin());
+    Result<bool> reach = runtime_->canAccessPeer(local, device_);
+    peerReaches_[peer] = reach.ok() && reach.value();
+    if (!peerReaches_[peer]) {
+      BRAID_INFO(
+          "gpu: the GPU of rank %d (%s) cannot reach this GPU's memory (no peer access): its "
+          "FIFOs to rank %d are in pinned host memory",
+          peer, busId, members_.rank);
+    }
+  }
+}
+
 transport::cuda_ipc::FifoPlacement GpuSide::placementFor(int peer) const {
   if (!config_.transportAllowed("cuda_ipc")) return transport::cuda_ipc::FifoPlacement::kPinnedHost;
-  // The peer's GPU by its bus ID among the ones this process sees (its device number is its own
-  // process's). One this process does not see (each rank of the job given one GPU) cannot be
-  // asked about here, and is taken as reachable, as the GPUs of one node usually are.
-  const char* busId = members_.peers()[peer].gpuBusId;
-  const auto seen = std::find(visibleBusIds_.begin(), visibleBusIds_.end(), busId);
-  if (seen == visibleBusIds_.end()) return transport::cuda_ipc::FifoPlacement::kDeviceMemory;
-  const int local = static_cast<int>(seen - visibleBusIds_.begin());
-  Result<bool> reach = runtime_->canAccessPeer(device_, local);
-  return reach.ok() && reach.value() ? transport::cuda_ipc::FifoPlacement::kDeviceMemory
-                                     : transport::cuda_ipc::FifoPlacement::kPinnedHost;
+  return peerReaches_[peer] ? transport::cuda_ipc::FifoPlacement::kDeviceMemory
+                            : transport::cuda_ipc::FifoPlacement::kPinnedHost;
 }
 
 Status GpuSide::faultStatus() const {

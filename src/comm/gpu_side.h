@@ -276,6 +276,9 @@ class GpuSide {
   Status openSendEnd(int channel, int peer, const std::string& name, size_t slot,
                      transport::cuda_ipc::FifoFormat format, const transport::WaitContext& wait);
   Result<kernels::engine::FifoCursor*> takeCursor();
+  /// Whether each rank's GPU reaches this one's memory by peer access, asked in the direction
+  /// data flows (open), said at INFO where one does not.
+  void notePeerReach();
   /// Launches `launch` on `stream` after the communicator's launch before it (gpu_launch.cc).
   Status orderedLaunch(const gpu::Launch& launch, gpu::Stream stream, bool capturing);
 
@@ -283,8 +286,10 @@ class GpuSide {
   /// largest call they take, 0 where none was made.
   Result<size_t> makeOneShot(const tune::Allowed& allowed);
 
-  /// The PCI bus IDs of the GPUs this process sees, by device number (placementFor).
+  /// The PCI bus IDs of the GPUs this process sees, by device number (notePeerReach).
   std::vector<std::string> visibleBusIds_;
+  /// Whether each rank's GPU reaches this GPU's memory (placementFor), by rank.
+  std::vector<bool> peerReaches_;
   bool memoryReleased_ = false;  ///< by releaseMemory, not yet restored
   void* scratch_ = nullptr;      ///< scratchFor's buffer
   size_t scratchBytes_ = 0;

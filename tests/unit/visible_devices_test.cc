@@ -5,11 +5,13 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace visible_devices_test {
 
 using braid::gpu::emulatedUuid;
+using braid::gpu::parseNoPeerAccess;
 using braid::gpu::visibleDevices;
 
 std::vector<std::string> machineOf(int n) {
@@ -50,6 +52,17 @@ TEST(VisibleDevices, EmulatedUuidsAreDistinctAndStable) {
   EXPECT_NE(emulatedUuid(0), emulatedUuid(1));
   EXPECT_EQ(emulatedUuid(5), emulatedUuid(5));
   EXPECT_EQ(emulatedUuid(0).rfind("GPU-", 0), 0u);
+}
+
+TEST(VisibleDevices, NoPeerAccessPairsAreReadOrRefusedWhole) {
+  using Pairs = std::vector<std::pair<int, int>>;
+  EXPECT_EQ(parseNoPeerAccess("1>0"), (Pairs{{1, 0}}));
+  EXPECT_EQ(parseNoPeerAccess("1>0, 2>3"), (Pairs{{1, 0}, {2, 3}}));
+  EXPECT_EQ(parseNoPeerAccess(""), (Pairs{}));
+  EXPECT_EQ(parseNoPeerAccess("1-0"), std::nullopt);
+  EXPECT_EQ(parseNoPeerAccess("1>"), std::nullopt);
+  EXPECT_EQ(parseNoPeerAccess(">0"), std::nullopt);
+  EXPECT_EQ(parseNoPeerAccess("1>0,x>2"), std::nullopt);
 }
 
 }  // namespace visible_devices_test
