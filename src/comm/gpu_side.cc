@@ -93,13 +93,7 @@ Status GpuSide::open(int onDevice, gpu::MeteredRuntime& metered) {
   cursors_ = static_cast<engine::FifoCursor*>(cursorWords);
   BRAID_TRY(rt.fill(cursorWords, 0, kCursorCapacity * sizeof(engine::FifoCursor), stream_));
   BRAID_TRY(rt.streamSynchronize(stream_));
-  // The bus IDs of the GPUs this process sees, by number: where a peer's GPU is here.
-  for (int d = 0; d < rt.deviceCount(); ++d) {
-    BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo seen, rt.deviceInfo(d));
-    BRAID_ASSIGN_OR_RETURN(const std::string bus, topology::normalizePciBusId(seen.pciBusId));
-    visibleBusIds_.push_back(bus);
-  }
-  notePeerReach();
+  BRAID_TRY(notePeerReach());
   BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo info, rt.deviceInfo(device_));
   BRAID_INFO("gpu: rank %d on device %d (%s, %s) with %s; engine of %u threads per channel",
              members_.rank, device_, info.name.c_str(), info.pciBusId.c_str(),
@@ -108,20 +102,29 @@ Status GpuSide::open(int onDevice, gpu::MeteredRuntime& metered) {
   return Status::success();
 }
 
-void GpuSide::notePeerReach() {
+Status GpuSide::notePeerReach() {
   peerReaches_.assign(members_.nranks, true);
+  // The bus IDs of the GPUs this process sees, by number, asked for only once a rank of this
+  // host is on another GPU.
+  std::vector<std::string> visibleBusIds;
   for (int peer = 0; peer < members_.nranks; ++peer) {
-    // A rank on another host reaches this GPU through the network proxy, not peer access.
-    if (peer == members_.rank || members_.onOtherHost(peer)) continue;
+    // A rank on another host reaches this GPU through the network proxy, not peer access; one
+    // on this GPU, through its own memory.
+    if (members_.onOtherHost(peer) || members_.shareGpu(peer, members_.rank)) continue;
+    for (int d = static_cast<int>(visibleBusIds.size()); d < runtime_->deviceCount(); ++d) {
+      BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo seen, runtime_->deviceInfo(d));
+      BRAID_ASSIGN_OR_RETURN(std::string bus, topology::normalizePciBusId(seen.pciBusId));
+      visibleBusIds.push_back(std::move(bus));
+    }
     // The peer's GPU by its bus ID among the ones this process sees (its device number is its
     // own process's). One this process does not see (each rank of the job given one GPU) cannot
     // be asked about here, and is taken as reachable, as the GPUs of one node usually are.
     const char* busId = members_.peers()[peer].gpuBusId;
-    const auto seen = std::find(visibleBusIds_.begin(), visibleBusIds_.end(), busId);
-    if (seen == visibleBusIds_.end()) continue;
+    const auto seen = std::find(visibleBusIds.begin(), visibleBusIds.end(), busId);
+    if (seen == visibleBusIds.end()) continue;
     // The peer's GPU writes into this one's memory (the FIFOs it sends on), and reads from it
     // (the one-shot boards): asked in that direction.
-    const int local = static_cast<int>(seen - visibleBusIds_.begin());
+    const int local = static_cast<int>(seen - visibleBusIds.begin());
     Result<bool> reach = runtime_->canAccessPeer(local, device_);
     peerReaches_[peer] = reach.ok() && reach.value();
     if (!peerReaches_[peer]) {
@@ -131,6 +134,7 @@ void GpuSide::notePeerReach() {
           peer, busId, members_.rank);
     }
   }
+  return Status::success();
 }
 
 transport::cuda_ipc::FifoPlacement GpuSide::placementFor(int peer) const {

@@ -278,7 +278,7 @@ class GpuSide {
   Result<kernels::engine::FifoCursor*> takeCursor();
   /// Whether each rank's GPU reaches this one's memory by peer access, asked in the direction
   /// data flows (open), said at INFO where one does not.
-  void notePeerReach();
+  Status notePeerReach();
   /// Launches `launch` on `stream` after the communicator's launch before it (gpu_launch.cc).
   Status orderedLaunch(const gpu::Launch& launch, gpu::Stream stream, bool capturing);
 
@@ -286,8 +286,6 @@ class GpuSide {
   /// largest call they take, 0 where none was made.
   Result<size_t> makeOneShot(const tune::Allowed& allowed);
 
-  /// The PCI bus IDs of the GPUs this process sees, by device number (notePeerReach).
-  std::vector<std::string> visibleBusIds_;
   /// Whether each rank's GPU reaches this GPU's memory (placementFor), by rank.
   std::vector<bool> peerReaches_;
   bool memoryReleased_ = false;  ///< by releaseMemory, not yet restored

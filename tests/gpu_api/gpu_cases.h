@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <thread>
@@ -21,6 +22,9 @@
 #include "nccl.h"
 #include "support/emulated_gpus.h"
 #include "support/multiprocess.h"
+
+// Exported by braid (and by NVIDIA's library) but declared in no header: reads NCCL_DEBUG again.
+extern "C" void ncclResetDebugInitInternal();
 
 namespace braid::testing::gpu {
 
@@ -170,14 +174,24 @@ inline void runOnThreads(CaseRun& run, const GpuRanks& g) {
   }
 }
 
+/// From now on this process says what it does at INFO (NCCL_DEBUG=INFO, read again), into a
+/// capture of stderr that ::testing::internal::GetCapturedStderr() ends: for a forked rank that
+/// checks what its communicator said.
+inline void captureInfoLog() {
+  setenv("NCCL_DEBUG", "INFO", 1);
+  ncclResetDebugInitInternal();
+  ::testing::internal::CaptureStderr();
+}
+
 /// Runs `cases` on `nranks` forked processes, rank r on devices[r], each a rank of one new GPU
 /// communicator checking its own buffers. Stops a rank at its first failure (its peers then
 /// end by the communicator's timeout or the parent's). `beforeInit(rank)` runs first in each
-/// child (to set its environment). The parent must not have used the GPU runtime: a forked
-/// child gets none of its threads.
+/// child (to set its environment), `afterCases(rank)` last, once the communicator is gone. The
+/// parent must not have used the GPU runtime: a forked child gets none of its threads.
 inline void runCasesInProcesses(int nranks, const std::vector<int>& devices,
                                 const std::vector<Case>& cases,
-                                const std::function<void(int rank)>& beforeInit = nullptr) {
+                                const std::function<void(int rank)>& beforeInit = nullptr,
+                                const std::function<void(int rank)>& afterCases = nullptr) {
   const uint64_t seed = matrix::testSeed();
   ncclUniqueId id;
   ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess) << ncclGetLastError(nullptr);
@@ -203,6 +217,7 @@ inline void runCasesInProcesses(int nranks, const std::vector<int>& devices,
     }
     EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
     api->streamDestroy(stream);
+    if (afterCases) afterCases(rank);
   });
 }
 

@@ -7,21 +7,13 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <cstdio>
 #include <string>
-#include <vector>
 
 #include "gpu_api/gpu_cases.h"
 #include "support/emulated_gpus.h"
 
-// Exported by braid (and by NVIDIA's library) but declared in no header: reads NCCL_DEBUG again.
-extern "C" void ncclResetDebugInitInternal();
-
 namespace gpu_peer_access_test {
 
-using braid::testing::gpu::CaseRun;
-using braid::testing::gpu::deviceApi;
-using braid::testing::gpu::finishRank;
 using braid::testing::matrix::Case;
 using braid::testing::matrix::Coll;
 using braid::testing::matrix::Op;
@@ -38,37 +30,23 @@ class GpuPeerAccess : public ::testing::Test {
 };
 
 TEST_F(GpuPeerAccess, OneWayPeerAccessPutsTheOtherWaysFifosInHostMemory) {
-  const int n = 2;
-  ncclUniqueId id;
-  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
-  const Case c{Coll::kAllReduce, ncclFloat32, Op::kSum, 100003, n, false, 0};
-  const uint64_t seed = braid::testing::matrix::testSeed();
-  braid::testing::runProcesses(n, [&](int rank) {
-    setenv("BRAID_EMULATE_GPU_NO_P2P", "1>0", 1);
-    setenv("NCCL_DEBUG", "INFO", 1);
-    ncclResetDebugInitInternal();
-    ::testing::internal::CaptureStderr();
-    const braidDeviceApi* api = deviceApi();
-    ASSERT_EQ(api->setDevice(rank), ncclSuccess) << ncclGetLastError(nullptr);
-    cudaStream_t stream = nullptr;
-    ASSERT_EQ(api->streamCreate(&stream), ncclSuccess);
-    ncclComm_t comm = nullptr;
-    ASSERT_EQ(ncclCommInitRank(&comm, n, id, rank), ncclSuccess) << ncclGetLastError(nullptr);
-    CaseRun run(c, seed, rank);
-    ASSERT_EQ(run.toDevice(rank, api, stream), ncclSuccess) << ncclGetLastError(nullptr);
-    ASSERT_EQ(run.createOp(rank, comm), ncclSuccess) << ncclGetLastError(comm);
-    ASSERT_EQ(run.issue(rank, comm), ncclSuccess) << ncclGetLastError(comm);
-    finishRank(run, rank, comm);
-    EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
-    api->streamDestroy(stream);
-    const std::string log = ::testing::internal::GetCapturedStderr();
-    const std::string said = "the GPU of rank 1 (0000:e1:00.0) cannot reach this GPU's memory";
-    if (rank == 0) {
-      EXPECT_NE(log.find(said), std::string::npos) << log;
-    } else {
-      EXPECT_EQ(log.find("cannot reach this GPU's memory"), std::string::npos) << log;
-    }
-  });
+  const Case allReduce{Coll::kAllReduce, ncclFloat32, Op::kSum, 100003, 2, false, 0};
+  braid::testing::gpu::runCasesInProcesses(
+      2, {0, 1}, {allReduce},
+      [](int) {
+        setenv("BRAID_EMULATE_GPU_NO_P2P", "1>0", 1);
+        braid::testing::gpu::captureInfoLog();
+      },
+      [](int rank) {
+        const std::string log = ::testing::internal::GetCapturedStderr();
+        if (rank == 0) {
+          EXPECT_NE(log.find("the GPU of rank 1 (0000:e1:00.0) cannot reach this GPU's memory"),
+                    std::string::npos)
+              << log;
+        } else {
+          EXPECT_EQ(log.find("cannot reach this GPU's memory"), std::string::npos) << log;
+        }
+      });
 }
 
 }  // namespace gpu_peer_access_test
