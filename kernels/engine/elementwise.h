@@ -31,6 +31,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/engine/loop_meter.h"
 #include "kernels/host_device.h"
 #include "kernels/reduce_op.h"
 
@@ -162,6 +163,11 @@ BRAID_HOST_DEVICE uintptr_t packPhase(const Operands<T, kDsts, kSrcs>& o, bool* 
   return phase;
 }
 
+/// How many of indices [0, n) a thread of rank `rank` takes, striding by `size` from its rank.
+BRAID_HOST_DEVICE size_t stridedShare(size_t n, unsigned rank, unsigned size) {
+  return n > rank ? (n - rank - 1) / size + 1 : 0;
+}
+
 /// dst[d][i] = fn(src[0][i], ...) for i < n, over the team. `fn` takes
 /// kSrcs elements and returns one; every destination gets it. Destinations
 /// may alias sources: each element is read before it is written, and a
@@ -220,7 +226,13 @@ BRAID_HOST_DEVICE void transform(const Team& team, Operands<T, kDsts, kSrcs> o, 
       for (int d = 0; d < kDsts; ++d) storePack(o.dst[d] + first + p * kElems, out);
     }
   }
-  for (size_t i = first + packs * kElems + team.rank(); i < n; i += team.size()) scalar(i);
+  const size_t tail = first + packs * kElems;
+  for (size_t i = tail + team.rank(); i < n; i += team.size()) scalar(i);
+#if !defined(__CUDA_ARCH__)
+  const size_t scalars = stridedShare(first, team.rank(), team.size()) +
+                         stridedShare(n - tail, team.rank(), team.size());
+  noteLoopBytes(stridedShare(packs, team.rank(), team.size()) * kPackBytes, scalars * sizeof(T));
+#endif
 }
 
 // The element functions of the loops below (CopyElem is above transform, which knows it).

@@ -31,9 +31,9 @@ namespace {
 // One round of one channel: `base` is the round's first element, `roundElems`
 // how many it covers; chunk c is [base + c*chunk, ...) clipped to the round.
 void emitRound(std::vector<Step>& steps, const std::vector<int>& order, int pos, size_t base,
-               size_t roundElems) {
+               size_t roundElems, size_t grain) {
   const int n = static_cast<int>(order.size());
-  const size_t chunk = (roundElems + n - 1) / n;
+  const size_t chunk = roundUpTo((roundElems + n - 1) / n, grain);
   const RingNeighbours peers = ringNeighboursAt(order, pos);
   auto add = [&](StepOp op, int chunkIndex) {
     size_t begin = std::min(roundElems, static_cast<size_t>(chunkIndex) * chunk);
@@ -59,7 +59,7 @@ Result<Schedule> ringAllReduce(const RingParams& params) {
   const SlicePlan plan = planSlices(params, (params.count + n - 1) / n);
   s.sliceElems = plan.sliceElems;
   for (int c = 0; c < params.nchannels; ++c) {
-    const ElemRange range = channelRange(params.count, params.nchannels, c);
+    const ElemRange range = channelRange(params.count, params.nchannels, c, params.grainElems);
     auto& steps = s.channels[c].steps;
     if (n == 1) {
       appendLoneCopy(steps, range);
@@ -69,7 +69,7 @@ Result<Schedule> ringAllReduce(const RingParams& params) {
     const std::vector<int>& ring = s.channels[c].ring;
     const int pos = ringPosition(ring, params.rank);
     for (size_t base = range.begin; base < range.end; base += roundMax) {
-      emitRound(steps, ring, pos, base, std::min(roundMax, range.end - base));
+      emitRound(steps, ring, pos, base, std::min(roundMax, range.end - base), params.grainElems);
     }
   }
   return s;

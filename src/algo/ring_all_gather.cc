@@ -47,8 +47,7 @@ void emitAllGatherRound(std::vector<Step>& steps, const RingParams& p,
   const auto [prev, next] = ringNeighboursAt(order, pos);
   for (int j = 0; j < n; ++j) {
     const int block = order[ringMod(pos - j, n)];
-    const ElemRange part =
-        roundRange(blockCount(p, block), p.nchannels, channel, round, chunkElems);
+    const ElemRange part = roundRange(blockCount(p, block), p, channel, round, chunkElems);
     if (part.end == part.begin) continue;
     StepOp op = j == 0 ? StepOp::kCopySend : j == n - 1 ? StepOp::kRecv : StepOp::kRecvCopySend;
     steps.push_back(ringStep(op, prev, next, block, part.begin, blockOffset(p, block) + part.begin,

@@ -94,8 +94,8 @@ RingNeighbours ringNeighboursAt(const std::vector<int>& ring, int pos) {
   return {ring[ringMod(pos - 1, n)], ring[ringMod(pos + 1, n)]};
 }
 
-ElemRange channelRange(size_t count, int nchannels, int channel) {
-  const size_t perChannel = (count + nchannels - 1) / nchannels;
+ElemRange channelRange(size_t count, int nchannels, int channel, size_t grain) {
+  const size_t perChannel = roundUpTo((count + nchannels - 1) / nchannels, grain);
   ElemRange r;
   r.begin = std::min(count, static_cast<size_t>(channel) * perChannel);
   r.end = std::min(count, r.begin + perChannel);
@@ -103,10 +103,11 @@ ElemRange channelRange(size_t count, int nchannels, int channel) {
 }
 
 SlicePlan planSlices(const RingParams& p, size_t largestStep) {
-  size_t chunk = std::min(p.chunkElems, std::max<size_t>(largestStep, 1));
+  // Both stay multiples of the grain: p.chunkElems and p.maxSliceElems are (checkSizes).
+  size_t chunk = std::min(p.chunkElems, roundUpTo(std::max<size_t>(largestStep, 1), p.grainElems));
   size_t slice = std::max((chunk + kMaxSlicesPerMessage - 1) / kMaxSlicesPerMessage,
                           std::max<size_t>(p.minSliceElems, 1));
-  slice = std::min(p.maxSliceElems, slice);
+  slice = std::min(p.maxSliceElems, roundUpTo(slice, p.grainElems));
   return {std::min(chunk, slice * kMaxSlicesPerMessage), slice};
 }
 
@@ -119,8 +120,9 @@ size_t roundsFor(size_t len, size_t chunkElems) {
 
 }  // namespace
 
-ElemRange roundRange(size_t count, int nchannels, int channel, size_t round, size_t chunkElems) {
-  const ElemRange part = channelRange(count, nchannels, channel);
+ElemRange roundRange(size_t count, const ScheduleSizes& p, int channel, size_t round,
+                     size_t chunkElems) {
+  const ElemRange part = channelRange(count, p.nchannels, channel, p.grainElems);
   if (round >= roundsFor(part.end - part.begin, chunkElems)) return {part.end, part.end};
   const size_t begin = part.begin + round * chunkElems;
   return {begin, begin + std::min(chunkElems, part.end - begin)};
@@ -129,7 +131,7 @@ ElemRange roundRange(size_t count, int nchannels, int channel, size_t round, siz
 size_t blockRounds(const RingParams& p, int channel, size_t chunkElems) {
   size_t rounds = 0;
   for (int b = 0; b < p.nranks; ++b) {
-    const ElemRange part = channelRange(blockCount(p, b), p.nchannels, channel);
+    const ElemRange part = channelRange(blockCount(p, b), p.nchannels, channel, p.grainElems);
     rounds = std::max(rounds, roundsFor(part.end - part.begin, chunkElems));
   }
   return rounds;
@@ -138,7 +140,7 @@ size_t blockRounds(const RingParams& p, int channel, size_t chunkElems) {
 SlicePlan planBlockSlices(const RingParams& p) {
   size_t largest = 0;
   for (int b = 0; b < p.nranks; ++b) largest = std::max(largest, blockCount(p, b));
-  return planSlices(p, channelRange(largest, p.nchannels, 0).end);
+  return planSlices(p, channelRange(largest, p.nchannels, 0, p.grainElems).end);
 }
 
 Step ringStep(StepOp op, int prev, int next, int chunk, size_t inOffset, size_t outOffset,
@@ -154,14 +156,14 @@ void appendLoneCopy(std::vector<Step>& steps, ElemRange range, size_t inBase, si
 }
 
 void emitChain(Schedule& s, const RingParams& p, int root, ChainOpFn chainOp) {
-  const SlicePlan plan = planSlices(p, channelRange(p.count, p.nchannels, 0).end);
+  const SlicePlan plan = planSlices(p, channelRange(p.count, p.nchannels, 0, p.grainElems).end);
   s.sliceElems = plan.sliceElems;
   for (int c = 0; c < p.nchannels; ++c) {
     const std::vector<int>& ring = s.channels[c].ring;
     const int pos = ringPosition(ring, p.rank);
     const auto [prev, next] = ringNeighboursAt(ring, pos);
     const StepOp op = chainOp(p.nranks, ringMod(pos - ringPosition(ring, root), p.nranks));
-    const ElemRange range = channelRange(p.count, p.nchannels, c);
+    const ElemRange range = channelRange(p.count, p.nchannels, c, p.grainElems);
     int chunk = 0;
     for (size_t base = range.begin; base < range.end; base += plan.chunkElems, ++chunk) {
       const size_t len = std::min(plan.chunkElems, range.end - base);
@@ -182,7 +184,7 @@ Result<Schedule> blockRingSchedule(const RingParams& params, Collective collecti
   for (int c = 0; c < params.nchannels; ++c) {
     auto& steps = s.channels[c].steps;
     if (params.nranks == 1) {
-      appendLoneCopy(steps, channelRange(s.count, params.nchannels, c),
+      appendLoneCopy(steps, channelRange(s.count, params.nchannels, c, params.grainElems),
                      inputIsBlocked ? blockedBase : 0, inputIsBlocked ? 0 : blockedBase);
       continue;
     }

@@ -80,12 +80,14 @@ struct ElemRange {
 };
 
 /// The part of [0, count) that `channel` works on: contiguous, nearly equal
-/// parts, the first channels taking the remainder.
-ElemRange channelRange(size_t count, int nchannels, int channel);
+/// parts of a multiple of `grain` elements (ScheduleSizes::grainElems), the
+/// last channels taking what is left (less, or nothing).
+ElemRange channelRange(size_t count, int nchannels, int channel, size_t grain);
 
 /// The part of [0, count) that `channel` works on in round `round` of
 /// `chunkElems` elements: empty once the channel's part is used up.
-ElemRange roundRange(size_t count, int nchannels, int channel, size_t round, size_t chunkElems);
+ElemRange roundRange(size_t count, const ScheduleSizes& p, int channel, size_t round,
+                     size_t chunkElems);
 
 /// Rounds `channel` needs for the largest of the blocks, each round taking
 /// up to chunkElems elements of every block; the same on every rank.

@@ -48,8 +48,7 @@ void emitReduceScatterRound(std::vector<Step>& steps, const RingParams& p,
   const auto [prev, next] = ringNeighboursAt(order, pos);
   for (int j = 0; j < n; ++j) {
     const int block = order[ringMod(pos - 1 - j, n)];
-    const ElemRange part =
-        roundRange(blockCount(p, block), p.nchannels, channel, round, chunkElems);
+    const ElemRange part = roundRange(blockCount(p, block), p, channel, round, chunkElems);
     if (part.end == part.begin) continue;
     StepOp op = j == 0       ? StepOp::kSend
                 : j == n - 1 ? StepOp::kRecvReduceCopy

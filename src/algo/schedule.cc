@@ -6,7 +6,11 @@
 #include <cstdio>
 #include <string>
 
+#include "kernels/engine/elementwise.h"
+
 namespace braid::algo {
+
+using kernels::engine::kPackBytes;
 
 Status checkSizes(const ScheduleSizes& p, const std::string& who) {
   if (p.nranks < 1) return invalidArgument(who + "nranks must be at least 1");
@@ -17,6 +21,12 @@ Status checkSizes(const ScheduleSizes& p, const std::string& who) {
   if (p.nchannels < 1) return invalidArgument(who + "nchannels must be at least 1");
   if (p.chunkElems == 0 || p.maxSliceElems == 0 || p.minSliceElems == 0) {
     return invalidArgument(who + "chunk and slice sizes must be at least 1 element");
+  }
+  if (p.grainElems == 0 || p.chunkElems % p.grainElems != 0 ||
+      p.maxSliceElems % p.grainElems != 0) {
+    return invalidArgument(who + "the grain of " + std::to_string(p.grainElems) +
+                           " elements must divide the chunk (" + std::to_string(p.chunkElems) +
+                           ") and the largest slice (" + std::to_string(p.maxSliceElems) + ")");
   }
   return Status::success();
 }
@@ -45,6 +55,10 @@ void sizeForSlots(ScheduleSizes& sizes, size_t slotBytes, size_t fifoSlots, size
   sizes.maxSliceElems = std::max<size_t>(1, slotBytes / elemBytes);
   sizes.minSliceElems =
       std::min(sizes.maxSliceElems, std::max<size_t>(1, kMinSliceBytes / elemBytes));
+  // Packs of whole elements (1, 2, 4, 8 or 16 bytes), where a slot holds whole packs.
+  const size_t packElems = kPackBytes % elemBytes == 0 ? kPackBytes / elemBytes : 1;
+  const bool whole = sizes.chunkElems % packElems == 0 && sizes.maxSliceElems % packElems == 0;
+  sizes.grainElems = whole ? packElems : 1;
 }
 
 const char* stepOpName(StepOp op) {

@@ -79,7 +79,16 @@ struct ScheduleSizes {
   size_t maxSliceElems = 1;  ///< most elements of one slice (one FIFO slot)
   size_t minSliceElems = 1;  ///< fewest elements worth a slice of their own
   int nchannels = 1;
+  /// Elements that every bound between channels, chunks and slices falls on a multiple of
+  /// (from the call's first element), so that every part but the last starts and ends on a
+  /// 16-byte pack where the buffer does (sizeForSlots sets it; the engine's loops move packs
+  /// only where all of a loop's pointers agree within 16 bytes). Divides chunkElems and
+  /// maxSliceElems.
+  size_t grainElems = 1;
 };
+
+/// n rounded up to a multiple of grain.
+inline size_t roundUpTo(size_t n, size_t grain) { return (n + grain - 1) / grain * grain; }
 
 /// Checks what every generator needs of its sizes: a rank in [0, nranks),
 /// at least one channel, chunks and slices of at least one element.
@@ -96,8 +105,9 @@ inline constexpr size_t kMinSliceBytes = 16 << 10;
 /// and elements of `elemBytes`: a chunk fills half the FIFO (so a step
 /// never waits on the receiver's room for its first slice, and the other
 /// half lets the next round start early), a slice at most one slot and,
-/// where the slot allows, at least kMinSliceBytes. braid-sim sizes its
-/// schedules with the same rule.
+/// where the slot allows, at least kMinSliceBytes; bounds on 16-byte packs
+/// where the slot holds whole packs. braid-sim sizes its schedules with the
+/// same rule.
 void sizeForSlots(ScheduleSizes& sizes, size_t slotBytes, size_t fifoSlots, size_t elemBytes);
 
 struct ChannelSchedule {

@@ -32,7 +32,7 @@ Schedule newTreeSchedule(const TreeParams& p, Collective collective, int root) {
   // A slice is a quarter of a chunk, as on the ring, so that a node starts
   // forwarding before its child has sent the whole chunk.
   size_t slice = std::max((p.chunkElems + 3) / 4, p.minSliceElems);
-  s.sliceElems = std::min(slice, p.maxSliceElems);
+  s.sliceElems = std::min(roundUpTo(slice, p.grainElems), p.maxSliceElems);
   return s;
 }
 
@@ -118,7 +118,7 @@ Result<Schedule> rootedTreeSchedule(const TreeParams& p, int root, Collective co
   Schedule s = newTreeSchedule(p, collective, root);
   const TreeNode node = rootedTree(p.nranks, p.rank, root);
   for (int c = 0; c < p.nchannels; ++c) {
-    const ElemRange range = channelRange(p.count, p.nchannels, c);
+    const ElemRange range = channelRange(p.count, p.nchannels, c, p.grainElems);
     auto& steps = s.channels[c].steps;
     int chunk = 0;
     for (size_t at = range.begin; at < range.end; at += p.chunkElems, ++chunk) {
@@ -242,7 +242,7 @@ Result<Schedule> plannedTreeAllReduce(const TreeParams& p) {
   Schedule s = newTreeSchedule(p, Collective::kAllReduce, -1);
   for (int c = 0; c < p.nchannels; ++c) {
     const PlannedTreeNode& node = p.plannedTrees[c % p.plannedTrees.size()][p.rank];
-    const ElemRange range = channelRange(p.count, p.nchannels, c);
+    const ElemRange range = channelRange(p.count, p.nchannels, c, p.grainElems);
     auto& steps = s.channels[c].steps;
     for (int phase = 0; phase < 2; ++phase) {
       int chunk = 0;
@@ -297,12 +297,13 @@ Result<Schedule> treeAllReduce(const TreeParams& p) {
   while ((1 << depth) < p.nranks) ++depth;
   const int heights[2] = {heightIn(p, 0), heightIn(p, 1)};
   for (int c = 0; c < p.nchannels; ++c) {
-    const ElemRange range = channelRange(p.count, p.nchannels, c);
+    const ElemRange range = channelRange(p.count, p.nchannels, c, p.grainElems);
     auto& steps = s.channels[c].steps;
     const size_t len = range.end - range.begin;
     // What fits one chunk takes one tree: two halves would each pay the
     // trees' whole depth of hops for half the bytes.
-    const size_t firstHalf = oneTree || len <= chunkElems ? len : (len + 1) / 2;
+    const size_t firstHalf =
+        oneTree || len <= chunkElems ? len : std::min(len, roundUpTo((len + 1) / 2, p.grainElems));
     const ElemRange halves[2] = {{range.begin, range.begin + firstHalf},
                                  {range.begin + firstHalf, range.end}};
     const size_t chunks = (firstHalf + chunkElems - 1) / chunkElems;

@@ -16,6 +16,7 @@
 #include "gpu/runtime.h"
 #include "kernels/engine/launch.h"
 #include "support/recording_runtime.h"
+#include "support/thread_comms.h"
 
 namespace braid {
 namespace {
@@ -31,21 +32,10 @@ class GpuLaunches : public ::testing::Test {
   static constexpr size_t kCount = 4096;
 
   void SetUp() override {
-    Result<UniqueId> id = Comm::newUniqueId();
-    ASSERT_TRUE(id.ok()) << id.status().message();
-    std::vector<std::thread> threads;
-    comms_.resize(kRanks);
+    testing::ThreadComms made = testing::createThreadComms({0, 1});
+    comms_ = std::move(made.comms);
     for (int r = 0; r < kRanks; ++r) {
-      threads.emplace_back([&, r] {
-        CommOptions options;
-        options.device = r;
-        auto made = Comm::create(id.value(), kRanks, r, options);
-        if (made.ok()) comms_[r] = std::move(made).value();
-      });
-    }
-    for (auto& t : threads) t.join();
-    for (int r = 0; r < kRanks; ++r) {
-      ASSERT_TRUE(comms_[r]) << "rank " << r << " was not created";
+      ASSERT_TRUE(comms_[r]) << "rank " << r << ": " << made.failures[r].message();
       ASSERT_TRUE(comms_[r]->onGpu());
       ASSERT_TRUE(runtime_.setDevice(r).ok());
       streams_.push_back(runtime_.streamCreate().value());

@@ -16,6 +16,7 @@
 #include "gpu/runtime.h"
 #include "support/recording_runtime.h"
 #include "support/scoped_env.h"
+#include "support/thread_comms.h"
 
 namespace braid {
 namespace {
@@ -116,26 +117,10 @@ class GpuResidency : public ::testing::Test {
 
   /// Creates the ranks; the statuses of those that failed go to failures_.
   void create(const std::vector<int>& devices, CommOptions base = {}) {
-    Result<UniqueId> id = Comm::newUniqueId();
-    ASSERT_TRUE(id.ok()) << id.status().message();
-    const int n = static_cast<int>(devices.size());
     comms_.clear();
-    comms_.resize(n);
-    failures_.assign(n, Status::success());
-    std::vector<std::thread> threads;
-    for (int r = 0; r < n; ++r) {
-      threads.emplace_back([&, r] {
-        CommOptions options = base;
-        options.device = devices[r];
-        auto made = Comm::create(id.value(), n, r, options);
-        if (made.ok()) {
-          comms_[r] = std::move(made).value();
-        } else {
-          failures_[r] = made.status();
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
+    testing::ThreadComms made = testing::createThreadComms(devices, base);
+    comms_ = std::move(made.comms);
+    failures_ = std::move(made.failures);
   }
 
   /// An all-reduce of kCount floats on every rank, checked; returns the blocks of each launch.
