@@ -97,6 +97,16 @@ int emulatedKnob(const char* name, int fallback, int most) {
   return fallback;
 }
 
+/// The device pairs of the variable `name` (a>b,...), warned about and ignored where malformed.
+std::vector<std::pair<int, int>> devicePairsOf(const char* name) {
+  const std::optional<std::string> spec = env::raw(name);
+  if (!spec) return {};
+  const auto pairs = parseDevicePairs(*spec);
+  if (pairs) return *pairs;
+  BRAID_WARN("gpu: %s=\"%s\" is not a list of a>b; ignored", name, spec->c_str());
+  return {};
+}
+
 std::unique_ptr<Runtime> chooseRuntime() {
   // Read here, once, rather than in Config: the runtime is the process's,
   // chosen before any communicator exists (a program allocates its buffers
@@ -109,15 +119,8 @@ std::unique_ptr<Runtime> chooseRuntime() {
     shape.devices = static_cast<int>(emulated);
     std::vector<std::string> uuids;
     for (int d = 0; d < shape.devices; ++d) uuids.push_back(emulatedUuid(d));
-    if (const std::optional<std::string> spec = env::raw("BRAID_EMULATE_GPU_NO_P2P")) {
-      const auto pairs = parseNoPeerAccess(*spec);
-      if (pairs) {
-        shape.noPeerAccess = *pairs;
-      } else {
-        BRAID_WARN("gpu: BRAID_EMULATE_GPU_NO_P2P=\"%s\" is not a list of a>b; ignored",
-                   spec->c_str());
-      }
-    }
+    shape.noPeerAccess = devicePairsOf("BRAID_EMULATE_GPU_NO_P2P");
+    shape.corruptPeerWrites = devicePairsOf("BRAID_EMULATE_GPU_BAD_P2P");
     // What this process sees of the machine's devices, as CUDA would show it.
     shape.visible = visibleDevices(env::raw("CUDA_VISIBLE_DEVICES"), uuids);
     if (shape.visible.empty()) {

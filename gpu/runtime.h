@@ -225,6 +225,11 @@ struct EmulatedShape {
   /// is false), as on machines whose GPUs lack peer access one way or both
   /// (BRAID_EMULATE_GPU_NO_P2P=a>b,...).
   std::vector<std::pair<int, int>> noPeerAccess;
+  /// Pairs (a, b) where a says it reaches b's memory but what a's copies write there arrives
+  /// corrupt, as peer traffic on a VM whose IOMMU or PCIe switches break it
+  /// (BRAID_EMULATE_GPU_BAD_P2P=a>b,...). Only copies are spoiled: the emulated kernels store
+  /// through plain host pointers, which nothing can intercept.
+  std::vector<std::pair<int, int>> corruptPeerWrites;
   int threadsPerBlock = kEmulatedThreadsPerBlock;  ///< threads of each block's team
   int multiprocessors = kEmulatedMultiprocessors;
   int blocksPerSm = kEmulatedBlocksPerSm;

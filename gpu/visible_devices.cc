@@ -51,7 +51,7 @@ std::vector<int> visibleDevices(const std::optional<std::string>& spec,
   return visible;
 }
 
-std::optional<std::vector<std::pair<int, int>>> parseNoPeerAccess(const std::string& text) {
+std::optional<std::vector<std::pair<int, int>>> parseDevicePairs(const std::string& text) {
   std::vector<std::pair<int, int>> pairs;
   size_t at = 0;
   while (at < text.size()) {

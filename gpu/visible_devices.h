@@ -19,9 +19,10 @@ namespace braid::gpu {
 std::vector<int> visibleDevices(const std::optional<std::string>& spec,
                                 const std::vector<std::string>& uuids);
 
-/// BRAID_EMULATE_GPU_NO_P2P's pairs, "a>b,c>d" (device a cannot reach device b's memory);
-/// nullopt where the text is not such a list.
-std::optional<std::vector<std::pair<int, int>>> parseNoPeerAccess(const std::string& text);
+/// Pairs of devices, "a>b,c>d" (BRAID_EMULATE_GPU_NO_P2P: device a cannot reach device b's
+/// memory; BRAID_EMULATE_GPU_BAD_P2P: its writes there arrive corrupt); nullopt where the text
+/// is not such a list.
+std::optional<std::vector<std::pair<int, int>>> parseDevicePairs(const std::string& text);
 
 /// The UUID of the emulated machine's device `physical`, the same in every process.
 std::string emulatedUuid(int physical);

@@ -76,6 +76,7 @@ class EmulatedRuntime final : public Runtime {
         devices_(static_cast<int>(physical_.size())),
         machineDevices_(shape.devices),
         noPeerAccess_(shape.noPeerAccess.begin(), shape.noPeerAccess.end()),
+        corruptPeerWrites_(shape.corruptPeerWrites.begin(), shape.corruptPeerWrites.end()),
         threadsPerBlock_(static_cast<unsigned>(shape.threadsPerBlock)),
         multiprocessors_(shape.multiprocessors),
         blocksPerSm_(shape.blocksPerSm) {}
@@ -179,9 +180,29 @@ class EmulatedRuntime final : public Runtime {
           static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(src) + bytes);
       s->enqueue([=](EmulatedStream&) { dmaCopy(dst, staged->data(), bytes); });
     } else {
-      submit(s, [=](EmulatedStream&) { dmaCopy(dst, src, bytes); });
+      const bool spoiled = spoilsWrite(s->device(), dst);
+      submit(s, [=](EmulatedStream&) {
+        dmaCopy(dst, src, bytes);
+        if (spoiled) spoilAsBrokenPeerTraffic(dst, bytes);
+      });
     }
     return Status::success();
+  }
+
+  /// Whether a copy on `device`'s stream into `dst` crosses a pair told to corrupt its writes
+  /// (the memory's device as this process numbers it, as cudaPointerGetAttributes gives it).
+  bool spoilsWrite(int device, const void* dst) {
+    if (corruptPeerWrites_.empty()) return false;
+    const PointerInfo target = memory_.pointerInfo(dst);
+    if (target.kind != MemoryKind::kDevice || target.device == device) return false;
+    if (target.device < 0 || target.device >= devices_) return false;
+    return corruptPeerWrites_.count({physical_[device], physical_[target.device]}) != 0;
+  }
+
+  /// Garbles what a copy wrote, as a broken peer-to-peer path does: some bytes flipped.
+  static void spoilAsBrokenPeerTraffic(void* dst, size_t bytes) {
+    auto* p = static_cast<unsigned char*>(dst);
+    for (size_t i = 7; i < bytes; i += 61) p[i] ^= 0xa5;
   }
 
   Status fill(void* dst, int value, size_t bytes, Stream stream) override {
@@ -544,6 +565,8 @@ class EmulatedRuntime final : public Runtime {
   const int devices_;
   const int machineDevices_;
   const std::set<std::pair<int, int>> noPeerAccess_;  ///< (a, b): a cannot reach b's memory
+  /// (a, b): what a's copies write into b's memory arrives corrupt (EmulatedShape).
+  const std::set<std::pair<int, int>> corruptPeerWrites_;
   const unsigned threadsPerBlock_;
   const int multiprocessors_;
   const int blocksPerSm_;

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "base/log.h"
+#include "comm/gpu_peer_probe.h"
 #include "kernels/engine/interpreter.h"
 #include "kernels/engine_launch.h"
 #include "topology/pci_bus_id.h"
@@ -94,6 +95,7 @@ Status GpuSide::open(int onDevice, gpu::MeteredRuntime& metered) {
   BRAID_TRY(rt.fill(cursorWords, 0, kCursorCapacity * sizeof(engine::FifoCursor), stream_));
   BRAID_TRY(rt.streamSynchronize(stream_));
   BRAID_TRY(notePeerReach());
+  BRAID_TRY(checkPeerWrites(rt, members_, stream_, peerReaches_));
   BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo info, rt.deviceInfo(device_));
   BRAID_INFO("gpu: rank %d on device %d (%s, %s) with %s; engine of %u threads per channel",
              members_.rank, device_, info.name.c_str(), info.pciBusId.c_str(),

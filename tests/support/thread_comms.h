@@ -19,7 +19,8 @@ struct ThreadComms {
 };
 
 /// Creates the ranks of one job, a thread each, rank r with `base` on devices[r].
-inline ThreadComms createThreadComms(const std::vector<int>& devices, const CommOptions& base = {}) {
+inline ThreadComms createThreadComms(const std::vector<int>& devices,
+                                     const CommOptions& base = {}) {
   ThreadComms out;
   Result<UniqueId> id = Comm::newUniqueId();
   const int n = static_cast<int>(devices.size());

@@ -30,7 +30,7 @@ constexpr size_t kOddCount = (size_t{1} << 26) + 1;
 struct Case {
   DataType type;
   size_t elemBytes;
-  uint64_t oneElement;  ///< the bits of every input element (one byte repeated: fill's pattern)
+  uint64_t oneElement;   ///< the bits of every input element (one byte repeated: fill's pattern)
   uint64_t twoElements;  ///< the bits of their sum over two ranks (exact: twice a value)
 };
 
@@ -45,8 +45,8 @@ class GpuPackShare : public ::testing::TestWithParam<Case> {
     testing::ThreadComms made = testing::createThreadComms({0, 1});
     comms_ = std::move(made.comms);
     for (int r = 0; r < kRanks; ++r) {
-      ASSERT_TRUE(comms_[r] && comms_[r]->onGpu()) << "rank " << r << ": "
-                                                   << made.failures[r].message();
+      ASSERT_TRUE(comms_[r] && comms_[r]->onGpu())
+          << "rank " << r << ": " << made.failures[r].message();
     }
   }
 
@@ -72,8 +72,8 @@ TEST_P(GpuPackShare, AnOddCountMovesAlmostAllOfItsBytesAsPacks) {
     streams[r] = runtime_->streamCreate().value();
     input[r] = runtime_->deviceAlloc(bytes).value();
     output[r] = runtime_->deviceAlloc(bytes).value();
-    ASSERT_TRUE(runtime_->fill(input[r], static_cast<int>(c.oneElement & 0xff), bytes, streams[r])
-                    .ok());
+    ASSERT_TRUE(
+        runtime_->fill(input[r], static_cast<int>(c.oneElement & 0xff), bytes, streams[r]).ok());
     ASSERT_TRUE(runtime_->streamSynchronize(streams[r]).ok());
   }
   engine::resetLoopBytes();
@@ -118,21 +118,20 @@ TEST_P(GpuPackShare, AnOddCountMovesAlmostAllOfItsBytesAsPacks) {
 
 // Inputs of one repeated byte 0x3f: float 0x3f3f3f3f (0.7470...), bfloat16 0x3f3f, half 0x3f3f
 // (1.8115...); the sum of two such is the same value with its exponent one higher.
-INSTANTIATE_TEST_SUITE_P(
-    Types, GpuPackShare,
-    ::testing::Values(Case{DataType::kFloat32, 4, 0x3f3f3f3f, 0x3fbf3f3f},
-                      Case{DataType::kBfloat16, 2, 0x3f3f, 0x3fbf}, Case{DataType::kFloat16, 2,
-                                                                         0x3f3f, 0x433f}),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      switch (info.param.type) {
-        case DataType::kFloat32:
-          return "float32";
-        case DataType::kBfloat16:
-          return "bfloat16";
-        default:
-          return "float16";
-      }
-    });
+INSTANTIATE_TEST_SUITE_P(Types, GpuPackShare,
+                         ::testing::Values(Case{DataType::kFloat32, 4, 0x3f3f3f3f, 0x3fbf3f3f},
+                                           Case{DataType::kBfloat16, 2, 0x3f3f, 0x3fbf},
+                                           Case{DataType::kFloat16, 2, 0x3f3f, 0x433f}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           switch (info.param.type) {
+                             case DataType::kFloat32:
+                               return "float32";
+                             case DataType::kBfloat16:
+                               return "bfloat16";
+                             default:
+                               return "float16";
+                           }
+                         });
 
 }  // namespace
 }  // namespace braid

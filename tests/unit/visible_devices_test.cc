@@ -11,7 +11,7 @@
 namespace visible_devices_test {
 
 using braid::gpu::emulatedUuid;
-using braid::gpu::parseNoPeerAccess;
+using braid::gpu::parseDevicePairs;
 using braid::gpu::visibleDevices;
 
 std::vector<std::string> machineOf(int n) {
@@ -56,13 +56,13 @@ TEST(VisibleDevices, EmulatedUuidsAreDistinctAndStable) {
 
 TEST(VisibleDevices, NoPeerAccessPairsAreReadOrRefusedWhole) {
   using Pairs = std::vector<std::pair<int, int>>;
-  EXPECT_EQ(parseNoPeerAccess("1>0"), (Pairs{{1, 0}}));
-  EXPECT_EQ(parseNoPeerAccess("1>0, 2>3"), (Pairs{{1, 0}, {2, 3}}));
-  EXPECT_EQ(parseNoPeerAccess(""), (Pairs{}));
-  EXPECT_EQ(parseNoPeerAccess("1-0"), std::nullopt);
-  EXPECT_EQ(parseNoPeerAccess("1>"), std::nullopt);
-  EXPECT_EQ(parseNoPeerAccess(">0"), std::nullopt);
-  EXPECT_EQ(parseNoPeerAccess("1>0,x>2"), std::nullopt);
+  EXPECT_EQ(parseDevicePairs("1>0"), (Pairs{{1, 0}}));
+  EXPECT_EQ(parseDevicePairs("1>0, 2>3"), (Pairs{{1, 0}, {2, 3}}));
+  EXPECT_EQ(parseDevicePairs(""), (Pairs{}));
+  EXPECT_EQ(parseDevicePairs("1-0"), std::nullopt);
+  EXPECT_EQ(parseDevicePairs("1>"), std::nullopt);
+  EXPECT_EQ(parseDevicePairs(">0"), std::nullopt);
+  EXPECT_EQ(parseDevicePairs("1>0,x>2"), std::nullopt);
 }
 
 }  // namespace visible_devices_test
