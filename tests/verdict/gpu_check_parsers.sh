@@ -9,6 +9,8 @@
 #     end to end) and the goal judged on it (perf_goals.py);
 #   - a goal or a phase with nothing to compare with is NOT RUN, counted apart from PASS, and a run
 #     where nothing else ran says NOT RUN and exits 5;
+#   - the preflight's first call fails where braid's trace shows no engine kernel launched by
+#     both ranks;
 #   - summary.py fails the run on a line of cases.jsonl it cannot read.
 # The binaries are fakes written here, which print what GoogleTest and braid-perf print: seconds,
 # no build. (tests/verdict/gpu_check_verdict.sh runs the real perf phase.)
@@ -84,6 +86,10 @@ cat >"$fake/bin/braid-perf" <<'EOF'
 #!/usr/bin/env bash
 echo "# braid-perf all_reduce: nccl-tests compatible benchmark of braid's libnccl.so.2"
 echo "#  devices through emulated GPU"
+# braid's trace of the engine's launches, by both ranks, where FAKE_LAUNCH is set.
+if [[ -n ${FAKE_LAUNCH:-} && ${BRAID_DEBUG:-} == TRACE ]]; then
+  for rank in 0 1; do echo "vm:1:2 [$rank] braid TRACE gpu: launched 1 call(s) on 1 block(s)"; done
+fi
 printf '%12s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n' \
   8 2 float sum -1 5.12 0.00 0.00 0 4.80 0.00 0.00 0 \
   1048576 262144 float sum -1 812.33 1.29 1.29 0 800.10 1.31 1.31 0
@@ -199,6 +205,16 @@ for goal in reduce_loop n1_vs_nccl n2_copy_bound latency_8b_n2; do
     fail "perf.goal.$goal is not NOT RUN on the emulated GPU"
 done
 [[ -z $(cases "$tmp/perf.txt" SKIP) ]] || fail "a SKIP: $(cases "$tmp/perf.txt" SKIP)"
+
+# 4b. The preflight's first call: braid-perf that ran, right, on the emulated GPU, yet launched no
+# engine kernel (the fake prints no trace) fails; with both ranks' launches traced, it passes.
+gpu_check nolaunch -- preflight
+has "$tmp/nolaunch.txt" preflight.first_call FAIL \
+  "the engine's kernel was launched by 0 of the 2 ranks (braid's trace): no kernel ran*" ||
+  fail "a first call that launched no kernel passed"
+gpu_check launch FAKE_LAUNCH=1 -- preflight
+has "$tmp/launch.txt" preflight.first_call PASS "8 B all_reduce of 2 ranks as threads *2 launch*" ||
+  fail "a first call whose two ranks launched the kernel did not pass"
 
 # 5. perf_goals.py on a GPU's tables: NVIDIA's library absent leaves n1_vs_nccl NOT RUN; a line
 # of a table that passed, yet no one can read, fails the goals judged on it (as checks); the

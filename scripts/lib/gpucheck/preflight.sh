@@ -2,7 +2,8 @@
 # scripts/gpu-check's phase preflight: what the machine is and whether the binaries can run on it,
 # before any phase spends its minutes. On a GPU: the device, its compute mode, MPS, the driver's
 # and CUDA's versions; everywhere: the tools the later phases use, the binaries' libraries, and one
-# 8-byte all_reduce through braid on the device the phases will use.
+# 8-byte all_reduce of two ranks as threads through braid on the device the phases will use, which
+# must launch the engine's kernel on each rank (one rank alone would only copy).
 source "$(dirname "${BASH_SOURCE[0]}")/record.sh"
 
 # have TOOL: TOOL's path, on PATH or in the CUDA toolkit.
@@ -78,10 +79,16 @@ else
   gc_record preflight.binaries PASS "in ${GC_BIN%/bin}, every library found (${hwloc:-no hwloc})"
 fi
 
-# One call through braid on the device the other phases use: the runtime comes up, and which.
-if gc_run preflight.first_call 120 "$GC_BIN/braid-perf" all_reduce -b 8 -e 8 -n 1 -w 0 -c 1; then
+# One call through braid on the device the other phases use: the runtime comes up, and which; two
+# ranks as threads, since N = 1 short-circuits to a copy and launches no kernel. braid's trace
+# (BRAID_DEBUG=TRACE) logs each launch of the engine's kernel with the rank that made it.
+first=(env BRAID_DEBUG=TRACE "$GC_BIN/braid-perf" all_reduce -b 8 -e 8 -n 1 -w 0 -c 1 -t 2)
+if gc_run preflight.first_call 40 "${first[@]}"; then
   through=$(grep -m1 '^#  devices through' "$GC_LOG" | sed 's/^#  devices through //')
   device=$(grep -m1 -E '^#  Rank +0 ' "$GC_LOG" | sed -E 's/.*on device +[0-9]+: //')
+  wrong=$(grep -m1 '^# Wrong elements' "$GC_LOG" | sed 's/^# Wrong elements *: *//')
+  launched=$(grep -oE '\[[01]\] braid TRACE gpu: launched' "$GC_LOG" | cut -c2 | sort -u | wc -l)
+  launches=$(grep -c 'braid TRACE gpu: launched' "$GC_LOG")
   if ((GC_RC != 0)); then
     gc_finish preflight.first_call FAIL "braid-perf exited $GC_RC: $(tail -1 "$GC_LOG")"
   elif [[ -z $through ]]; then
@@ -90,8 +97,14 @@ if gc_run preflight.first_call 120 "$GC_BIN/braid-perf" all_reduce -b 8 -e 8 -n 
     gc_finish preflight.first_call FAIL "not on the emulated GPU but through $through"
   elif ((!GC_EMULATED)) && [[ $through == emulated* ]]; then
     gc_finish preflight.first_call FAIL "on the emulated GPU, where a real one was asked for"
+  elif [[ $wrong != "0 OK" ]]; then
+    gc_finish preflight.first_call FAIL "wrong elements: ${wrong:-none counted}"
+  elif ((launched != 2)); then
+    gc_finish preflight.first_call FAIL \
+      "the engine's kernel was launched by $launched of the 2 ranks (braid's trace): no kernel ran"
   else
-    gc_finish preflight.first_call PASS "8 B all_reduce on $device, through $through"
+    gc_finish preflight.first_call PASS "8 B all_reduce of 2 ranks as threads on $device, through \
+$through: $launches launches of the engine's kernel, by both ranks; 0 wrong"
   fi
 fi
 exit 0
