@@ -9,6 +9,8 @@
 #     end to end) and the goal judged on it (perf_goals.py);
 #   - a goal or a phase with nothing to compare with is NOT RUN, counted apart from PASS, and a run
 #     where nothing else ran says NOT RUN and exits 5;
+#   - braid is compared with NVIDIA's NCCL on one GPU by no goal, the perf and torch phases saying
+#     why (perf.nccl, torch.nccl);
 #   - the preflight's first call fails where braid's trace shows no engine kernel launched by
 #     both ranks;
 #   - summary.py fails the run on a line of cases.jsonl it cannot read.
@@ -190,9 +192,12 @@ head=$(head -1 "$tmp/none.txt")
   fail "summary.json: $(head -1 "$tmp/none.txt")"
 grep -q '^# verdict: NOT RUN (exit status 5): 0 passed, 0 failed, 0 incomplete, 4 not run' \
   "$tmp/none/summary.txt" || fail "summary.txt: $(sed -n 2p "$tmp/none/summary.txt")"
+has "$tmp/none.txt" torch.nccl INFO "NVIDIA's NCCL not run beside braid's: it refuses two ranks*" ||
+  fail "torch.nccl does not say why NVIDIA's NCCL is not run"
 
 # 4. The perf phase: a row cut short fails its case, naming the line; the goals, with no GPU to
-# judge them on, are NOT RUN; the rest passes.
+# judge them on, are NOT RUN, none of them against NVIDIA's NCCL, which perf.nccl says is not
+# compared; the rest passes.
 gpu_check perf -- perf
 [[ $rc -eq 1 ]] || fail "a table's row cut short, yet gpu-check exited $rc, not 1"
 [[ $(cases "$tmp/perf.txt" FAIL) == perf.channels2 ]] ||
@@ -200,10 +205,14 @@ gpu_check perf -- perf
 has "$tmp/perf.txt" perf.channels2 FAIL \
   "*no table holds: line 5: ' 2097152 524288 float sum -1 16'" ||
   fail "perf.channels2 does not fail naming the line"
-for goal in reduce_loop n1_vs_nccl n2_copy_bound latency_8b_n2; do
+for goal in reduce_loop n2_copy_bound latency_8b_n2; do
   has "$tmp/perf.txt" "perf.goal.$goal" "NOT RUN" "not judged: the emulated GPU*" ||
     fail "perf.goal.$goal is not NOT RUN on the emulated GPU"
 done
+nccl=$(tail -n +2 "$tmp/perf.txt" | cut -f1 | grep -i nccl | paste -sd' ')
+[[ $nccl == perf.nccl ]] || fail "cases of NVIDIA's NCCL: $nccl"
+has "$tmp/perf.txt" perf.nccl INFO "NVIDIA's NCCL not compared: it refuses two ranks on one GPU*" ||
+  fail "perf.nccl does not say why NVIDIA's NCCL is not compared"
 [[ -z $(cases "$tmp/perf.txt" SKIP) ]] || fail "a SKIP: $(cases "$tmp/perf.txt" SKIP)"
 
 # 4b. The preflight's first call: braid-perf that ran, right, on the emulated GPU, yet launched no
@@ -216,9 +225,9 @@ gpu_check launch FAKE_LAUNCH=1 -- preflight
 has "$tmp/launch.txt" preflight.first_call PASS "8 B all_reduce of 2 ranks as threads *2 launch*" ||
   fail "a first call whose two ranks launched the kernel did not pass"
 
-# 5. perf_goals.py on a GPU's tables: NVIDIA's library absent leaves n1_vs_nccl NOT RUN; a line
-# of a table that passed, yet no one can read, fails the goals judged on it (as checks); the
-# reduce loop, judged, misses its goal.
+# 5. perf_goals.py on a GPU's tables: a line of a table that passed, yet no one can read, fails
+# the goals judged on it (as checks); the reduce loop, judged, misses its goal; no goal compares
+# braid with NVIDIA's NCCL.
 logs=$tmp/goals/logs
 mkdir -p "$logs"
 row() { printf '%12s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n' "$@"; }
@@ -234,7 +243,6 @@ row 8 2 float sum -1 9.00 0.00 0.00 0 9.00 0.00 0.00 0 >"$logs/perf.n1.log"
 } >"$logs/perf.n2.log"
 {
   for c in kernels n1 n2; do case_json "perf.$c" PASS; done
-  case_json perf.n1_nccl "NOT RUN" check "no libnccl.so.2"
 } >"$tmp/goals/cases.jsonl"
 python3 "$lib/perf_goals.py" goals "$logs" "$tmp/goals/cases.jsonl" --emulated 0 >"$tmp/out"
 # goal_cases FILE: "-", then "name<TAB>verdict<TAB>kind: detail" for each case of FILE.
@@ -247,8 +255,7 @@ for line in open(sys.argv[1]):
     print(c["name"], c["verdict"], c["kind"] + ": " + c["detail"], sep="\t")' "$1"
 }
 goal_cases "$tmp/goals/cases.jsonl" >"$tmp/goals.txt"
-has "$tmp/goals.txt" perf.goal.n1_vs_nccl "NOT RUN" \
-  "goal: not judged: perf.n1_nccl NOT RUN: no libnccl.so.2" || fail "n1_vs_nccl is not NOT RUN"
+! grep -qi nccl "$tmp/goals.txt" || fail "a goal against NVIDIA's NCCL on one GPU"
 for goal in n2_copy_bound latency_8b_n2; do
   has "$tmp/goals.txt" "perf.goal.$goal" FAIL \
     "check: not judged: line 2 of logs/perf.n2.log cannot be read: ' *1048576 *nan *'" ||
@@ -287,10 +294,10 @@ summary slow 330.0 true
 [[ $rc -eq 3 && $(head -1 "$tmp/slow.txt" | cut -f1) == INCOMPLETE ]] ||
   fail "a goal missed in a phase out of time: exit $rc, $(head -1 "$tmp/slow.txt")"
 
-{ case_json perf.n1 PASS; case_json perf.n1_nccl "NOT RUN"; } >"$tmp/partial/cases.jsonl"
+{ case_json perf.n1 PASS; case_json perf.kernels "NOT RUN"; } >"$tmp/partial/cases.jsonl"
 summary partial 10.0 false
 [[ $rc -eq 0 ]] || fail "what ran passed, yet summary.py exited $rc"
-[[ $(head -1 "$tmp/partial.txt") == $'PASS\t0\t'*'NOT RUN=1 '*$'\tnot_run=perf.n1_nccl' ]] ||
+[[ $(head -1 "$tmp/partial.txt") == $'PASS\t0\t'*'NOT RUN=1 '*$'\tnot_run=perf.kernels' ]] ||
   fail "summary.json: $(head -1 "$tmp/partial.txt")"
 grep -q '^# PASS speaks of what ran' "$tmp/partial/summary.txt" || fail "summary.txt says not"
 

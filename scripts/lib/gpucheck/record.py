@@ -4,7 +4,6 @@
     record.py gtest FILE --phase P --group G --list LIST --log LOG --rc RC --limit L
                          [--note TEXT] [--fail-skips REGEX] [--not-run WHY]
     record.py list LIST
-    record.py verdict FILE NAME
 
 A single case is written by record.sh's gc_record, in the same format, so that a phase's dozens
 of cases do not start Python each. `phase` says how long a phase took. `gtest` turns one run of a
@@ -18,8 +17,8 @@ the list or the log that GoogleTest's grammar does not allow (a marker cut short
 test that never started, a marker in the middle of a line) fails the group as `<group>.output`,
 naming the line: a test whose result line cannot be read has not been seen to pass. It exits 1
 when any of its cases failed, so that the caller keeps the flight-recorder dumps, else 3 when some
-are INCOMPLETE, else 0; 2 where it could not read them at all (its own error). `list` prints the tests of a --gtest_list_tests output, one a line.
-`verdict` prints the verdict recorded last for the case NAME.
+are INCOMPLETE, else 0; 2 where it could not read them at all (its own error). `list` prints the
+tests of a --gtest_list_tests output, one a line.
 """
 
 import argparse
@@ -225,19 +224,6 @@ def add_gtest(args):
     return 1 if "FAIL" in verdicts else 3 if "INCOMPLETE" in verdicts else 0
 
 
-def last_verdict(path, name):
-    """The verdict recorded last for case NAME in a file of cases, or ""."""
-    verdict = ""
-    for line in open(path, errors="replace"):
-        try:
-            case = json.loads(line)
-        except ValueError:
-            continue  # summary.py fails the run on that line itself
-        if isinstance(case, dict) and case.get("name") == name:
-            verdict = case.get("verdict", "")
-    return verdict
-
-
 def main():
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="what", required=True)
@@ -260,9 +246,6 @@ def main():
     gtest.add_argument("--fail-skips", default="")
     gtest.add_argument("--not-run", default="the run ended before it")
     sub.add_parser("list").add_argument("list")
-    verdict = sub.add_parser("verdict")
-    verdict.add_argument("file")
-    verdict.add_argument("name")
     args = parser.parse_args()
     if args.what == "phase":
         append(args.file, {"phase": args.name, "seconds": args.seconds, "limit": args.limit,
@@ -270,9 +253,6 @@ def main():
         return 0
     if args.what == "list":
         print("\n".join(listed_tests(args.list)[0]))
-        return 0
-    if args.what == "verdict":
-        print(last_verdict(args.file, args.name))
         return 0
     return add_gtest(args)
 

@@ -42,9 +42,6 @@ gc_record() {
   printf '  %-4s  %s: %s\n' "$verdict" "$name" "$detail"
 }
 
-# gc_verdict NAME: the verdict recorded last for case NAME in this run, or nothing.
-gc_verdict() { python3 "$GC_LIB/record.py" verdict "$GC_CASES" "$1"; }
-
 # gc_limit WANT: the seconds a case may take, WANT or what is left of the phase if less.
 gc_limit() {
   local left=$((GC_DEADLINE - $(date +%s) - 5))
