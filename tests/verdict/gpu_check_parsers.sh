@@ -9,6 +9,7 @@
 #     end to end) and the goal judged on it (perf_goals.py);
 #   - a goal or a phase with nothing to compare with is NOT RUN, counted apart from PASS, and a run
 #     where nothing else ran says NOT RUN and exits 5;
+#   - every phase says what one GPU can prove in it (<phase>.scope);
 #   - braid is compared with NVIDIA's NCCL on one GPU by no goal, the perf and torch phases saying
 #     why (perf.nccl, torch.nccl);
 #   - the preflight's first call fails where braid's trace shows no engine kernel launched by
@@ -171,6 +172,10 @@ has "$tmp/broken.txt" "$matrix.Case/2" INCOMPLETE "not run: the run ended before
   fail "graph capture on the emulated GPU is not NOT RUN: $(cases "$tmp/broken.txt" "NOT RUN")"
 passed=$(cases "$tmp/broken.txt" PASS | wc -l)
 ((passed == 12)) || fail "$passed tests passed, not the 12 neither broken nor after the crash"
+for phase in unit api; do
+  has "$tmp/broken.txt" "$phase.scope" INFO "*one GPU cannot prove no NVLink*" ||
+    fail "phase $phase does not say what one GPU cannot prove"
+done
 
 # 2. Phases cut short by their time: nothing ran, nothing passed, and the run is INCOMPLETE.
 gpu_check short GPU_CHECK_MAX_PHASE_SECONDS=1 -- unit api

@@ -9,6 +9,10 @@
 # binary runs on the emulated GPU, where braid's device seam is the emulation.
 source "$(dirname "${BASH_SOURCE[0]}")/record.sh"
 
+gc_scope "the C API's calls, protocols and collectives with ranks as threads and as processes \
+sharing one GPU, CUDA IPC between processes of that GPU, faults and the flight recorder" \
+"$GC_ONE_GPU; the tests that need two GPUs or more skip here"
+
 tests=$GC_BIN/braid_gpu_api_tests
 gc_gtest api.threads.calls 120 "$tests" 'GpuApi.*' each
 gc_gtest api.threads.protocols 120 "$tests" 'Forced/GpuProtocols.*:GpuDeterministic.*' each

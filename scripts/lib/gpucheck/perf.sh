@@ -15,6 +15,11 @@
 # device as on the one-GPU machine, and nothing is timed against anything.
 source "$(dirname "${BASH_SOURCE[0]}")/record.sh"
 
+gc_scope "braid-perf's tables right element by element (every type and op, both protocols, \
+one-shot, an odd count); on a GPU, the engine's loops against the device's copy and N ranks as \
+threads against the copy bound of the one GPU's memory" "$GC_ONE_GPU; so N ranks here share one \
+GPU's memory, and their bandwidth says nothing of a link between GPUs"
+
 perf=$GC_BIN/braid-perf
 if ((GC_EMULATED)); then
   export BRAID_EMULATE_GPUS=1

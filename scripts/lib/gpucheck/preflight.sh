@@ -6,6 +6,9 @@
 # must launch the engine's kernel on each rank (one rank alone would only copy).
 source "$(dirname "${BASH_SOURCE[0]}")/record.sh"
 
+gc_scope "that the device comes up, the binaries and their libraries load, and braid's engine \
+kernel launches and is right for two ranks sharing the GPU" "$GC_ONE_GPU"
+
 # have TOOL: TOOL's path, on PATH or in the CUDA toolkit.
 have() { command -v "$1" 2>/dev/null || ls /usr/local/cuda/bin/"$1" 2>/dev/null; }
 

@@ -42,6 +42,21 @@ gc_record() {
   printf '  %-4s  %s: %s\n' "$verdict" "$name" "$detail"
 }
 
+# What no phase can prove with one GPU: the machine has no second one to reach.
+GC_ONE_GPU="no NVLink or PCIe path between GPUs, no CUDA IPC or peer access from one GPU to"
+GC_ONE_GPU+=" another (ranks on one GPU share its memory), and no NVIDIA NCCL beside braid with"
+GC_ONE_GPU+=" two ranks or more, which it refuses on one GPU"
+
+# gc_scope PROVES CANNOT: the phase's first case, <phase>.scope, an INFO that says what the phase
+# proves (on the emulated GPU: correctness alone, its devices being host memory and threads) and
+# what it cannot with one GPU, whatever its verdicts.
+gc_scope() {
+  local proves="proves $1"
+  ((!GC_EMULATED)) ||
+    proves="on the emulated GPU (host memory and threads) correctness alone; on a GPU it $proves"
+  gc_record "$GC_PHASE.scope" INFO "$proves; one GPU cannot prove $2"
+}
+
 # gc_limit WANT: the seconds a case may take, WANT or what is left of the phase if less.
 gc_limit() {
   local left=$((GC_DEADLINE - $(date +%s) - 5))

@@ -7,6 +7,10 @@
 # (scripts/sanitize), and this phase skips.
 source "$(dirname "${BASH_SOURCE[0]}")/record.sh"
 
+gc_scope "that the engine's kernels of two ranks sharing the GPU read and write only their own \
+buffers and FIFOs, and use barriers and shared memory without hazards, in every collective" \
+"$GC_ONE_GPU; so no sanitizer sees a kernel's accesses to another GPU's memory"
+
 tools=(memcheck synccheck racecheck)
 colls=(all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv gather scatter)
 # Without compute-sanitizer, or with one that refuses the device, nothing is checked: NOT RUN,

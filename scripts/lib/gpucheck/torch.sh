@@ -7,6 +7,9 @@
 # input, which the CPU's references already check.
 source "$(dirname "${BASH_SOURCE[0]}")/record.sh"
 
+gc_scope "that PyTorch's backend \"nccl\" runs on braid's library, its collectives and a DDP \
+step matching the CPU's, with one rank and with two ranks sharing the GPU" "$GC_ONE_GPU; nor a \
+DDP job of a GPU a rank, as PyTorch runs one"
 gc_record torch.nccl INFO "NVIDIA's NCCL not run beside braid's: it refuses two ranks on one \
 GPU, and at N = 1 each collective is a copy of the input, which the CPU's references check"
 

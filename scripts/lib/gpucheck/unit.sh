@@ -6,6 +6,10 @@
 # tests built for it, braid_engine_emulated_tests, run the kernels' CPU build.
 source "$(dirname "${BASH_SOURCE[0]}")/record.sh"
 
+gc_scope "that the engine's kernels compute what the host loops do, bit for bit, for every \
+(type, op), and that LL messages and waits hold, on this GPU's architecture" "$GC_ONE_GPU; nor \
+how a kernel's loads and stores order when a peer GPU writes its memory over NVLink or PCIe"
+
 tests=$GC_BIN/braid_gpu_tests
 ((GC_EMULATED)) && tests=$GC_BIN/braid_engine_emulated_tests
 gc_gtest unit.kernels 150 "$tests" 'EngineKernel.*'
