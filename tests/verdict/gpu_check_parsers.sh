@@ -8,7 +8,7 @@
 #   - a line of a braid-perf table that perf_table.awk cannot read fails its case (the perf phase
 #     end to end) and the goal judged on it (perf_goals.py);
 #   - a goal or a phase with nothing to compare with is NOT RUN, counted apart from PASS, and a run
-#     where nothing else ran says NOT RUN and exits 5;
+#     where nothing else ran says NOT RUN and exits 5; the multigpu phase on one GPU is NOT RUN;
 #   - every phase says what one GPU can prove in it (<phase>.scope);
 #   - braid is compared with NVIDIA's NCCL on one GPU by no goal, the perf and torch phases saying
 #     why (perf.nccl, torch.nccl);
@@ -128,7 +128,7 @@ gpu_check() {
   while [[ $1 != -- ]]; do env+=("$1"); shift; done
   shift
   rc=0
-  env "${env[@]}" BRAID_EMULATE_GPUS=2 OUT="$tmp/$name" GPU_CHECK_WORK="$tmp/work-$name" \
+  env BRAID_EMULATE_GPUS=2 "${env[@]}" OUT="$tmp/$name" GPU_CHECK_WORK="$tmp/work-$name" \
     timeout 120 "$check" --emulated --prebuilt "$fake" "$@" >"$tmp/out" 2>&1 || rc=$?
   [[ -f $tmp/$name/summary.json ]] || fail "$name: no summary.json (exit status $rc)"
   summary_cases "$tmp/$name/summary.json" >"$tmp/$name.txt"
@@ -189,7 +189,8 @@ for name in unit.kernels api.threads.calls.GpuApi.Init; do
 done
 grep -q '^INCOMPLETE  *phase unit ' "$tmp/short/summary.txt" || fail "summary.txt: phase unit"
 
-# 3. Nothing to compare with: PyTorch on CUDA and compute-sanitizer on the emulated GPU.
+# 3. Nothing to compare with: PyTorch on CUDA and compute-sanitizer on the emulated GPU; the
+# multigpu phase with one GPU.
 gpu_check none -- torch sanitize
 [[ $rc -eq 5 ]] || fail "nothing could be checked, yet gpu-check exited $rc, not 5"
 head=$(head -1 "$tmp/none.txt")
@@ -199,6 +200,12 @@ grep -q '^# verdict: NOT RUN (exit status 5): 0 passed, 0 failed, 0 incomplete, 
   "$tmp/none/summary.txt" || fail "summary.txt: $(sed -n 2p "$tmp/none/summary.txt")"
 has "$tmp/none.txt" torch.nccl INFO "NVIDIA's NCCL not run beside braid's: it refuses two ranks*" ||
   fail "torch.nccl does not say why NVIDIA's NCCL is not run"
+gpu_check one BRAID_EMULATE_GPUS=1 -- multigpu
+[[ $rc -eq 5 ]] || fail "the multigpu phase on one GPU exited $rc, not 5"
+has "$tmp/one.txt" multigpu.gpus "NOT RUN" "1 GPU visible (BRAID_EMULATE_GPUS=1): nothing *" ||
+  fail "multigpu.gpus is not NOT RUN on one GPU"
+[[ $(tail -n +2 "$tmp/one.txt" | cut -f1 | paste -sd' ') == "multigpu.scope multigpu.gpus" ]] ||
+  fail "the multigpu phase ran more than its scope and its count on one GPU"
 
 # 4. The perf phase: a row cut short fails its case, naming the line; the goals, with no GPU to
 # judge them on, are NOT RUN, none of them against NVIDIA's NCCL, which perf.nccl says is not
@@ -232,7 +239,8 @@ has "$tmp/launch.txt" preflight.first_call PASS "8 B all_reduce of 2 ranks as th
 
 # 5. perf_goals.py on a GPU's tables: a line of a table that passed, yet no one can read, fails
 # the goals judged on it (as checks); the reduce loop, judged, misses its goal; no goal compares
-# braid with NVIDIA's NCCL.
+# braid with NVIDIA's NCCL; braid against NVIDIA's NCCL (phase multigpu's figure) reads both
+# tables, and fails on a line it cannot read.
 logs=$tmp/goals/logs
 mkdir -p "$logs"
 row() { printf '%12s  %12s  %8s  %6s  %6s  %8s  %6s  %6s  %6s  %8s  %6s  %6s  %6s\n' "$@"; }
@@ -261,6 +269,14 @@ for line in open(sys.argv[1]):
 }
 goal_cases "$tmp/goals/cases.jsonl" >"$tmp/goals.txt"
 ! grep -qi nccl "$tmp/goals.txt" || fail "a goal against NVIDIA's NCCL on one GPU"
+row 8 2 float sum -1 18.00 0.00 0.00 0 18.00 0.00 0.00 0 >"$logs/nccl.log"
+versus=$(python3 "$lib/perf_goals.py" versus "$logs/perf.n1.log" "$logs/nccl.log") ||
+  fail "versus: $versus"
+want="braid vs NVIDIA's NCCL, time out of place (braid/NCCL): 8 B 9.0 vs 18.0 us (0.50)"
+[[ $versus == "$want" ]] || fail "versus: $versus"
+! versus=$(python3 "$lib/perf_goals.py" versus "$logs/perf.n2.log" "$logs/nccl.log") ||
+  fail "versus read a table with a line no one can read: $versus"
+[[ $versus == "line 2 of logs/perf.n2.log cannot be read: "* ]] || fail "versus: $versus"
 for goal in n2_copy_bound latency_8b_n2; do
   has "$tmp/goals.txt" "perf.goal.$goal" FAIL \
     "check: not judged: line 2 of logs/perf.n2.log cannot be read: ' *1048576 *nan *'" ||

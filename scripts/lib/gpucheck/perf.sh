@@ -11,9 +11,11 @@
 #   - the kernels' registers, and the blocks of 512 threads they leave room for on an SM, from
 #     cuobjdump --dump-resource-usage.
 # NVIDIA's NCCL is not run here: it refuses two ranks on one GPU, and at N = 1 both libraries only
-# copy. On the emulated GPU the same tables are a correctness run at small sizes, on one emulated
-# device as on the one-GPU machine, and nothing is timed against anything.
+# copy; phase multigpu compares them where there are GPUs enough. On the emulated GPU the same
+# tables are a correctness run at small sizes, on one emulated device as on the one-GPU machine,
+# and nothing is timed against anything.
 source "$(dirname "${BASH_SOURCE[0]}")/record.sh"
+source "$GC_LIB/perf_case.sh"
 
 gc_scope "braid-perf's tables right element by element (every type and op, both protocols, \
 one-shot, an odd count); on a GPU, the engine's loops against the device's copy and N ranks as \
@@ -38,40 +40,6 @@ fi
 # N = 4 and 8 stop at 256 MiB on a GPU: their host-side checks of 1 GiB per rank take minutes.
 mid=("${big[@]}")
 ((GC_EMULATED)) || mid=(-b 8 -e 256M -f 2 -n 20 -w 5)
-
-# perf_table KIND LOG: perf_table.awk's one line on LOG (KIND perf or kernels): "unreadable<TAB>
-# line N: 'TEXT'..." where a line is none of what the table may hold, else "table<TAB>ROWS<TAB>
-# WHAT". In awk: a Python start a case took 0.36 s on a slow VM.
-perf_table() { awk -v table="$1" -v summary=1 -f "$GC_LIB/perf_table.awk" "$2"; }
-
-# perf_case NAME WANT THROUGH COMMAND...: a braid-perf run that passes when it exits 0, every line
-# of its output reads (perf_table.awk), its table has rows and reads "0 OK", and its header says
-# the devices are reached through THROUGH (a prefix).
-perf_case() {
-  local name=$1 want=$2 through=$3
-  shift 3
-  gc_run "$name" "$want" "$@" || return 0
-  local what rows read seen wrong
-  IFS=$'\t' read -r what rows read < <(perf_table perf "$GC_LOG")
-  seen=$(grep -m1 '^#  devices through' "$GC_LOG" | sed 's/^#  devices through //')
-  wrong=$(grep -m1 '^# Wrong elements' "$GC_LOG" | sed 's/^# Wrong elements *: *//')
-  if gc_timed_out; then
-    gc_finish "$name" FAIL "did not finish within $GC_LIMIT s"
-  elif [[ $what != table ]]; then
-    # (The second field of an "unreadable" line, in rows, is the line it names.)
-    gc_finish "$name" FAIL "exit status $GC_RC, and its output has a line no table holds: $rows"
-  elif ((GC_RC != 0)); then
-    local said
-    said=$(grep -m1 -E 'braid-perf: |error' "$GC_LOG" | cut -c1-160)
-    gc_finish "$name" FAIL "exit status $GC_RC (the table says: ${wrong:-nothing}): $said"
-  elif [[ $wrong != "0 OK" || $rows -eq 0 ]]; then
-    gc_finish "$name" FAIL "$rows rows, wrong elements: ${wrong:-none counted}"
-  elif [[ $seen != "$through"* ]]; then
-    gc_finish "$name" FAIL "devices through ${seen:-none (host memory)}, not $through"
-  else
-    gc_finish "$name" PASS "$rows rows, 0 wrong, $read"
-  fi
-}
 
 # What has nothing to be compared with here is NOT RUN, which the summary counts apart from PASS
 # and SKIP: the goals judged on it say so in turn (perf_goals.py).
@@ -100,7 +68,7 @@ fi
 perf_case perf.n1 150 "$braids" "$perf" all_reduce "${big[@]}"
 gc_record perf.nccl INFO "NVIDIA's NCCL not compared: it refuses two ranks on one GPU, and at \
 N = 1 both libraries only copy the input (no kernel of either runs), which times the copy, not \
-braid"
+braid; phase multigpu compares them with a rank on each of two GPUs or more"
 perf_case perf.n2 150 "$braids" "$perf" all_reduce "${big[@]}" -t 2
 perf_case perf.n4 120 "$braids" "$perf" all_reduce "${mid[@]}" -t 4
 perf_case perf.n8 120 "$braids" "$perf" all_reduce "${mid[@]}" -t 8

@@ -4,13 +4,14 @@ tables read back, judged against issue 27's goals.
     perf_goals.py registers DUMP           one line on cuobjdump --dump-resource-usage's output
     perf_goals.py goals LOGS CASES --emulated 0|1
                                            the goals and figures, added to CASES (record.py's file)
+    perf_goals.py versus BRAID_LOG NCCL_LOG   one line: braid's table against NVIDIA's NCCL's
 
 The goals: the engine's reduce loop reaches 85% of the device-to-device copy; N = 2 ranks on one
 GPU reach 85% of the bound the copy gives for the bytes their ring moves; an 8 B all_reduce of 2
 ranks takes under 10 us. A goal with nothing to be judged against (on the emulated GPU, with its
 case failed or out of time) is NOT RUN or INCOMPLETE, which summary.py counts apart from PASS.
 None compares braid with NVIDIA's NCCL: on one GPU NCCL refuses two ranks, and at N = 1 both only
-copy.
+copy. `versus` is phase multigpu's figure, a rank on each GPU.
 
 The copy bound: a ring all_reduce of S bytes on N ranks moves, through each rank's memory, in
 units of S / N: 2 for the first send (read the input, write the peer's FIFO), 3 for each of the
@@ -266,10 +267,25 @@ class Goals:
         self.fact("oneshot_vs_ll", self.oneshot_vs_ll)
 
 
+def versus(braid_log, nccl_log):
+    """braid's table against NVIDIA's NCCL's, the same run of braid-perf on each library: the time
+    of each at the smallest and the largest size they share, out of place, and their ratio."""
+    braid, nccl = table(braid_log), table(nccl_log)
+    shared = sorted(s for s in braid if s in nccl and nccl[s][0] > 0)
+    if not shared:
+        raise NotJudged("FAIL", "the two tables share no timed size")
+    parts = [f"{size_text(s)} {braid[s][0]:.1f} vs {nccl[s][0]:.1f} us "
+             f"({braid[s][0] / nccl[s][0]:.2f})" for s in sorted({shared[0], shared[-1]})]
+    return "braid vs NVIDIA's NCCL, time out of place (braid/NCCL): " + "; ".join(parts)
+
+
 def main():
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="what", required=True)
     sub.add_parser("registers").add_argument("dump")
+    pair = sub.add_parser("versus")
+    pair.add_argument("braid_log")
+    pair.add_argument("nccl_log")
     goals = sub.add_parser("goals")
     goals.add_argument("logs")
     goals.add_argument("cases")
@@ -277,6 +293,12 @@ def main():
     args = parser.parse_args()
     if args.what == "registers":
         print(registers_line(args.dump))
+    elif args.what == "versus":
+        try:
+            print(versus(args.braid_log, args.nccl_log))
+        except NotJudged as e:
+            print(e.why)
+            return 1
     elif args.emulated:
         Goals(args.logs, args.cases).not_judged("the emulated GPU's timings say nothing of a GPU's")
     else:

@@ -47,6 +47,11 @@ GC_ONE_GPU="no NVLink or PCIe path between GPUs, no CUDA IPC or peer access from
 GC_ONE_GPU+=" another (ranks on one GPU share its memory), and no NVIDIA NCCL beside braid with"
 GC_ONE_GPU+=" two ranks or more, which it refuses on one GPU"
 
+# The tests of braid_gpu_api_tests that need two GPUs or more (BRAID_REQUIRE_GPUS(2) and up): phase
+# multigpu runs them where there are, and phase api leaves them out.
+GC_MULTI_GPU_TESTS="GpuProcesses.TwoProcessesOnTwoGpus:GpuProcesses.ThreeProcessesOnThreeGpus"
+GC_MULTI_GPU_TESTS+=":GpuCurrentDevice.*:GpuPeerAccess.*:GpuVisibleDevices.*:Flags/GpuSuspend.*"
+
 # gc_scope PROVES CANNOT: the phase's first case, <phase>.scope, an INFO that says what the phase
 # proves (on the emulated GPU: correctness alone, its devices being host memory and threads) and
 # what it cannot with one GPU, whatever its verdicts.
@@ -55,6 +60,17 @@ gc_scope() {
   ((!GC_EMULATED)) ||
     proves="on the emulated GPU (host memory and threads) correctness alone; on a GPU it $proves"
   gc_record "$GC_PHASE.scope" INFO "$proves; one GPU cannot prove $2"
+}
+
+# gc_last_verdict [NAME]: the verdict recorded last for case NAME, or for any case, in this run.
+gc_last_verdict() {
+  local line
+  if (($#)); then
+    line=$(grep -F "\"name\": $(gc_json "$1")," "$GC_CASES" | tail -1)
+  else
+    line=$(tail -1 "$GC_CASES")
+  fi
+  sed -nE 's/.*"verdict": "([A-Z ]+)".*/\1/p' <<<"$line"
 }
 
 # gc_limit WANT: the seconds a case may take, WANT or what is left of the phase if less.

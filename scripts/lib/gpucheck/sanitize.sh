@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/gpu-check's phase sanitize: compute-sanitizer's memcheck (out-of-bounds and misaligned
 # accesses, faults), synccheck (barriers used wrongly) and racecheck (shared-memory hazards) on one
-# small case of each collective: 4 KiB (LL) and 1 MiB (Simple) on two ranks of the one GPU
-# (sanitize_pair.sh). memcheck first, over every collective, since it finds the most; racecheck,
+# small case of each collective: 4 KiB (LL) and 1 MiB (Simple) on two ranks of the one GPU, each a
+# process under a sanitizer of its own (rank_processes.sh). memcheck first, over every collective, since it finds the most; racecheck,
 # the slowest, last. The emulated GPU's kernels are host code: ASan, UBSan and TSan check them
 # (scripts/sanitize), and this phase skips.
 source "$(dirname "${BASH_SOURCE[0]}")/record.sh"
@@ -33,10 +33,11 @@ fi
 for tool in "${tools[@]}"; do
   for coll in "${colls[@]}"; do
     name=sanitize.$tool.$coll
-    gc_run "$name" 60 "$GC_LIB/sanitize_pair.sh" "$tool" "$coll" "$GC_BIN/braid-perf" \
-      "$GC_ROOT" || continue
+    gc_run "$name" 60 "$GC_LIB/rank_processes.sh" 2 shared "$GC_ROOT" compute-sanitizer \
+      --tool "$tool" --error-exitcode 86 --print-limit 20 "$GC_BIN/braid-perf" "$coll" -b 4K \
+      -e 1M -f 256 -n 1 -w 0 -c 1 || continue
     errors=$(grep -o 'ERROR SUMMARY: [0-9]* error' "$GC_LOG" | grep -v ': 0 error' | head -1)
-    # Each rank's sanitizer must say it found nothing (sanitize_pair.sh prefixes each rank's
+    # Each rank's sanitizer must say it found nothing (rank_processes.sh prefixes each rank's
     # lines; racecheck may sum up as RACECHECK SUMMARY), or the case has not been checked.
     clean=$(grep -E '^\[rank [01]\] =+ (ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards)' \
       "$GC_LOG" | cut -d] -f1 | sort -u | wc -l)
