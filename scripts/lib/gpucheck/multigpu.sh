@@ -31,7 +31,9 @@ else
 fi
 [[ $gpus =~ ^[0-9]+$ ]] || gpus=0
 if ((gpus < 2)); then
-  gc_record multigpu.gpus "NOT RUN" "$gpus GPU visible ($seen): nothing between GPUs was \
+  plural=s
+  ((gpus != 1)) || plural=""
+  gc_record multigpu.gpus "NOT RUN" "$gpus GPU$plural visible ($seen): nothing between GPUs was \
 checked: NVLink or PCIe between them, CUDA IPC and peer access from one to another, ranks each \
 on a GPU of its own, NVIDIA's NCCL beside braid"
   exit 0

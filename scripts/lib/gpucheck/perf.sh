@@ -26,20 +26,20 @@ perf=$GC_BIN/braid-perf
 if ((GC_EMULATED)); then
   export BRAID_EMULATE_GPUS=1
   big=(-b 8 -e 2M -f 8 -n 2 -w 1)
+  n1=("${big[@]}") mid=("${big[@]}")
   sweep_bytes=1M channels=(1 2 4)
   odd_count=100003
   small=(-b 8 -e 256K -f 8 -n 2 -w 1)
   oneshot=(-b 8 -e 64K -f 8 -n 2 -w 1)
 else
-  big=(-b 8 -e 1G -f 2 -n 20 -w 5)
+  # Sizes that fill the GPU, no larger: each rank checks its results on the host, slowly at 1 GiB.
+  big=(-b 8 -e 256M -f 2 -n 20 -w 5)
+  n1=(-b 8 -e 64M -f 4 -n 20 -w 5) mid=(-b 8 -e 64M -f 4 -n 20 -w 5)
   sweep_bytes=256M channels=(1 2 4 8)
   odd_count=$(((1 << 26) + 1))
   small=(-b 8 -e 4M -f 4 -n 20 -w 5)
   oneshot=(-b 8 -e 64K -f 4 -n 20 -w 5)
 fi
-# N = 4 and 8 stop at 256 MiB on a GPU: their host-side checks of 1 GiB per rank take minutes.
-mid=("${big[@]}")
-((GC_EMULATED)) || mid=(-b 8 -e 256M -f 2 -n 20 -w 5)
 
 # What has nothing to be compared with here is NOT RUN, which the summary counts apart from PASS
 # and SKIP: the goals judged on it say so in turn (perf_goals.py).
@@ -48,7 +48,7 @@ if ((GC_EMULATED)); then
   gc_record perf.kernels "NOT RUN" "braid-kernel-bench times CUDA's own copy: a real GPU only"
 else
   braids="CUDA (braid's"
-  if gc_run perf.kernels 120 "$GC_BIN/braid-kernel-bench" $((1 << 30)); then
+  if gc_run perf.kernels 40 "$GC_BIN/braid-kernel-bench" $((1 << 30)); then
     IFS=$'\t' read -r what rows read < <(perf_table kernels "$GC_LOG")
     if gc_timed_out; then
       gc_finish perf.kernels FAIL "did not finish within $GC_LIMIT s"
@@ -65,29 +65,29 @@ else
   fi
 fi
 
-perf_case perf.n1 150 "$braids" "$perf" all_reduce "${big[@]}"
+perf_case perf.n1 30 "$braids" "$perf" all_reduce "${n1[@]}"
 gc_record perf.nccl INFO "NVIDIA's NCCL not compared: it refuses two ranks on one GPU, and at \
 N = 1 both libraries only copy the input (no kernel of either runs), which times the copy, not \
 braid; phase multigpu compares them with a rank on each of two GPUs or more"
-perf_case perf.n2 150 "$braids" "$perf" all_reduce "${big[@]}" -t 2
-perf_case perf.n4 120 "$braids" "$perf" all_reduce "${mid[@]}" -t 4
-perf_case perf.n8 120 "$braids" "$perf" all_reduce "${mid[@]}" -t 8
+perf_case perf.n2 40 "$braids" "$perf" all_reduce "${big[@]}" -t 2
+perf_case perf.n4 30 "$braids" "$perf" all_reduce "${mid[@]}" -t 4
+perf_case perf.n8 30 "$braids" "$perf" all_reduce "${mid[@]}" -t 8
 
 # BRAID_DEBUG=INFO: the log says how many channels each rank got (perf_goals.py reads it).
 for c in "${channels[@]}"; do
-  perf_case "perf.channels$c" 60 "$braids" env NCCL_MAX_NCHANNELS="$c" BRAID_DEBUG=INFO \
+  perf_case "perf.channels$c" 20 "$braids" env NCCL_MAX_NCHANNELS="$c" BRAID_DEBUG=INFO \
     "$perf" all_reduce -b "$sweep_bytes" -e "$sweep_bytes" -n 5 -w 2 -t 2
 done
 # An odd count of floats: no channel's part, and no chunk, starts on a 16-byte boundary.
-perf_case perf.odd_count 60 "$braids" "$perf" all_reduce -b $((odd_count * 4)) \
+perf_case perf.odd_count 20 "$braids" "$perf" all_reduce -b $((odd_count * 4)) \
   -e $((odd_count * 4)) -n 5 -w 2 -t 2
-perf_case perf.types_ops 120 "$braids" "$perf" all_reduce -d all -o all -b 1K -e 64K -f 64 \
+perf_case perf.types_ops 30 "$braids" "$perf" all_reduce -d all -o all -b 1K -e 64K -f 64 \
   -n 1 -w 1 -t 2
 # Both protocols forced at N = 2, to see where LL stops paying off on this GPU (which
 # src/tune/gpu_defaults.cc only guesses so far), and the one-shot all_reduce up to its 64 KiB.
-perf_case perf.simple 60 "$braids" env BRAID_PROTO=simple "$perf" all_reduce "${small[@]}" -t 2
-perf_case perf.ll 60 "$braids" env BRAID_PROTO=ll "$perf" all_reduce "${small[@]}" -t 2
-perf_case perf.oneshot 60 "$braids" env BRAID_ALGO=oneshot "$perf" all_reduce "${oneshot[@]}" -t 2
+perf_case perf.simple 20 "$braids" env BRAID_PROTO=simple "$perf" all_reduce "${small[@]}" -t 2
+perf_case perf.ll 20 "$braids" env BRAID_PROTO=ll "$perf" all_reduce "${small[@]}" -t 2
+perf_case perf.oneshot 20 "$braids" env BRAID_ALGO=oneshot "$perf" all_reduce "${oneshot[@]}" -t 2
 
 if ((GC_EMULATED)); then
   gc_record perf.registers "NOT RUN" "cuobjdump reads a CUDA build's machine code: a real GPU's" \

@@ -55,7 +55,7 @@ for tool in nvcc cmake compute-sanitizer cuobjdump; do
   fi
 done
 probe='import torch; print(torch.__version__, "CUDA", torch.cuda.is_available())'
-torch=$(timeout 60 python3 -c "$probe" 2>/dev/null) || torch="absent"
+torch=$(timeout 20 python3 -c "$probe" 2>/dev/null) || torch="absent"
 gc_record preflight.torch INFO "$torch"
 
 # Every binary the phases run there, every library it needs found, and each test binary able to
@@ -70,7 +70,7 @@ for f in "$GC_LIBDIR/libnccl.so.2" "$GC_BIN"/{braid-perf,braid-kernel-bench,brai
     missing+=("${f##*/}")
   elif ldd "$f" 2>&1 | grep -q 'not found'; then
     unresolved+=("${f##*/}: $(ldd "$f" | grep 'not found' | awk '{print $1}' | paste -sd, -)")
-  elif [[ $f == *_tests ]] && ! timeout 60 "$f" --gtest_list_tests >/dev/null 2>&1; then
+  elif [[ $f == *_tests ]] && ! timeout 20 "$f" --gtest_list_tests >/dev/null 2>&1; then
     unstarted+=("${f##*/}")
   fi
 done

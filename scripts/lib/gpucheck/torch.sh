@@ -23,7 +23,7 @@ fi
 probe='import torch, torch.distributed as d
 assert torch.cuda.is_available(), "no CUDA device seen"
 assert d.is_available() and d.is_nccl_available(), "built without NCCL"'
-if ! why=$(timeout 120 python3 -c "$probe" 2>&1); then
+if ! why=$(timeout 30 python3 -c "$probe" 2>&1); then
   gc_record torch.job "NOT RUN" \
     "PyTorch on CUDA with NCCL not found ($(command -v python3): $(echo "$why" | tail -1))"
   exit 0
@@ -36,7 +36,7 @@ job=$GC_ROOT/tests/python/gpu/torch_nccl_job.py
 # process loaded is braid's.
 torch_case() {
   local name=$1 n=$2
-  gc_run "torch.$name" 200 env BRAID_TORCH_TEST_TIMEOUT=180 PYTHONUNBUFFERED=1 \
+  gc_run "torch.$name" 50 env BRAID_TORCH_TEST_TIMEOUT=45 PYTHONUNBUFFERED=1 \
     LD_PRELOAD="$GC_LIBDIR/libnccl.so.2" "${launch[@]}" "$n" "$job" "$GC_WORK/torch_$name.pt" ||
     return 0
   local lib ours
