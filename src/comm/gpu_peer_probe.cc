@@ -84,8 +84,9 @@ Status checkPeerWrites(gpu::Runtime& rt, const Members& m, gpu::Stream stream,
                                              std::vector<unsigned char>(landingBytes, 0), stream));
   std::vector<unsigned char> pattern(kPeerProbeBytes);
   for (size_t i = 0; i < kPeerProbeBytes; ++i) pattern[i] = patternByte(m.rank, i);
-  BRAID_ASSIGN_OR_RETURN(std::unique_ptr<OwnedRegion> source,
-                         OwnedRegion::create(rt, FifoPlacement::kDeviceMemory, "", pattern, stream));
+  BRAID_ASSIGN_OR_RETURN(
+      std::unique_ptr<OwnedRegion> source,
+      OwnedRegion::create(rt, FifoPlacement::kDeviceMemory, "", pattern, stream));
   std::vector<RegionRecord> records(n);
   records[m.rank] = landing->record();
   BRAID_TRY(m.bootstrap()->allGather(records.data(), sizeof(RegionRecord)));

@@ -24,6 +24,8 @@ if ((GC_EMULATED)); then
 else
   gc_gtest api.threads.graph_capture 60 "$tests" 'GraphCapture.*'
 fi
+# Graph replays and eager calls of one communicator in turn; every call leaving the caller's device.
+gc_gtest api.ordering 60 "$tests" 'GpuCaptureOrder.*:GpuCurrentDevice.*' each
 gc_gtest api.processes 150 "$tests" "GpuProcesses.*:GpuLlProcesses.*-$GC_MULTI_GPU_TESTS" each
 gc_gtest api.faults 120 "$tests" 'GpuKillTrials.*:GpuFlightRecorder.*' each
 gc_gtest api.threads.matrix_large 120 "$tests" 'Threads/GpuCollectivesMatrixLarge.*'
