@@ -112,8 +112,8 @@ Status Calls::dispatchOnGpu(const CollectiveCall& call, Recorder::Scope& record)
   // only the launch, which the capture records.
   gpu::RelaxedCapture relaxed(rt);
   BRAID_TRY(rt.setDevice(gpu_->device()));
-  if (readsInput(call, members_.rank)) BRAID_TRY(checkDeviceBuffer(rt, call.input, "sendbuff"));
-  if (holdsResult(call, members_.rank)) BRAID_TRY(checkDeviceBuffer(rt, call.output, "recvbuff"));
+  if (readsInput(call, members_.rank)) BRAID_TRY(gpu_->checkBuffer(call.input, "sendbuff"));
+  if (holdsResult(call, members_.rank)) BRAID_TRY(gpu_->checkBuffer(call.output, "recvbuff"));
   WayCall wc{call, record, {}, {}, {}};
   if (reduces(call.collective)) {
     BRAID_ASSIGN_OR_RETURN(wc.spec, userOps_.spec(call.type, call.op, members_.nranks));

@@ -31,16 +31,8 @@ constexpr size_t kCursorCapacity = 8192;
 
 }  // namespace
 
-Status checkDeviceBuffer(gpu::Runtime& runtime, const void* buffer, const char* name) {
-  if (buffer == nullptr) return Status::success();
-  BRAID_ASSIGN_OR_RETURN(const gpu::PointerInfo info, runtime.pointerInfo(buffer));
-  if (info.kind == gpu::MemoryKind::kHost) {
-    return invalidArgument(std::string(name) +
-                           " is host memory, but this communicator runs on a GPU: pass device "
-                           "memory (cudaMalloc, ncclMemAlloc), or make the communicator with "
-                           "BRAID_HOST_COMM=1 for host buffers");
-  }
-  return Status::success();
+Status GpuSide::checkBuffer(const void* buffer, const char* name) const {
+  return bufferCheck_.check(*runtime_, buffer, name);
 }
 
 GpuSide::~GpuSide() {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "braid/status.h"
+#include "comm/device_buffer_check.h"
 #include "comm/health.h"
 #include "comm/links.h"
 #include "comm/members.h"
@@ -115,10 +116,6 @@ struct PendingLaunch {
   LaunchBlocks blocks;
 };
 
-/// A GPU communicator takes memory its device can address: device memory, managed memory, or
-/// pinned host memory; not pageable host memory. `name` is the buffer's in the message.
-Status checkDeviceBuffer(gpu::Runtime& runtime, const void* buffer, const char* name);
-
 class GpuSide {
  public:
   GpuSide(const Config& config, const Members& members, Health& health, Recorder& recorder,
@@ -137,6 +134,9 @@ class GpuSide {
   /// The device, and the process's runtime, which counts this communicator's device memory.
   int device() const { return device_; }
   gpu::Runtime& runtime() const { return *runtime_; }
+  /// Whether `buffer` is memory this GPU can address (device_buffer_check.h); `name` is the
+  /// buffer's in the message.
+  Status checkBuffer(const void* buffer, const char* name) const;
   /// The GPU one-shot boards; null where the one-shot is not allowed.
   const exec::DeviceOneShot* oneShot() const { return oneShot_.get(); }
   /// Device memory that releaseMemory keeps: the FIFO ends' cursors.
@@ -224,7 +224,8 @@ class GpuSide {
   gpu::MeteredRuntime* meter_ = nullptr;
   gpu::Runtime* runtime_ = nullptr;
   int device_ = -1;
-  gpu::Stream stream_ = nullptr;  ///< uploads and FIFO setup, never the user's work
+  mutable DeviceBufferCheck bufferCheck_;  ///< a cache: checkBuffer stays a query
+  gpu::Stream stream_ = nullptr;           ///< uploads and FIFO setup, never the user's work
   /// Raised by abort(): kernels poll it and give up (pinned, mapped).
   uint32_t* abortWord_ = nullptr;
   /// Where a kernel that gives up says why (pinned, mapped).

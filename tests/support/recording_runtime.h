@@ -1,5 +1,6 @@
-// The emulated GPU, recording the blocks and calls of every launch: what tests of how a GPU
-// communicator's calls become launches look at (gpu_launch_test, gpu_residency_test).
+// The emulated GPU, recording the blocks and calls of every launch, and counting the pointer
+// queries: what tests of how a GPU communicator's calls become launches look at
+// (gpu_launch_test, gpu_residency_test).
 #pragma once
 
 #include <memory>
@@ -35,6 +36,20 @@ class RecordingRuntime final : public gpu::ForwardingRuntime {
   void clear() {
     std::lock_guard<std::mutex> lock(mutex_);
     launches_.clear();
+    pointerQueries_ = 0;
+  }
+  /// The pointer-attribute queries (cudaPointerGetAttributes) since the last clear.
+  int pointerQueries() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return pointerQueries_;
+  }
+
+  Result<gpu::PointerInfo> pointerInfo(const void* p) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++pointerQueries_;
+    }
+    return inner().pointerInfo(p);
   }
 
   Status launch(const gpu::Launch& l, gpu::Stream s) override {
@@ -50,6 +65,7 @@ class RecordingRuntime final : public gpu::ForwardingRuntime {
   std::unique_ptr<gpu::Runtime> owned_;  ///< the emulated GPU behind it
   std::mutex mutex_;
   std::vector<Record> launches_;
+  int pointerQueries_ = 0;
 };
 
 }  // namespace braid::testing

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -106,6 +107,28 @@ TEST_F(GpuLaunches, EachCallOutsideAGroupIsALaunch) {
     ASSERT_EQ(launches.size(), 3u);
     for (const auto& l : launches) EXPECT_EQ(l.ncalls, 1u);
   }
+}
+
+TEST_F(GpuLaunches, CallsOnBuffersAlreadySeenQueryNoPointer) {
+  auto allReduce = [&](int r, void* in, void* out) {
+    EXPECT_TRUE(
+        comms_[r]->allReduce(in, out, kCount, DataType::kFloat32, RedOp::kSum, streams_[r]).ok());
+  };
+  onEveryRank([&](int r) { allReduce(r, a_[r], b_[r]); });
+  runtime_.clear();
+  onEveryRank([&](int r) {
+    for (int i = 0; i < 3; ++i) allReduce(r, a_[r], b_[r]);
+  });
+  EXPECT_EQ(runtime_.pointerQueries(), 0) << "the buffers were checked on the first call";
+  onEveryRank([&](int r) { allReduce(r, a_[r], c_[r]); });
+  EXPECT_EQ(runtime_.pointerQueries(), kRanks) << "one new buffer per rank";
+  // Host memory is still refused: only buffers found fine are remembered.
+  std::vector<float> host(kCount);
+  Status refused = comms_[0]->allReduce(host.data(), host.data(), kCount, DataType::kFloat32,
+                                        RedOp::kSum, streams_[0]);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("sendbuff is host memory"), std::string::npos)
+      << refused.message();
 }
 
 TEST_F(GpuLaunches, AGroupOfCallsOnOneStreamIsOneLaunch) {

@@ -72,8 +72,7 @@ class GpuP2pWay : public P2pWay {
     for (const P2pOp& op : ops) {
       if (op.count == 0) continue;
       const bool send = op.kind == P2pOp::Kind::kSend;
-      BRAID_TRY(
-          checkDeviceBuffer(parts_.gpu->runtime(), op.buffer, send ? "sendbuff" : "recvbuff"));
+      BRAID_TRY(parts_.gpu->checkBuffer(op.buffer, send ? "sendbuff" : "recvbuff"));
       if (op.peer == rank) {
         (send ? sorted.selfSends : sorted.selfRecvs).push_back(&op);
       } else {
