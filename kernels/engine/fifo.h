@@ -22,7 +22,7 @@
 //   sender:   room?  tail - seenHead < kFifoSlots (else reload head, acquire)
 //             write the slot, then bytes (relaxed), then tail (publish)
 //   receiver: data?  seenTail != head (else reload tail, acquire)
-//             read bytes (relaxed) and the slot, then head (publish)
+//             read bytes (relaxed) and the slot, then head (no fence on the GPU)
 #pragma once
 
 #include <cstddef>
@@ -106,10 +106,11 @@ BRAID_HOST_DEVICE void postSlot(const FifoRef& f, FifoCursor& s, uint32_t word) 
   storePublish(&f.counters->tail, s.mine);
 }
 
-/// Hands the slot at the receiver's head back to the sender.
+/// Hands the slot at the receiver's head back to the sender, once the slot is read (on the GPU:
+/// after the block's barrier), without a fence on the GPU (sync.h storeAfterReads).
 BRAID_HOST_DEVICE void releaseSlot(const FifoRef& f, FifoCursor& r) {
   ++r.mine;
-  storePublish(&f.counters->head, r.mine);
+  storeAfterReads(&f.counters->head, r.mine);
 }
 
 }  // namespace braid::kernels::engine

@@ -8,6 +8,7 @@
 //   loadAcquire     what the peer wrote before its publish is visible after it
 //   storePublish    what this side wrote before is visible to whoever
 //                   acquires the new value
+//   storeAfterReads what this side read before is read (a slot handed back)
 //   loadRelaxed /   the rank's own copies, and the byte counts beside the
 //   storeRelaxed    counter, which the publish orders
 //
@@ -81,10 +82,26 @@ BRAID_HOST_DEVICE void storeRelaxed(uint64_t* word, uint64_t value) {
 
 /// Publishes `value`: every write this side made before (on the GPU: every
 /// write of the block, once it has passed a barrier) is visible to a reader
-/// that acquires it.
+/// that acquires it. On the GPU a release (fence.acq_rel, cumulative over
+/// what the barrier ordered before it), not the sequentially consistent
+/// fence of __threadfence_system, which no reader here needs.
 BRAID_HOST_DEVICE void storePublish(uint32_t* word, uint32_t value) {
 #if defined(__CUDA_ARCH__)
-  __threadfence_system();
+  asm volatile("fence.acq_rel.sys;" ::: "memory");
+  asm volatile("st.relaxed.sys.u32 [%0], %1;" ::"l"(word), "r"(value) : "memory");
+#else
+  __atomic_store_n(word, value, __ATOMIC_SEQ_CST);
+#endif
+}
+
+/// Hands `value` to a peer once this side is done reading what the peer
+/// wrote (a FIFO's head: the slots read may be written again). On the GPU no
+/// fence: the block's barrier before it performed every read (bar.sync
+/// completes the memory accesses requested before it), and nothing this side
+/// wrote needs to be seen first. On the CPU as storePublish: a poster must
+/// read the waiter's futex word after its store (base/futex.h).
+BRAID_HOST_DEVICE void storeAfterReads(uint32_t* word, uint32_t value) {
+#if defined(__CUDA_ARCH__)
   asm volatile("st.relaxed.sys.u32 [%0], %1;" ::"l"(word), "r"(value) : "memory");
 #else
   __atomic_store_n(word, value, __ATOMIC_SEQ_CST);
