@@ -27,6 +27,15 @@
 #define BRAID_HOST_DEVICE_NOINLINE inline
 #endif
 
+// A loop over a compile-time count that the device compiler must unroll: the engine's loops
+// keep their loads in registers indexed by it, which a loop left rolled would index at run time
+// (an array in local memory). The host compiler decides for itself.
+#if defined(__CUDA_ARCH__)
+#define BRAID_UNROLL _Pragma("unroll")
+#else
+#define BRAID_UNROLL
+#endif
+
 namespace braid::kernels {
 
 BRAID_HOST_DEVICE uint32_t floatBits(float f) {

@@ -7,13 +7,21 @@
 // Terms. A pack is 16 bytes of elements, moved with one vector load or
 // store on the GPU. When every pointer of a call sits at the same offset
 // within 16 bytes, a scalar head brings them to a pack boundary; each
-// thread then takes kUnroll packs per turn, team.size() apart in pack
-// order (so a warp's loads are contiguous), loading all of them before
-// computing any (the loads overlap);
-// the elements after the last whole pack are the tail. Copies whose
-// pointers sit at different offsets within 16 bytes move the widest words
-// (8, 4 or 2 bytes) at which they agree (copyBytes); reductions at
-// different offsets run element by element.
+// thread then takes kUnroll (four) packs of every source per turn,
+// team.size() apart in pack order (so a warp's loads are contiguous),
+// loading all of them before computing any (the loads overlap); the packs
+// after the last whole turn go one a turn, and the elements after the last
+// whole pack are the tail. Copies whose pointers sit at different offsets
+// within 16 bytes move the widest words (8, 4 or 2 bytes) at which they
+// agree (copyBytes); reductions at different offsets take the same
+// unrolled turns with element loads (kElemTurn elements of every source per
+// thread per turn, team.size() apart, loads before computes).
+//
+// Registers. The kernels' launch bounds (kEngineThreads threads, at least
+// kEngineMinBlocksPerSm blocks a multiprocessor) leave each thread
+// kEngineRegisters registers; a turn's loads take 16 of them per source,
+// so that the loops run in that budget without spilling
+// (scripts/lib/ptxas_check.py checks it on the code ptxas generates).
 //
 // Sources that a peer wrote (a FIFO slot) are read with loads that bypass
 // the GPU's L1 (ld.global.cv): the slot's previous contents may still sit
@@ -45,13 +53,14 @@ struct alignas(kPackBytes) Pack {
   T e[kElems];
 };
 
-/// Packs per thread per turn: four, or fewer for narrow types, so that a
-/// turn computes at most 16 elements per source (the fp8 conversions make
-/// each element costly in code and registers).
+/// Packs of every source a thread loads per turn before it computes any, whatever the type.
+inline constexpr unsigned kUnroll = 4;
+
+/// Elements of every source a thread loads per turn where the pointers disagree modulo 16: a
+/// turn's worth of packs, but at most 16, since an element loaded alone takes a register of its
+/// own however narrow it is (16 registers a source, as four packs take).
 template <typename T>
-inline constexpr unsigned kUnroll = Pack<T>::kElems >= 16  ? 1
-                                    : Pack<T>::kElems >= 8 ? 2
-                                                           : 4;
+inline constexpr unsigned kElemTurn = Pack<T>::kElems* kUnroll < 16 ? Pack<T>::kElems* kUnroll : 16;
 
 template <typename T>
 BRAID_HOST_DEVICE Pack<T> loadPack(const T* p, bool fromPeer) {
@@ -103,13 +112,11 @@ BRAID_HOST_DEVICE T loadElem(const T* p, bool fromPeer) {
   return *p;
 }
 
-/// The element function of copies: transform moves their packs whole, kCopyUnroll a turn
-/// whatever the type (a copy computes nothing, so byte copies move four packs a turn too).
+/// The element function of copies: transform moves their packs whole.
 template <typename T>
 struct CopyElem {
   BRAID_HOST_DEVICE T operator()(const T (&x)[1]) const { return x[0]; }
 };
-inline constexpr unsigned kCopyUnroll = 4;
 
 template <typename T, typename Fn>
 inline constexpr bool kIsCopy = std::is_same<Fn, CopyElem<T>>::value;
@@ -168,6 +175,112 @@ BRAID_HOST_DEVICE size_t stridedShare(size_t n, unsigned rank, unsigned size) {
   return n > rank ? (n - rank - 1) / size + 1 : 0;
 }
 
+/// o with every pointer moved on by `by` elements.
+template <typename T, int kDsts, int kSrcs>
+BRAID_HOST_DEVICE Operands<T, kDsts, kSrcs> operandsAt(const Operands<T, kDsts, kSrcs>& o,
+                                                       size_t by) {
+  Operands<T, kDsts, kSrcs> at;
+  for (int d = 0; d < kDsts; ++d) at.dst[d] = o.dst[d] + by;
+  for (int s = 0; s < kSrcs; ++s) at.src[s] = o.src[s] + by;
+  return at;
+}
+
+/// The pack one turn computes from the packs x of every source.
+template <typename T, int kSrcs, typename Fn>
+BRAID_HOST_DEVICE Pack<T> computePack(const Pack<T> (&x)[kSrcs], const Fn& fn) {
+  if constexpr (kIsCopy<T, Fn>) {
+    return x[0];
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  } else if constexpr (PairedSum<T, Fn>::kHas) {
+    return addPairs(x[0], x[1]);
+#endif
+  } else {
+    Pack<T> out;
+    BRAID_UNROLL
+    for (unsigned e = 0; e < Pack<T>::kElems; ++e) {
+      T y[kSrcs];
+      BRAID_UNROLL
+      for (int s = 0; s < kSrcs; ++s) y[s] = x[s].e[e];
+      out.e[e] = fn(y);
+    }
+    return out;
+  }
+}
+
+/// One turn over packs: packs 0, step, ... (kTurn of them) from o's pointers, of every source
+/// loaded, then computed and stored. Pack q of a pointer is its elements q * kElems ..
+/// q * kElems + kElems - 1.
+template <unsigned kTurn, unsigned kPeer, typename T, int kDsts, int kSrcs, typename Fn>
+BRAID_HOST_DEVICE void packTurn(const Operands<T, kDsts, kSrcs>& o, size_t step, const Fn& fn) {
+  constexpr unsigned kElems = Pack<T>::kElems;
+  Pack<T> in[kTurn][kSrcs];
+  BRAID_UNROLL
+  for (unsigned u = 0; u < kTurn; ++u) {
+    BRAID_UNROLL
+    for (int s = 0; s < kSrcs; ++s) {
+      in[u][s] = loadPack(o.src[s] + u * step * kElems, (kPeer >> s) & 1u);
+    }
+  }
+  BRAID_UNROLL
+  for (unsigned u = 0; u < kTurn; ++u) {
+    const Pack<T> out = computePack<T, kSrcs>(in[u], fn);
+    BRAID_UNROLL
+    for (int d = 0; d < kDsts; ++d) storePack(o.dst[d] + u * step * kElems, out);
+  }
+}
+
+/// One turn over elements: elements i, i + step, ... (kTurn of them) of every source loaded,
+/// then computed and stored.
+template <unsigned kTurn, unsigned kPeer, typename T, int kDsts, int kSrcs, typename Fn>
+BRAID_HOST_DEVICE void elementTurn(const Operands<T, kDsts, kSrcs>& o, size_t i, size_t step,
+                                   const Fn& fn) {
+  T in[kTurn][kSrcs];
+  BRAID_UNROLL
+  for (unsigned u = 0; u < kTurn; ++u) {
+    BRAID_UNROLL
+    for (int s = 0; s < kSrcs; ++s) in[u][s] = loadElem(o.src[s] + i + u * step, (kPeer >> s) & 1u);
+  }
+  BRAID_UNROLL
+  for (unsigned u = 0; u < kTurn; ++u) {
+    const T y = fn(in[u]);
+    BRAID_UNROLL
+    for (int d = 0; d < kDsts; ++d) o.dst[d][i + u * step] = y;
+  }
+}
+
+/// The team's packs 0 .. packs - 1 of o, a thread's packs team.size() apart from its rank:
+/// whole turns of kUnroll packs, then the rest one a turn.
+template <unsigned kPeer, typename T, int kDsts, int kSrcs, typename Team, typename Fn>
+BRAID_HOST_DEVICE void transformPacks(const Team& team, const Operands<T, kDsts, kSrcs>& o,
+                                      size_t packs, const Fn& fn) {
+  constexpr unsigned kElems = Pack<T>::kElems;
+  const size_t step = team.size();
+  const size_t mine = stridedShare(packs, team.rank(), team.size());  // this thread's packs
+  Operands<T, kDsts, kSrcs> at = operandsAt(o, team.rank() * kElems);
+  for (size_t turns = mine / kUnroll; turns > 0; --turns) {
+    packTurn<kUnroll, kPeer>(at, step, fn);
+    at = operandsAt(at, kUnroll * step * kElems);
+  }
+  for (size_t left = mine % kUnroll; left > 0; --left) {
+    packTurn<1, kPeer>(at, step, fn);
+    at = operandsAt(at, step * kElems);
+  }
+}
+
+/// The team's elements 0 .. n - 1 of o, a thread's elements team.size() apart from its rank:
+/// whole turns of kTurn elements (1: none), then the rest one a turn.
+template <unsigned kTurn, unsigned kPeer, typename T, int kDsts, int kSrcs, typename Team,
+          typename Fn>
+BRAID_HOST_DEVICE void transformElements(const Team& team, const Operands<T, kDsts, kSrcs>& o,
+                                         size_t n, const Fn& fn) {
+  const size_t step = team.size();
+  size_t i = team.rank();
+  if constexpr (kTurn > 1) {
+    for (; i + (kTurn - 1) * step < n; i += kTurn * step) elementTurn<kTurn, kPeer>(o, i, step, fn);
+  }
+  for (; i < n; i += step) elementTurn<1, kPeer>(o, i, step, fn);
+}
+
 /// dst[d][i] = fn(src[0][i], ...) for i < n, over the team. `fn` takes
 /// kSrcs elements and returns one; every destination gets it. Destinations
 /// may alias sources: each element is read before it is written, and a
@@ -178,61 +291,45 @@ BRAID_HOST_DEVICE void transform(const Team& team, Operands<T, kDsts, kSrcs> o, 
   constexpr unsigned kElems = Pack<T>::kElems;
   bool packable = false;
   const uintptr_t phase = packPhase(o, &packable);
-  size_t first = 0;  // elements before the packs
-  size_t packs = 0;
-  if (packable) {
-    first = phase == 0 ? 0 : (kPackBytes - phase) / sizeof(T);
-    if (first > n) first = n;
-    packs = (n - first) / kElems;
-  } else {
-    first = n;  // element by element
-  }
-  auto scalar = [&](size_t i) {
-    T x[kSrcs];
-    for (int s = 0; s < kSrcs; ++s) x[s] = loadElem(o.src[s] + i, (kPeer >> s) & 1u);
-    const T y = fn(x);
-    for (int d = 0; d < kDsts; ++d) o.dst[d][i] = y;
-  };
-  for (size_t i = team.rank(); i < first; i += team.size()) scalar(i);
-
-  constexpr unsigned kTurn = kIsCopy<T, Fn> ? kCopyUnroll : kUnroll<T>;
-  const size_t stride = static_cast<size_t>(team.size()) * kTurn;
-  for (size_t base = team.rank(); base < packs; base += stride) {
-    Pack<T> in[kTurn][kSrcs] = {};  // only the loaded ones are read; zeroed for the compiler
-    for (unsigned u = 0; u < kTurn; ++u) {
-      const size_t p = base + static_cast<size_t>(u) * team.size();
-      if (p >= packs) break;
-      for (int s = 0; s < kSrcs; ++s) {
-        in[u][s] = loadPack(o.src[s] + first + p * kElems, (kPeer >> s) & 1u);
-      }
-    }
-    for (unsigned u = 0; u < kTurn; ++u) {
-      const size_t p = base + static_cast<size_t>(u) * team.size();
-      if (p >= packs) break;
-      Pack<T> out;
-      if constexpr (kIsCopy<T, Fn>) {
-        out = in[u][0];
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-      } else if constexpr (PairedSum<T, Fn>::kHas) {
-        out = addPairs(in[u][0], in[u][1]);
+  if (!packable) {
+    transformElements<kElemTurn<T>, kPeer>(team, o, n, fn);
+#if !defined(__CUDA_ARCH__)
+    noteLoopBytes(0, stridedShare(n, team.rank(), team.size()) * sizeof(T));
 #endif
-      } else {
-        for (unsigned e = 0; e < kElems; ++e) {
-          T x[kSrcs];
-          for (int s = 0; s < kSrcs; ++s) x[s] = in[u][s].e[e];
-          out.e[e] = fn(x);
-        }
-      }
-      for (int d = 0; d < kDsts; ++d) storePack(o.dst[d] + first + p * kElems, out);
-    }
+    return;
   }
+  size_t first = phase == 0 ? 0 : (kPackBytes - phase) / sizeof(T);  // elements before the packs
+  if (first > n) first = n;
+  const size_t packs = (n - first) / kElems;
   const size_t tail = first + packs * kElems;
-  for (size_t i = tail + team.rank(); i < n; i += team.size()) scalar(i);
+  transformElements<1, kPeer>(team, o, first, fn);
+  transformPacks<kPeer>(team, operandsAt(o, first), packs, fn);
+  transformElements<1, kPeer>(team, operandsAt(o, tail), n - tail, fn);
 #if !defined(__CUDA_ARCH__)
   const size_t scalars = stridedShare(first, team.rank(), team.size()) +
                          stridedShare(n - tail, team.rank(), team.size());
   noteLoopBytes(stridedShare(packs, team.rank(), team.size()) * kPackBytes, scalars * sizeof(T));
 #endif
+}
+
+/// transform of a few elements at the edge of a copy (fewer than a word), one a turn.
+template <unsigned kPeer, typename T, int kDsts, int kSrcs, typename Team, typename Fn>
+BRAID_HOST_DEVICE void transformFew(const Team& team, const Operands<T, kDsts, kSrcs>& o, size_t n,
+                                    const Fn& fn) {
+  transformElements<1, kPeer>(team, o, n, fn);
+#if !defined(__CUDA_ARCH__)
+  noteLoopBytes(0, stridedShare(n, team.rank(), team.size()) * sizeof(T));
+#endif
+}
+
+/// transform in a function of its own on the GPU, as the copies are (copyBytesLoop): the
+/// reductions' loops, one per (type, element function, operands), which ptxas gives registers
+/// apart from the interpreter that calls them, and which scripts/lib/ptxas_check.py finds by
+/// name.
+template <unsigned kPeer, typename T, int kDsts, int kSrcs, typename Team, typename Fn>
+BRAID_HOST_DEVICE_NOINLINE void transformLoop(const Team& team, Operands<T, kDsts, kSrcs> o,
+                                              size_t n, Fn fn) {
+  transform<kPeer>(team, o, n, fn);
 }
 
 // The element functions of the loops below (CopyElem is above transform, which knows it).
@@ -284,9 +381,9 @@ BRAID_HOST_DEVICE void copyAsWords(const Team& team, Operands<uint8_t, kDsts, 1>
   }
   w.src[0] = reinterpret_cast<const W*>(o.src[0] + head);
   tail.src[0] = o.src[0] + head + body;
-  transform<kPeer>(team, o, head, CopyElem<uint8_t>{});
+  transformFew<kPeer>(team, o, head, CopyElem<uint8_t>{});
   transform<kPeer>(team, w, words, CopyElem<W>{});
-  transform<kPeer>(team, tail, bytes - head - body, CopyElem<uint8_t>{});
+  transformFew<kPeer>(team, tail, bytes - head - body, CopyElem<uint8_t>{});
 }
 
 /// Copies `bytes` from o.src[0] to every o.dst in the widest words their addresses allow:
@@ -332,14 +429,14 @@ BRAID_HOST_DEVICE_NOINLINE void copyPeerBytesTwiceLoop(const Team& team, uint8_t
 template <typename T, typename Pre, typename F, typename Post, typename Team>
 struct TeamLoops {
   const Team& team;
-  const OpArgs& args;
+  const OpArgs args;  ///< a copy: a reference would keep the caller's copy in local memory
 
   /// dst = pre(in)
   BRAID_HOST_DEVICE void load(void* dst, const void* in, size_t n) const {
     if constexpr (Pre::kIdentity) {
       copy(dst, in, n * sizeof(T));
     } else {
-      transform<0>(team, Operands<T, 1, 1>{{t(dst)}, {t(in)}}, n, MapElem<T, Pre>{Pre(args)});
+      transformLoop<0>(team, Operands<T, 1, 1>{{t(dst)}, {t(in)}}, n, MapElem<T, Pre>{Pre(args)});
     }
   }
   /// dst = src (src local)
@@ -357,23 +454,25 @@ struct TeamLoops {
   }
   /// dst = op(recv, pre(in))
   BRAID_HOST_DEVICE void reduce(void* dst, const void* recv, const void* in, size_t n) const {
-    transform<1>(team, Operands<T, 1, 2>{{t(dst)}, {t(recv), t(in)}}, n,
-                 ReduceElem<T, Pre, F>{Pre(args), F()});
+    transformLoop<1>(team, Operands<T, 1, 2>{{t(dst)}, {t(recv), t(in)}}, n,
+                     ReduceElem<T, Pre, F>{Pre(args), F()});
   }
   /// dst1 = dst2 = op(recv, pre(in))
   BRAID_HOST_DEVICE void reduce2(void* dst1, void* dst2, const void* recv, const void* in,
                                  size_t n) const {
-    transform<1>(team, Operands<T, 2, 2>{{t(dst1), t(dst2)}, {t(recv), t(in)}}, n,
-                 ReduceElem<T, Pre, F>{Pre(args), F()});
+    transformLoop<1>(team, Operands<T, 2, 2>{{t(dst1), t(dst2)}, {t(recv), t(in)}}, n,
+                     ReduceElem<T, Pre, F>{Pre(args), F()});
   }
   /// dst = op(recv, local), local already loaded
   BRAID_HOST_DEVICE void combine(void* dst, const void* recv, const void* local, size_t n) const {
-    transform<1>(team, Operands<T, 1, 2>{{t(dst)}, {t(recv), t(local)}}, n, CombineElem<T, F>{F()});
+    transformLoop<1>(team, Operands<T, 1, 2>{{t(dst)}, {t(recv), t(local)}}, n,
+                     CombineElem<T, F>{F()});
   }
   /// buf = post(buf)
   BRAID_HOST_DEVICE void finish(void* buf, size_t n) const {
     if constexpr (!Post::kIdentity) {
-      transform<0>(team, Operands<T, 1, 1>{{t(buf)}, {t(buf)}}, n, MapElem<T, Post>{Post(args)});
+      transformLoop<0>(team, Operands<T, 1, 1>{{t(buf)}, {t(buf)}}, n,
+                       MapElem<T, Post>{Post(args)});
     }
   }
 

@@ -43,9 +43,16 @@ inline constexpr uint32_t kMaxLaunchCalls = 48;
 /// Threads of a block.
 inline constexpr unsigned kEngineThreads = 512;
 /// Blocks of the engine kernel each multiprocessor must hold at once (__launch_bounds__'s
-/// minimum): caps a thread at 64 registers, what the kernels use anyway (ptxas -v, sm_90), so
-/// that ranks sharing a GPU find room for each other's spinning blocks (comm/gpu_channels.h).
-inline constexpr unsigned kEngineMinBlocksPerSm = 2;
+/// minimum), so that ranks sharing a GPU find room for each other's spinning blocks
+/// (comm/gpu_channels.h).
+inline constexpr unsigned kEngineMinBlocksPerSm = 1;
+/// 32-bit registers of one multiprocessor (every architecture braid builds for, sm_70 on).
+inline constexpr unsigned kSmRegisters = 65536;
+/// The registers a thread of the engine kernel has, which the launch bounds above make ptxas
+/// hold it to: 64. The loops (elementwise.h) are written to run in them without spilling, and
+/// scripts/lib/ptxas_check.py fails where one spills or uses more.
+inline constexpr unsigned kEngineRegisters =
+    kSmRegisters / (kEngineThreads * kEngineMinBlocksPerSm);
 
 /// How the slots of a call's FIFOs carry data; the values are algo::Protocol's.
 enum class FifoProtocol : uint8_t {

@@ -190,9 +190,10 @@ class EngineKernel : public ::testing::Test {
         << "the kernel stopped with fault " << fault_->code << " (peer " << fault_->peer << ")";
   }
 
-  /// recvReduceCopy of `n` elements of T, then the finish, against the host loops.
+  /// recvReduceCopy of `n` elements of T, then the finish, against the host loops. The input
+  /// sits `inShift` elements past the start of its allocation (the slot and the output at it).
   template <typename T>
-  void checkReduce(DataType type, RedOp op, size_t n, uint64_t seed) {
+  void checkReduce(DataType type, RedOp op, size_t n, uint64_t seed, size_t inShift = 0) {
     std::mt19937_64 rng(seed);
     std::vector<T> recv(n), in(n);
     for (auto& x : recv) x = randomElement<T>(rng);
@@ -202,7 +203,10 @@ class EngineKernel : public ::testing::Test {
     const T scalar = randomElement<T>(rng);
     args.setScalar(&scalar, sizeof scalar);
     postSlot(recv.data(), n * sizeof(T));
-    void* din = deviceCopy(in.data(), n * sizeof(T));
+    std::vector<T> shifted(inShift);
+    shifted.insert(shifted.end(), in.begin(), in.end());
+    void* din = static_cast<char*>(deviceCopy(shifted.data(), shifted.size() * sizeof(T))) +
+                inShift * sizeof(T);
     std::vector<T> garbage(n);
     for (auto& x : garbage) x = randomElement<T>(rng);
     void* dout = deviceCopy(garbage.data(), n * sizeof(T));
@@ -235,6 +239,24 @@ class EngineKernel : public ::testing::Test {
   void* cursor_ = nullptr;
   std::vector<void*> device_;
 };
+
+// An input one element past a pack boundary while the slot and the output sit on one: the
+// pointers disagree modulo 16 (for every type narrower than a pack), so the loops take their
+// unrolled element turns (elementwise.h) instead of packs, and must compute the same bits.
+TEST_F(EngineKernel, ReductionsOfPointersAtDifferentOffsetsWithinAPackMatchTheHostLoops) {
+  for (int t = 0; t < kNumDataTypes; ++t) {
+    for (RedOp op : {RedOp::kSum, RedOp::kMax, RedOp::kPreMulSum}) {
+      const auto type = static_cast<DataType>(t);
+      SCOPED_TRACE(std::string(dataTypeName(type)) + " op " + std::to_string(static_cast<int>(op)));
+      kernels::dispatchType(type, 0, [&](auto tag) {
+        using T = typename decltype(tag)::Type;
+        checkReduce<T>(type, op, (kSlotBytes / sizeof(T)) - 5, 77 * t + static_cast<int>(op), 1);
+        return 0;
+      });
+      if (HasFatalFailure()) return;
+    }
+  }
+}
 
 TEST_F(EngineKernel, EveryTypeAndOpMatchesTheHostLoopsBitForBit) {
   for (int t = 0; t < kNumDataTypes; ++t) {
