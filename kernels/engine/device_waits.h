@@ -1,9 +1,14 @@
 // How the engine waits on a GPU, real or emulated, for what a peer writes:
-// a FIFO counter, or LL cells. Every wait polls and, every kPollsPerCheck
-// polls, looks at three reasons to give up: the communicator's abort word,
-// a fault another block of this launch recorded, and the deadline. A kernel
-// that waits for a dead peer therefore ends as soon as the host raises the
-// abort word, and by itself once the deadline passes.
+// a FIFO counter, or LL cells. Every wait polls and looks at three reasons to
+// give up: the deadline, every kPollsPerCheck polls (the clock is the GPU's
+// own timer, no memory read); the communicator's abort word and a fault
+// another block of this launch recorded, every kPollsPerAbortCheck polls,
+// since both lie in pinned host memory, which every such read crosses PCIe
+// for (in the Simple protocol one thread of a block polls; in LL every
+// thread polls its own cells, and so reads them rarely). A kernel that waits
+// for a dead peer therefore ends within ~10^4 polls of the host raising the
+// abort word (microseconds to milliseconds), and by itself once the deadline
+// passes.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +23,8 @@
 namespace braid::kernels::engine {
 
 inline constexpr uint32_t kPollsPerCheck = 64;
+/// Polls between two reads of the abort and fault words: a multiple of kPollsPerCheck.
+inline constexpr uint32_t kPollsPerAbortCheck = 8192;
 /// Polls after which a waiter backs off between checks (sync.h backOff).
 inline constexpr uint32_t kPollsBeforeBackOff = 1024;
 /// Polls after which a wait is long enough to tell the flight recorder about (a write to
@@ -46,9 +53,11 @@ BRAID_HOST_DEVICE Fault waitUntil(const EngineArgs& args, Ready ready, int peer,
       note(start);
       if (noted != nullptr) *noted = true;
     }
-    if (loadRelaxed(args.abortFlag) != 0) return {FaultCode::kAborted, peer, 0, 0};
-    // Another block of this launch gave up: the rank's calls cannot finish.
-    if (loadRelaxed(&args.fault->code) != 0) return {FaultCode::kAborted, peer, 0, 0};
+    if (polls % kPollsPerAbortCheck == 0) {
+      if (loadRelaxed(args.abortFlag) != 0) return {FaultCode::kAborted, peer, 0, 0};
+      // Another block of this launch gave up: the rank's calls cannot finish.
+      if (loadRelaxed(&args.fault->code) != 0) return {FaultCode::kAborted, peer, 0, 0};
+    }
     const uint64_t waited = clockNs() - start;
     if (args.timeoutNs != 0 && waited > args.timeoutNs) {
       return {FaultCode::kTimedOut, peer, waited, args.timeoutNs};
