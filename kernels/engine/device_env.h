@@ -2,9 +2,13 @@
 // descriptors (launch.h), waits poll the FIFOs, the loops are TeamLoops
 // (elementwise.h) or, for calls that only move data, CopyLoops.
 //
-// The team's leader does every wait on a counter and every publish; the
-// others move bytes. Waits give up on abort, another block's fault or the
-// deadline (device_waits.h).
+// Two threads of the team wait and publish, one for each direction: the
+// leader waits for the incoming slot and hands it back, the sender (team.h)
+// waits for room in the outgoing one and posts it, so that a step that both
+// receives and sends waits for its two peers at once; the others move bytes.
+// Waits give up on abort, another block's fault or the deadline
+// (device_waits.h); one that gives up raises the team's stop word, which
+// ends the other waiter's wait too.
 //
 // The two protocols differ only in acquire and complete:
 //
@@ -41,14 +45,18 @@
 
 namespace braid::kernels::engine {
 
-/// What one acquire hands to the whole team: the Simple slots, or the LL
-/// messages' sequence numbers (their flags and slots).
-struct Acquired {
+/// What one acquire hands to the whole team from each of its two waiters: the Simple slot, or
+/// the LL message's sequence number (its flag and slot). A waiter that stopped because the
+/// other gave up has no fault of its own and no slot.
+struct RecvAcquired {
   Fault fault;
-  const char* recv;
-  char* send;
-  uint32_t recvSeq;
-  uint32_t sendSeq;
+  const char* slot;
+  uint32_t seq;
+};
+struct SendAcquired {
+  Fault fault;
+  char* slot;
+  uint32_t seq;
 };
 
 template <typename Team, typename Loops>
@@ -69,38 +77,49 @@ class DeviceEnv {
 
   BRAID_HOST_DEVICE const Team& team() const { return team_; }
 
-  /// Loads the ports' cursors (leader only). Fails on a channel with more
-  /// ports than kMaxPorts.
+  /// Loads the ports' cursors (the leader the incoming ones, the sender the outgoing ones) and
+  /// lowers the team's stop word. Fails on a channel with more ports than kMaxPorts.
   BRAID_HOST_DEVICE Fault begin() {
     if (ch_.nrecv > kMaxPorts || ch_.nsend > kMaxPorts) return {FaultCode::kNoPort, -1, 0, 0};
     if (ll_ && (ch_.llRecvStage == nullptr || ch_.llSendStage == nullptr)) {
       return {FaultCode::kNoPort, -1, 0, 0};
     }
-    if (!team_.leader()) return noFault();
-    for (uint32_t i = 0; i < ch_.nrecv; ++i) recvCur_[i] = *ch_.recv[i].cursor;
-    for (uint32_t i = 0; i < ch_.nsend; ++i) sendCur_[i] = *ch_.send[i].cursor;
+    if (team_.leader()) {
+      for (uint32_t i = 0; i < ch_.nrecv; ++i) recvCur_[i] = *ch_.recv[i].cursor;
+      team_.clearStop();
+    }
+    if (isSender()) {
+      for (uint32_t i = 0; i < ch_.nsend; ++i) sendCur_[i] = *ch_.send[i].cursor;
+    }
+    team_.sync();  // no waiter reads the stop word before it is lowered
     return noFault();
   }
 
-  /// Stores the cursors back (leader only), also after a fault: the
+  /// Stores the cursors back (each by the thread that moved them), also after a fault: the
   /// communicator is broken then, but its cursors stay consistent.
   BRAID_HOST_DEVICE void end() {
-    if (!team_.leader()) return;
-    for (uint32_t i = 0; i < ch_.nrecv; ++i) *ch_.recv[i].cursor = recvCur_[i];
-    for (uint32_t i = 0; i < ch_.nsend; ++i) *ch_.send[i].cursor = sendCur_[i];
+    if (team_.leader()) {
+      for (uint32_t i = 0; i < ch_.nrecv; ++i) *ch_.recv[i].cursor = recvCur_[i];
+    }
+    if (isSender()) {
+      for (uint32_t i = 0; i < ch_.nsend; ++i) *ch_.send[i].cursor = sendCur_[i];
+    }
   }
 
   BRAID_HOST_DEVICE Fault acquire(const Instruction& ins, SliceIo& s, bool last) {
-    Acquired a{noFault(), nullptr, nullptr, 0, 0};
-    if (team_.leader()) a = leaderAcquire(ins, s.bytes, last);
-    a = team_.share(a);
-    if (!ll_ || failed(a.fault)) {
-      s.recv = a.recv;
-      s.send = a.send;
-      return a.fault;
+    RecvAcquired r{noFault(), nullptr, 0};
+    SendAcquired w{noFault(), nullptr, 0};
+    if (team_.leader() && stepReceives(ins.op)) r = acquireRecv(ins, s.bytes, last);
+    if (isSender() && stepSends(ins.op)) w = acquireSend(ins);
+    team_.exchange(r, w);
+    const Fault fault = failed(r.fault) ? r.fault : w.fault;
+    if (!ll_ || failed(fault)) {
+      s.recv = r.slot;
+      s.send = w.slot;
+      return fault;
     }
-    recvSeq_ = a.recvSeq;
-    sendSeq_ = a.sendSeq;
+    recvSeq_ = r.seq;
+    sendSeq_ = w.seq;
     s.send = stepSends(ins.op) ? ch_.llSendStage : nullptr;
     s.recv = nullptr;
     if (!stepReceives(ins.op)) return noFault();
@@ -118,11 +137,12 @@ class DeviceEnv {
       completeLl(ins, s, last);
       return;
     }
-    if (!team_.leader()) return;
-    if (stepSends(ins.op)) {
+    if (isSender() && stepSends(ins.op)) {
       postSlot(ch_.send[ins.sendPort].fifo, sendCur_[ins.sendPort], sliceWord(s.bytes, last));
     }
-    if (stepReceives(ins.op)) releaseSlot(ch_.recv[ins.recvPort].fifo, recvCur_[ins.recvPort]);
+    if (team_.leader() && stepReceives(ins.op)) {
+      releaseSlot(ch_.recv[ins.recvPort].fifo, recvCur_[ins.recvPort]);
+    }
   }
 
   BRAID_HOST_DEVICE void finish(void* buf, size_t count) const {
@@ -131,42 +151,65 @@ class DeviceEnv {
   }
 
  private:
-  BRAID_HOST_DEVICE Acquired leaderAcquire(const Instruction& ins, size_t bytes, bool last) {
-    Acquired a{noFault(), nullptr, nullptr, 0, 0};
-    const Fault noPort{FaultCode::kNoPort, -1, 0, 0};
-    if (stepReceives(ins.op)) {
-      if (ins.recvPort >= ch_.nrecv) return {noPort, nullptr, nullptr, 0, 0};
-      const DevicePort& p = ch_.recv[ins.recvPort];
-      FifoCursor& c = recvCur_[ins.recvPort];
-      if (ll_) {
-        // The size word's cell says the message has begun; the payload's
-        // cells are the whole team's to wait for (unpackLl).
-        const uint32_t flag = FlagSpace(p.flagBits).flag(c.mine);
-        const uint64_t* head = llSlotCells(p.fifo.slots, p.fifo.stride, c.mine);
-        uint64_t cell = 0;
-        a.fault = waitFor([&] { return flagOf(cell = loadRelaxed(head)) == flag; }, p.peer,
-                          WaitKind::kRecv, ins);
-        if (failed(a.fault)) return a;
-        a.fault = checkSlice(dataOf(cell), bytes, last, true, p.peer);
-        if (failed(a.fault)) return a;
-        a.recvSeq = c.mine;
-      } else {
-        a.fault = waitFor([&] { return recvData(p.fifo, c); }, p.peer, WaitKind::kRecv, ins);
-        if (failed(a.fault)) return a;
-        a.fault = checkSlice(postedWord(p.fifo, c), bytes, last, true, p.peer);
-        if (failed(a.fault)) return a;
-        a.recv = slotAt(p.fifo, c.mine);
-      }
+  /// The leader's half of acquire: waits for the incoming slice and checks its size word.
+  BRAID_HOST_DEVICE RecvAcquired acquireRecv(const Instruction& ins, size_t bytes, bool last) {
+    RecvAcquired a{noFault(), nullptr, 0};
+    if (ins.recvPort >= ch_.nrecv) return stopOther(a, {FaultCode::kNoPort, -1, 0, 0});
+    const DevicePort& p = ch_.recv[ins.recvPort];
+    FifoCursor& c = recvCur_[ins.recvPort];
+    if (ll_) {
+      bool stopped = false;
+      // The size word's cell says the message has begun; the payload's
+      // cells are the whole team's to wait for (unpackLl).
+      const uint32_t flag = FlagSpace(p.flagBits).flag(c.mine);
+      const uint64_t* head = llSlotCells(p.fifo.slots, p.fifo.stride, c.mine);
+      uint64_t cell = 0;
+      const Fault f = waitFor(
+          [&] {
+            return flagOf(cell = loadRelaxed(head)) == flag || (stopped = team_.stopRaised());
+          },
+          p.peer, WaitKind::kRecv, ins);
+      if (failed(f)) return stopOther(a, f);
+      if (stopped) return a;  // the sender gave up: its fault is the team's
+      const Fault size = checkSlice(dataOf(cell), bytes, last, true, p.peer);
+      if (failed(size)) return stopOther(a, size);
+      a.seq = c.mine;
+      return a;
     }
-    if (stepSends(ins.op)) {
-      if (ins.sendPort >= ch_.nsend) return {noPort, nullptr, nullptr, 0, 0};
-      const DevicePort& p = ch_.send[ins.sendPort];
-      FifoCursor& c = sendCur_[ins.sendPort];
-      a.fault = waitFor([&] { return sendRoom(p.fifo, c); }, p.peer, WaitKind::kSend, ins);
-      if (failed(a.fault)) return a;
-      a.send = slotAt(p.fifo, c.mine);
-      a.sendSeq = c.mine;
-    }
+    bool ready = false;
+    const Fault f = waitFor([&] { return (ready = recvData(p.fifo, c)) || team_.stopRaised(); },
+                            p.peer, WaitKind::kRecv, ins);
+    if (failed(f)) return stopOther(a, f);
+    if (!ready) return a;  // the sender gave up: its fault is the team's
+    const Fault size = checkSlice(postedWord(p.fifo, c), bytes, last, true, p.peer);
+    if (failed(size)) return stopOther(a, size);
+    a.slot = slotAt(p.fifo, c.mine);
+    return a;
+  }
+
+  /// The sender's half of acquire: waits for room in the outgoing FIFO.
+  BRAID_HOST_DEVICE SendAcquired acquireSend(const Instruction& ins) {
+    SendAcquired a{noFault(), nullptr, 0};
+    if (ins.sendPort >= ch_.nsend) return stopOther(a, {FaultCode::kNoPort, -1, 0, 0});
+    const DevicePort& p = ch_.send[ins.sendPort];
+    FifoCursor& c = sendCur_[ins.sendPort];
+    bool ready = false;
+    const Fault f = waitFor([&] { return (ready = sendRoom(p.fifo, c)) || team_.stopRaised(); },
+                            p.peer, WaitKind::kSend, ins);
+    if (failed(f)) return stopOther(a, f);
+    if (!ready) return a;  // the leader gave up: its fault is the team's
+    a.slot = slotAt(p.fifo, c.mine);
+    a.seq = c.mine;
+    return a;
+  }
+
+  BRAID_HOST_DEVICE bool isSender() const { return team_.rank() == team_.sender(); }
+
+  /// `a` with fault `f`, once the team's stop word is raised for the other waiter.
+  template <typename Acquired>
+  BRAID_HOST_DEVICE Acquired stopOther(Acquired a, const Fault& f) const {
+    team_.raiseStop();
+    a.fault = f;
     return a;
   }
 
@@ -193,12 +236,15 @@ class DeviceEnv {
       const size_t n = flags.rewritesWholeSlot(sendSeq_) ? payloadCells(p.fifo.slotBytes) : data;
       packLlCells(team_, cells + 1, n, data, flag,
                   reinterpret_cast<const uint32_t*>(ch_.llSendStage));
-      if (team_.leader()) storeRelaxed(cells, makeCell(flag, sliceWord(s.bytes, last)));
+      if (isSender()) {
+        storeRelaxed(cells, makeCell(flag, sliceWord(s.bytes, last)));
+        ++sendCur_[ins.sendPort].mine;
+      }
     }
-    if (!team_.leader()) return;
-    if (stepSends(ins.op)) ++sendCur_[ins.sendPort].mine;
     // Every thread has read its cells (the barrier in complete): the slot can go back.
-    if (stepReceives(ins.op)) releaseSlot(ch_.recv[ins.recvPort].fifo, recvCur_[ins.recvPort]);
+    if (team_.leader() && stepReceives(ins.op)) {
+      releaseSlot(ch_.recv[ins.recvPort].fifo, recvCur_[ins.recvPort]);
+    }
   }
 
   /// Waits for `ready`, noting the wait for the flight recorder once it has lasted
@@ -218,7 +264,9 @@ class DeviceEnv {
       storeRelaxed(&wait_->kind, static_cast<uint32_t>(kind));
     };
     const Fault f = waitUntil(args_, ready, peer, note, &noted);
-    if (noted && wait_ != nullptr) {
+    // The block's two waiters share its record: the last to note a long wait holds it, and only
+    // it clears the record.
+    if (noted && wait_ != nullptr && loadRelaxed(&wait_->kind) == static_cast<uint32_t>(kind)) {
       storeRelaxed(&wait_->kind, static_cast<uint32_t>(WaitKind::kNone));
     }
     return f;

@@ -19,10 +19,12 @@
 #include <cstring>
 #include <mutex>
 
+#include "kernels/engine/team.h"
+
 namespace braid::kernels::engine {
 
-/// What the threads of one emulated block share: the barrier, the cell share() passes values
-/// through, and the flags any() votes in.
+/// What the threads of one emulated block share: the barrier, the cells share() and exchange()
+/// pass values through, the flags any() votes in, and the stop word.
 class BlockState {
  public:
   explicit BlockState(unsigned threads) : threads_(threads) {}
@@ -46,6 +48,9 @@ class BlockState {
   }
 
   unsigned char* cell() { return cell_; }
+  /// exchange()'s cells: the leader's value, then the sender's.
+  unsigned char* pairCell(int which) { return pairCells_[which]; }
+  std::atomic<uint32_t>& stop() { return stop_; }
   /// any()'s flags, two so that a round's votes never meet the next round's clearing. Atomic:
   /// several threads may vote at once (the barriers order the rest).
   std::atomic<bool>* votes() { return votes_; }
@@ -57,6 +62,8 @@ class BlockState {
   unsigned arrived_ = 0;
   uint64_t generation_ = 0;
   alignas(16) unsigned char cell_[64] = {};
+  alignas(16) unsigned char pairCells_[2][64] = {};
+  std::atomic<uint32_t> stop_{0};
   std::atomic<bool> votes_[2] = {false, false};
 };
 
@@ -68,7 +75,24 @@ class ThreadTeam {
   unsigned rank() const { return rank_; }
   unsigned size() const { return block_->threads(); }
   bool leader() const { return rank_ == 0; }
+  unsigned sender() const { return senderOf(size()); }
   void sync() const { block_->barrier(); }
+
+  /// The leader's `a` and the sender's `b` on every thread, as BlockTeam::exchange.
+  template <typename A, typename B>
+  void exchange(A& a, B& b) const {
+    static_assert(sizeof(A) <= 64 && sizeof(B) <= 64, "exchange() passes small values");
+    if (leader()) memcpy(block_->pairCell(0), &a, sizeof(A));
+    if (rank_ == sender()) memcpy(block_->pairCell(1), &b, sizeof(B));
+    sync();
+    memcpy(&a, block_->pairCell(0), sizeof(A));
+    memcpy(&b, block_->pairCell(1), sizeof(B));
+    sync();
+  }
+
+  void raiseStop() const { block_->stop().store(1, std::memory_order_relaxed); }
+  bool stopRaised() const { return block_->stop().load(std::memory_order_relaxed) != 0; }
+  void clearStop() const { block_->stop().store(0, std::memory_order_relaxed); }
 
   /// The leader's `value` on every thread, as BlockTeam::share: through the cell, between two
   /// barriers so that no thread reads before the leader wrote or writes before all have read.

@@ -74,6 +74,41 @@ TEST_P(ThreadTeams, AnyIsTheOrOfTheRoundsVotesAndOnlyOfThem) {
   EXPECT_EQ(wrong.load(), 0u);
 }
 
+TEST_P(ThreadTeams, ExchangeHandsEveryThreadTheLeadersAndTheSendersValues) {
+  const unsigned n = GetParam();
+  std::atomic<unsigned> wrong{0};
+  runTeam(n, [&](const ThreadTeam& team) {
+    const unsigned sender = team.sender();
+    if (sender >= n || (n > 1 && sender == 0)) wrong.fetch_add(1);  // its own thread, where it can
+    for (uint32_t round = 0; round < 300; ++round) {
+      // Every thread offers its own pair; only the leader's first and the sender's second count.
+      uint64_t a = round * 1000003ull + team.rank();
+      uint32_t b = round ^ (team.rank() << 16);
+      team.exchange(a, b);
+      if (a != round * 1000003ull || b != (round ^ (sender << 16))) wrong.fetch_add(1);
+    }
+  });
+  EXPECT_EQ(wrong.load(), 0u);
+}
+
+TEST_P(ThreadTeams, AStopRaisedByOneThreadIsSeenByEveryThread) {
+  const unsigned n = GetParam();
+  std::atomic<unsigned> wrong{0};
+  runTeam(n, [&](const ThreadTeam& team) {
+    for (unsigned round = 0; round < 100; ++round) {
+      if (team.leader()) team.clearStop();
+      team.sync();
+      if (team.stopRaised()) wrong.fetch_add(1);
+      team.sync();
+      if (team.rank() == round % n) team.raiseStop();
+      team.sync();
+      if (!team.stopRaised()) wrong.fetch_add(1);
+      team.sync();
+    }
+  });
+  EXPECT_EQ(wrong.load(), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Sizes, ThreadTeams, ::testing::Values(1u, 2u, 4u, 7u));
 
 }  // namespace
