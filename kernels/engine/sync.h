@@ -80,6 +80,36 @@ BRAID_HOST_DEVICE void storeRelaxed(uint64_t* word, uint64_t value) {
 #endif
 }
 
+/// Two adjacent 8-byte words, 16-byte aligned, stored together: on the GPU one 16-byte store
+/// (st.relaxed.sys.v2.u64), one transaction on the interconnect. The pair is not one atomic
+/// access: PTX makes each 8-byte element of a vector access single-copy atomic, no more, and on
+/// the CPU they are two relaxed 8-byte atomics (an x86 16-byte store is not atomic in general,
+/// and the host compiler may split one). So a reader checks each word on its own (the one-shot
+/// gives each its own flag: one_shot.h).
+BRAID_HOST_DEVICE void storeRelaxedPair(uint64_t* words, uint64_t first, uint64_t second) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("st.relaxed.sys.v2.u64 [%0], {%1, %2};" ::"l"(words), "l"(first), "l"(second)
+               : "memory");
+#else
+  __atomic_store_n(words, first, __ATOMIC_RELAXED);
+  __atomic_store_n(words + 1, second, __ATOMIC_RELAXED);
+#endif
+}
+
+/// Loads the two words storeRelaxedPair stores: one 16-byte load on the GPU, each word
+/// single-copy atomic, the pair not.
+BRAID_HOST_DEVICE void loadRelaxedPair(const uint64_t* words, uint64_t* first, uint64_t* second) {
+#if defined(__CUDA_ARCH__)
+  uint64_t a, b;
+  asm volatile("ld.relaxed.sys.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(words) : "memory");
+  *first = a;
+  *second = b;
+#else
+  *first = __atomic_load_n(words, __ATOMIC_RELAXED);
+  *second = __atomic_load_n(words + 1, __ATOMIC_RELAXED);
+#endif
+}
+
 /// Publishes `value`: every write this side made before (on the GPU: every
 /// write of the block, once it has passed a barrier) is visible to a reader
 /// that acquires it. On the GPU a release (fence.acq_rel, cumulative over
