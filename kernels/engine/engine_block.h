@@ -48,8 +48,10 @@ BRAID_HOST_DEVICE Fault runChannel(const Team& team, const Loops& loops, const E
 /// Block `block` of a launch of the kernel for (T, O), O a dispatch.h OpTag.
 template <typename Team, typename T, typename O>
 BRAID_HOST_DEVICE void runEngineBlock(const Team& team, const EngineArgs& args, uint32_t block) {
-  using Loops = TeamLoops<T, typename O::template Pre<T>, typename O::template Func<T>,
-                          typename O::template Post<T>, Team>;
+  using Pre = typename O::template Pre<T>;
+  using Func = typename O::template Func<T>;
+  using Post = typename O::template Post<T>;
+  using Loops = TeamLoops<T, Pre, Func, Post, Team>;
   for (uint32_t c = 0; c < args.ncalls; ++c) {
     const EngineCall& call = args.calls[c];
     if (block < call.firstBlock || block - call.firstBlock >= call.nchannels) continue;
@@ -62,7 +64,7 @@ BRAID_HOST_DEVICE void runEngineBlock(const Team& team, const EngineArgs& args, 
       OpArgs opArgs = call.args;
       if (call.scalarPointer != nullptr) memcpy(opArgs.scalar, call.scalarPointer, sizeof(T));
       if (call.oneShot != nullptr) {
-        f = runOneShot(team, Loops{team, opArgs}, args, call);
+        f = runOneShot<T, Pre, Func, Post>(team, opArgs, args, call);
       } else {
         f = runChannel(team, Loops{team, opArgs}, args, c, block);
       }

@@ -40,12 +40,12 @@ GpuSide::~GpuSide() {
   (void)runtime_->setDevice(device_);
   // The last launch, eager or a replay of a captured one.
   if (launchedAny_ || capturedAny_) (void)runtime_->eventSynchronize(lastLaunch_);
-  // Peers may still read this rank's last one-shot call from its board.
-  if (oneShot_ && !oneShot_->waitForReaders(static_cast<uint64_t>(config_.timeoutMs), abortWord_) &&
+  // Peers' stores of this rank's last one-shot calls may still be landing in its board.
+  if (oneShot_ && !oneShot_->waitForWriters(static_cast<uint64_t>(config_.timeoutMs), abortWord_) &&
       engine::loadAcquire(abortWord_) == 0) {
     BRAID_WARN(
-        "destroy: a peer did not read this rank's last one-shot all-reduce in time; "
-        "freeing its board anyway");
+        "destroy: a peer did not finish storing its last one-shot all-reduce into this rank's "
+        "board in time; freeing the board anyway");
   }
   // FIFOs and programs first: their memory is what the kernels used.
   (void)releaseMemory();

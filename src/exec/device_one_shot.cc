@@ -5,12 +5,13 @@
 // the owner writes `magic` last. A pinned board's segment is the record's
 // name + "-cells".
 //
-// A board: two slots of slotCells cells, then kMaxOneShotRanks ack words
-// (engine::oneShotAcks).
+// A board (engine::oneShotBoardBytes): two slots of one area per writer,
+// each the size word's line and the lines of maxBytes, then kMaxOneShotRanks
+// pushed words (engine::oneShotPushed).
 //
 // The rank's private memory, one device allocation:
 //
-//   OneShotBoard | OneShotState | scratch: kMaxFoldDepth + 1 arrays of maxBytes
+//   OneShotBoard | OneShotState
 #include "exec/device_one_shot.h"
 
 #include <atomic>
@@ -36,7 +37,7 @@ using transport::cuda_ipc::OwnedRegion;
 using transport::shm::ShmSegment;
 
 constexpr uint64_t kRecordMagic = 0x314f534449415242ull;  // "BRAIDSO1"
-constexpr uint32_t kRecordVersion = 1;
+constexpr uint32_t kRecordVersion = 2;                    // 2: the push model's areas
 constexpr size_t kRecordPage = 4096;
 
 struct Record {
@@ -112,7 +113,7 @@ Result<std::unique_ptr<DeviceOneShot>> DeviceOneShot::create(
   const std::vector<int16_t> fold = inOrderFoldProgram(nranks);
   engine::OneShotBoard b{};
   b.maxBytes = alignUp(maxBytes, 16);
-  b.slotCells = engine::cellsPerSlot(b.maxBytes);  // the size word, then the payload
+  b.areaLines = engine::oneShotAreaLines(b.maxBytes);
   b.nranks = static_cast<uint32_t>(nranks);
   b.rank = static_cast<uint32_t>(rank);
   b.flagPeriod = flagPeriod;
@@ -122,10 +123,10 @@ Result<std::unique_ptr<DeviceOneShot>> DeviceOneShot::create(
   std::unique_ptr<DeviceOneShot> out(new DeviceOneShot(runtime, maxBytes, stream));
   out->rank_ = rank;
   out->nranks_ = nranks;
-  out->acksAt_ = 2 * b.slotCells * sizeof(uint64_t);
+  const size_t boardBytes = engine::oneShotBoardBytes(b.maxBytes, b.nranks);
+  out->pushedAt_ = boardBytes - engine::kMaxOneShotRanks * sizeof(uint64_t);
   const std::string ownName = recordName(nonce, rank);
-  const std::vector<unsigned char> zeros(out->acksAt_ + engine::kMaxOneShotRanks * sizeof(uint64_t),
-                                         0);
+  const std::vector<unsigned char> zeros(boardBytes, 0);
   Result<std::unique_ptr<OwnedRegion>> own =
       OwnedRegion::create(runtime, placement, cellsName(ownName), zeros, stream);
   if (!own.ok()) return own.status().withContext("GPU one-shot board");
@@ -162,17 +163,15 @@ Result<std::unique_ptr<DeviceOneShot>> DeviceOneShot::create(
     BRAID_TRY(mapped);
   }
   for (int r = 0; r < nranks; ++r) {
-    b.cells[r] = static_cast<uint64_t*>(r == rank ? out->own_->data() : out->peers_[r]->data());
+    b.boards[r] = static_cast<uint64_t*>(r == rank ? out->own_->data() : out->peers_[r]->data());
   }
 
   const size_t stateAt = alignUp(sizeof(engine::OneShotBoard), 128);
-  const size_t scratchAt = alignUp(stateAt + sizeof(engine::OneShotState), 128);
-  const size_t bytes = scratchAt + (engine::kMaxFoldDepth + 1) * b.maxBytes;
+  const size_t bytes = stateAt + sizeof(engine::OneShotState);
   BRAID_ASSIGN_OR_RETURN(out->private_, runtime.deviceAlloc(bytes));
   const auto base = reinterpret_cast<uintptr_t>(out->private_);
   b.state = reinterpret_cast<engine::OneShotState*>(base + stateAt);
-  b.scratch = reinterpret_cast<char*>(base + scratchAt);
-  std::vector<unsigned char> image(scratchAt, 0);
+  std::vector<unsigned char> image(bytes, 0);
   memcpy(image.data(), &b, sizeof b);
   BRAID_TRY(runtime.copy(out->private_, image.data(), image.size(), stream));
   BRAID_TRY(runtime.streamSynchronize(stream));
@@ -181,19 +180,32 @@ Result<std::unique_ptr<DeviceOneShot>> DeviceOneShot::create(
   return out;
 }
 
-bool DeviceOneShot::waitForReaders(uint64_t timeoutMs, const uint32_t* abortWord) {
+// What destroy waits for. This rank's board is stored into by its peers and
+// read by this rank alone. In a call that succeeds, this rank has seen every
+// line and size word each peer stored for it, and with them every zero the
+// peer stored before (its fence), so those stores are done; but a call that
+// ends early (a timeout, another count) leaves a peer's stores of that call
+// in flight, and the pushed words themselves, stored at the end of each
+// call, may land after this rank's last read. Each peer stores its word
+// after a barrier and a system fence behind its every store into this board
+// for that call, so once word q reaches began (the calls this rank began:
+// every call q stores here while both follow one sequence of calls), no
+// store of q's is left to land. A peer that is dead, or that goes on to
+// calls this rank never makes (an aborted communicator), is what the
+// deadline and the abort word are for.
+bool DeviceOneShot::waitForWriters(uint64_t timeoutMs, const uint32_t* abortWord) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
-  const char* acks = static_cast<const char*>(own_->data()) + acksAt_;
+  const char* pushed = static_cast<const char*>(own_->data()) + pushedAt_;
   for (;;) {
     engine::OneShotState s{};
     std::vector<uint64_t> read(engine::kMaxOneShotRanks);
     if (!runtime_.copy(&s, state_, sizeof s, stream_).ok() ||
-        !runtime_.copy(read.data(), acks, read.size() * sizeof(uint64_t), stream_).ok() ||
+        !runtime_.copy(read.data(), pushed, read.size() * sizeof(uint64_t), stream_).ok() ||
         !runtime_.streamSynchronize(stream_).ok()) {
       return false;
     }
     bool done = true;
-    for (int r = 0; r < nranks_; ++r) done = done && (r == rank_ || read[r] >= s.calls);
+    for (int r = 0; r < nranks_; ++r) done = done && (r == rank_ || read[r] >= s.began);
     if (done) return true;
     if (abortWord != nullptr && engine::loadAcquire(abortWord) != 0) return false;
     if (timeoutMs != 0 && std::chrono::steady_clock::now() > deadline) return false;

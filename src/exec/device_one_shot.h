@@ -1,12 +1,16 @@
 // The boards of the one-shot all-reduce on GPU communicators
 // (kernels/engine/one_shot.h says what the kernel does with them).
 //
-// Each rank owns a board of two LL slots of maxBytes of payload each, in
-// its GPU's memory (or pinned host memory where a peer's GPU cannot reach
-// it), and maps every peer's board (transport/cuda_ipc/gpu_region.h). The
-// rank's own state (its call count), its scratch for the fold and the
-// OneShotBoard the kernel reads lie in its device memory, apart from the
-// board its peers map.
+// Each rank owns a board in its GPU's memory (or pinned host memory where a
+// peer's GPU cannot reach it) that its peers store their operands into: two
+// slots of one area per writer, each the lines of maxBytes of operand at
+// twice its size (flags), so 2 * nranks * (2 * maxBytes + 16) bytes plus the
+// pushed words: 2 MiB at 8 ranks and 64 KiB, 8 MiB at 32. It maps every
+// peer's board (transport/cuda_ipc/gpu_region.h) to store into it. (A board
+// in pinned host memory is polled by its own GPU across PCIe: the push saves
+// the round trips to peers, not that one.) The rank's
+// own state (its call counts) and the OneShotBoard the kernel reads lie in
+// its device memory, apart from the board its peers map.
 #pragma once
 
 #include <cstddef>
@@ -38,7 +42,7 @@ class DeviceOneShot {
   /// flagPeriod, with its GPU current; `barrier` is the bootstrap barrier.
   /// Each rank publishes its board, all meet, each maps its peers' boards,
   /// all meet again, and each unlinks its names. `stream` serves the
-  /// board's copies, now and in waitForReaders.
+  /// board's copies, now and in waitForWriters.
   static Result<std::unique_ptr<DeviceOneShot>> create(gpu::Runtime& runtime, uint64_t nonce,
                                                        int rank, int nranks, size_t maxBytes,
                                                        transport::cuda_ipc::FifoPlacement placement,
@@ -47,10 +51,10 @@ class DeviceOneShot {
                                                        uint32_t flagPeriod = kFlagPeriod);
 
   /// Waits, once this rank's kernels have finished, until every peer has
-  /// read this rank's last one-shot call (their acks), so that the board
-  /// can go: until `timeoutMs` passes (0: no limit) or `*abortWord` is set.
-  /// True when every peer had read it.
-  bool waitForReaders(uint64_t timeoutMs, const uint32_t* abortWord);
+  /// said it is done storing into this rank's board for every call this rank
+  /// began (their pushed words), so that the board can go: until `timeoutMs`
+  /// passes (0: no limit) or `*abortWord` is set. True when every peer had.
+  bool waitForWriters(uint64_t timeoutMs, const uint32_t* abortWord);
 
   DeviceOneShot(const DeviceOneShot&) = delete;
   DeviceOneShot& operator=(const DeviceOneShot&) = delete;
@@ -70,10 +74,10 @@ class DeviceOneShot {
   gpu::Stream stream_;
   int rank_ = 0;
   int nranks_ = 0;
-  size_t acksAt_ = 0;  ///< bytes from the board's start to its acks
+  size_t pushedAt_ = 0;  ///< bytes from the board's start to its pushed words
   std::unique_ptr<transport::cuda_ipc::OwnedRegion> own_;
   std::vector<std::unique_ptr<transport::cuda_ipc::MappedRegion>> peers_;
-  void* private_ = nullptr;  ///< the OneShotBoard, the state and the scratch
+  void* private_ = nullptr;  ///< the OneShotBoard and the state
   const kernels::engine::OneShotBoard* board_ = nullptr;
   const kernels::engine::OneShotState* state_ = nullptr;  ///< in the private memory
 };
