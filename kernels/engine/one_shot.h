@@ -164,6 +164,12 @@ BRAID_HOST_DEVICE uint64_t* oneShotPushed(const OneShotBoard& b, uint32_t r) {
   return oneShotLine(b, r, 2, 0, 0);
 }
 
+/// This rank's j-th peer (1 <= j < nranks), in the order a rank stores into its peers' boards:
+/// from the rank after it on, so that the ranks do not all store into one board first.
+BRAID_HOST_DEVICE uint32_t oneShotPeerAfter(const OneShotBoard& b, uint32_t j) {
+  return (b.rank + j) % b.nranks;
+}
+
 /// The peers' bits (ranks below nranks but this one).
 BRAID_HOST_DEVICE uint32_t oneShotPeers(const OneShotBoard& b) {
   const uint32_t all = b.nranks >= 32 ? 0xffffffffu : (1u << b.nranks) - 1;
@@ -244,7 +250,7 @@ BRAID_HOST_DEVICE void zeroAreasIfDue(const Team& team, const OneShotBoard& b, u
                                       uint64_t g) {
   if (g + 1 < b.flagPeriod + b.state->zeroedAt[parity]) return;
   for (uint32_t j = 1; j < b.nranks; ++j) {
-    const uint32_t q = (b.rank + j) % b.nranks;
+    const uint32_t q = oneShotPeerAfter(b, j);
     for (size_t i = team.rank(); i < b.areaLines; i += team.size()) {
       storeRelaxedPair(oneShotLine(b, q, parity, b.rank, i), 0, 0);
     }
@@ -266,12 +272,12 @@ BRAID_HOST_DEVICE void pushOperand(const Team& team, const OneShotBoard& b, uint
     const uint64_t low = makeCell(flag, static_cast<uint32_t>(word));
     const uint64_t high = makeCell(flag, static_cast<uint32_t>(word >> 32));
     for (uint32_t j = 1; j < b.nranks; ++j) {
-      storeRelaxedPair(oneShotLine(b, (b.rank + j) % b.nranks, parity, b.rank, 1 + i), low, high);
+      storeRelaxedPair(oneShotLine(b, oneShotPeerAfter(b, j), parity, b.rank, 1 + i), low, high);
     }
   }
   if (team.leader()) {
     for (uint32_t j = 1; j < b.nranks; ++j) {
-      storeRelaxed(oneShotLine(b, (b.rank + j) % b.nranks, parity, b.rank, 0),
+      storeRelaxed(oneShotLine(b, oneShotPeerAfter(b, j), parity, b.rank, 0),
                    makeCell(flag, sliceWord(bytes, true)));
     }
   }
@@ -409,7 +415,7 @@ BRAID_HOST_DEVICE Fault runOneShot(const Team& team, const OpArgs& op, const Eng
   if (team.leader()) {
     fenceSystem();
     for (uint32_t j = 1; j < b.nranks; ++j) {
-      storeRelaxed(oneShotPushed(b, (b.rank + j) % b.nranks) + b.rank, k + 1);
+      storeRelaxed(oneShotPushed(b, oneShotPeerAfter(b, j)) + b.rank, k + 1);
     }
     if (!failed(fault)) b.state->calls = k + 1;
   }

@@ -118,7 +118,7 @@ BRAID_HOST_DEVICE void loadRelaxedPair(const uint64_t* words, uint64_t* first, u
 BRAID_HOST_DEVICE void storePublish(uint32_t* word, uint32_t value) {
 #if defined(__CUDA_ARCH__)
   asm volatile("fence.acq_rel.sys;" ::: "memory");
-  asm volatile("st.relaxed.sys.u32 [%0], %1;" ::"l"(word), "r"(value) : "memory");
+  storeRelaxed(word, value);
 #else
   __atomic_store_n(word, value, __ATOMIC_SEQ_CST);
 #endif
@@ -132,7 +132,7 @@ BRAID_HOST_DEVICE void storePublish(uint32_t* word, uint32_t value) {
 /// read the waiter's futex word after its store (base/futex.h).
 BRAID_HOST_DEVICE void storeAfterReads(uint32_t* word, uint32_t value) {
 #if defined(__CUDA_ARCH__)
-  asm volatile("st.relaxed.sys.u32 [%0], %1;" ::"l"(word), "r"(value) : "memory");
+  storeRelaxed(word, value);
 #else
   __atomic_store_n(word, value, __ATOMIC_SEQ_CST);
 #endif

@@ -19,11 +19,6 @@ using transport::cuda_ipc::MappedRegion;
 using transport::cuda_ipc::OwnedRegion;
 using transport::cuda_ipc::RegionRecord;
 
-/// Whether ranks a and b are two ranks of one host on different GPUs: the pairs probed.
-bool probed(const Members& m, int a, int b) {
-  return a != b && !m.onOtherHostThan(a, b) && !m.shareGpu(a, b);
-}
-
 /// Byte i of what `writer` writes: differs between writers and along the probe, never all zero.
 unsigned char patternByte(int writer, size_t i) {
   return static_cast<unsigned char>((i * 131 + static_cast<size_t>(writer) * 17 + 1) ^ (i >> 8));
@@ -35,7 +30,7 @@ unsigned char patternByte(int writer, size_t i) {
 void writeToPeers(gpu::Runtime& rt, const Members& m, const std::vector<RegionRecord>& records,
                   const OwnedRegion& source, gpu::Stream stream) {
   for (int peer = 0; peer < m.nranks; ++peer) {
-    if (!probed(m, m.rank, peer)) continue;
+    if (!m.onOtherGpuOfHost(m.rank, peer)) continue;
     Result<std::unique_ptr<MappedRegion>> mapped = MappedRegion::open(rt, records[peer], "");
     Status wrote = mapped.status();
     if (wrote.ok()) {
@@ -75,7 +70,7 @@ Status checkPeerWrites(gpu::Runtime& rt, const Members& m, gpu::Stream stream,
   const int n = m.nranks;
   bool any = false;  // the same on every rank: each knows every rank's host and GPU
   for (int a = 0; a < n && !any; ++a) {
-    for (int b = a + 1; b < n && !any; ++b) any = probed(m, a, b);
+    for (int b = a + 1; b < n && !any; ++b) any = m.onOtherGpuOfHost(a, b);
   }
   if (!any) return Status::success();
   const size_t landingBytes = static_cast<size_t>(n) * kPeerProbeBytes;
@@ -97,7 +92,7 @@ Status checkPeerWrites(gpu::Runtime& rt, const Members& m, gpu::Stream stream,
   BRAID_TRY(rt.copy(arrived.data(), landing->data(), landingBytes, stream));
   BRAID_TRY(rt.streamSynchronize(stream));
   for (int writer = 0; writer < n; ++writer) {
-    if (!probed(m, writer, m.rank) || !reaches[writer]) continue;
+    if (!m.onOtherGpuOfHost(writer, m.rank) || !reaches[writer]) continue;
     size_t wrong = 0;
     const unsigned char* got = arrived.data() + writer * kPeerProbeBytes;
     for (size_t i = 0; i < kPeerProbeBytes; ++i) wrong += got[i] != patternByte(writer, i);

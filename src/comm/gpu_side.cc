@@ -104,7 +104,7 @@ Status GpuSide::notePeerReach() {
   for (int peer = 0; peer < members_.nranks; ++peer) {
     // A rank on another host reaches this GPU through the network proxy, not peer access; one
     // on this GPU, through its own memory.
-    if (members_.onOtherHost(peer) || members_.shareGpu(peer, members_.rank)) continue;
+    if (!members_.onOtherGpuOfHost(peer, members_.rank)) continue;
     for (int d = static_cast<int>(visibleBusIds.size()); d < runtime_->deviceCount(); ++d) {
       BRAID_ASSIGN_OR_RETURN(const gpu::DeviceInfo seen, runtime_->deviceInfo(d));
       BRAID_ASSIGN_OR_RETURN(std::string bus, topology::normalizePciBusId(seen.pciBusId));

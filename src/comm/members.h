@@ -101,6 +101,11 @@ class Members {
   bool onOtherHostThan(int a, int b) const { return peers_[a].hostId != peers_[b].hostId; }
   /// Whether ranks `a` and `b` run on one GPU: on one host, with one PCI bus ID.
   bool shareGpu(int a, int b) const;
+  /// Whether ranks `a` and `b` run on different GPUs of one host: the pairs whose traffic peer
+  /// access carries, where the GPUs have it.
+  bool onOtherGpuOfHost(int a, int b) const {
+    return a != b && !onOtherHostThan(a, b) && !shareGpu(a, b);
+  }
   /// The NIC (a graph name) that `from` sends by (`sending`) or `to` receives by on `channel`'s
   /// ring, or else its tree, as planned; empty where the plan names none (then the transport
   /// spreads its FIFOs).
