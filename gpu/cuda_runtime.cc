@@ -4,6 +4,7 @@
 // links it, so libnccl.so.2 loads on machines without the toolkit.
 #if defined(BRAID_HAVE_CUDA)
 
+#include <cuda.h>  // the driver's types and launch constants; its functions are found at run time
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -23,6 +24,27 @@ Status cudaStatus(cudaError_t err, const char* call) {
 }
 
 #define BRAID_CUDA_CALL(call) cudaStatus((call), #call)
+
+/// cuLaunchKernel, found through the runtime (libnccl.so.2 links no libcuda): it takes a
+/// parameter buffer of the size a launch gives (Launch::argBytes), where cudaLaunchKernel copies
+/// the parameter's declared size. Null where the driver does not offer it.
+using LaunchKernelFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                    unsigned, unsigned, CUstream, void**, void**);
+LaunchKernelFn driverLaunchKernel() {
+  static const LaunchKernelFn found = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult result = cudaDriverEntryPointSymbolNotFound;
+    constexpr unsigned kSinceCuda = 4000;  // the version whose cuLaunchKernel this signature is
+    if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &fn, kSinceCuda, cudaEnableDefault,
+                                         &result) != cudaSuccess ||
+        result != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      return static_cast<LaunchKernelFn>(nullptr);
+    }
+    return reinterpret_cast<LaunchKernelFn>(fn);
+  }();
+  return found;
+}
 
 cudaStream_t cuStream(Stream s) { return static_cast<cudaStream_t>(s); }
 cudaEvent_t cuEvent(Event e) { return static_cast<cudaEvent_t>(e); }
@@ -239,9 +261,24 @@ class CudaRuntime final : public Runtime {
     if (l.deviceFunction == nullptr) {
       return invalidUsage("this kernel was not compiled for the GPU (braid built without CUDA?)");
     }
-    void* params[] = {const_cast<void*>(l.args)};
-    return BRAID_CUDA_CALL(cudaLaunchKernel(l.deviceFunction, dim3(l.blocks),
-                                            dim3(l.threadsPerBlock), params, 0, cuStream(s)));
+    const LaunchKernelFn driver = driverLaunchKernel();
+    if (driver == nullptr || l.argBytes == l.paramBytes) {
+      void* params[] = {const_cast<void*>(l.args)};
+      return BRAID_CUDA_CALL(cudaLaunchKernel(l.deviceFunction, dim3(l.blocks),
+                                              dim3(l.threadsPerBlock), params, 0, cuStream(s)));
+    }
+    cudaFunction_t fn = nullptr;
+    BRAID_TRY(BRAID_CUDA_CALL(cudaGetFuncBySymbol(&fn, l.deviceFunction)));
+    size_t bytes = l.argBytes;
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<void*>(l.args),
+                     CU_LAUNCH_PARAM_BUFFER_SIZE, &bytes, CU_LAUNCH_PARAM_END};
+    const CUresult launched = driver(fn, l.blocks, 1, 1, l.threadsPerBlock, 1, 1, 0,
+                                     static_cast<CUstream>(cuStream(s)), nullptr, extra);
+    if (launched == CUDA_SUCCESS) return Status::success();
+    return Status(ErrorCode::kCudaError, "cuLaunchKernel of the engine kernel (" +
+                                             std::to_string(bytes) +
+                                             " parameter bytes) failed: CUresult " +
+                                             std::to_string(static_cast<int>(launched)));
   }
 
   Result<int> residentBlocksPerSm(const Launch& kernel) override {

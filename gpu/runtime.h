@@ -76,14 +76,17 @@ struct IpcHandle {
 
 /// What a launch runs: the __global__ function for the CUDA runtime, and
 /// its CPU instance for the emulated GPU (one call per thread of each block,
-/// the block's threads a team). Both take one parameter, the `argBytes` at
-/// `args`.
+/// the block's threads a team). Both take one parameter of `paramBytes` (its declared size),
+/// at `args`, of which only the first `argBytes` are passed: the launch copies those and leaves
+/// the rest undefined, as cuLaunchKernel does with CU_LAUNCH_PARAM_BUFFER_SIZE, so a small call
+/// costs a small copy. The kernel must not read past what it was given.
 struct Launch {
   const void* deviceFunction = nullptr;
   void (*hostFunction)(const void* args, unsigned block, unsigned blocks,
                        const kernels::engine::ThreadTeam& team) = nullptr;
-  const void* args = nullptr;
-  size_t argBytes = 0;
+  const void* args = nullptr;  ///< paramBytes of storage
+  size_t argBytes = 0;         ///< what is passed: at most paramBytes
+  size_t paramBytes = 0;
   unsigned blocks = 1;
   unsigned threadsPerBlock = 1;
 };
@@ -246,16 +249,18 @@ inline std::unique_ptr<Runtime> makeEmulatedRuntime(
   return makeEmulatedRuntime(shape);
 }
 
-/// Leaves the calling thread's current device as the caller had it, around a call of a
-/// communicator on `device` that may set its own (NCCL's calls do the same). Asks for the
-/// current device once; sets it back only where the caller's differed. No runtime (a host
-/// communicator, which must not start one) does nothing.
+/// Makes `device` current for a call of a communicator on it, and leaves the calling thread's
+/// current device as the caller had it afterwards (NCCL's calls do the same). Asks for the
+/// current device once; sets it, and sets it back, only where the caller's differed. No runtime
+/// (a host communicator, which must not start one) does nothing.
 class DeviceGuard {
  public:
   DeviceGuard(Runtime* rt, int device) : rt_(rt), device_(device) {
     if (rt_ == nullptr) return;
     Result<int> current = rt_->currentDevice();
     saved_ = current.ok() ? current.value() : -1;
+    // Only a change costs a call: the calls within run on `device` without setting it again.
+    if (saved_ != device_ && device_ >= 0) (void)rt_->setDevice(device_);
   }
   ~DeviceGuard() {
     if (rt_ != nullptr && saved_ >= 0 && saved_ != device_) (void)rt_->setDevice(saved_);

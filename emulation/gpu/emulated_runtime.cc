@@ -42,6 +42,9 @@
 namespace braid::gpu {
 namespace {
 
+/// What the bytes of a kernel's parameter that a launch does not pass hold here (Launch).
+constexpr unsigned char kUnpassedParamByte = 0xa5;
+
 thread_local int tlsDevice = 0;
 /// This thread's capture mode (cudaThreadExchangeStreamCaptureMode); global by default, as CUDA's.
 thread_local CaptureMode tlsCaptureMode = CaptureMode::kGlobal;
@@ -342,10 +345,14 @@ class EmulatedRuntime final : public Runtime {
     }
     if (l.blocks == 0) return invalidArgument("emulated GPU: a launch needs at least one block");
     BRAID_ASSIGN_OR_RETURN(EmulatedStream * s, streamOf(stream));
-    // The parameter is copied at the call, as cudaLaunchKernel copies it.
-    auto args = std::make_shared<std::vector<unsigned char>>(
-        static_cast<const unsigned char*>(l.args),
-        static_cast<const unsigned char*>(l.args) + l.argBytes);
+    if (l.argBytes > l.paramBytes) {
+      return invalidArgument("emulated GPU: a launch passes " + std::to_string(l.argBytes) +
+                             " bytes to a parameter of " + std::to_string(l.paramBytes));
+    }
+    // The parameter is copied at the call, as cuLaunchKernel copies it; the bytes not passed
+    // are undefined on a GPU, and garbage here, so that a kernel reading them goes wrong.
+    auto args = std::make_shared<std::vector<unsigned char>>(l.paramBytes, kUnpassedParamByte);
+    std::memcpy(args->data(), l.args, l.argBytes);
     auto fn = l.hostFunction;
     const unsigned blocks = l.blocks;
     const unsigned threads = threadsPerBlock_;

@@ -2,8 +2,9 @@
 // memory the device addresses (a GPU's, or pinned host memory), the same on
 // the emulated GPU and on a real one.
 //
-//   EngineArgs     the kernel's one parameter, by value: up to kMaxLaunchCalls
-//                  calls, the abort word, the fault record, the deadline;
+//   EngineArgs     the kernel's one parameter, by value: the abort word, the
+//                  fault record, the deadline, and up to kMaxLaunchCalls
+//                  calls, of which a launch passes only those it carries;
 //                  one kernel per (datatype, operator) runs the calls that
 //                  reduce with it and any call that only moves data
 //   EngineCall     one collective (or one point-to-point transfer): buffers,
@@ -25,6 +26,7 @@
 // cursor is only ever used by one block at a time.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/engine/fifo.h"
@@ -135,8 +137,11 @@ struct WaitRecord {
 /// WaitRecords a GPU communicator keeps, one per block: blocks beyond it record nothing.
 inline constexpr uint32_t kMaxWaitRecords = 256;
 
-struct EngineArgs {
-  EngineCall calls[kMaxLaunchCalls];
+/// The calls come last, so that a launch passes only the bytes of the calls it carries
+/// (engineArgsBytes): the parameter's declared size is the most a launch may carry, and CUDA
+/// copies only what the launch gives (cuLaunchKernel's CU_LAUNCH_PARAM_BUFFER_SIZE), leaving the
+/// rest undefined, so nothing reads calls[ncalls] and beyond.
+struct alignas(16) EngineArgs {
   uint32_t ncalls;
   int32_t rank;
   /// The (datatype, operator) of the kernel launched: every call that
@@ -149,8 +154,16 @@ struct EngineArgs {
   uint64_t timeoutNs;  ///< longest wait for one slot; 0 = none
   WaitRecord* waits;   ///< kMaxWaitRecords, by block (pinned, mapped); null: none kept
   uint64_t launchSeq;  ///< this launch's number on its communicator, from 1
+  uint64_t reserved2;  ///< the calls start on 16 bytes
+  EngineCall calls[kMaxLaunchCalls];
 };
 
 static_assert(sizeof(EngineArgs) <= 4096, "a kernel parameter is at most 4 KiB");
+static_assert(offsetof(EngineArgs, calls) == 64, "the calls start on 16 bytes, after the header");
+
+/// The bytes of EngineArgs a launch of `ncalls` calls passes: the header and those calls.
+constexpr size_t engineArgsBytes(uint32_t ncalls) {
+  return offsetof(EngineArgs, calls) + ncalls * sizeof(EngineCall);
+}
 
 }  // namespace braid::kernels::engine

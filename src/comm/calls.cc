@@ -105,13 +105,9 @@ Status Calls::dispatchOnHost(const CollectiveCall& call, Recorder::Scope& record
 
 Status Calls::dispatchOnGpu(const CollectiveCall& call, Recorder::Scope& record) {
   if (empty(call, members_.nranks)) return Status::success();
-  gpu::Runtime& rt = gpu_->runtime();
-  // The first call of a shape allocates, uploads and waits on the private stream (its FIFOs,
-  // its device program, scratch), which a capture of the user's stream in global mode (PyTorch's
-  // default) would forbid: relaxed, as NCCL is, it may, and what goes on the user's stream is
-  // only the launch, which the capture records.
-  gpu::RelaxedCapture relaxed(rt);
-  BRAID_TRY(rt.setDevice(gpu_->device()));
+  // The device is current (Comm's DeviceGuard), and what the first call of a shape sets up
+  // runs in relaxed capture mode where it is made (GpuSide), so that a call already seen asks
+  // the runtime nothing but whether its stream is being captured.
   if (readsInput(call, members_.rank)) BRAID_TRY(gpu_->checkBuffer(call.input, "sendbuff"));
   if (holdsResult(call, members_.rank)) BRAID_TRY(gpu_->checkBuffer(call.output, "recvbuff"));
   WayCall wc{call, record, {}, {}, {}};

@@ -188,11 +188,13 @@ Status GpuSide::flush() {
   launch.deviceFunction = kernel.device;
   launch.hostFunction = kernel.host;
   launch.args = &args;
-  launch.argBytes = sizeof(args);
+  launch.argBytes = engine::engineArgsBytes(args.ncalls);
+  launch.paramBytes = sizeof(args);
   launch.blocks = std::max<uint32_t>(blocks, 1);
   launch.threadsPerBlock = kernels::engineThreadsPerBlock();
 
-  BRAID_TRY(rt.setDevice(device_));
+  // The device is current (every entry holds a gpu::DeviceGuard): whether the stream is being
+  // captured is the one question a launch asks, since capture may begin between any two calls.
   BRAID_ASSIGN_OR_RETURN(const bool capturing, rt.streamCapturing(p.stream));
   BRAID_TRY(orderedLaunch(launch, p.stream, capturing));
   BRAID_TRACE("gpu: launched %u call(s) on %u block(s)", args.ncalls, launch.blocks);

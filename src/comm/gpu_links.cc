@@ -57,9 +57,24 @@ struct GpuSide::LinkPlan {
   std::set<std::pair<int, int>> send;
 };
 
+bool GpuSide::linked(const LinkPlan& plan, kernels::engine::FifoProtocol protocol) const {
+  for (const auto& [channel, peer] : plan.recv) {
+    auto it = recvLinks_.find({peer, channel, protocol});
+    if (it == recvLinks_.end() || !it->second) return false;
+  }
+  for (const auto& [channel, peer] : plan.send) {
+    auto it = sendLinks_.find({peer, channel, protocol});
+    if (it == sendLinks_.end() || !it->second) return false;
+  }
+  return true;
+}
+
 Status GpuSide::makeLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,
                           transport::cuda_ipc::FifoFormat format) {
+  if (linked(plan, format.protocol)) return Status::success();
   const int rank = members_.rank;
+  // Made on the private stream while the caller's may be captured: relaxed, as NCCL's setup is.
+  gpu::RelaxedCapture relaxed(*runtime_);
   BRAID_TRY(runtime_->setDevice(device_));
   BRAID_TRY(network_.checkCrossesHosts(static_cast<algo::Protocol>(format.protocol), plan.recv,
                                        plan.send));
@@ -185,6 +200,7 @@ Status GpuSide::linkP2p(const std::vector<int>& recvFrom, const std::vector<int>
 Result<exec::DeviceProgram> GpuSide::upload(const exec::Program& program,
                                             const std::vector<exec::ChannelPorts>& ports,
                                             size_t llSlotBytes) {
+  gpu::RelaxedCapture relaxed(*runtime_);  // on the private stream, the caller's maybe captured
   return exec::DeviceProgram::upload(*runtime_, program, ports, stream_, llSlotBytes);
 }
 

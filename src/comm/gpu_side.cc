@@ -236,6 +236,7 @@ Result<void*> GpuSide::scratchFor(size_t bytes) {
   if (scratch_ != nullptr) retiredScratch_.push_back(scratch_);
   scratch_ = nullptr;
   scratchBytes_ = 0;
+  gpu::RelaxedCapture relaxed(*runtime_);  // the caller's stream may be captured
   BRAID_ASSIGN_OR_RETURN(scratch_, runtime_->deviceAlloc(bytes));
   scratchBytes_ = bytes;
   return scratch_;

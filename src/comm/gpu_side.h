@@ -266,6 +266,8 @@ class GpuSide {
   int blockBudget_ = 1;
 
   struct LinkPlan;
+  /// Whether every FIFO of `plan` in `protocol` is made already: a call seen before makes none.
+  bool linked(const LinkPlan& plan, kernels::engine::FifoProtocol protocol) const;
   /// Makes the FIFOs of `plan` in `format` with slots of `slot` bytes, names from `nonce`.
   Status makeLinks(const LinkPlan& plan, size_t slot, uint64_t nonce,
                    transport::cuda_ipc::FifoFormat format);

@@ -20,7 +20,8 @@ inline Status launchEngine(gpu::Runtime& rt, const kernels::engine::EngineArgs& 
   l.deviceFunction = k.device;
   l.hostFunction = k.host;
   l.args = &args;
-  l.argBytes = sizeof args;
+  l.argBytes = kernels::engine::engineArgsBytes(args.ncalls);
+  l.paramBytes = sizeof args;
   l.blocks = blocks;
   l.threadsPerBlock = kernels::engineThreadsPerBlock();
   return rt.launch(l, stream);

@@ -1,6 +1,7 @@
-// The emulated GPU, recording the blocks and calls of every launch, and counting the pointer
-// queries: what tests of how a GPU communicator's calls become launches look at
-// (gpu_launch_test, gpu_residency_test).
+// The emulated GPU, recording the blocks, calls and parameter bytes of every launch, and
+// counting what a call asks the runtime besides (pointer queries, device switches, capture-mode
+// exchanges, capture queries): what tests of how a GPU communicator's calls become launches look
+// at (gpu_launch_test, gpu_residency_test).
 #pragma once
 
 #include <memory>
@@ -28,6 +29,14 @@ class RecordingRuntime final : public gpu::ForwardingRuntime {
     int device;
     unsigned blocks;
     uint32_t ncalls;
+    size_t argBytes;  ///< the parameter bytes the launch passed
+  };
+  /// What the calls since the last clear asked of the runtime besides launching.
+  struct Asked {
+    int pointerQueries = 0;  ///< cudaPointerGetAttributes
+    int setDevices = 0;      ///< cudaSetDevice
+    int modeExchanges = 0;   ///< cudaThreadExchangeStreamCaptureMode
+    int captureQueries = 0;  ///< cudaStreamIsCapturing
   };
   std::vector<Record> launches() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -36,27 +45,37 @@ class RecordingRuntime final : public gpu::ForwardingRuntime {
   void clear() {
     std::lock_guard<std::mutex> lock(mutex_);
     launches_.clear();
-    pointerQueries_ = 0;
+    asked_ = {};
+  }
+  Asked asked() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return asked_;
   }
   /// The pointer-attribute queries (cudaPointerGetAttributes) since the last clear.
-  int pointerQueries() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return pointerQueries_;
-  }
+  int pointerQueries() { return asked().pointerQueries; }
 
   Result<gpu::PointerInfo> pointerInfo(const void* p) override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      ++pointerQueries_;
-    }
+    count(&Asked::pointerQueries);
     return inner().pointerInfo(p);
+  }
+  Status setDevice(int device) override {
+    count(&Asked::setDevices);
+    return inner().setDevice(device);
+  }
+  gpu::CaptureMode exchangeCaptureMode(gpu::CaptureMode mode) override {
+    count(&Asked::modeExchanges);
+    return inner().exchangeCaptureMode(mode);
+  }
+  Result<bool> streamCapturing(gpu::Stream s) override {
+    count(&Asked::captureQueries);
+    return inner().streamCapturing(s);
   }
 
   Status launch(const gpu::Launch& l, gpu::Stream s) override {
     const auto* args = static_cast<const kernels::engine::EngineArgs*>(l.args);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      launches_.push_back({inner().currentDevice().value(), l.blocks, args->ncalls});
+      launches_.push_back({inner().currentDevice().value(), l.blocks, args->ncalls, l.argBytes});
     }
     return inner().launch(l, s);
   }
@@ -65,7 +84,12 @@ class RecordingRuntime final : public gpu::ForwardingRuntime {
   std::unique_ptr<gpu::Runtime> owned_;  ///< the emulated GPU behind it
   std::mutex mutex_;
   std::vector<Record> launches_;
-  int pointerQueries_ = 0;
+  Asked asked_;
+
+  void count(int Asked::*what) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++(asked_.*what);
+  }
 };
 
 }  // namespace braid::testing

@@ -105,7 +105,12 @@ TEST_F(GpuLaunches, EachCallOutsideAGroupIsALaunch) {
   });
   for (const auto& launches : byDevice()) {
     ASSERT_EQ(launches.size(), 3u);
-    for (const auto& l : launches) EXPECT_EQ(l.ncalls, 1u);
+    for (const auto& l : launches) {
+      EXPECT_EQ(l.ncalls, 1u);
+      // The parameter's header and one call, not the kMaxLaunchCalls it may hold.
+      EXPECT_EQ(l.argBytes, engine::engineArgsBytes(1));
+      EXPECT_LT(l.argBytes, sizeof(engine::EngineArgs) / 16);
+    }
   }
 }
 
@@ -131,6 +136,39 @@ TEST_F(GpuLaunches, CallsOnBuffersAlreadySeenQueryNoPointer) {
       << refused.message();
 }
 
+// What is asked of CUDA for each call stays off the latency of small calls: once a call's shape
+// is set up (FIFOs, device program) and its buffers checked, a call on the communicator's own
+// device asks only whether its stream is being captured, which can change between any two calls.
+TEST_F(GpuLaunches, ACallAlreadySeenAsksTheRuntimeOnlyWhetherItsStreamIsCaptured) {
+  auto allReduce = [&](int r) {
+    EXPECT_TRUE(comms_[r]
+                    ->allReduce(a_[r], b_[r], kCount, DataType::kFloat32, RedOp::kSum, streams_[r])
+                    .ok());
+  };
+  onEveryRank([&](int r) { allReduce(r); });
+  runtime_.clear();
+  constexpr int kCalls = 3;
+  onEveryRank([&](int r) {
+    for (int i = 0; i < kCalls; ++i) allReduce(r);
+  });
+  RecordingRuntime::Asked asked = runtime_.asked();
+  EXPECT_EQ(asked.pointerQueries, 0);
+  EXPECT_EQ(asked.modeExchanges, 0) << "relaxed capture mode only where a first call sets up";
+  EXPECT_EQ(asked.setDevices, kRanks) << "onEveryRank's own: the device was current already";
+  EXPECT_EQ(asked.captureQueries, kRanks * kCalls);
+
+  // From a thread whose current device is the other rank's: switched for the call, and back.
+  runtime_.clear();
+  onEveryRank([&](int r) {
+    ASSERT_TRUE(runtime_.setDevice(kRanks - 1 - r).ok());
+    allReduce(r);
+    EXPECT_EQ(runtime_.currentDevice().value(), kRanks - 1 - r);
+  });
+  asked = runtime_.asked();
+  EXPECT_EQ(asked.setDevices, kRanks * 4) << "onEveryRank's, the test's, the call's two";
+  EXPECT_EQ(asked.modeExchanges, 0);
+}
+
 TEST_F(GpuLaunches, AGroupOfCallsOnOneStreamIsOneLaunch) {
   onEveryRank([&](int r) {
     comms_[r]->beginFusedLaunch();
@@ -147,6 +185,7 @@ TEST_F(GpuLaunches, AGroupOfCallsOnOneStreamIsOneLaunch) {
   for (const auto& launches : byDevice()) {
     ASSERT_EQ(launches.size(), 1u);
     EXPECT_EQ(launches[0].ncalls, 3u);
+    EXPECT_EQ(launches[0].argBytes, engine::engineArgsBytes(3));
   }
 }
 

@@ -29,8 +29,6 @@ class GpuP2pWay : public P2pWay {
 
   Status run(const std::vector<P2pOp>& ops, void* stream) override {
     GpuSide& gpu = *parts_.gpu;
-    gpu::RelaxedCapture relaxed(gpu.runtime());  // first uses set up on the private stream
-    BRAID_TRY(gpu.runtime().setDevice(gpu.device()));
     BRAID_ASSIGN_OR_RETURN(const Sorted sorted, sort(ops));
     BRAID_TRY(gpu.linkP2p(sorted.recvFrom, sorted.sendTo));
     Launch launch;
