@@ -22,11 +22,16 @@ Model Model::gpuDefaults() {
   m.intraHost[kLl] = {0.6, 25};       // PROVISIONAL
   m.channelGBs[kSimple] = 20;         // PROVISIONAL: one block's copy rate
   m.channelGBs[kLl] = 5;              // PROVISIONAL
-  // The one-shot publishes LL cells whatever the protocol (engine/one_shot.h):
-  // a hand-off of LL's latency, and each peer's input read at LL's rate.
-  // With these it wins every all_reduce it can take (up to 64 KiB) at 2 and 4 ranks.
-  m.oneShot[kSimple] = {3.4, 0.5, 100};  // PROVISIONAL
-  m.oneShot[kLl] = {0.6, 0.5, 50};       // PROVISIONAL
+  // The one-shot pushes 16-byte lines of flagged cells whatever the protocol
+  // (engine/one_shot.h): each rank stores its input, at twice its size, into
+  // every peer's board, then polls every peer's area of its own board in one
+  // pass. So a hand-off of LL's latency, a small cost per peer (one more area
+  // in the same pass, not a wait of its own), and each peer's copy pushed at
+  // half the block's store rate. Simple's entry stays above LL's, so that the
+  // one-shot is chosen and named as the LL it runs. With these it wins every
+  // all_reduce it can take (up to 64 KiB) at 2 and 4 ranks.
+  m.oneShot[kSimple] = {3.4, 0.1, 50};  // PROVISIONAL
+  m.oneShot[kLl] = {0.6, 0.1, 25};      // PROVISIONAL
   // Between hosts: NCCL's tuning table's network hop for a ring (LL 2.7 us, Simple 9.6 us), and
   // LL at a quarter of Simple's bandwidth as NCCL takes it across nodes. The bandwidth is a
   // placeholder, one 100 Gb/s NIC, until the communicator fits it to the NICs its rings were
