@@ -186,6 +186,14 @@ IoResult exchange(const Socket& to, const void* sendData, size_t sendBytes, cons
   return runTransfers(t, 2, deadline);
 }
 
+bool sendWhatFits(const Socket& socket, const void* data, size_t bytes, size_t* sent) {
+  Transfer t{socket.fd(), static_cast<const char*>(data), nullptr, bytes, true};
+  IoResult ignored;
+  const bool alive = pump(t, &ignored);
+  *sent = bytes - t.left;
+  return alive;
+}
+
 bool recvArrived(const Socket& socket, void* data, size_t bytes, size_t* received) {
   Transfer t{socket.fd(), nullptr, static_cast<char*>(data), bytes, false};
   IoResult ignored;

@@ -53,4 +53,8 @@ IoResult exchange(const Socket& to, const void* sendData, size_t sendBytes, cons
 /// *received. False when the connection can give no more (the peer closed it, or it failed).
 bool recvArrived(const Socket& socket, void* data, size_t bytes, size_t* received);
 
+/// Sends what the socket takes now, without waiting: at most `bytes` of `data`, how many it took
+/// in *sent. False when the connection takes no more (the peer closed it, or it failed).
+bool sendWhatFits(const Socket& socket, const void* data, size_t bytes, size_t* sent);
+
 }  // namespace braid::sockets

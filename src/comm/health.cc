@@ -22,6 +22,14 @@ constexpr int64_t kLinkGraceMs = 200;
 
 }  // namespace
 
+Health::~Health() {
+  {
+    std::lock_guard<std::mutex> lock(linkMutex_);
+    watchStopping_ = true;
+  }
+  if (linkThread_.joinable()) linkThread_.join();
+}
+
 Status Health::startWatch(const Config& config, std::function<void(const watch::Loss&)> onLost) {
   watch::WatchOptions options;
   options.magic = members_.bootstrap()->magic();
@@ -42,6 +50,7 @@ void Health::stopWatching() {
     watchStopping_ = true;
     linkHandled_.wait(lock, [this] { return !linkInFlight_; });
   }
+  if (linkThread_.joinable()) linkThread_.join();
   if (!watch_) return;
   // Aborted: the peers' calls cannot finish without this rank, so they are to hear its going
   // as a loss, not a departure. (A rank whose call failed on its own and that then destroys
@@ -79,22 +88,23 @@ void Health::noteLinkFailure(int peer, const std::string& why) {
     if (linkNoted_ || watchStopping_) return;
     linkNoted_ = true;
     linkInFlight_ = true;
-  }
-  handleLinkFailure(peer, why);
-  {
-    std::lock_guard<std::mutex> lock(linkMutex_);
-    linkInFlight_ = false;
-  }
-  linkHandled_.notify_all();
-}
-
-void Health::handleLinkFailure(int peer, const std::string& why) {
-  {
     // Its words first: a call that the stop ends may word its error before the grace is over.
-    std::lock_guard<std::mutex> lock(linkMutex_);
     linkWords_ = LinkFailure{peer, why};
+    // Made under the lock, so that stopWatching, which waits for linkInFlight_ under it, sees
+    // the thread to join.
+    linkThread_ = std::thread([this, peer, why] {
+      judgeLinkFailure(peer, why);
+      {
+        std::lock_guard<std::mutex> done(linkMutex_);
+        linkInFlight_ = false;
+      }
+      linkHandled_.notify_all();
+    });
   }
   raiseStop();  // every wait of this rank ends now, whatever the cause turns out to be
+}
+
+void Health::judgeLinkFailure(int peer, const std::string& why) {
   if (watch_) {
     // A link failure passed on by another rank (most often the same link's other end) is no
     // better news than this one, whose words say more here: only a death is.

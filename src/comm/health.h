@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -44,6 +45,9 @@ class ActiveCall {
 class Health {
  public:
   explicit Health(const Members& members) : members_(members) {}
+  ~Health();
+  Health(const Health&) = delete;
+  Health& operator=(const Health&) = delete;
 
   /// Counts a call as running until the guard goes: abort() waits for running calls to leave
   /// before the caller may free the communicator.
@@ -122,8 +126,9 @@ class Health {
   /// raises the stop flag so that every wait of this rank ends; then, unless the watch hears of
   /// a lost rank within a moment (a death breaks links too, and is the better news), keeps the
   /// first such `why` (the NIC, the status) for the errors and has the watcher tell every other
-  /// rank. Blocks its caller for that moment (kLinkGraceMs). Ignored once stopWatching() began
-  /// (the communicator goes away, and its links break with it).
+  /// rank. The moment (kLinkGraceMs) passes on a thread of its own, never the caller's: the
+  /// verbs proxy drives every communicator of the process, and must not stop for one. Ignored
+  /// once stopWatching() began (the communicator goes away, and its links break with it).
   void noteLinkFailure(int peer, const std::string& why);
 
   /// The first peer lost, if any.
@@ -156,8 +161,8 @@ class Health {
   std::optional<LinkFailure> linkWords() const;
   /// explainFailure's work; waits for the word of a loss only where `mayWait`.
   Status explain(const Status& s, bool mayWait) const;
-  /// noteLinkFailure's work, for the first link failure only.
-  void handleLinkFailure(int peer, const std::string& why);
+  /// noteLinkFailure's wait for the word of a death and its verdict, on linkThread_.
+  void judgeLinkFailure(int peer, const std::string& why);
 
   const Members& members_;
   mutable std::mutex linkMutex_;
@@ -168,6 +173,7 @@ class Health {
   std::optional<LinkFailure> linkFailure_;
   std::atomic<bool> linkFailed_{false};  ///< linkFailure_ is set (it never goes back)
   std::optional<LinkFailure> linkWords_;
+  std::thread linkThread_;  ///< judges the first link failure; set under linkMutex_
   mutable std::atomic<bool> faultWaited_{false};  ///< explainFault waited once already
   std::atomic<bool> aborted_{false};
   std::shared_ptr<std::atomic<bool>> stop_ = std::make_shared<std::atomic<bool>>(false);

@@ -123,16 +123,40 @@ bool IbPump::handshake(bool sendFirst) {
   if (!read.value()) return false;
   remote_ = reader_.hello();
   Status connected = qps_->connect(remote_, fifo_.slotBytes);
-  if (connected.ok() && !sendFirst) {
-    // The receiver's pairs are in RTR now, so the sender's first write finds them ready.
-    const IbHello hello = ourHello();
-    braid::sockets::IoResult io =
-        braid::sockets::sendAll(socket_, &hello, sizeof(hello), Deadline::afterMs(10000));
-    if (!io.ok()) connected = remoteError("sending the verbs hello: " + io.describe());
-  }
   if (!connected.ok()) {
     fail("connecting to rank " + std::to_string(peer_) + ": " + connected.message());
     return false;
+  }
+  if (!sendFirst) {
+    // The receiver's pairs are in RTR now, so the sender's first write finds them ready.
+    helloOut_ = ourHello();
+    helloSent_ = 0;
+    state_.store(State::kSendHello);
+    return sendHello();
+  }
+  socket_.close();
+  state_.store(State::kRunning);
+  BRAID_TRACE("verbs transport: FIFO with rank %d connected", peer_);
+  return true;
+}
+
+bool IbPump::sendHello() {
+  size_t sent = 0;
+  const bool alive =
+      braid::sockets::sendWhatFits(socket_, reinterpret_cast<const char*>(&helloOut_) + helloSent_,
+                                   sizeof(helloOut_) - helloSent_, &sent);
+  helloSent_ += sent;
+  if (!alive) {
+    fail("sending the verbs hello to rank " + std::to_string(peer_) +
+         ": the connection closed or failed");
+    return false;
+  }
+  if (helloSent_ < sizeof(helloOut_)) {
+    if (connectBy_.expired()) {
+      fail("rank " + std::to_string(peer_) +
+           " did not take the verbs hello in time (BRAID_TIMEOUT_MS)");
+    }
+    return sent > 0;
   }
   socket_.close();
   state_.store(State::kRunning);
@@ -260,6 +284,7 @@ bool IbRecvPump::progress() {
     state_.store(State::kAwaitHello);
   }
   if (state_.load() == State::kAwaitHello) return handshake(/*sendFirst=*/false);
+  if (state_.load() == State::kSendHello) return sendHello();
   if (state_.load() != State::kRunning) return false;
   // Hand the sender the slots our executor released.
   const uint32_t head = engine::loadAcquire(&fifo_.counters->head);

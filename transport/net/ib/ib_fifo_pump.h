@@ -43,7 +43,7 @@ class IbPump : public IbEndpoint {
   void asyncFailure(const IbAsyncFailure& failure) override;
 
  protected:
-  enum class State { kAwaitSocket, kAwaitHello, kRunning, kFailed };
+  enum class State { kAwaitSocket, kAwaitHello, kSendHello, kRunning, kFailed };
   /// Its queue pairs start on port `nic` where this process has it (IbNetwork::firstPort).
   IbPump(IbNetwork& network, const kernels::engine::FifoRef& fifo, int peer, int64_t timeoutMs,
          const std::string& nic);
@@ -59,6 +59,9 @@ class IbPump : public IbEndpoint {
   /// The handshake's steps; false while waiting. `sendFirst`: the sender sends its hello at
   /// once, the receiver once it has read the sender's and is ready for writes.
   bool handshake(bool sendFirst);
+  /// The receiver's hello, sent as the socket takes it (kSendHello): never a wait on the
+  /// proxy's thread, which drives every end of the process. True once it is all sent.
+  bool sendHello();
   /// What this side offers the other: the memory the peer writes, and our queue pairs.
   virtual IbHello ourHello() const = 0;
 
@@ -71,6 +74,8 @@ class IbPump : public IbEndpoint {
   braid::sockets::Socket socket_;
   HelloReader reader_;
   IbHello remote_{};
+  IbHello helloOut_{};    ///< the receiver's hello, while kSendHello
+  size_t helloSent_ = 0;  ///< its bytes sent so far
   std::unique_ptr<uint32_t, void (*)(void*)> creditPage_{nullptr, nullptr};
   IbRegion slotsRegion_;
   IbRegion creditRegion_;
