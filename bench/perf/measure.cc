@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "perf/data.h"
@@ -117,6 +118,25 @@ int64_t countWrong(const Section& s, const Geometry& g, const RankGeometry& rg, 
   return wrong;
 }
 
+// --idle_ms: each timed call alone, after every rank slept idleMs and the ranks met (over the
+// bootstrap, not the transports, which stay idle): *usec is the mean of the calls' own times,
+// to their streams' completion on GPUs. What a call after a compute phase pays, proxies woken
+// included.
+template <typename CallFn>
+bool timeAfterIdle(const Options& o, ThreadRanks& ranks, const char* what, CallFn&& call,
+                   double* usec) {
+  double total = 0;
+  for (int i = 0; i < o.iters; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(o.idleMs));
+    if (!ranks.barrier()) return false;
+    const auto t0 = Clock::now();
+    if (!ranks.each(what, call) || !ranks.synchronize()) return false;
+    total += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  }
+  *usec = total / o.iters;
+  return true;
+}
+
 // Runs one checked call on every owned rank. Each rank counts its own wrong elements and says
 // so on stderr, so that its process's exit status is its own verdict (the run's verdict must not
 // rest on the library under test); the table's #wrong is their sum over all ranks, added up by
@@ -219,13 +239,17 @@ bool measure(const Options& o, ThreadRanks& ranks, const Section& s, const Geome
   // As nccl-tests: one time per thread, covering all of its ranks; on GPUs
   // the calls are enqueued back to back and the time ends when the streams
   // have run them.
-  auto t0 = Clock::now();
-  for (int i = 0; i < o.iters; ++i) {
-    if (!ranks.each(timed.c_str(), call)) return false;
+  double usec = 0;
+  if (o.idleMs > 0) {
+    if (!timeAfterIdle(o, ranks, timed.c_str(), call, &usec)) return false;
+  } else {
+    auto t0 = Clock::now();
+    for (int i = 0; i < o.iters; ++i) {
+      if (!ranks.each(timed.c_str(), call)) return false;
+    }
+    if (!ranks.synchronize()) return false;
+    usec = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o.iters;
   }
-  if (!ranks.synchronize()) return false;
-  const double usec =
-      std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / o.iters;
   // Each thread's time enters once per rank it owns, so the mean over ranks
   // is the mean over threads.
   std::vector<double> times(ranks.ranks().size(), usec);

@@ -47,6 +47,8 @@ void usage(const char* prog) {
           "  --bind <core|none>    pin each rank to its own core when there are enough [none]\n"
           "  --model               add a model(us) column: the cost model's estimate of each\n"
           "                        row's call (ncclGroupSimulateEnd), aggregated like time (-a)\n"
+          "  --idle_ms <n>         time each call alone after n ms of idleness (the ranks\n"
+          "                        sleep, then meet), as after a compute phase      [0]\n"
           "Without --procs, braid-perf joins as one process of a job started by mpirun\n"
           "(OMPI_COMM_WORLD_RANK/SIZE; across hosts the root is mpirun's host), srun\n"
           "(SLURM_PROCID/NTASKS; across nodes the root is srun's node) or a torchrun-style\n"
@@ -170,6 +172,7 @@ bool parseOptions(int argc, char** argv, Options* o) {
                                         {"procs", required_argument, nullptr, 'P'},
                                         {"bind", required_argument, nullptr, 'B'},
                                         {"model", no_argument, nullptr, 'M'},
+                                        {"idle_ms", required_argument, nullptr, 'I'},
                                         {"help", no_argument, nullptr, 'h'},
                                         {nullptr, 0, nullptr, 0}};
   const char* prog = argv[0];
@@ -263,6 +266,9 @@ bool parseOptions(int argc, char** argv, Options* o) {
         break;
       case 'M':
         o->model = true;
+        break;
+      case 'I':
+        ok = parseInt(optarg, &o->idleMs) && o->idleMs >= 0;
         break;
       case 'h':
         usage(prog);

@@ -20,6 +20,9 @@ struct Options {
   double stepFactor = 1;  ///< > 1: sizes grow by this factor (-f); else by stepBytes (-i)
   int iters = 20;
   int warmupIters = 5;
+  /// --idle_ms: each timed call comes alone after this long with nothing to do (all ranks
+  /// sleep, then meet), as the first collective after a compute phase; 0: back to back.
+  int idleMs = 0;
   int check = 1;
   /// -d: the types to run, one table section after another (-d all: every type).
   std::vector<ncclDataType_t> types{ncclFloat};

@@ -86,6 +86,7 @@ Status Calls::runTiny(const CollectiveCall& call) {
 }
 
 Status Calls::dispatch(const CollectiveCall& call, Recorder::Scope& record) {
+  links_.expectTraffic();
   if (config_.checkCalls) {
     record.flush();  // the check meets the peers: a hang there must show the call
     BRAID_TRY(health_.explainFailure(checkCallAgrees(call)));
@@ -166,6 +167,7 @@ Status Calls::sendRecv(const std::vector<P2pOp>& ops, void* stream) {
   // A host batch notes its waits in the recorder's first channel (exec/p2p_executor.h).
   Recorder::Scope record(recorder_, describeBatch(ops), "send/recv", "point-to-point",
                          gpu_ ? std::vector<uint32_t>{} : std::vector<uint32_t>{1});
+  links_.expectTraffic();
   Status s = p2pWay_->run(ops, stream);
   if (!s.ok()) s = gpu_ ? health_.explainFailure(s) : failed("send/recv", s);
   return record.close(std::move(s));

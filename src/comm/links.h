@@ -97,6 +97,8 @@ class Links {
   Status runP2p(const std::vector<exec::P2pTask>& tasks, kernels::engine::WaitRecord* waits);
   /// A shared segment this rank made, to unlink at destruction unless its opener does first.
   void noteSegment(const std::string& name) { madeSegments_.push_back(name); }
+  /// A call starts: the network proxy, if any, is to poll at once (Network::expectTraffic).
+  void expectTraffic() const { network_.expectTraffic(); }
 
  private:
   int nchannels_ = 1;

@@ -370,4 +370,8 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
                                                  std::move(socket), peer, linkWatch());
 }
 
+void Network::expectTraffic() const {
+  if (ib_) ib_->proxy().expectWork();
+}
+
 }  // namespace braid::comm

@@ -1,14 +1,17 @@
 // How the proxies of the network transports wait, the socket ones (socket/socket_proxy.h,
 // socket/socket_stripes.h) and the verbs ones (ib/ib_fifo_pump.h, ib/ib_proxy.h) alike: the drain
-// of a send end going away, and the pauses of a thread that polls memory nobody wakes it for.
+// of a send end going away, the pauses of a thread that polls memory nobody wakes it for, and
+// the doorbell that cuts a polling proxy's pauses short when a call is about to give it work.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <thread>
 
 #include "base/deadline.h"
+#include "base/futex.h"
 
 namespace braid::transport::net {
 
@@ -42,13 +45,18 @@ class PollPauses {
   /// Nothing moved. Once the yields are over, a positive `idleSleep` (the caller has been idle
   /// long) takes the place of the growing sleeps.
   void pause(std::chrono::microseconds idleSleep = std::chrono::microseconds(0)) {
+    pauseWith(idleSleep, [](std::chrono::microseconds d) { std::this_thread::sleep_for(d); });
+  }
+  /// The same, sleeping by `sleep(duration)`, which may end early (Doorbell::sleep).
+  template <typename Sleep>
+  void pauseWith(std::chrono::microseconds idleSleep, Sleep sleep) {
     if (polls_ < kYields) {
       ++polls_;
       std::this_thread::yield();
     } else if (idleSleep.count() > 0) {
-      std::this_thread::sleep_for(idleSleep);
+      sleep(idleSleep);
     } else {
-      std::this_thread::sleep_for(pause_);
+      sleep(pause_);
       pause_ = std::min(pause_ * 2, std::chrono::microseconds(kMaxPauseUs));
     }
   }
@@ -56,6 +64,36 @@ class PollPauses {
  private:
   int polls_ = 0;
   std::chrono::microseconds pause_{1};
+};
+
+/// What cuts a polling proxy's sleeps short. A call that is about to give the proxy work (its
+/// FIFOs' slots, which the proxy finds only by polling) rings it first, so that a proxy asleep
+/// after an idle spell (a compute phase) polls again within a futex wake, not a whole sleep:
+/// the wake overlaps the call's own start (its launch, its first step). Costs a caller one
+/// atomic add, and a futex wake only while the proxy sleeps.
+class Doorbell {
+ public:
+  /// From any thread: the proxy's next pass runs without a pause.
+  void ring() {
+    rings_.fetch_add(1, std::memory_order_seq_cst);
+    if (sleeping_.load(std::memory_order_seq_cst) != 0) futex::wake(&rings_, 1);
+  }
+  /// On the proxy, before a pass: what rang so far, for sleep().
+  uint32_t rung() const { return rings_.load(std::memory_order_seq_cst); }
+  /// On the proxy, after a pass that moved nothing: sleeps up to `d` unless it rang since
+  /// `rungBefore` (or rings meanwhile).
+  void sleep(uint32_t rungBefore, std::chrono::microseconds d) {
+    // Dekker's handshake with ring(): either it sees sleeping_ and wakes us, or we see its add.
+    sleeping_.store(1, std::memory_order_seq_cst);
+    if (rings_.load(std::memory_order_seq_cst) == rungBefore) {
+      futex::wait(&rings_, rungBefore, std::chrono::nanoseconds(d).count());
+    }
+    sleeping_.store(0, std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<uint32_t> rings_{0};
+  std::atomic<uint32_t> sleeping_{0};
 };
 
 /// Polls until `ready()`, or until `giveUp()` (then answers ready() once more), with PollPauses

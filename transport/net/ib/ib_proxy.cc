@@ -18,6 +18,7 @@ IbProxy::IbProxy(std::vector<IbPort*> ports)
 
 IbProxy::~IbProxy() {
   stopping_.store(true);
+  doorbell_.ring();
   thread_.join();
 }
 
@@ -130,6 +131,7 @@ void IbProxy::run() {
   net::PollPauses pauses;
   Deadline idleSince = Deadline::afterMs(kIdleAfterMs);
   while (!stopping_.load()) {
+    const uint32_t rung = doorbell_.rung();
     bool moved = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -137,12 +139,13 @@ void IbProxy::run() {
       moved = pollCompletions();
       for (auto& [id, endpoint] : endpoints_) moved = endpoint->progress() || moved;
     }
-    if (moved) {
+    if (moved || doorbell_.rung() != rung) {
       pauses.reset();
       idleSince = Deadline::afterMs(kIdleAfterMs);
       continue;
     }
-    pauses.pause(std::chrono::microseconds(idleSince.expired() ? kIdlePauseUs : 0));
+    pauses.pauseWith(std::chrono::microseconds(idleSince.expired() ? kIdlePauseUs : 0),
+                     [&](std::chrono::microseconds d) { doorbell_.sleep(rung, d); });
   }
 }
 

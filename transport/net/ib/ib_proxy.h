@@ -9,9 +9,10 @@
 // the CQs, hands each completion to the end that posted it (its wr_id names the end), lets every
 // end post what it can, and pauses only when nothing moved, as the socket proxies that poll do
 // (net::PollPauses: a few yields, then sleeps that grow to 50 us), and for kIdlePauseUs after a
-// long idle spell. It runs on the CPUs near the first port (near_cpus.h). One per process rather
-// than per communicator: the communicators share their ports' CQs, and a CQ has one poller, or
-// completions go to the wrong one.
+// long idle spell; a call about to give it work rings its doorbell first (expectWork,
+// net::Doorbell), which ends any pause at once. It runs on the CPUs near the first port
+// (near_cpus.h). One per process rather than per communicator: the communicators share their ports'
+// CQs, and a CQ has one poller, or completions go to the wrong one.
 #pragma once
 
 #include <atomic>
@@ -23,6 +24,7 @@
 
 #include "transport/net/ib/ib_async_events.h"
 #include "transport/net/ib/ib_device.h"
+#include "transport/net/proxy_waits.h"
 
 namespace braid::transport::ib {
 
@@ -65,6 +67,8 @@ class IbProxy {
   /// From any thread: `port` is active again; endpoints added from now on may use it (those
   /// that failed stay failed).
   void portBack(const IbPort* port);
+  /// From any thread: work is coming (a call starts), so the proxy stops pausing now.
+  void expectWork() { doorbell_.ring(); }
   static uint64_t wrId(uint32_t endpoint, uint32_t tag) {
     return (static_cast<uint64_t>(endpoint) << 32) | tag;
   }
@@ -90,6 +94,7 @@ class IbProxy {
   std::atomic<bool> asyncPending_{false};
   std::atomic<uint32_t> nextId_{1};
   std::atomic<bool> stopping_{false};
+  net::Doorbell doorbell_;
   std::thread thread_;
 };
 
