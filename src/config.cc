@@ -14,6 +14,8 @@ namespace {
 
 constexpr int64_t kMaxTimeoutMs = 365LL * 24 * 3600 * 1000;
 constexpr int64_t kMaxSpinUs = 60LL * 1000 * 1000;
+constexpr int kMaxSocketThreads = 16;      // NCCL's MAX_THREADS
+constexpr int kMaxSocketConnections = 64;  // NCCL's MAX_SOCKETS
 
 // An int knob: a value past int's range becomes the nearest end of it, which validate()
 // refuses, instead of wrapping round into one it accepts (21474836482 was read as 2).
@@ -128,11 +130,15 @@ Status Config::validate() const {
       strcasecmp(net.c_str(), "Socket") != 0) {
     return invalidArgument("BRAID_NET must be IB or Socket, got '" + net + "'");
   }
-  if (socketThreads < 1 || socketThreads > 16 || socketsPerThread < 1 || socketsPerThread > 16 ||
-      socketThreads * socketsPerThread > 64) {
+  // NCCL's limits (net_socket.cc: 16 threads, 64 sockets): NCCL lowers a value past them with
+  // a warning, braid refuses it, as every knob here, so that the value given is the value used.
+  if (socketThreads < 1 || socketThreads > kMaxSocketThreads || socketsPerThread < 1 ||
+      static_cast<int64_t>(socketThreads) * socketsPerThread > kMaxSocketConnections) {
     return invalidArgument("BRAID_SOCKET_NTHREADS (" + std::to_string(socketThreads) +
                            ") and BRAID_NSOCKS_PERTHREAD (" + std::to_string(socketsPerThread) +
-                           ") must each be 1..16, with at most 64 connections per FIFO");
+                           ") must be at least 1, with at most " +
+                           std::to_string(kMaxSocketThreads) + " threads and " +
+                           std::to_string(kMaxSocketConnections) + " connections per FIFO end");
   }
   if (ib.timeout < 1 || ib.timeout > 31) {
     return invalidArgument("BRAID_IB_TIMEOUT must be between 1 and 31, got " +

@@ -27,6 +27,7 @@
 #include "base/log.h"
 #include "transport/net/ib/gpu_ib_fifo.h"
 #include "transport/net/ib/ib_fifo.h"
+#include "transport/net/socket/fifo_connections.h"
 #include "transport/net/socket/gpu_socket_fifo.h"
 #include "transport/net/socket/socket_fifo.h"
 
@@ -83,10 +84,11 @@ Status Network::chooseTransport() {
                           " cannot use verbs" + (other == members_.rank ? " (" + why + ")" : "") +
                           ", and BRAID_TRANSPORTS=" + config_.transports + " excludes socket");
     }
-    BRAID_INFO("network: socket transport (%s)",
-               other == members_.rank
-                   ? why.c_str()
-                   : ("rank " + std::to_string(other) + " has no verbs").c_str());
+    const transport::socket::StripeLayout layout = stripeLayout();
+    BRAID_INFO("network: socket transport (%s); %d connection(s) per FIFO end (%d thread(s) x %d)",
+               other == members_.rank ? why.c_str()
+                                      : ("rank " + std::to_string(other) + " has no verbs").c_str(),
+               layout.sockets(), layout.threads, layout.socketsPerThread);
     return Status::success();
   }
   BRAID_INFO("network: verbs transport on %s", ib_->describe().c_str());
@@ -149,8 +151,10 @@ transport::socket::SocketConnector Network::socketConnector(
   const int64_t timeoutMs = config_.timeoutMs;
   std::shared_ptr<std::atomic<bool>> commStop = health_.sharedStop();
   return [rendezvous, greeting, timeoutMs, commStop](const std::atomic<bool>& stop) {
-    return rendezvous->accept(greeting, Deadline::afterMs(timeoutMs).cancelledBy(commStop.get()),
-                              &stop);
+    Result<braid::sockets::Socket> socket = rendezvous->accept(
+        greeting, Deadline::afterMs(timeoutMs).cancelledBy(commStop.get()), &stop);
+    if (socket.ok()) transport::socket::countFifoConnection();
+    return socket;
   };
 }
 
@@ -232,9 +236,12 @@ Result<braid::sockets::Socket> Network::connectSocket(int peer,
   bool bound = false;
   const sockaddr_storage to =
       peer == greeting.receiver ? socketRoute(greeting, &from, &bound) : addresses_[peer];
-  return net_->connect(to, greeting,
-                       Deadline::afterMs(config_.timeoutMs).cancelledBy(health_.stopFlag()),
-                       bound ? &from : nullptr);
+  Result<braid::sockets::Socket> socket = net_->connect(
+      to, greeting, Deadline::afterMs(config_.timeoutMs).cancelledBy(health_.stopFlag()),
+      bound ? &from : nullptr);
+  // The verbs FIFOs' hello goes over such a connection too; only the socket FIFOs' count.
+  if (socket.ok() && !ib_) transport::socket::countFifoConnection();
+  return socket;
 }
 
 transport::ib::IbRecvPump::SocketTaker Network::socketTaker(
@@ -280,6 +287,7 @@ transport::socket::StripeConnector Network::stripeConnector(
           "connection " + std::to_string(index) + " of " + std::to_string(n) +
           " (BRAID_SOCKET_NTHREADS x BRAID_NSOCKS_PERTHREAD must agree on all ranks)");
     }
+    transport::socket::countFifoConnection();
     return socket;
   };
 }
