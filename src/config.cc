@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/env.h"
+#include "emulation/ib/emulated_device_kinds.h"
 
 namespace braid {
 
@@ -21,6 +22,19 @@ constexpr int kMaxSocketConnections = 64;  // NCCL's MAX_SOCKETS
 // refuses, instead of wrapping round into one it accepts (21474836482 was read as 2).
 int getIntKnob(const char* name, int fallback) {
   return static_cast<int>(std::clamp<int64_t>(env::getInt(name, fallback), INT_MIN, INT_MAX));
+}
+
+// BRAID_IB_EMULATE_KINDS: known kinds, one per emulated device.
+Status validateEmulatedKinds(const transport::ib::IbSettings& ib) {
+  if (ib.emulateKinds.empty()) return Status::success();
+  BRAID_ASSIGN_OR_RETURN(std::vector<transport::ib::emulated::DeviceKind> kinds,
+                         transport::ib::emulated::parseDeviceKinds(ib.emulateKinds));
+  if (static_cast<int>(kinds.size()) != ib.emulate) {
+    return invalidArgument("BRAID_IB_EMULATE_KINDS=" + ib.emulateKinds + " names " +
+                           std::to_string(kinds.size()) + " devices, but BRAID_IB_EMULATE=" +
+                           std::to_string(ib.emulate) + " (leave it unset, or make them agree)");
+  }
+  return Status::success();
 }
 
 }  // namespace
@@ -69,7 +83,13 @@ Config Config::fromEnvironment() {
   ib.qpsPerConnection = getIntKnob("IB_QPS_PER_CONNECTION", ib.qpsPerConnection);
   ib.serviceLevel = getIntKnob("IB_SL", ib.serviceLevel);
   ib.trafficClass = getIntKnob("IB_TC", ib.trafficClass);
-  ib.emulate = getIntKnob("IB_EMULATE", ib.emulate);
+  ib.emulateKinds = env::get("IB_EMULATE_KINDS").value_or("");
+  // The kinds alone say how many devices there are.
+  const int kinds =
+      ib.emulateKinds.empty()
+          ? 0
+          : 1 + static_cast<int>(std::count(ib.emulateKinds.begin(), ib.emulateKinds.end(), ','));
+  ib.emulate = getIntKnob("IB_EMULATE", kinds);
   for (auto* s : {&c.algo, &c.proto}) {
     for (auto& ch : *s) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
   }
@@ -168,6 +188,7 @@ Status Config::validate() const {
     return invalidArgument("BRAID_IB_EMULATE must be between 0 and 8 devices, got " +
                            std::to_string(ib.emulate));
   }
+  BRAID_TRY(validateEmulatedKinds(ib));
   // ib_queue_pairs.cc writes these into the address vector's 4-bit and 8-bit fields.
   if (ib.serviceLevel < 0 || ib.serviceLevel > 15) {
     return invalidArgument("BRAID_IB_SL must be between 0 and 15, got " +
@@ -208,9 +229,10 @@ std::string Config::describe() const {
     << " net=" << (net.empty() ? "auto" : net) << " ib_hca=" << (ib.hca.empty() ? "all" : ib.hca)
     << " ib_gid_index=" << ib.gidIndex << " ib_timeout=" << ib.timeout
     << " ib_retry_cnt=" << ib.retryCount << " ib_qps_per_connection=" << ib.qpsPerConnection
-    << " ib_emulate=" << ib.emulate << " socket_nthreads=" << socketThreads
-    << " nsocks_perthread=" << socketsPerThread << " zero_copy=" << zeroCopy
-    << " zero_copy_min_bytes=" << zeroCopyMinBytes
+    << " ib_emulate=" << ib.emulate
+    << " ib_emulate_kinds=" << (ib.emulateKinds.empty() ? "roce" : ib.emulateKinds)
+    << " socket_nthreads=" << socketThreads << " nsocks_perthread=" << socketsPerThread
+    << " zero_copy=" << zeroCopy << " zero_copy_min_bytes=" << zeroCopyMinBytes
     << " stream_slots=" << (streamSlots < 0 ? "auto" : std::to_string(streamSlots))
     << " check_calls=" << checkCalls << " heartbeat_timeout_ms=" << heartbeatTimeoutMs
     << " flight_recorder=" << (flightRecorderDir.empty() ? "log" : flightRecorderDir)

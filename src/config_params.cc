@@ -58,6 +58,7 @@ const std::vector<ConfigParam> kParams = {
     INT32("NCCL_IB_SL", ib.serviceLevel),
     INT32("NCCL_IB_TC", ib.trafficClass),
     INT32("BRAID_IB_EMULATE", ib.emulate),
+    TEXT("BRAID_IB_EMULATE_KINDS", ib.emulateKinds),
 };
 
 #undef INT32

@@ -55,6 +55,13 @@ void appendActivePorts(const VerbsApi& api, abi::Context* context, const std::st
       continue;
     }
     if (query.attr.state != abi::kPortActive) continue;
+    // A port of no link layer is no InfiniBand or RoCE NIC (AWS's EFA: it makes no RC queue
+    // pairs, transport/net/ib/port_survey.h), so rings are not planned on it.
+    if (query.attr.linkLayer != abi::kLinkLayerInfiniband &&
+        query.attr.linkLayer != abi::kLinkLayerEthernet) {
+      report->note += name + " port " + std::to_string(port) + " has no link layer (not RDMA); ";
+      continue;
+    }
     unsigned speedCode =
         query.attr.activeSpeedEx ? query.attr.activeSpeedEx : query.attr.activeSpeed;
     VerbsPort entry;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/log.h"
+#include "emulation/ib/emulated_device_kinds.h"
 #include "emulation/ib/emulated_limits.h"
 
 namespace braid::transport::ib::emulated {
@@ -36,7 +37,7 @@ T* fail(int err) {
 
 Result<std::unique_ptr<Context>> Context::open(const ibv_device& device, int deviceIndex) {
   BRAID_ASSIGN_OR_RETURN(std::shared_ptr<Hca> hca, Hca::acquire(deviceIndex));
-  std::vector<GidEntry> gids = buildGidTable(deviceIndex);
+  std::vector<GidEntry> gids = gidTableOf(deviceKind(deviceIndex), deviceIndex);
   return std::unique_ptr<Context>(new Context(device, std::move(hca), std::move(gids)));
 }
 
@@ -151,6 +152,8 @@ int Context::destroyCq(ibv_cq* cq) {
 }
 
 int Context::checkQpInit(const ibv_qp_init_attr& attr) const {
+  // EFA's provider makes UD and its own SRD queue pairs only, and says so for any other type.
+  if (deviceKind(hca_->index()) == DeviceKind::kEfa) return EOPNOTSUPP;
   if (attr.qp_type != IBV_QPT_RC || attr.srq != nullptr) return EINVAL;
   if (cqs_.count(attr.send_cq) == 0 || cqs_.count(attr.recv_cq) == 0) return EINVAL;
   const ibv_qp_cap& cap = attr.cap;

@@ -10,9 +10,12 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/log.h"
 #include "emulation/ib/emulated_context.h"
+#include "emulation/ib/emulated_device_kinds.h"
 #include "emulation/ib/emulated_limits.h"
 
 namespace braid::transport::ib {
@@ -20,6 +23,7 @@ namespace {
 
 using emulated::CompletionQueue;
 using emulated::Context;
+using emulated::DeviceKind;
 using emulated::QueuePair;
 
 /// An ibv_device of the list, with the device number it stands for.
@@ -44,8 +48,10 @@ ibv_device** getDeviceList(int* count) {
   for (int i = 0; i < n; ++i) {
     DeviceSlot& slot = list->slots[i];
     slot.index = i;
-    slot.device.node_type = IBV_NODE_CA;
-    slot.device.transport_type = IBV_TRANSPORT_IB;
+    // What the kernel tells libibverbs of the device: EFA is neither a CA nor IB transport.
+    const bool efa = emulated::deviceKind(i) == DeviceKind::kEfa;
+    slot.device.node_type = efa ? IBV_NODE_UNSPECIFIED : IBV_NODE_CA;
+    slot.device.transport_type = efa ? IBV_TRANSPORT_UNSPECIFIED : IBV_TRANSPORT_IB;
     snprintf(slot.device.name, sizeof(slot.device.name), "emu_%d", i);
     snprintf(slot.device.dev_name, sizeof(slot.device.dev_name), "uverbs_emu_%d", i);
     list->pointers[i] = &slot.device;
@@ -86,7 +92,9 @@ int queryDevice(ibv_context* context, ibv_device_attr* attr) {
   attr->sys_image_guid = attr->node_guid;
   attr->max_mr_size = emulated::kMaxMrSize;
   attr->page_size_cap = 4096;
-  attr->vendor_id = 0;
+  const bool efa = emulated::deviceKind(index) == DeviceKind::kEfa;
+  attr->vendor_id = efa ? emulated::kAmazonVendorId : 0;
+  attr->vendor_part_id = efa ? emulated::kEfaPartId : 0;
   attr->max_qp = emulated::kMaxQp;
   attr->max_qp_wr = emulated::kMaxQpWr;
   attr->max_sge = emulated::kMaxSge;
@@ -106,8 +114,10 @@ int queryDevice(ibv_context* context, ibv_device_attr* attr) {
 int queryPort(ibv_context* context, uint8_t port, ibv_port_attr* attr) {
   if (port != 1) return EINVAL;
   *attr = ibv_port_attr{};
-  attr->state =
-      Context::from(context)->hca().portEvents().down(port) ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
+  const DeviceKind kind = emulated::deviceKind(Context::from(context)->deviceIndex());
+  const bool down =
+      kind == DeviceKind::kPortDown || Context::from(context)->hca().portEvents().down(port);
+  attr->state = down ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
   attr->max_mtu = IBV_MTU_4096;
   attr->active_mtu = IBV_MTU_4096;
   attr->gid_tbl_len = static_cast<int>(Context::from(context)->gids().size());
@@ -117,8 +127,10 @@ int queryPort(ibv_context* context, uint8_t port, ibv_port_attr* attr) {
   attr->max_vl_num = 1;
   attr->active_width = 2;   // 4x
   attr->active_speed = 32;  // EDR: 25 Gb/s per lane, 100 Gb/s at 4x
-  attr->phys_state = 5;     // LinkUp
-  attr->link_layer = IBV_LINK_LAYER_ETHERNET;
+  attr->phys_state = kind == DeviceKind::kPortDown ? 2 : 5;  // Polling (no link), LinkUp
+  // EFA's kernel driver reports no link layer: it is neither InfiniBand nor Ethernet to verbs.
+  attr->link_layer =
+      kind == DeviceKind::kEfa ? IBV_LINK_LAYER_UNSPECIFIED : IBV_LINK_LAYER_ETHERNET;
   return 0;
 }
 
@@ -177,12 +189,17 @@ void ackAsyncEvent(ibv_async_event*) {}
 
 }  // namespace
 
-void emulateDevices(int count) {
+void emulateDevices(int count, const std::string& kinds) {
   if (count < 0 || count > emulated::kMaxDevices) {
     BRAID_WARN("emulated HCA: %d devices asked for; from 0 to %d can be; none emulated", count,
                emulated::kMaxDevices);
     count = 0;
   }
+  Result<std::vector<DeviceKind>> parsed = emulated::parseDeviceKinds(kinds);
+  if (!parsed.ok()) {
+    BRAID_WARN("emulated HCA: %s; every device a good RoCE one", parsed.status().message().c_str());
+  }
+  emulated::setDeviceKinds(parsed.ok() ? std::move(parsed).value() : std::vector<DeviceKind>{});
   deviceCount.store(count);
 }
 

@@ -133,7 +133,7 @@ void Members::addEmulatedNics(const Config& config) {
   // The emulated HCA's ports are NICs of this host as far as planning goes: the rings and rails
   // the search plans on them are what the verbs transport then runs, as on a real cluster.
   if (config.ib.emulate <= 0 || config.ib.disable || !config.verbsAllowed()) return;
-  transport::ib::emulateDevices(config.ib.emulate);
+  transport::ib::emulateDevices(config.ib.emulate, config.ib.emulateKinds);
   Result<std::vector<topology::VerbsPort>> ports =
       transport::ib::describePorts(transport::ib::emulatedVerbs(), config.ib);
   if (!ports.ok()) {

@@ -31,14 +31,28 @@ HcaFilter::HcaFilter(const std::string& spec) {
   }
 }
 
+bool HcaFilter::nameMatches(const Entry& e, const std::string& name) const {
+  return exact_ ? name == e.name : name.compare(0, e.name.size(), e.name) == 0;
+}
+
 bool HcaFilter::allows(const std::string& name, int port) const {
   if (entries_.empty()) return true;
   bool listed = false;
   for (const Entry& e : entries_) {
-    const bool nameMatches = exact_ ? name == e.name : name.compare(0, e.name.size(), e.name) == 0;
-    if (nameMatches && (e.port < 0 || e.port == port)) listed = true;
+    if (nameMatches(e, name) && (e.port < 0 || e.port == port)) listed = true;
   }
   return listed != exclude_;
+}
+
+bool HcaFilter::allowsSomePort(const std::string& name) const {
+  if (entries_.empty()) return true;
+  for (const Entry& e : entries_) {
+    if (!nameMatches(e, name)) continue;
+    // Listed: some port is allowed, unless every port is excluded by an entry without one.
+    if (!exclude_) return true;
+    if (e.port < 0) return false;
+  }
+  return exclude_;
 }
 
 }  // namespace braid::transport::ib

@@ -18,6 +18,9 @@ class HcaFilter {
   explicit HcaFilter(const std::string& spec);
   /// Whether `port` of device `name` may be used.
   bool allows(const std::string& name, int port) const;
+  /// Whether some port of device `name` may be used: false where the filter leaves the whole
+  /// device out, so that it need not be opened.
+  bool allowsSomePort(const std::string& name) const;
 
  private:
   struct Entry {
@@ -27,6 +30,8 @@ class HcaFilter {
   bool exclude_ = false;
   bool exact_ = false;
   std::vector<Entry> entries_;
+
+  bool nameMatches(const Entry& e, const std::string& name) const;
 };
 
 }  // namespace braid::transport::ib

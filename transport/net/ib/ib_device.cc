@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "base/log.h"
-#include "transport/net/ib/hca_filter.h"
+#include "transport/net/ib/port_survey.h"
 
 namespace braid::transport::ib {
 namespace {
@@ -27,10 +27,11 @@ bool isV4Mapped(const ibv_gid& gid) {
 
 bool isLinkLocal(const ibv_gid& gid) { return gid.raw[0] == 0xfe && (gid.raw[1] & 0xc0) == 0x80; }
 
-Status openPort(const VerbsApi& verbs, const IbSettings& settings, ibv_device* device,
-                uint8_t portNumber, IbPort* port) {
+// Opens `usable` (a port the survey passed) for the transport: its own context, protection
+// domain and completion queue.
+Status openPort(const VerbsApi& verbs, const UsablePort& usable, IbPort* port) {
   const std::string name = port->name();
-  port->context = verbs.openDevice(device);
+  port->context = verbs.openDevice(usable.device);
   if (port->context == nullptr) {
     return systemError("verbs: opening " + name + ": " + std::strerror(errno));
   }
@@ -40,37 +41,14 @@ Status openPort(const VerbsApi& verbs, const IbSettings& settings, ibv_device* d
   }
   port->maxQpWr = deviceAttr.max_qp_wr;
   port->completions.setLimit(deviceAttr.max_cqe);
-  ibv_port_attr attr{};
-  if (int rc = verbs.queryPort(port->context, portNumber, &attr); rc != 0) {
-    return systemError("verbs: querying " + name + ": " + std::strerror(rc));
-  }
-  port->port = portNumber;
-  port->linkLayer = attr.link_layer;
-  port->activeMtu = attr.active_mtu;
-  port->lid = attr.lid;
-  if (settings.gidIndex >= 0) {
-    port->gidIndex = settings.gidIndex;
-  } else if (attr.link_layer == IBV_LINK_LAYER_INFINIBAND) {
-    port->gidIndex = 0;
-  } else {
-    std::vector<GidEntry> table;
-    for (int i = 0; i < attr.gid_tbl_len; ++i) {
-      GidEntry entry{};
-      if (verbs.queryGid(port->context, portNumber, i, &entry.gid) != 0) break;
-      entry.type = verbs.gidType(port->context, portNumber, i);
-      table.push_back(entry);
-    }
-    const int family = settings.addrFamily == "AF_INET6" ? AF_INET6 : AF_INET;
-    port->gidIndex = chooseGid(table, settings.rocVersion, family);
-    if (port->gidIndex < 0) {
-      return invalidUsage("verbs: " + name + " has no RoCE v" +
-                          std::to_string(settings.rocVersion) +
-                          " GID; set BRAID_IB_GID_INDEX or BRAID_IB_ROCE_VERSION_NUM");
-    }
-  }
-  if (int rc = verbs.queryGid(port->context, portNumber, port->gidIndex, &port->gid); rc != 0) {
-    return invalidUsage("verbs: " + name + " has no GID at index " +
-                        std::to_string(port->gidIndex) + " (BRAID_IB_GID_INDEX)");
+  port->port = usable.number;
+  port->linkLayer = usable.attr.link_layer;
+  port->activeMtu = usable.attr.active_mtu;
+  port->lid = usable.attr.lid;
+  port->gidIndex = usable.gidIndex;
+  if (int rc = verbs.queryGid(port->context, port->port, port->gidIndex, &port->gid); rc != 0) {
+    return systemError("verbs: reading GID " + std::to_string(port->gidIndex) + " of " + name +
+                       ": " + std::strerror(rc));
   }
   port->pd = verbs.allocPd(port->context);
   if (port->pd == nullptr) {
@@ -82,6 +60,26 @@ Status openPort(const VerbsApi& verbs, const IbSettings& settings, ibv_device* d
   }
   return Status::success();
 }
+
+/// ibv_get_device_list's list, freed when it goes; the survey's ports point into it.
+class DeviceList {
+ public:
+  explicit DeviceList(const VerbsApi& verbs) : verbs_(verbs), list_(verbs.getDeviceList(&count_)) {}
+  ~DeviceList() {
+    if (list_ != nullptr) verbs_.freeDeviceList(list_);
+  }
+  DeviceList(const DeviceList&) = delete;
+  DeviceList& operator=(const DeviceList&) = delete;
+
+  PortSurvey survey(const IbSettings& settings) const {
+    return list_ == nullptr ? PortSurvey{} : surveyPorts(verbs_, list_, count_, settings);
+  }
+
+ private:
+  const VerbsApi& verbs_;
+  int count_ = 0;
+  ibv_device** list_;
+};
 
 }  // namespace
 
@@ -111,81 +109,48 @@ std::string gidToString(const ibv_gid& gid) {
   return text;
 }
 
-namespace {
-
-struct ActivePort {
-  uint8_t number;
-  ibv_port_attr attr;
-};
-
-// The ports of `device` that are up and that `filter` allows, read through a context of their
-// own, closed again.
-std::vector<ActivePort> activePorts(const VerbsApi& verbs, ibv_device* device,
-                                    const std::string& name, const HcaFilter& filter) {
-  std::vector<ActivePort> active;
-  ibv_context* probe = verbs.openDevice(device);
-  if (probe == nullptr) return active;
-  ibv_device_attr deviceAttr{};
-  const int ports = verbs.queryDevice(probe, &deviceAttr) == 0 ? deviceAttr.phys_port_cnt : 0;
-  for (int p = 1; p <= ports; ++p) {
-    ibv_port_attr attr{};
-    if (verbs.queryPort(probe, static_cast<uint8_t>(p), &attr) != 0) continue;
-    if (attr.state != IBV_PORT_ACTIVE || !filter.allows(name, p)) continue;
-    active.push_back({static_cast<uint8_t>(p), attr});
-  }
-  verbs.closeDevice(probe);
-  return active;
-}
-
-}  // namespace
-
 Result<std::vector<topology::VerbsPort>> describePorts(const VerbsApi& verbs,
                                                        const IbSettings& settings) {
   std::vector<topology::VerbsPort> described;
-  int count = 0;
-  ibv_device** list = verbs.getDeviceList(&count);
-  if (list == nullptr) return described;
-  const HcaFilter filter(settings.hca);
-  for (int d = 0; d < count; ++d) {
-    const std::string device = verbs.getDeviceName(list[d]);
-    for (const ActivePort& active : activePorts(verbs, list[d], device, filter)) {
-      topology::VerbsPort port;
-      port.device = device;
-      port.port = active.number;
-      port.speedGbps = topology::ibLaneRateGbps(active.attr.active_speed) *
-                       topology::ibLaneCount(active.attr.active_width);
-      port.linkLayer = topology::ibLinkLayerName(active.attr.link_layer);
-      described.push_back(std::move(port));
-    }
+  const DeviceList devices(verbs);
+  const PortSurvey survey = devices.survey(settings);
+  for (const UsablePort& usable : survey.usable) {
+    topology::VerbsPort port;
+    port.device = usable.deviceName;
+    port.port = usable.number;
+    port.speedGbps = topology::ibLaneRateGbps(usable.attr.active_speed) *
+                     topology::ibLaneCount(usable.attr.active_width);
+    port.linkLayer = topology::ibLinkLayerName(usable.attr.link_layer);
+    described.push_back(std::move(port));
   }
-  verbs.freeDeviceList(list);
   return described;
 }
 
 Result<std::vector<std::unique_ptr<IbPort>>> openPorts(const VerbsApi& verbs,
-                                                       const IbSettings& settings) {
+                                                       const IbSettings& settings,
+                                                       std::string* whyNone) {
   std::vector<std::unique_ptr<IbPort>> ports;
-  int count = 0;
-  ibv_device** list = verbs.getDeviceList(&count);
-  if (list == nullptr) return ports;
-  const HcaFilter filter(settings.hca);
+  const DeviceList devices(verbs);
+  const PortSurvey survey = devices.survey(settings);
+  // Devices and ports that cannot carry the transport's traffic are no error: one line each.
+  survey.logSkipped();
   Status status;
-  for (int d = 0; d < count && status.ok(); ++d) {
-    const std::string device = verbs.getDeviceName(list[d]);
-    // Only the ports the filter allows and that are up get a context for the transport.
-    for (const ActivePort& active : activePorts(verbs, list[d], device, filter)) {
-      const uint8_t p = active.number;
-      auto port = std::make_unique<IbPort>(verbs, device + ":" + std::to_string(p));
-      status = openPort(verbs, settings, list[d], p, port.get());
-      if (!status.ok()) break;
-      BRAID_INFO("verbs: using %s (%s), GID %d %s", port->name().c_str(),
-                 port->linkLayer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "RoCE",
-                 port->gidIndex, gidToString(port->gid).c_str());
-      ports.push_back(std::move(port));
-    }
+  for (const UsablePort& usable : survey.usable) {
+    auto port = std::make_unique<IbPort>(
+        verbs, usable.deviceName + ":" + std::to_string(static_cast<int>(usable.number)));
+    status = openPort(verbs, usable, port.get());
+    if (!status.ok()) break;
+    BRAID_INFO("verbs: using %s (%s), GID %d %s", port->name().c_str(),
+               port->linkLayer == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "RoCE", port->gidIndex,
+               gidToString(port->gid).c_str());
+    ports.push_back(std::move(port));
   }
-  verbs.freeDeviceList(list);
   if (!status.ok()) return status;
+  if (ports.empty() && whyNone != nullptr) {
+    *whyNone = survey.skipped.empty()
+                   ? "no InfiniBand or RoCE device"
+                   : "no usable InfiniBand or RoCE port (" + survey.skippedText() + ")";
+  }
   return ports;
 }
 

@@ -57,13 +57,17 @@ struct GidEntry {
 /// any other that is not link-local), else the first of that version, else -1.
 int chooseGid(const std::vector<GidEntry>& table, int rocVersion, int family);
 
-/// The active ports BRAID_IB_HCA allows, opened. Empty (not an error) where there is no device;
-/// an error where opening one that exists fails.
+/// The ports that can carry the transport's traffic (port_survey.h: active, allowed by
+/// BRAID_IB_HCA, of an InfiniBand or RoCE device, with a usable GID), opened; one INFO line for
+/// each device or port set aside. Empty (not an error) where none is usable, and then
+/// `*whyNone` (when given) says why: no device, or each one set aside and its reason. An error
+/// where opening a usable one fails.
 Result<std::vector<std::unique_ptr<IbPort>>> openPorts(const VerbsApi& verbs,
-                                                       const IbSettings& settings);
+                                                       const IbSettings& settings,
+                                                       std::string* whyNone = nullptr);
 
-/// The active ports BRAID_IB_HCA allows, as topology describes real ones (VerbsPort), for
-/// ports no discovery sees: the emulated HCA's. Opens and closes them.
+/// The same ports, as topology describes real ones (VerbsPort), for ports no discovery sees:
+/// the emulated HCA's. Opens and closes them; logs nothing (openPorts does, once).
 Result<std::vector<topology::VerbsPort>> describePorts(const VerbsApi& verbs,
                                                        const IbSettings& settings);
 

@@ -24,7 +24,7 @@ Result<std::unique_ptr<IbNetwork>> IbNetwork::open(const IbSettings& settings, i
   }
   const VerbsApi* verbs = nullptr;
   if (settings.emulate > 0) {
-    emulateDevices(settings.emulate);
+    emulateDevices(settings.emulate, settings.emulateKinds);
     verbs = &emulatedVerbs();
   } else {
     Result<const VerbsApi*> library = libraryVerbs();
@@ -35,12 +35,9 @@ Result<std::unique_ptr<IbNetwork>> IbNetwork::open(const IbSettings& settings, i
     verbs = library.value();
   }
   // Opened once per process and shared with its other communicators (ib_port_set.h).
-  BRAID_ASSIGN_OR_RETURN(std::shared_ptr<IbPortSet> shared, IbPortSet::acquire(*verbs, settings));
-  if (shared == nullptr) {
-    *why = settings.hca.empty() ? "no active InfiniBand or RoCE port"
-                                : "no active port matches BRAID_IB_HCA=" + settings.hca;
-    return std::unique_ptr<IbNetwork>();
-  }
+  BRAID_ASSIGN_OR_RETURN(std::shared_ptr<IbPortSet> shared,
+                         IbPortSet::acquire(*verbs, settings, why));
+  if (shared == nullptr) return std::unique_ptr<IbNetwork>();
   const int first = localRank % static_cast<int>(shared->ports().size());
   return std::unique_ptr<IbNetwork>(new IbNetwork(verbs, settings, std::move(shared), first));
 }

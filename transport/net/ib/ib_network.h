@@ -20,7 +20,8 @@ namespace braid::transport::ib {
 class IbNetwork {
  public:
   /// Opens the ports `settings` allow. nullptr (not an error) where verbs cannot be used here:
-  /// no libibverbs, no device, no active port; `*why` then says which, for the log.
+  /// no libibverbs, no device, no usable port (each device or port set aside, and why: see
+  /// port_survey.h); `*why` then says which, for the log and for BRAID_NET=IB's error.
   static Result<std::unique_ptr<IbNetwork>> open(const IbSettings& settings, int localRank,
                                                  std::string* why);
   ~IbNetwork();

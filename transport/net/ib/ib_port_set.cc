@@ -19,15 +19,18 @@ struct Key {
   int rocVersion;
   std::string addrFamily;
   int emulate;
+  std::string emulateKinds;
 
   bool operator==(const Key& o) const {
     return verbs == o.verbs && pid == o.pid && hca == o.hca && gidIndex == o.gidIndex &&
-           rocVersion == o.rocVersion && addrFamily == o.addrFamily && emulate == o.emulate;
+           rocVersion == o.rocVersion && addrFamily == o.addrFamily && emulate == o.emulate &&
+           emulateKinds == o.emulateKinds;
   }
 };
 
 Key keyOf(const VerbsApi& verbs, const IbSettings& s) {
-  return {&verbs, ::getpid(), s.hca, s.gidIndex, s.rocVersion, s.addrFamily, s.emulate};
+  return {&verbs,       ::getpid(),   s.hca,     s.gidIndex,
+          s.rocVersion, s.addrFamily, s.emulate, s.emulateKinds};
 }
 
 /// The live sets: weak, so that a set closes with its last communicator.
@@ -58,7 +61,8 @@ IbPortSet::~IbPortSet() {
 }
 
 Result<std::shared_ptr<IbPortSet>> IbPortSet::acquire(const VerbsApi& verbs,
-                                                      const IbSettings& settings) {
+                                                      const IbSettings& settings,
+                                                      std::string* whyNone) {
   const Key key = keyOf(verbs, settings);
   Registry& r = registry();
   // Held while opening, so that communicators made at once on several threads share too.
@@ -72,7 +76,8 @@ Result<std::shared_ptr<IbPortSet>> IbPortSet::acquire(const VerbsApi& verbs,
     if (it->first == key) return live;
     ++it;
   }
-  BRAID_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<IbPort>> ports, openPorts(verbs, settings));
+  BRAID_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<IbPort>> ports,
+                         openPorts(verbs, settings, whyNone));
   if (ports.empty()) return std::shared_ptr<IbPortSet>();
   std::shared_ptr<IbPortSet> set(new IbPortSet(verbs, std::move(ports)));
   r.sets.emplace_back(key, set);

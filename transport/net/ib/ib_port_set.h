@@ -16,6 +16,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "braid/status.h"
@@ -30,9 +31,11 @@ class IbPortSet {
  public:
   /// The ports `settings` select through `verbs`: those a live communicator of this process
   /// opened already with the same port settings, or opened now. nullptr (not an error) where no
-  /// port is active; an error where opening one fails.
+  /// port is usable, and `*whyNone` (when given) says why (openPorts); an error where opening one
+  /// fails.
   static Result<std::shared_ptr<IbPortSet>> acquire(const VerbsApi& verbs,
-                                                    const IbSettings& settings);
+                                                    const IbSettings& settings,
+                                                    std::string* whyNone = nullptr);
   ~IbPortSet();
   IbPortSet(const IbPortSet&) = delete;
   IbPortSet& operator=(const IbPortSet&) = delete;

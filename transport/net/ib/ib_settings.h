@@ -18,6 +18,7 @@ struct IbSettings {
   int serviceLevel = 0;      ///< IB_SL
   int trafficClass = 0;      ///< IB_TC
   int emulate = 0;           ///< IB_EMULATE: devices of the emulated HCA (verbs_emulated.h)
+  std::string emulateKinds;  ///< IB_EMULATE_KINDS: what each presents (emulated_device_kinds.h)
 };
 
 }  // namespace braid::transport::ib

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace braid::transport::ib {
 
@@ -70,9 +71,11 @@ struct VerbsApi {
 /// The emulated HCA's verbs table (emulation/ib/verbs_emulated.cc): every call thread safe, as
 /// libibverbs' are.
 const VerbsApi& emulatedVerbs();
-/// How many devices (emu_0 ..) the emulated HCA lists from now on, in this process:
-/// BRAID_IB_EMULATE as Config read it (the emulation reads no environment of its own). 0 until
-/// set; a count outside 0..8 lists none, with a warning.
-void emulateDevices(int count);
+/// How many devices (emu_0 ..) the emulated HCA lists from now on, in this process, and what
+/// each presents: BRAID_IB_EMULATE and BRAID_IB_EMULATE_KINDS as Config read them (the emulation
+/// reads no environment of its own; emulation/ib/emulated_device_kinds.h lists the kinds). 0
+/// until set; a count outside 0..8 lists none, with a warning; no kinds, every one a good RoCE
+/// device.
+void emulateDevices(int count, const std::string& kinds = "");
 
 }  // namespace braid::transport::ib
