@@ -1,8 +1,10 @@
 // An emulated RoCE v2 HCA behind the verbs seam (verbs_api.h), for machines without RDMA
 // hardware: BRAID_IB_EMULATE=N (1..8, read by Config alone, which hands it to emulateDevices)
-// gives N devices, emu_0 .. emu_{N-1}, each with one active Ethernet port. Two processes, on one
-// machine or in network namespaces joined by a veth, run RC queue pairs against each other
-// through it; so do QPs within one process, on one device or on two.
+// gives N devices, emu_0 .. emu_{N-1}, each with one active Ethernet port, unless
+// BRAID_IB_EMULATE_KINDS makes some of them devices the transport cannot use (an EFA-like
+// device, a port without a RoCE v2 GID or any GID, a port down: emulated_device_kinds.h). Two
+// processes, on one machine or in network namespaces joined by a veth, run RC queue pairs against
+// each other through it; so do QPs within one process, on one device or on two.
 //
 // What is emulated
 //   - Devices, ports and GIDs: queryDevice and queryPort report a 100 Gb/s (4x EDR) RoCE port,
