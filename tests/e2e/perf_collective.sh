@@ -17,7 +17,8 @@
 # (sizes in plain bytes; -d, -o and -r are read from the flags, with braid-perf's defaults)
 # With E2E_HOSTS=K set, the NRANKS ranks are processes of K "hosts" of this machine (lib.sh's
 # run_on_hosts: BRAID_HOSTID), connected by braid's socket transport, or by its verbs transport
-# over the emulated HCA where BRAID_IB_EMULATE is set, and rank 0 must say which; with
+# over the emulated HCA where BRAID_IB_EMULATE is set, and rank 0 must say which (and log the
+# line E2E_EXPECT_LINE says once, where set); with
 # E2E_USE_NETNS=1 too, each host is a network namespace of its own (lib.sh's netns_hosts).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -106,6 +107,11 @@ if [[ -n ${E2E_HOSTS:-} ]]; then
   [[ ${BRAID_NET:-} != IB ]] || transport="network: verbs transport on"
   [[ -z ${BRAID_IB_EMULATE:-} ]] || transport="network: verbs transport on emu_0:1"
   grep -q "$transport" "$err" || fail "rank 0 did not report '$transport'" "$err"
+  # A line rank 0 must log once besides (E2E_EXPECT_LINE): a device the verbs transport skipped.
+  if [[ -n ${E2E_EXPECT_LINE:-} ]]; then
+    lines=$(grep -c -- "$E2E_EXPECT_LINE" "$err" || true)
+    ((lines == 1)) || fail "rank 0 logged '$E2E_EXPECT_LINE' $lines times, not once" "$err"
+  fi
   # The FIFOs' size (comm/links.cc): with BRAID_BUFFSIZE unset, 32 MiB (slots of 4 MiB) where a
   # host communicator has one rank per host and a host runs more threads than it has CPUs (the
   # rank and two proxies per channel, on the CPUs this machine gives the unbound ranks), 4 MiB
