@@ -1,0 +1,382 @@
+#include "transport/net/plugin/plugin_fifo.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "base/deadline.h"
+#include "base/futex.h"
+#include "base/log.h"
+#include "kernels/engine/fifo.h"
+#include "transport/net/plugin/net_plugin_abi.h"
+#include "transport/net/plugin/plugin_proxy.h"
+#include "transport/net/proxied_ends.h"
+#include "transport/net/proxy_waits.h"
+#include "transport/shm/shm_fifo.h"
+
+namespace braid::transport::plugin {
+namespace {
+
+namespace engine = kernels::engine;
+using braid::sockets::Socket;
+
+// Requests in flight per FIFO end: a FIFO's slots, and never more than NCCL lets a comm have.
+constexpr uint32_t kInFlight =
+    std::min<uint32_t>(engine::kFifoSlots, static_cast<uint32_t>(netabi::kMaxRequests));
+// Every transfer of a FIFO carries this tag: a comm carries one FIFO, in order.
+constexpr int kTag = 0;
+
+// Moves the handle over the rendezvous connection without blocking, across calls: true once all
+// of it went (or came); an error when the connection failed.
+Result<bool> moveSome(int fd, char* handle, size_t* done, bool sending) {
+  while (*done < netabi::kHandleMaxSize) {
+    const size_t left = netabi::kHandleMaxSize - *done;
+    const ssize_t n = sending ? send(fd, handle + *done, left, MSG_DONTWAIT | MSG_NOSIGNAL)
+                              : recv(fd, handle + *done, left, MSG_DONTWAIT);
+    if (n > 0) {
+      *done += static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0) return remoteError("the peer closed the connection before the plugin's handle");
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+    if (errno == EINTR) continue;
+    return systemError(std::string(sending ? "sending" : "receiving from") +
+                       " the plugin's connection handle: " + std::strerror(errno));
+  }
+  return true;
+}
+
+// What both pumps share: the state of the connection, the registration, the failure.
+class PluginPump : public PluginEndpoint {
+ public:
+  ~PluginPump() override = default;
+
+ protected:
+  enum class State { kAwaitSocket, kHandle, kConnecting, kRunning, kFailed };
+
+  PluginPump(const engine::FifoRef& fifo, PluginLink link)
+      : fifo_(fifo),
+        link_(std::move(link)),
+        net_(link_.plugin->net()),
+        connectBy_(link_.timeoutMs > 0 ? Deadline::afterMs(link_.timeoutMs) : Deadline::never()) {}
+
+  bool running() const { return state_ == State::kRunning; }
+  /// Moves to kFailed and says why, naming the plugin, once: logged and told to the
+  /// communicator.
+  void fail(const std::string& why) {
+    report("NET plugin " + link_.plugin->describe() + ": " + why);
+  }
+  /// Fails with `status` (whose words name the plugin and its call) where it is not ok; whether
+  /// it was. `what` says what the FIFO end was doing.
+  bool check(const Status& status, const std::string& what) {
+    if (status.ok()) return true;
+    report(status.message() + ", " + what + " rank " + std::to_string(link_.peer));
+    return false;
+  }
+  void report(const std::string& text) {
+    if (state_ == State::kFailed) return;
+    state_ = State::kFailed;
+    failed_.store(true);
+    socket_.close();
+    BRAID_WARN("%s", text.c_str());
+    if (link_.watch.onFailure) link_.watch.onFailure(link_.peer, text);
+  }
+  /// While connecting: fails once the deadline passed; whether it has.
+  bool lateConnecting() {
+    if (!connectBy_.expired()) return false;
+    fail("rank " + std::to_string(link_.peer) +
+         " did not connect its FIFO in time (BRAID_TIMEOUT_MS); is it running the same "
+         "collective?");
+    return true;
+  }
+  /// Files the request a post returned as slot next_'s; false to stop posting: the post failed
+  /// (said), or the plugin is busy and is asked again on the next pass.
+  bool filed(const Status& posted, void* request, const char* what) {
+    if (!check(posted, what) || request == nullptr) return false;
+    requests_[next_ % engine::kFifoSlots] = request;
+    ++next_;
+    return true;
+  }
+  /// One step of the handle's trip over the rendezvous connection (`sending` it, or receiving
+  /// it); kConnecting once all of it went. Whether anything moved.
+  bool moveHandle(bool sending) {
+    Result<bool> moved = moveSome(socket_.fd(), handle_, &handleMoved_, sending);
+    if (!moved.ok()) {
+      fail("connecting to rank " + std::to_string(link_.peer) + ": " + moved.status().message());
+      return false;
+    }
+    if (!moved.value()) return lateConnecting();
+    state_ = State::kConnecting;
+    return true;
+  }
+  /// The FIFO's slots registered with the plugin on `comm`; the connection is done.
+  void registerSlots(void* comm) {
+    comm_ = comm;
+    const size_t bytes = static_cast<size_t>(fifo_.stride) * engine::kFifoSlots;
+    if (!check(net_.regMr(comm_, fifo_.slots, bytes, netabi::kPtrHost, &mhandle_),
+               "registering the FIFO with")) {
+      return;
+    }
+    socket_.close();
+    state_ = State::kRunning;
+    BRAID_TRACE("NET plugin %s: FIFO with rank %d connected", net_.name().c_str(), link_.peer);
+  }
+  /// Deregisters and closes what the connection made (the proxy no longer drives this end).
+  template <typename Close>
+  void closeComm(Close close) {
+    if (mhandle_ != nullptr) logIfFailed(net_.deregMr(comm_, mhandle_));
+    if (comm_ != nullptr) logIfFailed(close(comm_));
+  }
+  static void logIfFailed(const Status& status) {
+    if (!status.ok()) BRAID_WARN("%s", status.message().c_str());
+  }
+
+  engine::FifoRef fifo_;
+  PluginLink link_;
+  NetPlugin& net_;
+  Deadline connectBy_;
+  State state_ = State::kAwaitSocket;  // the proxy thread's
+  std::atomic<bool> failed_{false};    // the same, for the end's thread
+  Socket socket_;
+  char handle_[netabi::kHandleMaxSize] = {};
+  size_t handleMoved_ = 0;
+  void* comm_ = nullptr;
+  void* mhandle_ = nullptr;
+  void* requests_[engine::kFifoSlots] = {};
+  uint32_t next_ = 0;  // the next slot to isend, or to irecv into
+};
+
+class PluginSendPump final : public PluginPump {
+ public:
+  PluginSendPump(const engine::FifoRef& fifo, PluginLink link, Socket connected)
+      : PluginPump(fifo, std::move(link)) {
+    socket_ = std::move(connected);
+    state_ = State::kHandle;
+    released_ = engine::receiverCursor(fifo_.counters);
+    next_ = released_.mine;
+    releasedCount_.store(released_.mine);
+    link_.plugin->proxy().add(this);
+  }
+  // Sends what the executor posted first (bounded by net::kDrainMs, cut short once the
+  // communicator stopped): a host collective completes on a rank before its last slots left.
+  ~PluginSendPump() override {
+    const Deadline drainBy =
+        Deadline::afterMs(net::kDrainMs).cancelledBy(link_.watch.stopped.get());
+    net::waitDrained(drainBy, [this] {
+      return failed_.load() || releasedCount_.load() == engine::loadAcquire(&fifo_.counters->tail);
+    });
+    link_.plugin->proxy().remove(this);
+    closeComm([this](void* comm) { return net_.closeSend(comm); });
+  }
+
+  bool progress() override {
+    if (state_ == State::kHandle) return moveHandle(/*sending=*/false);
+    if (state_ == State::kConnecting) return connect();
+    if (!running()) return false;
+    bool moved = post();
+    moved = complete() || moved;
+    return moved;
+  }
+
+ private:
+  bool connect() {
+    void* comm = nullptr;
+    if (!check(net_.connect(link_.dev, handle_, &comm), "connecting to")) return false;
+    if (comm == nullptr) return lateConnecting();
+    registerSlots(comm);
+    return true;
+  }
+  // An isend for each slot the executor posted, while requests are free.
+  bool post() {
+    bool moved = false;
+    const uint32_t tail = engine::loadAcquire(&fifo_.counters->tail);
+    while (next_ != tail && next_ - released_.mine < kInFlight) {
+      const uint32_t word = engine::loadRelaxed(&fifo_.counters->bytes[next_ % engine::kFifoSlots]);
+      if (word > fifo_.slotBytes) {
+        fail("a slot of " + std::to_string(word) + " bytes, over the FIFO's " +
+             std::to_string(fifo_.slotBytes) + " (a GPU FIFO's word?)");
+        return false;
+      }
+      void* request = nullptr;
+      const Status posted =
+          net_.isend(comm_, engine::slotAt(fifo_, next_), word, kTag, mhandle_, &request);
+      if (!filed(posted, request, "sending to")) break;
+      moved = true;
+    }
+    return moved;
+  }
+  // Sent slots handed back to the executor, oldest first.
+  bool complete() {
+    bool moved = false;
+    while (released_.mine != next_) {
+      bool done = false;
+      size_t bytes = 0;
+      if (!check(net_.test(requests_[released_.mine % engine::kFifoSlots], &done, &bytes),
+                 "testing a send to")) {
+        return false;
+      }
+      if (!done) break;
+      engine::releaseSlot(fifo_, released_);
+      releasedCount_.store(released_.mine);
+      moved = true;
+    }
+    if (moved) futex::wakeIfWaiting(&fifo_.counters->head, &fifo_.counters->sendWaiting);
+    return moved;
+  }
+
+  engine::FifoCursor released_{};  // as the local FIFO's receiver
+  std::atomic<uint32_t> releasedCount_{0};
+};
+
+class PluginRecvPump final : public PluginPump {
+ public:
+  PluginRecvPump(const engine::FifoRef& fifo, PluginLink link, SocketTaker take)
+      : PluginPump(fifo, std::move(link)), take_(std::move(take)) {
+    posted_ = engine::senderCursor(fifo_.counters);
+    next_ = posted_.mine;
+    link_.plugin->proxy().add(this);
+  }
+  ~PluginRecvPump() override {
+    link_.plugin->proxy().remove(this);
+    if (listenComm_ != nullptr) logIfFailed(net_.closeListen(listenComm_));
+    closeComm([this](void* comm) { return net_.closeRecv(comm); });
+  }
+
+  bool progress() override {
+    switch (state_) {
+      case State::kAwaitSocket:
+        return takeSocket();
+      case State::kHandle:
+        return moveHandle(/*sending=*/true);
+      case State::kConnecting:
+        return accept();
+      case State::kRunning: {
+        bool moved = post();
+        moved = complete() || moved;
+        return moved;
+      }
+      case State::kFailed:
+        return false;
+    }
+    return false;
+  }
+
+ private:
+  bool takeSocket() {
+    std::optional<Socket> socket = take_();
+    if (!socket) return lateConnecting();
+    socket_ = std::move(*socket);
+    if (!check(net_.listen(link_.dev, handle_, &listenComm_), "listening for")) return false;
+    state_ = State::kHandle;
+    return true;
+  }
+  bool accept() {
+    void* comm = nullptr;
+    if (!check(net_.accept(listenComm_, &comm), "accepting the FIFO of")) return false;
+    if (comm == nullptr) return lateConnecting();
+    logIfFailed(net_.closeListen(listenComm_));
+    listenComm_ = nullptr;
+    registerSlots(comm);
+    return true;
+  }
+  // An irecv into each slot the executor released, while requests are free.
+  bool post() {
+    bool moved = false;
+    const uint32_t head = engine::loadAcquire(&fifo_.counters->head);
+    while (next_ - head < engine::kFifoSlots && next_ - posted_.mine < kInFlight) {
+      void* request = nullptr;
+      const Status posted = net_.irecv(comm_, engine::slotAt(fifo_, next_), fifo_.slotBytes, kTag,
+                                       mhandle_, &request);
+      if (!filed(posted, request, "receiving from")) break;
+      moved = true;
+    }
+    return moved;
+  }
+  // Received slots published to the executor, oldest first.
+  bool complete() {
+    bool moved = false;
+    while (posted_.mine != next_) {
+      bool done = false;
+      size_t bytes = 0;
+      const Status tested = net_.test(requests_[posted_.mine % engine::kFifoSlots], &done, &bytes);
+      if (!tested.ok() && !executorWaits()) {
+        endQuietly(tested);
+        return false;
+      }
+      if (!check(tested, "testing a receive from")) return false;
+      if (!done) break;
+      if (bytes > fifo_.slotBytes) {
+        fail("a receive from rank " + std::to_string(link_.peer) + " of " + std::to_string(bytes) +
+             " bytes, over the slot's " + std::to_string(fifo_.slotBytes));
+        return false;
+      }
+      engine::postSlot(fifo_, posted_, static_cast<uint32_t>(bytes));
+      moved = true;
+    }
+    if (moved) futex::wakeIfWaiting(&fifo_.counters->tail, &fifo_.counters->recvWaiting);
+    return moved;
+  }
+
+  // Whether the executor is asleep on this FIFO with nothing in it to read: a call waits for
+  // what this end receives.
+  bool executorWaits() const {
+    return __atomic_load_n(&fifo_.counters->recvWaiting, __ATOMIC_ACQUIRE) != 0 &&
+           engine::loadAcquire(&fifo_.counters->head) == posted_.mine;
+  }
+  // A receive failed while nobody waited on the FIFO: most often the sender's communicator went
+  // away first and its plugin closed the connection, which the receives braid posts ahead then
+  // see (a plugin cannot say it closed in order). As over sockets, where a peer that closes
+  // between slots is no failure, this end only stops, and says so at INFO: a call that then
+  // waits on it ends by the watch of the ranks, which sees why the peer went, or its deadline.
+  void endQuietly(const Status& status) {
+    BRAID_INFO("%s, receiving from rank %d while no call waited; this FIFO end stops",
+               status.message().c_str(), link_.peer);
+    state_ = State::kFailed;
+    failed_.store(true);
+  }
+
+  SocketTaker take_;
+  void* listenComm_ = nullptr;
+  engine::FifoCursor posted_{};  // as the local FIFO's sender
+};
+
+using PluginSendEnd = net::PumpedEnd<net::ProxiedSendEnd, PluginSendPump>;
+using PluginRecvEnd = net::PumpedEnd<net::ProxiedRecvEnd, PluginRecvPump>;
+
+Status checkSlot(const PluginLink& link, size_t slotBytes) {
+  const DeviceProps& props = link.plugin->devices().at(link.dev);
+  if (slotBytes > props.maxP2pBytes) {
+    return invalidUsage("NET plugin " + link.plugin->describe() + ": a FIFO slot of " +
+                        std::to_string(slotBytes) + " bytes is over the " +
+                        std::to_string(props.maxP2pBytes) +
+                        " bytes its device takes in one transfer; lower BRAID_BUFFSIZE");
+  }
+  return Status::success();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SendEnd>> openPluginSendEnd(PluginLink link, Socket connected,
+                                                   size_t slotBytes) {
+  BRAID_TRY(checkSlot(link, slotBytes));
+  BRAID_ASSIGN_OR_RETURN(shm::PrivateFifo fifo, shm::createPrivateFifo(slotBytes));
+  auto end = std::make_unique<PluginSendEnd>(std::move(fifo));
+  end->makePump(std::move(link), std::move(connected));
+  return std::unique_ptr<SendEnd>(std::move(end));
+}
+
+Result<std::unique_ptr<RecvEnd>> openPluginRecvEnd(PluginLink link, SocketTaker take,
+                                                   size_t slotBytes) {
+  BRAID_TRY(checkSlot(link, slotBytes));
+  BRAID_ASSIGN_OR_RETURN(shm::PrivateFifo fifo, shm::createPrivateFifo(slotBytes));
+  auto end = std::make_unique<PluginRecvEnd>(std::move(fifo));
+  end->makePump(std::move(link), std::move(take));
+  return std::unique_ptr<RecvEnd>(std::move(end));
+}
+
+}  // namespace braid::transport::plugin

@@ -1,0 +1,61 @@
+// FIFOs between ranks on different hosts over a network plugin (net_plugin.h).
+//
+// As over verbs, the executor sees a FIFO in this process's memory (net::ProxiedSendEnd /
+// ProxiedRecvEnd) and a pump, driven by the plugin's proxy thread (plugin_proxy.h), moves its
+// slots across:
+//
+//   sender host:   executor -> local FIFO -> [send pump] isend of slot k -> plugin
+//   receiver host: plugin -> irecv into slot k of the local FIFO -> [recv pump] posts it ->
+//   executor
+//
+// The connection is made as NCCL makes it: the receiver's pump listens on its device and sends
+// the handle to the sender over the FIFO's rendezvous connection (the one the socket transport
+// carries slots on, socket_rendezvous.h); the sender's pump connects with it and the receiver's
+// accepts, each called again until it returns a communicator. Both register their FIFO's slots
+// (host memory, netabi::kPtrHost) with regMr and deregister them at close.
+//
+// Back-pressure: the receive pump posts an irecv only into a slot its executor released, the send
+// pump an isend only for a slot its executor posted, and each keeps at most
+// min(kFifoSlots, NCCL_NET_MAX_REQUESTS) requests in flight, one buffer per irecv (within any
+// maxRecvs). A request the plugin cannot take now (null) is asked for again on the next pass.
+// Requests finish in order: the pumps test the oldest and hand slots on in FIFO order. A call of
+// the plugin that fails ends the FIFO end and tells the communicator (LinkWatch), naming the
+// plugin and the call.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "base/socket.h"
+#include "braid/status.h"
+#include "transport/connection.h"
+#include "transport/link_failure.h"
+#include "transport/net/plugin/net_plugin_loader.h"
+
+namespace braid::transport::plugin {
+
+/// Where a FIFO end over the plugin leads and what it tells when it breaks.
+struct PluginLink {
+  std::shared_ptr<LoadedNetPlugin> plugin;
+  int dev = 0;  ///< this rank's device of the plugin
+  int peer = -1;
+  int64_t timeoutMs = 0;  ///< for the connection to be made; 0: no deadline
+  LinkWatch watch;
+};
+
+/// The sender's connection, once the rendezvous has it (never blocks).
+using SocketTaker = std::function<std::optional<braid::sockets::Socket>()>;
+
+/// The executor's end of a FIFO to `link.peer`, whose receiving end is at the other end of
+/// `connected` (made by openPluginRecvEnd there). Returns at once; the pump connects.
+Result<std::unique_ptr<SendEnd>> openPluginSendEnd(PluginLink link,
+                                                   braid::sockets::Socket connected,
+                                                   size_t slotBytes);
+/// The executor's end of a FIFO from `link.peer`; returns at once, and the pump takes the
+/// sender's connection with `take` when it arrives.
+Result<std::unique_ptr<RecvEnd>> openPluginRecvEnd(PluginLink link, SocketTaker take,
+                                                   size_t slotBytes);
+
+}  // namespace braid::transport::plugin
