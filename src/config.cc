@@ -1,7 +1,5 @@
 #include "config.h"
 
-#include <strings.h>
-
 #include <algorithm>
 #include <climits>
 #include <sstream>
@@ -62,6 +60,7 @@ Config Config::fromEnvironment() {
   c.hostComm = env::getInt("HOST_COMM", 0) != 0;
   c.hostIdOverride = env::get("HOSTID").value_or("");
   c.net = env::get("NET").value_or("");
+  c.netPlugin = env::get("NET_PLUGIN");
   c.checkCalls = env::getInt("CHECK_CALLS", 0) != 0;
   c.heartbeatTimeoutMs = env::getInt("HEARTBEAT_TIMEOUT_MS", c.heartbeatTimeoutMs);
   c.flightRecorderDir = env::get("FLIGHT_RECORDER").value_or("");
@@ -146,10 +145,6 @@ Status Config::validate() const {
     return invalidArgument("BRAID_BUFFSIZE must be between 64K and 1G, got " +
                            std::to_string(buffSize));
   }
-  if (!net.empty() && strcasecmp(net.c_str(), "IB") != 0 &&
-      strcasecmp(net.c_str(), "Socket") != 0) {
-    return invalidArgument("BRAID_NET must be IB or Socket, got '" + net + "'");
-  }
   // NCCL's limits (net_socket.cc: 16 threads, 64 sockets): NCCL lowers a value past them with
   // a warning, braid refuses it, as every knob here, so that the value given is the value used.
   if (socketThreads < 1 || socketThreads > kMaxSocketThreads || socketsPerThread < 1 ||
@@ -226,10 +221,11 @@ std::string Config::describe() const {
     << " p2p_level=" << (p2pLevel.empty() ? "default" : p2pLevel)
     << " spin_us=" << (spinUs < 0 ? "auto" : std::to_string(spinUs)) << " host_comm=" << hostComm
     << " hostid=" << (hostIdOverride.empty() ? "auto" : hostIdOverride)
-    << " net=" << (net.empty() ? "auto" : net) << " ib_hca=" << (ib.hca.empty() ? "all" : ib.hca)
-    << " ib_gid_index=" << ib.gidIndex << " ib_timeout=" << ib.timeout
-    << " ib_retry_cnt=" << ib.retryCount << " ib_qps_per_connection=" << ib.qpsPerConnection
-    << " ib_emulate=" << ib.emulate
+    << " net=" << (net.empty() ? "auto" : net)
+    << " net_plugin=" << (netPlugin ? *netPlugin : "libnccl-net.so")
+    << " ib_hca=" << (ib.hca.empty() ? "all" : ib.hca) << " ib_gid_index=" << ib.gidIndex
+    << " ib_timeout=" << ib.timeout << " ib_retry_cnt=" << ib.retryCount
+    << " ib_qps_per_connection=" << ib.qpsPerConnection << " ib_emulate=" << ib.emulate
     << " ib_emulate_kinds=" << (ib.emulateKinds.empty() ? "roce" : ib.emulateKinds)
     << " socket_nthreads=" << socketThreads << " nsocks_perthread=" << socketsPerThread
     << " zero_copy=" << zeroCopy << " zero_copy_min_bytes=" << zeroCopyMinBytes

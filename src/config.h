@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "braid/status.h"
@@ -46,9 +47,13 @@ struct Config {
   /// id; ranks with different ones talk over the network even on one machine (the multi-host
   /// tests' network namespaces, containers that share a boot id).
   std::string hostIdOverride;
-  /// BRAID_NET (NCCL_NET): the transport between hosts, "IB" or "Socket"; empty = IB wherever
+  /// BRAID_NET (NCCL_NET): the transport between hosts, "IB" or "Socket", or the name of a
+  /// network plugin (transport/net/plugin); empty = a plugin where one loads, else IB wherever
   /// every rank has an active verbs port, else Socket.
   std::string net;
+  /// BRAID_NET_PLUGIN (NCCL_NET_PLUGIN): the network plugins to try, as NCCL reads it
+  /// (transport/net/plugin/net_plugin_loader.h); unset = libnccl-net.so, "none" = none.
+  std::optional<std::string> netPlugin;
   transport::ib::IbSettings ib;
   /// BRAID_CHECK_CALLS: ranks compare each collective call before moving data (comm/calls_check.cc)
   bool checkCalls = false;

@@ -50,6 +50,8 @@ Status Network::checkCrossesHosts(algo::Protocol protocol,
 }
 
 Status Network::chooseTransport() {
+  BRAID_TRY(choosePlugin());
+  if (plugin_) return Status::success();
   const bool forceSocket = strcasecmp(config_.net.c_str(), "Socket") == 0;
   const bool forceIb = strcasecmp(config_.net.c_str(), "IB") == 0;
   std::string why;
@@ -312,6 +314,9 @@ std::string Network::plannedNic(const transport::net::Greeting& greeting, bool s
 
 Result<std::unique_ptr<transport::RecvEnd>> Network::awaitFifo(
     int peer, const transport::net::Greeting& greeting, size_t slotBytes) {
+  if (plugin_) {
+    return transport::plugin::openPluginRecvEnd(pluginLink(peer), socketTaker(greeting), slotBytes);
+  }
   if (ib_) {
     return transport::ib::openIbRecvEnd(*ib_, socketTaker(greeting), slotBytes, peer,
                                         config_.timeoutMs, plannedNic(greeting, /*sending=*/false));
@@ -326,13 +331,16 @@ Result<std::unique_ptr<transport::RecvEnd>> Network::awaitFifo(
 
 Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
     int peer, const transport::net::Greeting& greeting, size_t slotBytes) {
-  if (!ib_ && stripeLayout().striped()) {
+  if (!ib_ && !plugin_ && stripeLayout().striped()) {
     BRAID_ASSIGN_OR_RETURN(std::vector<braid::sockets::Socket> sockets,
                            connectStripes(peer, greeting));
     return transport::socket::openStripedSocketSendEnd(std::move(sockets), slotBytes, peer,
                                                        stripeLayout(), linkWatch());
   }
   BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket socket, connectSocket(peer, greeting));
+  if (plugin_) {
+    return transport::plugin::openPluginSendEnd(pluginLink(peer), std::move(socket), slotBytes);
+  }
   if (ib_) {
     return transport::ib::openIbSendEnd(*ib_, std::move(socket), slotBytes, peer, config_.timeoutMs,
                                         plannedNic(greeting, /*sending=*/true));
@@ -343,6 +351,7 @@ Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
 Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
     gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
     const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor) {
+  BRAID_TRY(pluginRefusesGpu());
   if (ib_) {
     return transport::ib::openGpuIbRecvEnd(runtime, name, slot, cursor, stream, *ib_,
                                            socketTaker(greeting), peer, config_.timeoutMs,
@@ -361,6 +370,7 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
     gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
     const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor,
     kernels::engine::FifoCursor* proxyCursor) {
+  BRAID_TRY(pluginRefusesGpu());
   if (!ib_ && stripeLayout().striped()) {
     BRAID_ASSIGN_OR_RETURN(std::vector<braid::sockets::Socket> sockets,
                            connectStripes(peer, greeting));

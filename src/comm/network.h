@@ -1,8 +1,9 @@
 // Network: how a communicator whose ranks span hosts reaches the ranks on other hosts.
 //
 // It owns this rank's listener (transport/net/socket_rendezvous.h), every rank's listener
-// address, and the verbs transport where every rank has a port (transport/net/ib), else the
-// socket transport carries the FIFOs. It makes the network FIFOs' ends, for host and GPU
+// address, and a network plugin where every rank loads one (transport/net/plugin), else the
+// verbs transport where every rank has a port (transport/net/ib), else the socket transport
+// carries the FIFOs. It makes the network FIFOs' ends, for host and GPU
 // communicators; the receiving end never waits for its connection (its proxy does). All empty
 // when every rank shares one host.
 #pragma once
@@ -29,6 +30,8 @@
 #include "transport/link_failure.h"
 #include "transport/net/ib/ib_fifo_pump.h"
 #include "transport/net/ib/ib_network.h"
+#include "transport/net/plugin/net_plugin_loader.h"
+#include "transport/net/plugin/plugin_fifo.h"
 #include "transport/net/socket/socket_fifo.h"
 #include "transport/net/socket/socket_stripes.h"
 #include "transport/net/socket_rendezvous.h"
@@ -73,8 +76,18 @@ class Network {
       kernels::engine::FifoCursor* proxyCursor);
 
  private:
-  /// Opens the verbs transport if every rank can; keeps sockets otherwise.
+  /// Opens a network plugin if every rank loads one, else the verbs transport if every rank
+  /// can; keeps sockets otherwise.
   Status chooseTransport();
+  /// The plugin part of that (network_plugin.cc): loads NCCL_NET_PLUGIN's first usable plugin
+  /// and keeps it where every rank did; leaves plugin_ null otherwise (an error where NCCL_NET
+  /// names a plugin that some rank lacks).
+  Status choosePlugin();
+  /// A plugin FIFO end's link to `peer`.
+  transport::plugin::PluginLink pluginLink(int peer) const;
+  /// An error where a plugin carries this communicator's network: GPU communicators do not run
+  /// over plugins yet.
+  Status pluginRefusesGpu() const;
   /// The verbs port the topology planned for the FIFO end that opens with `greeting` (empty
   /// where it planned none), said at INFO with the port it resolves to.
   std::string plannedNic(const transport::net::Greeting& greeting, bool sending) const;
@@ -112,6 +125,8 @@ class Network {
   std::vector<sockaddr_storage> addresses_;
   std::vector<std::vector<braid::sockets::NamedAddress>> interfaces_;  ///< by rank; see above
   std::unique_ptr<transport::ib::IbNetwork> ib_;
+  std::shared_ptr<transport::plugin::LoadedNetPlugin> plugin_;  ///< shared with the process's
+                                                                ///< other communicators
 };
 
 }  // namespace braid::comm

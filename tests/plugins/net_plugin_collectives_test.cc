@@ -1,0 +1,208 @@
+// Collectives across hosts through a network plugin (transport/net/plugin): 4 ranks as
+// processes on 2 hosts (BRAID_HOSTID per pair, so shared memory within a host and the network
+// between them), NCCL_NET_PLUGIN naming the TCP plugin built beside this binary
+// (net_tcp_plugin.cc), linked with libnccl.so.2 as a user's program is. Every collective is
+// checked against the reference on random inputs (api/matrix_cases.h), through the plugin's v6
+// table and its v12 one; the plugin's record (BRAID_TEST_NET_PLUGIN_RECORD) says which table
+// braid took and that the bytes went through it. Then the fall backs: a plugin with no device
+// and a path that does not load leave braid's sockets to carry the same collectives; NCCL_NET
+// naming a network nobody has is an error; an isend that fails mid-call ends the call with an
+// error that names the plugin.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "api/matrix_cases.h"
+#include "api/process_cases.h"
+#include "support/multiprocess.h"
+
+namespace {
+
+using braid::testing::matrix::Case;
+using braid::testing::matrix::Coll;
+using braid::testing::matrix::Op;
+
+constexpr int kRanks = 4;
+
+std::string pluginPath(const std::string& variant) {
+  return std::string(BRAID_TEST_PLUGIN_DIR) + "/libnccl-net-" + variant + ".so";
+}
+
+// Every collective, float32 sum and int32 max, small and large (over a FIFO's slot), in and out
+// of place, on the last rank as root.
+std::vector<Case> everyCollective() {
+  std::vector<Case> cases;
+  for (Coll coll : braid::testing::matrix::kAllColls) {
+    for (auto [type, op] : {std::pair{ncclFloat32, Op::kSum}, std::pair{ncclInt32, Op::kMax}}) {
+      for (size_t count : {size_t{1}, size_t{1000}, size_t{300001}}) {
+        for (bool inPlace : {false, true}) {
+          if (inPlace ? !braid::testing::matrix::hasInPlace(coll)
+                      : !braid::testing::matrix::hasOutOfPlace(coll)) {
+            continue;
+          }
+          cases.push_back({coll, type, op, count, kRanks, inPlace, kRanks - 1});
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+// A record file of this test's own, removed when it goes.
+class Record {
+ public:
+  Record() : path_("/tmp/braid-net-plugin-record-" + std::to_string(getpid())) {
+    std::remove(path_.c_str());
+  }
+  ~Record() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+  /// How many lines start with `prefix`, and the sum of the numbers after it.
+  std::pair<int, long> count(const std::string& prefix) const {
+    std::ifstream in(path_);
+    std::string line;
+    int lines = 0;
+    long sum = 0;
+    while (std::getline(in, line)) {
+      if (line.rfind(prefix, 0) != 0) continue;
+      ++lines;
+      sum += std::atol(line.c_str() + prefix.size());
+    }
+    return {lines, sum};
+  }
+
+ private:
+  std::string path_;
+};
+
+// Each rank's environment: its host, the plugin setting, the record.
+void onHosts(int rank, const std::string& plugin, const Record& record) {
+  setenv("BRAID_HOSTID", rank < kRanks / 2 ? "plugin-host-a" : "plugin-host-b", 1);
+  setenv("NCCL_NET_PLUGIN", plugin.c_str(), 1);
+  setenv("BRAID_TEST_NET_PLUGIN_RECORD", record.path().c_str(), 1);
+}
+
+class NetPluginCollectives : public ::testing::TestWithParam<int> {};
+
+TEST_P(NetPluginCollectives, EveryCollectiveMatchesTheReference) {
+  const int version = GetParam();
+  const std::string variant = version == 6 ? "braidtest6" : "braidtest";
+  Record record;
+  braid::testing::matrix::runCasesInProcesses(
+      kRanks, everyCollective(), [&](int rank) { onHosts(rank, pluginPath(variant), record); });
+  const auto inits = record.count("init v");
+  EXPECT_EQ(inits.first, kRanks) << "every process initializes the plugin once";
+  EXPECT_EQ(inits.second, long{version} * kRanks) << "the table braid took is v" << version;
+  const auto sent = record.count("sent ");
+  EXPECT_GT(sent.first, 0) << "no send comm was closed: the plugin carried nothing";
+  EXPECT_GT(sent.second, 0) << "no message went through the plugin";
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, NetPluginCollectives, ::testing::Values(6, 12),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return "v" + std::to_string(info.param);
+                         });
+
+// All-reduce and all-gather only: what matters is that the built-in network carries them.
+std::vector<Case> someCollectives() {
+  return {{Coll::kAllReduce, ncclFloat32, Op::kSum, 300001, kRanks, false, 0},
+          {Coll::kAllGather, ncclInt32, Op::kSum, 1000, kRanks, false, 0}};
+}
+
+TEST(NetPluginFallback, APluginWithNoDeviceLeavesTheBuiltInNetwork) {
+  Record record;
+  braid::testing::matrix::runCasesInProcesses(kRanks, someCollectives(), [&](int rank) {
+    onHosts(rank, pluginPath("braidtest-nodev"), record);
+  });
+  EXPECT_EQ(record.count("init v").first, kRanks);
+  EXPECT_EQ(record.count("sent ").first, 0);
+}
+
+TEST(NetPluginFallback, APathThatDoesNotLoadLeavesTheBuiltInNetwork) {
+  Record record;
+  braid::testing::matrix::runCasesInProcesses(kRanks, someCollectives(), [&](int rank) {
+    onHosts(rank, "/nonexistent/libnccl-net-x.so,nosuchplugin", record);
+  });
+}
+
+// Runs `body(rank, comm)` on 2 ranks on 2 hosts whose environment `env(rank)` set; `init` is
+// what creation must return.
+template <typename Env, typename Body>
+void twoHosts(Env env, ncclResult_t init, Body body) {
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  braid::testing::runProcesses(2, [&](int rank) {
+    setenv("BRAID_HOSTID", rank == 0 ? "plugin-host-a" : "plugin-host-b", 1);
+    env(rank);
+    ncclComm_t comm = nullptr;
+    const ncclResult_t created = ncclCommInitRank(&comm, 2, id, rank);
+    ASSERT_EQ(created, init) << ncclGetLastError(nullptr);
+    body(rank, comm);
+  });
+}
+
+TEST(NetPluginSelect, NcclNetNamingNoLoadedNetworkIsAnError) {
+  twoHosts(
+      [](int) {
+        setenv("NCCL_NET_PLUGIN", pluginPath("braidtest").c_str(), 1);
+        setenv("NCCL_NET", "nosuchnet", 1);
+      },
+      ncclInvalidUsage,
+      [](int, ncclComm_t) {
+        EXPECT_NE(std::string(ncclGetLastError(nullptr)).find("NCCL_NET=nosuchnet"),
+                  std::string::npos)
+            << ncclGetLastError(nullptr);
+      });
+}
+
+TEST(NetPluginSelect, NcclNetNamingThePluginUsesIt) {
+  Record record;
+  twoHosts(
+      [&](int) {
+        setenv("NCCL_NET_PLUGIN", pluginPath("braidtest").c_str(), 1);
+        setenv("NCCL_NET", "braidtest", 1);
+        setenv("BRAID_TEST_NET_PLUGIN_RECORD", record.path().c_str(), 1);
+      },
+      ncclSuccess,
+      [](int, ncclComm_t comm) {
+        std::vector<float> data(1000, 1.0f);
+        EXPECT_EQ(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm,
+                                nullptr),
+                  ncclSuccess)
+            << ncclGetLastError(comm);
+        EXPECT_EQ(data[999], 2.0f);
+        EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+      });
+  EXPECT_GT(record.count("sent ").second, 0);
+}
+
+TEST(NetPluginFailure, AnIsendThatFailsEndsTheCallNamingThePlugin) {
+  twoHosts(
+      [](int rank) {
+        setenv("NCCL_NET_PLUGIN", pluginPath("braidtest-failing").c_str(), 1);
+        // Rank 0's plugin fails; rank 1 hears of it from its peer, in its own words.
+        setenv("BRAID_TEST_NET_PLUGIN_FAIL_AFTER", rank == 0 ? "3" : "1000000", 1);
+        // A backstop only: the failure ends the call at once, not at this deadline.
+        setenv("BRAID_TIMEOUT_MS", "60000", 1);
+      },
+      ncclSuccess,
+      [](int rank, ncclComm_t comm) {
+        std::vector<float> data(1 << 20, 1.0f);
+        const ncclResult_t result = ncclAllReduce(data.data(), data.data(), data.size(),
+                                                  ncclFloat32, ncclSum, comm, nullptr);
+        EXPECT_NE(result, ncclSuccess);
+        const std::string error = ncclGetLastError(comm);
+        if (rank == 0) {
+          EXPECT_NE(error.find("NET plugin braidtest"), std::string::npos) << error;
+          EXPECT_NE(error.find("isend"), std::string::npos) << error;
+        }
+        EXPECT_EQ(ncclCommAbort(comm), ncclSuccess);
+      });
+}
+
+}  // namespace
