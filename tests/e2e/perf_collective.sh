@@ -19,7 +19,8 @@
 # run_on_hosts: BRAID_HOSTID), connected by braid's socket transport, or by its verbs transport
 # over the emulated HCA where BRAID_IB_EMULATE is set, and rank 0 must say which (and log the
 # line E2E_EXPECT_LINE says once, where set); with
-# E2E_USE_NETNS=1 too, each host is a network namespace of its own (lib.sh's netns_hosts).
+# E2E_USE_NETNS=1 too, each host is a network namespace of its own (lib.sh's netns_hosts); with
+# E2E_EXPECT_NET_PLUGIN, a network plugin (NCCL_NET_PLUGIN) carries it instead.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -106,6 +107,8 @@ if [[ -n ${E2E_HOSTS:-} ]]; then
   transport="network: socket transport"
   [[ ${BRAID_NET:-} != IB ]] || transport="network: verbs transport on"
   [[ -z ${BRAID_IB_EMULATE:-} ]] || transport="network: verbs transport on emu_0:1"
+  # A network plugin: E2E_EXPECT_NET_PLUGIN is the start of its "NAME (vN," as braid names it.
+  [[ -z ${E2E_EXPECT_NET_PLUGIN:-} ]] || transport="network: NET plugin $E2E_EXPECT_NET_PLUGIN"
   grep -q "$transport" "$err" || fail "rank 0 did not report '$transport'" "$err"
   # A line rank 0 must log once besides (E2E_EXPECT_LINE): a device the verbs transport skipped.
   if [[ -n ${E2E_EXPECT_LINE:-} ]]; then

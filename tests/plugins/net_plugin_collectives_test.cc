@@ -6,8 +6,10 @@
 // table and its v12 one; the plugin's record (BRAID_TEST_NET_PLUGIN_RECORD) says which table
 // braid took and that the bytes went through it. Then the fall backs: a plugin with no device
 // and a path that does not load leave braid's sockets to carry the same collectives; NCCL_NET
-// naming a network nobody has is an error; an isend that fails mid-call ends the call with an
-// error that names the plugin.
+// naming a network nobody has is an error; with NCCL_NET_PLUGIN unset and no libnccl-net.so,
+// nothing changes; an isend that fails mid-call ends the call with an error that names the
+// plugin.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -127,6 +129,21 @@ TEST(NetPluginFallback, APathThatDoesNotLoadLeavesTheBuiltInNetwork) {
   Record record;
   braid::testing::matrix::runCasesInProcesses(kRanks, someCollectives(), [&](int rank) {
     onHosts(rank, "/nonexistent/libnccl-net-x.so,nosuchplugin", record);
+  });
+}
+
+// What every job that never heard of plugins runs: NCCL_NET_PLUGIN unset, so libnccl-net.so is
+// looked for on the library path, and where there is none (this machine's case) the built-in
+// network carries the collectives.
+TEST(NetPluginFallback, UnsetLooksForLibncclNetSoAndFallsBack) {
+  if (void* found = dlopen("libnccl-net.so", RTLD_NOW | RTLD_LOCAL)) {
+    dlclose(found);
+    GTEST_SKIP() << "this machine has a libnccl-net.so, which braid would load";
+  }
+  braid::testing::matrix::runCasesInProcesses(kRanks, someCollectives(), [&](int rank) {
+    setenv("BRAID_HOSTID", rank < kRanks / 2 ? "plugin-host-a" : "plugin-host-b", 1);
+    unsetenv("NCCL_NET_PLUGIN");
+    unsetenv("BRAID_NET_PLUGIN");
   });
 }
 

@@ -14,9 +14,10 @@
 // memory registered with regMr as host memory, and transfers complete in order per comm.
 // BRAID_TEST_NET_PLUGIN_RECORD, where set, names a file each process appends to: "init vN" at
 // init, "sent N" at each closeSend, so a test sees which table was used and that bytes went
-// through it. BRAID_TEST_NET_PLUGIN_ADDR is the address listen() binds (127.0.0.1 by default).
+// through it. listenAddress() says where it listens.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -160,12 +161,36 @@ ncclResult_t getPropertiesV12(int dev, ncclNetProperties_v12_t* props) {
 }
 #endif
 
+// The address listen() binds: BRAID_TEST_NET_PLUGIN_ADDR, else the first IPv4 address of an
+// interface whose name starts with BRAID_TEST_NET_PLUGIN_IFNAME (a namespace host's bveth0),
+// else loopback.
+in_addr listenAddress() {
+  in_addr out{};
+  inet_pton(AF_INET, "127.0.0.1", &out);
+  const char* address = getenv("BRAID_TEST_NET_PLUGIN_ADDR");
+  if (address != nullptr) {
+    inet_pton(AF_INET, address, &out);
+    return out;
+  }
+  const char* prefix = getenv("BRAID_TEST_NET_PLUGIN_IFNAME");
+  ifaddrs* list = nullptr;
+  if (prefix == nullptr || getifaddrs(&list) != 0) return out;
+  for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr != nullptr && i->ifa_addr->sa_family == AF_INET &&
+        strncmp(i->ifa_name, prefix, strlen(prefix)) == 0) {
+      out = reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr;
+      break;
+    }
+  }
+  freeifaddrs(list);
+  return out;
+}
+
 ncclResult_t listenCommon(int dev, void* opaque, void** listenComm) {
   if (dev != 0) return ncclInvalidArgument;
-  const char* address = getenv("BRAID_TEST_NET_PLUGIN_ADDR");
   Handle handle{};
   handle.address.sin_family = AF_INET;
-  inet_pton(AF_INET, address != nullptr ? address : "127.0.0.1", &handle.address.sin_addr);
+  handle.address.sin_addr = listenAddress();
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   socklen_t length = sizeof(handle.address);
   if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&handle.address), length) != 0 ||
