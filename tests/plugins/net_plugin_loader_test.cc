@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "base/log.h"
+#include "support/scoped_env.h"
 #include "transport/net/plugin/net_plugin_abi.h"
 #include "transport/net/plugin/net_plugin_loader.h"
 
@@ -108,6 +110,30 @@ TEST(NetPluginLoad, FallsBackWithoutCrashing) {
     ASSERT_TRUE(loaded.ok()) << loaded.status().message();
     EXPECT_EQ(loaded.value(), nullptr);
   }
+}
+
+// What loading `setting` logs at INFO.
+std::string infoOf(const std::string& setting) {
+  braid::testing::ScopedEnv debug("BRAID_DEBUG", "INFO");
+  braid::log::resetLevel();
+  ::testing::internal::CaptureStderr();
+  auto loaded = loadNetPlugin(setting, "");
+  std::string text = ::testing::internal::GetCapturedStderr();
+  braid::log::resetLevel();
+  EXPECT_TRUE(loaded.ok());
+  return text;
+}
+
+TEST(NetPluginLoad, SaysAtInfoWhatNcclSays) {
+  EXPECT_NE(infoOf("/nonexistent/libnccl-net-x.so")
+                .find("NET/Plugin: Could not find: /nonexistent/libnccl-net-x.so"),
+            std::string::npos);
+  EXPECT_NE(infoOf(pluginPath("braidtest")).find("NET/Plugin: Loaded net plugin braidtest (v12)"),
+            std::string::npos);
+  const std::string nodev = infoOf(pluginPath("braidtest-nodev"));
+  EXPECT_NE(nodev.find("Failed to initialize NET plugin braidtest: it reports no device"),
+            std::string::npos)
+      << nodev;
 }
 
 TEST(NetPluginLoad, AListTakesTheFirstThatWorks) {
