@@ -7,7 +7,9 @@
 // ends meet on a connection to the receiver's listener. Over that connection either the bytes
 // flow (the socket transport, transport/net/socket/socket_fifo.h) or the two ends trade the
 // addresses of their queue pairs and the bytes go by RDMA (the verbs transport, transport/net/ib_),
-// which is chosen wherever every rank has an active verbs port, unless BRAID_NET=Socket. A GPU
+// which is chosen wherever every rank has an active verbs port, unless BRAID_NET=Socket. Before
+// both comes a network plugin, where every rank loads the same one (network_plugin.cc): the two
+// ends trade its connection handle over that connection and the plugin moves the bytes. A GPU
 // communicator's FIFO to another host is a GPU FIFO in pinned host memory with a proxy at its
 // other side (gpu_links.cc). Only the Simple protocol crosses hosts: LL's cells and the
 // one-shot board are memory a peer reads directly, which another host cannot.
