@@ -392,6 +392,7 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
 
 void Network::expectTraffic() const {
   if (ib_) ib_->proxy().expectWork();
+  if (plugin_) plugin_->expectWork();
 }
 
 }  // namespace braid::comm

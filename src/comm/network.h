@@ -49,8 +49,9 @@ class Network {
   Status connect(tune::Allowed& allowed);
   /// Whether this communicator reaches some ranks through the network.
   bool active() const { return net_ != nullptr; }
-  /// A call starts that may move slots across hosts: the verbs proxy, which polls, stops
-  /// pausing now (net::Doorbell). The socket proxies block where they progress and need nothing.
+  /// A call starts that may move slots across hosts: the verbs or plugin proxy, which polls,
+  /// stops pausing now (net::Doorbell). The socket proxies block where they progress and need
+  /// nothing.
   void expectTraffic() const;
   /// Whether FIFOs of `protocol` to and from these (channel, peer) pairs may be made: only the
   /// Simple protocol crosses hosts.

@@ -135,8 +135,16 @@ LoadedNetPlugin::~LoadedNetPlugin() {
 }
 
 PluginProxy& LoadedNetPlugin::proxy() {
-  if (!proxy_) proxy_ = std::make_unique<PluginProxy>();
+  std::lock_guard<std::mutex> lock(proxyMutex_);
+  if (!proxy_) {
+    proxy_ = std::make_unique<PluginProxy>();
+    running_.store(proxy_.get(), std::memory_order_release);
+  }
   return *proxy_;
+}
+
+void LoadedNetPlugin::expectWork() {
+  if (PluginProxy* p = running_.load(std::memory_order_acquire)) p->expectWork();
 }
 
 std::string LoadedNetPlugin::describe() const {

@@ -13,7 +13,9 @@
 // communicator uses braid's own verbs or sockets.
 #pragma once
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +50,8 @@ class LoadedNetPlugin {
   const std::vector<DeviceProps>& devices() const { return devices_; }
   /// The proxy shared by every FIFO end over this plugin in the process.
   PluginProxy& proxy();
+  /// From any thread: a call starts; the proxy, where one runs, stops pausing now.
+  void expectWork();
   /// "NAME (vN, PATH)", for messages.
   std::string describe() const;
 
@@ -60,7 +64,9 @@ class LoadedNetPlugin {
   std::unique_ptr<NetPlugin> net_;
   bool initialized_ = false;
   std::vector<DeviceProps> devices_;
+  std::mutex proxyMutex_;  // proxy()'s creation, which communicators of several threads may ask
   std::unique_ptr<PluginProxy> proxy_;
+  std::atomic<PluginProxy*> running_{nullptr};  // proxy_, once made: for expectWork
 };
 
 /// Tries the candidates of `setting` in order and returns the first plugin that loads,

@@ -9,7 +9,8 @@ namespace braid::transport::plugin {
 namespace {
 
 // After this long with nothing moving the thread sleeps kIdlePauseUs between passes: an idle
-// process keeps a core free, and the first slot after the spell waits at most that long.
+// process keeps a core free; a call rings the doorbell as it starts (expectWork), which ends the
+// sleep, so the first slot after the spell does not wait it out.
 constexpr int64_t kIdleAfterMs = 200;
 constexpr int kIdlePauseUs = 1000;
 
@@ -19,6 +20,7 @@ PluginProxy::PluginProxy() : thread_([this] { run(); }) {}
 
 PluginProxy::~PluginProxy() {
   stopping_.store(true);
+  doorbell_.ring();
   thread_.join();
 }
 
@@ -36,17 +38,19 @@ void PluginProxy::run() {
   net::PollPauses pauses;
   Deadline idleFrom = Deadline::afterMs(kIdleAfterMs);
   while (!stopping_.load()) {
+    const uint32_t rung = doorbell_.rung();
     bool moved = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (PluginEndpoint* endpoint : endpoints_) moved = endpoint->progress() || moved;
     }
-    if (moved) {
+    if (moved || doorbell_.rung() != rung) {
       pauses.reset();
       idleFrom = Deadline::afterMs(kIdleAfterMs);
       continue;
     }
-    pauses.pause(std::chrono::microseconds(idleFrom.expired() ? kIdlePauseUs : 0));
+    pauses.pauseWith(std::chrono::microseconds(idleFrom.expired() ? kIdlePauseUs : 0),
+                     [&](std::chrono::microseconds d) { doorbell_.sleep(rung, d); });
   }
 }
 

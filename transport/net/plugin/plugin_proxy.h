@@ -11,6 +11,8 @@
 #include <set>
 #include <thread>
 
+#include "transport/net/proxy_waits.h"
+
 namespace braid::transport::plugin {
 
 /// Something the proxy drives: one FIFO end.
@@ -32,6 +34,8 @@ class PluginProxy {
   void add(PluginEndpoint* endpoint);
   /// Stops driving it: once this returns the thread no longer touches it.
   void remove(PluginEndpoint* endpoint);
+  /// From any thread: work is coming (a call starts), so the proxy stops pausing now.
+  void expectWork() { doorbell_.ring(); }
 
  private:
   void run();
@@ -39,6 +43,7 @@ class PluginProxy {
   std::mutex mutex_;  // held for a whole pass, so remove() waits for the pass to end
   std::set<PluginEndpoint*> endpoints_;
   std::atomic<bool> stopping_{false};
+  net::Doorbell doorbell_;
   std::thread thread_;
 };
 
