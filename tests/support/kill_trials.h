@@ -32,12 +32,14 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "nccl.h"
+#include "support/kill_diagnostics.h"
 #include "support/multiprocess.h"
 
 namespace braid::testing {
@@ -52,6 +54,10 @@ inline constexpr int kHangSeconds = 30;
 /// 10 s is generous for both and half the heartbeat's silence (BRAID_HEARTBEAT_TIMEOUT_MS, 20 s
 /// by default), so a survivor that heard of the loss only through the heartbeat fails.
 inline constexpr int kErrorBoundMs = 10000;
+
+/// Survivors still running this long after the kill make the trial print what it can see of
+/// why (kill_diagnostics.h): a diagnosis only, never a verdict.
+inline constexpr int kSlowKillMs = 2000;
 
 inline int64_t clockNs(clockid_t clock) {
   timespec t{};
@@ -271,6 +277,25 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
   }
   gate.open();
   int64_t killedAt = 0;
+  // The victim's own sockets (less those every rank inherited from this process), and when its
+  // process was seen to end: for the diagnosis of a slow trial.
+  std::set<std::string> victimSockets;
+  double reapedMs = -1;
+  bool diagnosed = false;
+  // Once, when survivors still run kSlowKillMs after the kill: what can be seen of why.
+  auto diagnoseIfSlow = [&, victim = victim](const std::vector<bool>& done) {
+    if (diagnosed || monotonicNs() - killedAt <= int64_t{kSlowKillMs} * 1000000) return;
+    diagnosed = true;
+    std::vector<std::pair<int, pid_t>> running;
+    for (int r = 0; r < n; ++r) {
+      if (!done[r] && r != victim) running.emplace_back(r, pids[r]);
+    }
+    const bool ended = atPoint || reapedMs >= 0;
+    printf("%s",
+           describeSlowKill(trial, kSlowKillMs, victim, pids[victim], ended, victimSockets, running)
+               .c_str());
+    fflush(stdout);
+  };
   std::vector<int> ends(n, -1);  // wait statuses
   std::vector<bool> done(n, false);
   done[victim] = true;
@@ -322,9 +347,17 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
     if (setup.when == KillWhen::kInLoop) {
       std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
     }
+    victimSockets = socketsOf(pids[victim]);
+    for (const std::string& inherited : socketsOf(pids[(victim + 1) % n])) {
+      victimSockets.erase(inherited);
+    }
     killedAt = monotonicNs();  // just before the kill: its own time counts against the ranks
     kill(pids[victim], SIGKILL);
-    waitpid(pids[victim], nullptr, 0);
+    while (waitpid(pids[victim], nullptr, WNOHANG) == 0) {
+      diagnoseIfSlow(std::vector<bool>(n, false));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    reapedMs = static_cast<double>(monotonicNs() - killedAt) / 1e6;
     victimDead->store(1);
   }
 
@@ -336,6 +369,7 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
       --left;
     }
     if (left == 0) break;
+    diagnoseIfSlow(done);
     if (std::chrono::steady_clock::now() > hangAt) {
       for (int r = 0; r < n; ++r) {
         if (done[r]) continue;
@@ -407,8 +441,11 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
     EXPECT_TRUE(names) << "trial " << trial << ", rank " << r << ": the error does not name rank "
                        << victim << " as lost: " << error;
   }
-  printf("[ kill trial %d ] rank %d killed; from the kill to the error: %s\n", trial, victim,
-         figures.empty() ? "no survivor returned" : figures.c_str());
+  char reaped[64] = "";
+  if (reapedMs >= 0)
+    snprintf(reaped, sizeof(reaped), " (its process ended %.1f ms after)", reapedMs);
+  printf("[ kill trial %d ] rank %d killed%s; from the kill to the error: %s\n", trial, victim,
+         reaped, figures.empty() ? "no survivor returned" : figures.c_str());
   munmap(memory, bytes);
 }
 
