@@ -120,9 +120,10 @@ void Health::judgeLinkFailure(int peer, const std::string& why) {
     linkFailure_ = LinkFailure{peer, why};
     linkFailed_.store(true, std::memory_order_release);
   }
+  if (watch_) watch_->reportLinkFailure(peer);
+  // Logged after the word is on its way: stderr may block (peer_watch.cc's learn, likewise).
   BRAID_WARN("the link to rank %d failed: %s; every call of this communicator stops", peer,
              why.c_str());
-  if (watch_) watch_->reportLinkFailure(peer);
 }
 
 std::optional<Health::LinkFailure> Health::linkFailure() const {

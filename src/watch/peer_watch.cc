@@ -451,7 +451,6 @@ void PeerWatch::learn(const Loss& loss) {
     anyLoss_.store(true, std::memory_order_release);
   }
   changed_.notify_all();
-  BRAID_WARN("watch: rank %d lost rank %d: %s", rank_, loss.rank, loss.describe().c_str());
   // The word goes on before anything else, so that it reaches the far side of the ring before
   // this rank's own reaction (an abort, an exit) can close its connections.
   wire::Frame word{static_cast<uint32_t>(wire::FrameKind::kLoss), loss.rank, loss.observer,
@@ -461,6 +460,9 @@ void PeerWatch::learn(const Loss& loss) {
   if (alive || successor_.peer != loss.rank) sendFrame(successor_, word);
   if (alive || predecessor_.peer != loss.rank) sendFrame(predecessor_, word);
   if (onLoss_) onLoss_(loss);
+  // The log line last: stderr may block (a pipe whose reader stalls), and neither the word nor
+  // this rank's stop may wait for it.
+  BRAID_WARN("watch: rank %d lost rank %d: %s", rank_, loss.rank, loss.describe().c_str());
 }
 
 Status PeerWatch::post(int peer, uint64_t key, const void* payload, size_t bytes,

@@ -6,8 +6,11 @@
 // killed rank: on one host (GPU FIFOs) and across "hosts" (BRAID_HOSTID, pinned FIFOs over
 // sockets). On the emulated GPU in CI (label emulated-gpu); on a real one with label gpu.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,6 +18,7 @@
 #include "api/api_test_util.h"
 #include "gpu_api/gpu_cases.h"
 #include "nccl.h"
+#include "support/blocked_stderr.h"
 #include "support/kill_trials.h"
 
 namespace {
@@ -97,6 +101,39 @@ TEST(GpuKillTrials, TwoHostsSockets) {
   const auto summary = runKillTrials(setup, "4 GPU ranks on 2 hosts (sockets)");
   EXPECT_EQ(summary.hangs, 0);
   EXPECT_EQ(summary.namedTheRank, summary.survivors);
+}
+
+/// Rank 0 is killed, and both its neighbours on the watch's ring (ranks 3 and 1) have a stderr
+/// that blocks (support/blocked_stderr.h), as when the reader of a job's log stalls: rank 2 hears
+/// of the death only through their word, which must not wait for their log lines. Their stderr
+/// drains once rank 2 has returned (it counts its returns, one a trial); had their watchers
+/// waited to log first, rank 2 would have heard only of their silence, 20 s later
+/// (BRAID_HEARTBEAT_TIMEOUT_MS), naming the wrong rank.
+TEST(GpuKillTrials, NeighboursWhoseStderrBlocksStillPassTheWordOn) {
+  BRAID_REQUIRE_GPU();
+  void* shared = mmap(nullptr, sizeof(std::atomic<int32_t>), PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shared, MAP_FAILED);
+  auto* farSideReturns = new (shared) std::atomic<int32_t>(0);
+  KillTrialSetup setup;
+  setup.trials = 3;
+  setup.seed = 27;
+  setup.victim = 0;
+  setup.init = initOnDevice;
+  setup.beforeInit = [farSideReturns](int rank) {
+    if (rank != 1 && rank != 3) return;
+    if (!braid::testing::blockStderrUntil(farSideReturns, farSideReturns->load())) _exit(2);
+  };
+  setup.loop = [farSideReturns](ncclComm_t comm, int rank, int nranks, uint64_t seed,
+                                int32_t* calls) {
+    const ncclResult_t r = gpuLoop(comm, rank, nranks, seed, calls);
+    if (rank == 2) farSideReturns->fetch_add(1);
+    return r;
+  };
+  const auto summary = runKillTrials(setup, "4 GPU ranks, the victim's neighbours' stderr blocked");
+  EXPECT_EQ(summary.hangs, 0);
+  EXPECT_EQ(summary.namedTheRank, summary.survivors);
+  munmap(shared, sizeof(std::atomic<int32_t>));
 }
 
 /// The survivors shrink without the killed rank and check an all-reduce on device memory.
