@@ -37,7 +37,8 @@ std::string quoted(const std::string& s) {
 }  // namespace
 
 Status Recorder::write() const {
-  FILE* f = fopen(path_.c_str(), "w");
+  // "e": close-on-exec, as every descriptor braid opens (a process the caller execs keeps none).
+  FILE* f = fopen(path_.c_str(), "we");
   if (f == nullptr) return systemError("BRAID_TRACE: cannot write " + path_);
   fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   // Name the process after the rank and the tracks after what runs on them.
