@@ -26,6 +26,15 @@ constexpr int64_t kArrivalTimeoutMs = 5000;
 constexpr size_t kMaxArrivals = 64;
 /// How long the thread, leaving, tries to get its kLeaving frames out.
 constexpr int64_t kLeavingFlushMs = 200;
+/// How often a neighbour's life line is tried: a death is heard within this, a few cheap
+/// wakeups a second.
+constexpr int kLifeLinePollMs = 50;
+
+/// What each rank tells the others at start: its listener, and where its life line is.
+struct Card {
+  sockaddr_storage listener;
+  LifeLineAddress line;
+};
 
 int64_t msSince(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
@@ -77,6 +86,10 @@ std::string Loss::describe() const {
     what = "the network link to it failed (a transport error, not its process ending)";
   } else if (cause == wire::Cause::kAbandoned) {
     what = "it aborted the communicator and left, so its part of the calls will not come";
+  } else if (cause == wire::Cause::kEnded) {
+    what =
+        "its watch thread ended without a goodbye: the process is ending (killed, crashed or "
+        "exited)";
   } else {
     what =
         "its watch connection closed without a goodbye: the process ended (killed, crashed "
@@ -96,10 +109,14 @@ Result<std::unique_ptr<PeerWatch>> PeerWatch::start(bootstrap::Bootstrap& bootst
   if (nranks == 1) return w;  // nobody to watch
   sockaddr_storage local = bootstrap.localAddress();
   BRAID_ASSIGN_OR_RETURN(w->listener_, sockets::listenOn(local, false));
+  std::vector<Card> cards(nranks, Card{});
+  BRAID_ASSIGN_OR_RETURN(cards[rank].listener, sockets::boundAddress(w->listener_));
+  w->ownLine_ = OwnLifeLine::make(options.magic, rank);  // none: the sockets alone watch it
+  if (w->ownLine_) cards[rank].line = w->ownLine_->address();
+  BRAID_TRY(
+      bootstrap.allGather(cards.data(), sizeof(Card)).withContext("watch: exchanging addresses"));
   w->addresses_.assign(nranks, sockaddr_storage{});
-  BRAID_ASSIGN_OR_RETURN(w->addresses_[rank], sockets::boundAddress(w->listener_));
-  BRAID_TRY(bootstrap.allGather(w->addresses_.data(), sizeof(sockaddr_storage))
-                .withContext("watch: exchanging addresses"));
+  for (int r = 0; r < nranks; ++r) w->addresses_[r] = cards[r].listener;
 
   // Connect first, then accept, as the bootstrap does: the kernel completes every connect
   // before anyone accepts, so no rank waits on another in a cycle. The successor's challenge
@@ -125,6 +142,8 @@ Result<std::unique_ptr<PeerWatch>> PeerWatch::start(bootstrap::Bootstrap& bootst
   BRAID_TRY(accepted);
   w->successor_.peer = next;
   w->predecessor_.peer = prev;
+  w->successor_.line = PeerLifeLine::open(cards[next].line, options.magic, next);
+  w->predecessor_.line = PeerLifeLine::open(cards[prev].line, options.magic, prev);
   w->successor_.lastHeard = w->predecessor_.lastHeard = Clock::now();
   w->wakeFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (w->wakeFd_ < 0) return systemError(std::string("watch: eventfd: ") + strerror(errno));
@@ -218,7 +237,10 @@ std::optional<Loss> PeerWatch::awaitLoss(int64_t ms) const {
 }
 
 void PeerWatch::run() {
+  if (ownLine_) ownLine_->hold();
   while (!leaving_.load()) pollOnce();
+  // Let go first: a neighbour that tries the line from now on takes the going for no loss.
+  if (ownLine_) ownLine_->letGo();
   // Leaving in order: the kLeaving frames must reach the neighbours before the close does.
   // A rank that aborted its communicator says so: its neighbours take its going for a loss
   // then, since the calls they wait in cannot finish without it.
@@ -244,7 +266,7 @@ void PeerWatch::pollOnce() {
   fds.push_back({predecessor_.socket.fd(), POLLIN, 0});
   for (const Arrival& a : arrivals_) fds.push_back({a.socket.fd(), POLLIN, 0});
   // poll() ignores entries with a negative descriptor: closed links simply drop out.
-  const int timeoutMs = static_cast<int>(heartbeatIntervalMs(options_.heartbeatTimeoutMs));
+  const int timeoutMs = pollTimeoutMs();
   const int rc = ::poll(fds.data(), fds.size(), timeoutMs);
   if (rc < 0 && errno != EINTR) {
     BRAID_WARN("watch: rank %d: poll failed: %s", rank_, strerror(errno));
@@ -273,6 +295,26 @@ void PeerWatch::pollOnce() {
   if (fds[1].revents != 0) acceptArrivals();
   sendHeartbeats();
   checkSilence();
+  checkLifeLines();
+}
+
+int PeerWatch::pollTimeoutMs() const {
+  const int beat = static_cast<int>(heartbeatIntervalMs(options_.heartbeatTimeoutMs));
+  const bool trying = successor_.line != nullptr || predecessor_.line != nullptr;
+  return trying ? std::min(beat, kLifeLinePollMs) : beat;
+}
+
+void PeerWatch::checkLifeLines() {
+  for (Link* link : {&successor_, &predecessor_}) {
+    if (!link->line) continue;
+    const PeerLifeLine::State state = link->line->check();
+    if (state == PeerLifeLine::State::kAlive) continue;
+    link->line.reset();  // dead or gone in order: nothing more to hear from it
+    // A neighbour that said goodbye on its connection left in order, whatever its line says.
+    if (state == PeerLifeLine::State::kDead && !link->leaving) {
+      learn(Loss{link->peer, wire::Cause::kEnded, rank_, 0});
+    }
+  }
 }
 
 void PeerWatch::readLink(Link& link) {

@@ -7,7 +7,9 @@
 // nothing but small frames.
 //
 //   death     the kernel closes a dead process's sockets, so its two neighbours read end of
-//             file at once (SIGKILL, a crash, exit() alike); a rank that leaves in order
+//             file (SIGKILL, a crash, exit() alike) once the kernel has torn the process down,
+//             which can take seconds; a neighbour on the same kernel hears of it as it begins,
+//             through the rank's life line (watch/life_line.h). A rank that leaves in order
 //             (destroy, finalize, abort) says kLeaving first, and its close is no loss
 //   silence   a host that goes down, or a cut link, closes nothing: every rank sends a heartbeat
 //             each interval, and a neighbour silent for BRAID_HEARTBEAT_TIMEOUT_MS is lost
@@ -44,6 +46,7 @@
 #include "base/socket_greeting.h"
 #include "bootstrap/bootstrap.h"
 #include "braid/status.h"
+#include "watch/life_line.h"
 #include "watch/watch_wire.h"
 
 namespace braid::watch {
@@ -116,6 +119,7 @@ class PeerWatch {
     std::chrono::steady_clock::time_point lastHeard;
     wire::Frame partial{};
     size_t partialBytes = 0;
+    std::unique_ptr<PeerLifeLine> line;  ///< on the same kernel: the neighbour's life line
   };
   /// A connection to the listener whose greeting (and letter) is still arriving.
   struct Arrival {
@@ -140,6 +144,10 @@ class PeerWatch {
   void sendFrame(Link& link, const wire::Frame& frame);
   void sendHeartbeats();
   void checkSilence();
+  /// Tries the neighbours' life lines: one whose holder ended without letting go is lost.
+  void checkLifeLines();
+  /// How long one poll waits: the heartbeat's interval, shorter while a life line is tried.
+  int pollTimeoutMs() const;
   /// Records a loss heard of (first time only), tells onLoss_ and passes the word on.
   void learn(const Loss& loss);
   void closeForFork();
@@ -149,6 +157,7 @@ class PeerWatch {
   const WatchOptions options_;
   const OnLoss onLoss_;
   std::vector<sockaddr_storage> addresses_;  ///< every rank's listener
+  std::unique_ptr<OwnLifeLine> ownLine_;     ///< held by the thread while it runs
   sockets::Socket listener_;
   Link successor_;
   Link predecessor_;

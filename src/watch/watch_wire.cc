@@ -20,7 +20,8 @@ std::string checkLossFrame(const Frame& f, int nranks) {
   if (f.cause != static_cast<uint32_t>(Cause::kClosed) &&
       f.cause != static_cast<uint32_t>(Cause::kSilent) &&
       f.cause != static_cast<uint32_t>(Cause::kLinkFailed) &&
-      f.cause != static_cast<uint32_t>(Cause::kAbandoned)) {
+      f.cause != static_cast<uint32_t>(Cause::kAbandoned) &&
+      f.cause != static_cast<uint32_t>(Cause::kEnded)) {
     return "cause " + std::to_string(f.cause);
   }
   if (f.silentMs < 0) return "a negative silence";

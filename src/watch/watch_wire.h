@@ -49,6 +49,9 @@ enum class Cause : uint32_t {
   /// It aborted its communicator and left (its kLeaving carries this cause): it lives, but its
   /// part of any call will not come.
   kAbandoned = 4,
+  /// Its watcher's thread ended without letting go of its life line (watch/life_line.h): its
+  /// process is ending, seen before the kernel closes its sockets.
+  kEnded = 5,
 };
 
 struct Frame {

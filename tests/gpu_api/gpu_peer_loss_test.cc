@@ -103,6 +103,26 @@ TEST(GpuKillTrials, TwoHostsSockets) {
   EXPECT_EQ(summary.namedTheRank, summary.survivors);
 }
 
+/// The victim's sockets outlive it (the test process holds copies), as they do while the kernel
+/// tears a large or starved process down: its neighbours, on the same kernel, hear of the death
+/// through its life line (src/watch/life_line.h) instead. Before the life line, the survivors
+/// heard only of its silence, 20 s later (BRAID_HEARTBEAT_TIMEOUT_MS).
+TEST(GpuKillTrials, ADeathIsHeardBeforeTheKernelClosesItsSockets) {
+  BRAID_REQUIRE_GPU();
+  if (!braid::testing::canCopySockets()) {
+    GTEST_SKIP() << "this kernel does not let a process copy another's sockets (pidfd_getfd)";
+  }
+  KillTrialSetup setup;
+  setup.trials = 3;
+  setup.seed = 28;
+  setup.init = initOnDevice;
+  setup.loop = gpuLoop;
+  setup.keepVictimSocketsOpen = true;
+  const auto summary = runKillTrials(setup, "4 GPU ranks, the victim's sockets outliving it");
+  EXPECT_EQ(summary.hangs, 0);
+  EXPECT_EQ(summary.namedTheRank, summary.survivors);
+}
+
 /// Rank 0 is killed, and both its neighbours on the watch's ring (ranks 3 and 1) have a stderr
 /// that blocks (support/blocked_stderr.h), as when the reader of a job's log stalls: rank 2 hears
 /// of the death only through their word, which must not wait for their log lines. Their stderr

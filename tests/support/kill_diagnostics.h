@@ -3,10 +3,13 @@
 // sockets close; the questions are then whether they closed (the victim's process may still be
 // ending: the kernel closes a killed process's descriptors only after tearing down its memory),
 // whether another process holds a copy of one (a descriptor inherited across fork), and what each
-// survivor's threads are doing. All of it is read from /proc.
+// survivor's threads are doing. All of it is read from /proc. And copies of a victim's sockets
+// (pidfd_getfd), for the trials that make them outlive it (KillTrialSetup::keepVictimSocketsOpen).
 #pragma once
 
 #include <dirent.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -34,6 +37,40 @@ inline std::set<std::string> socketsOf(pid_t pid) {
   }
   closedir(d);
   return sockets;
+}
+
+/// Copies, in this process, of every socket `pid` has open (pidfd_getfd): they outlive its
+/// death, as its own do while the kernel tears it down. Empty where the kernel does not allow
+/// it.
+inline std::vector<int> copySocketsOf(pid_t pid) {
+  std::vector<int> copies;
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return copies;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* d = opendir(dir.c_str());
+  while (d != nullptr) {
+    const dirent* e = readdir(d);
+    if (e == nullptr) break;
+    char target[256];
+    const ssize_t n = readlink((dir + "/" + e->d_name).c_str(), target, sizeof(target) - 1);
+    if (n <= 0 || strncmp(target, "socket:[", 8) != 0) continue;
+    const int copy = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, atoi(e->d_name), 0));
+    if (copy >= 0) copies.push_back(copy);
+  }
+  if (d != nullptr) closedir(d);
+  close(pidfd);
+  return copies;
+}
+
+/// Whether copySocketsOf works here: tried on a socket pair of this process's own.
+inline bool canCopySockets() {
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return false;
+  const std::vector<int> copies = copySocketsOf(getpid());
+  for (int fd : copies) close(fd);
+  close(pair[0]);
+  close(pair[1]);
+  return !copies.empty();
 }
 
 /// The first line of a small /proc file, without its newline ("" when unreadable).

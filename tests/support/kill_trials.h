@@ -166,6 +166,10 @@ struct KillTrialSetup {
   std::function<bool(ncclComm_t, int rank, int nranks, int victim, std::string* why)> recover;
   /// A survivor whose call returned later than this after the kill fails the trial.
   int errorBoundMs = kErrorBoundMs;
+  /// kInLoop and kIdleAfterInit: the test process takes copies of the victim's sockets before
+  /// the kill and keeps them to the trial's end, as when the kernel is slow to tear the victim
+  /// down (its sockets close only after that): a trial then fails where none could be taken.
+  bool keepVictimSocketsOpen = false;
 };
 
 /// The rank trial `trial` of `setup` kills, and how long it waits first.
@@ -280,6 +284,7 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
   // The victim's own sockets (less those every rank inherited from this process), and when its
   // process was seen to end: for the diagnosis of a slow trial.
   std::set<std::string> victimSockets;
+  std::vector<int> keptSockets;  // KillTrialSetup::keepVictimSocketsOpen
   double reapedMs = -1;
   bool diagnosed = false;
   // Once, when survivors still run kSlowKillMs after the kill: what can be seen of why.
@@ -350,6 +355,11 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
     victimSockets = socketsOf(pids[victim]);
     for (const std::string& inherited : socketsOf(pids[(victim + 1) % n])) {
       victimSockets.erase(inherited);
+    }
+    if (setup.keepVictimSocketsOpen) {
+      keptSockets = copySocketsOf(pids[victim]);
+      EXPECT_FALSE(keptSockets.empty()) << "trial " << trial << ": no copy of rank " << victim
+                                        << "'s sockets could be taken (pidfd_getfd)";
     }
     killedAt = monotonicNs();  // just before the kill: its own time counts against the ranks
     kill(pids[victim], SIGKILL);
@@ -446,6 +456,7 @@ inline void runKillTrial(const KillTrialSetup& setup, int trial, KillSummary* su
     snprintf(reaped, sizeof(reaped), " (its process ended %.1f ms after)", reapedMs);
   printf("[ kill trial %d ] rank %d killed%s; from the kill to the error: %s\n", trial, victim,
          reaped, figures.empty() ? "no survivor returned" : figures.c_str());
+  for (int fd : keptSockets) close(fd);
   munmap(memory, bytes);
 }
 
