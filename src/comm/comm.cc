@@ -9,6 +9,7 @@
 #include "base/test_fault.h"
 #include "bootstrap/unique_id.h"
 #include "comm/comm_impl.h"
+#include "ignored_variables.h"
 
 namespace braid {
 
@@ -91,6 +92,7 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
   choosing.nranks = nranks;
   if (options.stop) impl->health.shareStop(options.stop);
   if (rank == 0) BRAID_INFO("%s", config.describe().c_str());
+  noteIgnoredVariables();
   BRAID_INFO("init: rank %d of %d, id %s%s%s%s", rank, nranks,
              bootstrap::describeUniqueId(id).c_str(), options.name.empty() ? "" : ", name \"",
              options.name.c_str(), options.name.empty() ? "" : "\"");
