@@ -39,7 +39,9 @@ function(braid_add_fuzz_core)
     ${PROJECT_SOURCE_DIR}/src/watch/watch_wire.cc
     ${PROJECT_SOURCE_DIR}/src/config.cc
     ${PROJECT_SOURCE_DIR}/src/algo/algorithm.cc
-    ${PROJECT_SOURCE_DIR}/transport/net/ib/hca_filter.cc)
+    ${PROJECT_SOURCE_DIR}/transport/net/ib/hca_filter.cc
+    ${PROJECT_SOURCE_DIR}/emulation/ib/emulated_device_kinds.cc
+    ${PROJECT_SOURCE_DIR}/emulation/ib/emulated_gid_table.cc)
   add_library(braid_fuzz_core STATIC ${sources})
   braid_fuzz_instrument(braid_fuzz_core)
   get_target_property(includes braid_core INTERFACE_INCLUDE_DIRECTORIES)
