@@ -141,7 +141,7 @@ inline constexpr uint32_t kMaxWaitRecords = 256;
 /// (engineArgsBytes): the parameter's declared size is the most a launch may carry, and CUDA
 /// copies only what the launch gives (cuLaunchKernel's CU_LAUNCH_PARAM_BUFFER_SIZE), leaving the
 /// rest undefined, so nothing reads calls[ncalls] and beyond.
-struct alignas(16) EngineArgs {
+struct EngineArgs {
   uint32_t ncalls;
   int32_t rank;
   /// The (datatype, operator) of the kernel launched: every call that
