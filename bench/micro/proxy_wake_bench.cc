@@ -2,12 +2,12 @@
 // work that comes after an idle spell, with and without the doorbell a call rings as it starts
 // (IbProxy::expectWork, net::Doorbell).
 //
-// After 200 ms with nothing to move the proxy sleeps kIdlePauseUs between passes, so work that
-// comes then waits for the sleep to end: up to a millisecond, paid by the first collective after
-// a compute phase. One iteration lets the proxy go idle (IDLE, 300 ms), then makes one endpoint
-// ready and times until the proxy's pass finds it; `ring` rings the doorbell right after, as a
-// call does, `no_ring` does not. The proxy drives no port here (an empty port list), so what is
-// timed is its pause and its pass, nothing of a NIC.
+// After 200 ms with nothing to move the proxy sleeps 1 ms between passes (net::PolledPacing), so
+// work that comes then waits for the sleep to end: up to a millisecond, paid by the first
+// collective after a compute phase. One iteration lets the proxy go idle (IDLE, 300 ms), then makes
+// one endpoint ready and times until the proxy's pass finds it; `ring` rings the doorbell right
+// after, as a call does, `no_ring` does not. The proxy drives no port here (an empty port list), so
+// what is timed is its pause and its pass, nothing of a NIC.
 //
 //   build/bin/braid-proxy-wake-bench [--benchmark_repetitions=3]
 #include <benchmark/benchmark.h>

@@ -96,6 +96,37 @@ class Doorbell {
   std::atomic<uint32_t> sleeping_{0};
 };
 
+/// How a proxy that polls every end it drives (the verbs proxy, a network plugin's) paces its
+/// passes: after one that moved nothing, PollPauses' yields and growing sleeps, and once it has
+/// been idle kIdleAfterMs, sleeps of kIdlePauseUs, so that an idle process keeps its cores free.
+/// Every sleep is a Doorbell's, which a call about to give the proxy work ends (wake()).
+class PolledPacing {
+ public:
+  static constexpr int64_t kIdleAfterMs = 200;
+  static constexpr int kIdlePauseUs = 1000;
+
+  /// From any thread: work is coming; the proxy's next pass runs without a pause.
+  void wake() { doorbell_.ring(); }
+  /// On the proxy, before a pass.
+  void passStarts() { rung_ = doorbell_.rung(); }
+  /// On the proxy, after it: a pause, unless the pass moved something or the doorbell rang.
+  void passEnded(bool moved) {
+    if (moved || doorbell_.rung() != rung_) {
+      pauses_.reset();
+      idleSince_ = Deadline::afterMs(kIdleAfterMs);
+      return;
+    }
+    pauses_.pauseWith(std::chrono::microseconds(idleSince_.expired() ? kIdlePauseUs : 0),
+                      [this](std::chrono::microseconds d) { doorbell_.sleep(rung_, d); });
+  }
+
+ private:
+  Doorbell doorbell_;
+  PollPauses pauses_;
+  Deadline idleSince_ = Deadline::afterMs(kIdleAfterMs);
+  uint32_t rung_ = 0;  ///< the doorbell's count when the pass began
+};
+
 /// Polls until `ready()`, or until `giveUp()` (then answers ready() once more), with PollPauses
 /// between. For proxies that wait on memory nobody wakes them for: a kernel's FIFO, or one
 /// several threads share.

@@ -1,9 +1,7 @@
 #include "transport/net/ib/ib_proxy.h"
 
 #include <algorithm>
-#include <chrono>
 
-#include "base/deadline.h"
 #include "base/log.h"
 #include "topology/cpu_affinity.h"
 #include "transport/net/ib/near_cpus.h"
@@ -18,7 +16,7 @@ IbProxy::IbProxy(std::vector<IbPort*> ports)
 
 IbProxy::~IbProxy() {
   stopping_.store(true);
-  doorbell_.ring();
+  pacing_.wake();
   thread_.join();
 }
 
@@ -128,10 +126,8 @@ void IbProxy::run() {
                  device.c_str(), bindThisThread(near) ? "" : " (refused by the system)");
     }
   }
-  net::PollPauses pauses;
-  Deadline idleSince = Deadline::afterMs(kIdleAfterMs);
   while (!stopping_.load()) {
-    const uint32_t rung = doorbell_.rung();
+    pacing_.passStarts();
     bool moved = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -139,13 +135,7 @@ void IbProxy::run() {
       moved = pollCompletions();
       for (auto& [id, endpoint] : endpoints_) moved = endpoint->progress() || moved;
     }
-    if (moved || doorbell_.rung() != rung) {
-      pauses.reset();
-      idleSince = Deadline::afterMs(kIdleAfterMs);
-      continue;
-    }
-    pauses.pauseWith(std::chrono::microseconds(idleSince.expired() ? kIdlePauseUs : 0),
-                     [&](std::chrono::microseconds d) { doorbell_.sleep(rung, d); });
+    pacing_.passEnded(moved);
   }
 }
 

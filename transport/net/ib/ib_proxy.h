@@ -7,12 +7,12 @@
 // counters and the completion queue) and nothing to block on for both, so it polls; one thread
 // polling every end and one completion queue per port is one poller, not one per end. It polls
 // the CQs, hands each completion to the end that posted it (its wr_id names the end), lets every
-// end post what it can, and pauses only when nothing moved, as the socket proxies that poll do
-// (net::PollPauses: a few yields, then sleeps that grow to 50 us), and for kIdlePauseUs after a
-// long idle spell; a call about to give it work rings its doorbell first (expectWork,
-// net::Doorbell), which ends any pause at once. It runs on the CPUs near the first port
-// (near_cpus.h). One per process rather than per communicator: the communicators share their ports'
-// CQs, and a CQ has one poller, or completions go to the wrong one.
+// end post what it can, and pauses only when nothing moved (net::PolledPacing: a few yields,
+// then sleeps that grow to 50 us, and 1 ms ones after a long idle spell); a call about to give
+// it work rings its doorbell first (expectWork), which ends any pause at once. It runs on the CPUs
+// near the first port (near_cpus.h). One per process rather than per communicator: the
+// communicators share their ports' CQs, and a CQ has one poller, or completions go to the wrong
+// one.
 #pragma once
 
 #include <atomic>
@@ -27,9 +27,6 @@
 #include "transport/net/proxy_waits.h"
 
 namespace braid::transport::ib {
-
-inline constexpr int kIdlePauseUs = 1000;
-inline constexpr int64_t kIdleAfterMs = 200;
 
 /// Something the proxy drives: one FIFO end.
 class IbEndpoint {
@@ -68,7 +65,7 @@ class IbProxy {
   /// that failed stay failed).
   void portBack(const IbPort* port);
   /// From any thread: work is coming (a call starts), so the proxy stops pausing now.
-  void expectWork() { doorbell_.ring(); }
+  void expectWork() { pacing_.wake(); }
   static uint64_t wrId(uint32_t endpoint, uint32_t tag) {
     return (static_cast<uint64_t>(endpoint) << 32) | tag;
   }
@@ -94,7 +91,7 @@ class IbProxy {
   std::atomic<bool> asyncPending_{false};
   std::atomic<uint32_t> nextId_{1};
   std::atomic<bool> stopping_{false};
-  net::Doorbell doorbell_;
+  net::PolledPacing pacing_;  // its pauses; wake() from any thread
   std::thread thread_;
 };
 

@@ -1,26 +1,14 @@
 #include "transport/net/plugin/plugin_proxy.h"
 
-#include <chrono>
-
-#include "base/deadline.h"
 #include "transport/net/proxy_waits.h"
 
 namespace braid::transport::plugin {
-namespace {
-
-// After this long with nothing moving the thread sleeps kIdlePauseUs between passes: an idle
-// process keeps a core free; a call rings the doorbell as it starts (expectWork), which ends the
-// sleep, so the first slot after the spell does not wait it out.
-constexpr int64_t kIdleAfterMs = 200;
-constexpr int kIdlePauseUs = 1000;
-
-}  // namespace
 
 PluginProxy::PluginProxy() : thread_([this] { run(); }) {}
 
 PluginProxy::~PluginProxy() {
   stopping_.store(true);
-  doorbell_.ring();
+  pacing_.wake();
   thread_.join();
 }
 
@@ -35,22 +23,14 @@ void PluginProxy::remove(PluginEndpoint* endpoint) {
 }
 
 void PluginProxy::run() {
-  net::PollPauses pauses;
-  Deadline idleFrom = Deadline::afterMs(kIdleAfterMs);
   while (!stopping_.load()) {
-    const uint32_t rung = doorbell_.rung();
+    pacing_.passStarts();
     bool moved = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (PluginEndpoint* endpoint : endpoints_) moved = endpoint->progress() || moved;
     }
-    if (moved || doorbell_.rung() != rung) {
-      pauses.reset();
-      idleFrom = Deadline::afterMs(kIdleAfterMs);
-      continue;
-    }
-    pauses.pauseWith(std::chrono::microseconds(idleFrom.expired() ? kIdlePauseUs : 0),
-                     [&](std::chrono::microseconds d) { doorbell_.sleep(rung, d); });
+    pacing_.passEnded(moved);
   }
 }
 

@@ -35,7 +35,7 @@ class PluginProxy {
   /// Stops driving it: once this returns the thread no longer touches it.
   void remove(PluginEndpoint* endpoint);
   /// From any thread: work is coming (a call starts), so the proxy stops pausing now.
-  void expectWork() { doorbell_.ring(); }
+  void expectWork() { pacing_.wake(); }
 
  private:
   void run();
@@ -43,7 +43,7 @@ class PluginProxy {
   std::mutex mutex_;  // held for a whole pass, so remove() waits for the pass to end
   std::set<PluginEndpoint*> endpoints_;
   std::atomic<bool> stopping_{false};
-  net::Doorbell doorbell_;
+  net::PolledPacing pacing_;  // its pauses, as the verbs proxy's; wake() from any thread
   std::thread thread_;
 };
 
