@@ -141,12 +141,15 @@ Status Network::connect(tune::Allowed& allowed) {
   return chooseTransport();
 }
 
-transport::LinkWatch Network::linkWatch() const {
+transport::LinkWatch Network::linkWatch(int channel) const {
   // A FIFO end that fails ends every call at once, here and, through the watch, elsewhere.
   Health* health = &health_;
-  return transport::LinkWatch(
+  transport::LinkWatch watch(
       [health](int peer, const std::string& why) { health->noteLinkFailure(peer, why); },
       health_.sharedStop());
+  watch.proxyEvents = proxyEvents_;
+  watch.channel = channel;
+  return watch;
 }
 
 transport::socket::SocketConnector Network::socketConnector(
@@ -328,7 +331,7 @@ Result<std::unique_ptr<transport::RecvEnd>> Network::awaitFifo(
                                                        stripeLayout(), linkWatch());
   }
   return transport::socket::openSocketRecvEnd(socketConnector(greeting), slotBytes, peer,
-                                              linkWatch());
+                                              linkWatch(greeting.channel));
 }
 
 Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
@@ -347,7 +350,8 @@ Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
     return transport::ib::openIbSendEnd(*ib_, std::move(socket), slotBytes, peer, config_.timeoutMs,
                                         plannedNic(greeting, /*sending=*/true));
   }
-  return transport::socket::openSocketSendEnd(std::move(socket), slotBytes, peer, linkWatch());
+  return transport::socket::openSocketSendEnd(std::move(socket), slotBytes, peer,
+                                              linkWatch(greeting.channel));
 }
 
 Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(

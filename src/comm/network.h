@@ -53,6 +53,11 @@ class Network {
   /// stops pausing now (net::Doorbell). The socket proxies block where they progress and need
   /// nothing.
   void expectTraffic() const;
+  /// The profiler's sink for proxy events (null: none asked), which the host socket FIFO ends
+  /// made from now on report to (docs/profiling.md).
+  void reportProxyEvents(std::shared_ptr<profile::ProxyEventSink> sink) {
+    proxyEvents_ = std::move(sink);
+  }
   /// Whether FIFOs of `protocol` to and from these (channel, peer) pairs may be made: only the
   /// Simple protocol crosses hosts.
   Status checkCrossesHosts(algo::Protocol protocol, const std::set<std::pair<int, int>>& recv,
@@ -103,7 +108,8 @@ class Network {
   /// What a FIFO end whose connection breaks calls (Health::noteLinkFailure), and the flag that
   /// says the communicator stopped (Health::stop), after which a send end going away does not
   /// drain.
-  transport::LinkWatch linkWatch() const;
+  /// `channel` names the end's channel to the profiler's proxy events.
+  transport::LinkWatch linkWatch(int channel = 0) const;
   /// What waits for the connection that opens with `greeting` (on a proxy's thread), and the
   /// connection to `peer`'s listener that opens with it.
   transport::socket::SocketConnector socketConnector(
@@ -126,6 +132,7 @@ class Network {
   std::vector<sockaddr_storage> addresses_;
   std::vector<std::vector<braid::sockets::NamedAddress>> interfaces_;  ///< by rank; see above
   std::unique_ptr<transport::ib::IbNetwork> ib_;
+  std::shared_ptr<profile::ProxyEventSink> proxyEvents_;
   std::shared_ptr<transport::plugin::LoadedNetPlugin> plugin_;  ///< shared with the process's
                                                                 ///< other communicators
 };

@@ -1,0 +1,96 @@
+// What a network proxy tells a profiler plugin (src/profiler): NCCL's proxy op and proxy step
+// events, from the ground floor so that the transports, which may not include src/, can say
+// them. The communicator's profiler implements ProxyEventSink; each FIFO end whose proxy moves
+// slots holds a ProxyEventTrack over it, or nothing where no profiler asked for proxy events, so
+// that a proxy without a profiler pays one predictable branch per slot.
+//
+// braid's proxies move slots, not calls: a FIFO end carries the slots of every call of its
+// communicator, one after the other. A proxy op here is what one FIFO end moved for one call:
+// it starts with the first slot the proxy moves after a call began (its parent is that call's
+// collective or point-to-point event) and stops at the first slot of a later call, or when the
+// end goes. A proxy step is one slot: from the moment the proxy has it (a send proxy takes a
+// posted slot, a receive proxy learns a slot is coming) until it has moved it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+namespace braid::profile {
+
+/// Which FIFO end a proxy op is about: NCCL's proxyOp descriptor, less what the sink knows.
+struct ProxyOpWhere {
+  int peer = -1;
+  int channel = 0;
+  bool isSend = false;
+  size_t slotBytes = 0;  ///< chunkSize: the bytes a step moves at most
+};
+
+/// The communicator's side: starts and stops the events, parented to its running call.
+class ProxyEventSink {
+ public:
+  virtual ~ProxyEventSink() = default;
+  /// A number that changes whenever a call starts on the communicator (read without a lock).
+  virtual uint64_t callNumber() const = 0;
+  /// Starts a proxy op for `where` under the call running now; sets `*call` to that call's
+  /// number. Null when the plugin started nothing.
+  virtual void* startOp(const ProxyOpWhere& where, uint64_t* call) = 0;
+  /// Starts step `step` of `op` (null `op`: a step with no op). Null: none started (the plugin
+  /// asked for no steps, or started nothing).
+  virtual void* startStep(void* op, int step, bool isSend) = 0;
+  /// The step's bytes are moving (SendWait or RecvWait, with the bytes).
+  virtual void stepMoving(void* step, bool isSend, size_t bytes) = 0;
+  /// Stops an op or a step this sink started.
+  virtual void stop(void* handle) = 0;
+};
+
+/// One FIFO end's proxy events. Used by the end's proxy thread alone.
+class ProxyEventTrack {
+ public:
+  ProxyEventTrack() = default;
+  ProxyEventTrack(std::shared_ptr<ProxyEventSink> sink, ProxyOpWhere where)
+      : sink_(std::move(sink)), where_(where) {}
+  ~ProxyEventTrack() { closeOp(); }
+  ProxyEventTrack(const ProxyEventTrack&) = delete;
+  ProxyEventTrack& operator=(const ProxyEventTrack&) = delete;
+
+  /// Whether a profiler listens: the proxy's one branch per slot.
+  bool on() const { return sink_ != nullptr; }
+  /// A slot of `bytes` (0: not known yet) is the proxy's now: the op of the running call
+  /// (started where the call changed) and a step for the slot.
+  void beginSlot(size_t bytes) {
+    if (sink_->callNumber() != call_ || !opStarted_) {
+      closeOp();
+      op_ = sink_->startOp(where_, &call_);
+      opStarted_ = true;
+      steps_ = 0;
+    }
+    step_ = sink_->startStep(op_, steps_++, where_.isSend);
+    if (step_ != nullptr && bytes != 0) sink_->stepMoving(step_, where_.isSend, bytes);
+  }
+  /// The slot of the last beginSlot has moved.
+  void endSlot() {
+    if (step_ != nullptr) sink_->stop(step_);
+    step_ = nullptr;
+  }
+  /// The step and op open now, if any, stop (the end goes, or its proxy ends).
+  void closeOp() {
+    if (sink_ == nullptr) return;
+    endSlot();
+    if (op_ != nullptr) sink_->stop(op_);
+    op_ = nullptr;
+    opStarted_ = false;
+  }
+
+ private:
+  std::shared_ptr<ProxyEventSink> sink_;
+  ProxyOpWhere where_;
+  uint64_t call_ = 0;
+  void* op_ = nullptr;
+  void* step_ = nullptr;
+  bool opStarted_ = false;
+  int steps_ = 0;
+};
+
+}  // namespace braid::profile
