@@ -16,8 +16,8 @@ using namespace braid::profabi;  // NOLINT(google-build-using-namespace): the ev
 
 // What NCCL asks of the mask before it starts each kind of event: the kind itself or a kind
 // below it, which needs its parent.
-constexpr uint64_t kGroupNeeds = kGroup | kColl | kP2p | kProxyOp | kProxyStep | kKernelCh |
-                                 kNetPlugin;
+constexpr uint64_t kGroupNeeds =
+    kGroup | kColl | kP2p | kProxyOp | kProxyStep | kKernelCh | kNetPlugin;
 constexpr uint64_t kCollNeeds = kColl | kProxyOp | kProxyStep | kKernelCh | kNetPlugin;
 constexpr uint64_t kP2pNeeds = kP2p | kProxyOp | kProxyStep | kKernelCh | kNetPlugin;
 constexpr uint64_t kProxyOpNeeds = kProxyOp | kProxyStep | kNetPlugin;
@@ -26,9 +26,10 @@ constexpr uint64_t kProxyStepNeeds = kProxyStep | kNetPlugin;
 // "Profiler event mask: 0x1a (26) - Enabled: Coll ProxyOp ProxyStep", as NCCL says it.
 void logMask(uint64_t mask) {
   if (mask == 0) return;
-  constexpr const char* kNames[] = {"Group",     "Coll",     "P2p",    "ProxyOp", "ProxyStep",
-                                    "ProxyCtrl", "KernelCh", "NetPlugin", "GroupApi", "CollApi",
-                                    "P2pApi",    "KernelLaunch", "CeColl", "CeSync", "CeBatch"};
+  constexpr const char* kNames[] = {"Group",     "Coll",      "P2p",      "ProxyOp",
+                                    "ProxyStep", "ProxyCtrl", "KernelCh", "NetPlugin",
+                                    "GroupApi",  "CollApi",   "P2pApi",   "KernelLaunch",
+                                    "CeColl",    "CeSync",    "CeBatch"};
   std::string enabled;
   for (int bit = 0; bit < 15; ++bit) {
     if (mask & (uint64_t{1} << bit)) enabled += std::string(kNames[bit]) + " ";

@@ -13,8 +13,8 @@ namespace braid::profiler {
 /// ncclDataType_t's names, by value (braid's DataType has the same values). NCCL itself says
 /// "Unknown" for ncclUint8; braid names it.
 inline constexpr const char* kDatatypeNames[] = {
-    "ncclInt8",    "ncclUint8",   "ncclInt32",    "ncclUint32",     "ncclInt64",     "ncclUint64",
-    "ncclFloat16", "ncclFloat32", "ncclFloat64",  "ncclBfloat16",   "ncclFloat8e4m3", "ncclFloat8e5m2",
+    "ncclInt8",    "ncclUint8",   "ncclInt32",   "ncclUint32",   "ncclInt64",      "ncclUint64",
+    "ncclFloat16", "ncclFloat32", "ncclFloat64", "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2",
 };
 
 inline const char* datatypeName(int type) {
@@ -36,14 +36,11 @@ inline uint8_t funcNumber(const char* func) {
   constexpr struct {
     const char* name;
     uint8_t number;
-  } kFuncs[] = {{"Broadcast", profabi::kFuncBroadcast},
-                {"Reduce", profabi::kFuncReduce},
-                {"AllGather", profabi::kFuncAllGather},
-                {"ReduceScatter", profabi::kFuncReduceScatter},
-                {"AllReduce", profabi::kFuncAllReduce},
-                {"SendRecv", profabi::kFuncSendRecv},
-                {"Send", profabi::kFuncSend},
-                {"Recv", profabi::kFuncRecv}};
+  } kFuncs[] = {
+      {"Broadcast", profabi::kFuncBroadcast}, {"Reduce", profabi::kFuncReduce},
+      {"AllGather", profabi::kFuncAllGather}, {"ReduceScatter", profabi::kFuncReduceScatter},
+      {"AllReduce", profabi::kFuncAllReduce}, {"SendRecv", profabi::kFuncSendRecv},
+      {"Send", profabi::kFuncSend},           {"Recv", profabi::kFuncRecv}};
   for (const auto& f : kFuncs) {
     if (strcmp(func, f.name) == 0) return f.number;
   }

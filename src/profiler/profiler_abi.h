@@ -83,14 +83,14 @@ enum ncclProfilerEventState_t {
 };
 
 /// The logger v4 and later plugins are given (base/plugin_log.h).
-using plugins::ncclDebugLogger_t;
-using plugins::ncclDebugLogLevel;
 using plugins::NCCL_LOG_ABORT;
 using plugins::NCCL_LOG_INFO;
 using plugins::NCCL_LOG_NONE;
 using plugins::NCCL_LOG_TRACE;
 using plugins::NCCL_LOG_VERSION;
 using plugins::NCCL_LOG_WARN;
+using plugins::ncclDebugLogger_t;
+using plugins::ncclDebugLogLevel;
 
 // The proxy and network plugin parts, the same from v1 (or v3) on.
 struct ProxyOpDescr {
@@ -395,7 +395,8 @@ struct ncclProfilerTable {
   Init init;
   ncclResult_t (*startEvent)(void* context, void** eHandle, Descr* eDescr);
   ncclResult_t (*stopEvent)(void* eHandle);
-  ncclResult_t (*recordEventState)(void* eHandle, ncclProfilerEventState_t eState, Args* eStateArgs);
+  ncclResult_t (*recordEventState)(void* eHandle, ncclProfilerEventState_t eState,
+                                   Args* eStateArgs);
   ncclResult_t (*finalize)(void* context);
 };
 
@@ -445,5 +446,38 @@ enum : uint8_t {
 };
 enum : uint8_t { kAlgoTree = 0, kAlgoRing = 1, kAlgoUndef = 0xff };
 enum : uint8_t { kProtoLl = 0, kProtoLl128 = 1, kProtoSimple = 2, kProtoUndef = 0xff };
+
+// The layouts NCCL's own headers give on LP64 (measured by compiling them), so that a field
+// out of place fails the build rather than a plugin.
+#if defined(__LP64__)
+static_assert(sizeof(ncclProfilerEventDescr_v1_t) == 120, "v1 descriptor");
+static_assert(offsetof(ncclProfilerEventDescr_v1_t, coll.proto) == 107, "v1 coll.proto");
+static_assert(offsetof(ncclProfilerEventDescr_v1_t, coll.isNvls) == 112, "v1 coll.isNvls");
+static_assert(offsetof(ncclProfilerEventDescr_v1_t, p2p.peer) == 72, "v1 p2p.peer");
+static_assert(offsetof(ncclProfilerEventDescr_v1_t, proxyOp.isSend) == 44, "v1 proxyOp.isSend");
+static_assert(sizeof(ncclProfilerEventDescr_v2_t) == 128, "v2 descriptor");
+static_assert(offsetof(ncclProfilerEventDescr_v2_t, coll.proto) == 120, "v2 coll.proto");
+static_assert(offsetof(ncclProfilerEventDescr_v2_t, p2p.peer) == 72, "v2 p2p.peer");
+static_assert(sizeof(ncclProfilerEventDescr_v3_t) == 120, "v3 descriptor");
+static_assert(offsetof(ncclProfilerEventDescr_v3_t, coll.proto) == 112, "v3 coll.proto");
+static_assert(offsetof(ncclProfilerEventDescr_v3_t, netPlugin.data) == 32, "v3 netPlugin.data");
+static_assert(sizeof(ncclProfilerEventDescr_v4_t) == 104, "v4 descriptor");
+static_assert(offsetof(ncclProfilerEventDescr_v4_t, coll.proto) == 96, "v4 coll.proto");
+static_assert(offsetof(ncclProfilerEventDescr_v4_t, p2p.nChannels) == 60, "v4 p2p.nChannels");
+static_assert(offsetof(ncclProfilerEventDescr_v4_t, kernelCh.pTimer) == 32, "v4 kernelCh.pTimer");
+static_assert(sizeof(ncclProfilerEventDescr_v5_t) == 112, "v5 descriptor");
+static_assert(offsetof(ncclProfilerEventDescr_v5_t, coll.parentGroup) == 104, "v5 coll group");
+static_assert(offsetof(ncclProfilerEventDescr_v5_t, p2p.parentGroup) == 64, "v5 p2p group");
+static_assert(offsetof(ncclProfilerEventDescr_v5_t, collApi.graphCaptured) == 64, "v5 collApi");
+static_assert(sizeof(ncclProfilerEventDescr_v6_t) == 112, "v6 descriptor");
+static_assert(offsetof(ncclProfilerEventDescr_v6_t, coll.parentGroup) == 104, "v6 coll group");
+static_assert(offsetof(ncclProfilerEventDescr_v6_t, ceColl.stream) == 104, "v6 ceColl.stream");
+static_assert(offsetof(ncclProfilerEventDescr_v6_t, ceCollBatch.useIntraSync) == 40,
+              "v6 ceCollBatch.useIntraSync");
+static_assert(sizeof(ncclProfilerEventStateArgs_v1_t) == 16, "v1 state arguments");
+static_assert(sizeof(ncclProfilerEventStateArgs_v4_t) == 8, "v4 state arguments");
+static_assert(sizeof(ncclProfiler_v1_t) == 48 && sizeof(ncclProfiler_v6_t) == 48, "tables");
+static_assert(offsetof(ncclProfiler_v6_t, finalize) == 40, "v6 finalize");
+#endif
 
 }  // namespace braid::profabi

@@ -55,8 +55,7 @@ std::shared_ptr<LoadedProfiler> loadProfiler(const std::optional<std::string>& s
     const void* table = dlsym(loaded->library_, symbol.symbol);
     if (table == nullptr) continue;
     loaded->plugin_ = adoptProfilerTable(symbol.version, table);
-    BRAID_INFO("PROFILER/Plugin: Loaded %s (v%d)", loaded->plugin_->name().c_str(),
-               symbol.version);
+    BRAID_INFO("PROFILER/Plugin: Loaded %s (v%d)", loaded->plugin_->name().c_str(), symbol.version);
     break;
   }
   if (!loaded->plugin_) {

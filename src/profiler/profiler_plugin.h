@@ -73,8 +73,7 @@ class ProfilerPlugin {
   virtual void* start(void* context, const Event& event) = 0;
   virtual void stop(void* handle) = 0;
   /// A proxy step's state, with the bytes it moves (v4 and later carry them).
-  virtual void recordStep(void* handle, profabi::ncclProfilerEventState_t state,
-                          size_t bytes) = 0;
+  virtual void recordStep(void* handle, profabi::ncclProfilerEventState_t state, size_t bytes) = 0;
   virtual void finalize(void* context) = 0;
 };
 

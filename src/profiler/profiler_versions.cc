@@ -123,11 +123,9 @@ class VersionedPlugin final : public ProfilerPlugin {
     if constexpr (V <= 3) {
       return t_->init(context, mask);
     } else if constexpr (V == 4) {
-      return t_->init(context, mask, c.commName, c.commHash, c.nNodes, c.nranks, c.rank,
-                      pluginLog);
+      return t_->init(context, mask, c.commName, c.commHash, c.nNodes, c.nranks, c.rank, pluginLog);
     } else {
-      return t_->init(context, c.commHash, mask, c.commName, c.nNodes, c.nranks, c.rank,
-                      pluginLog);
+      return t_->init(context, c.commHash, mask, c.commName, c.nNodes, c.nranks, c.rank, pluginLog);
     }
   }
 

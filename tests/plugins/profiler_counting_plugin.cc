@@ -42,9 +42,10 @@ using Args = ncclProfilerEventStateArgs_v6_t;
 #endif
 
 constexpr int kTypes = 15;
-constexpr const char* kTypeNames[kTypes] = {
-    "group",   "coll",    "p2p",    "proxyOp",      "proxyStep", "proxyCtrl", "kernelCh", "netPlugin",
-    "groupApi", "collApi", "p2pApi", "kernelLaunch", "ceColl",    "ceSync",    "ceBatch"};
+constexpr const char* kTypeNames[kTypes] = {"group",     "coll",      "p2p",      "proxyOp",
+                                            "proxyStep", "proxyCtrl", "kernelCh", "netPlugin",
+                                            "groupApi",  "collApi",   "p2pApi",   "kernelLaunch",
+                                            "ceColl",    "ceSync",    "ceBatch"};
 
 int typeIndex(uint64_t type) {
   for (int i = 0; i < kTypes; ++i) {
@@ -96,11 +97,13 @@ void describeCall(Context* c, const D& d) {
   char line[512];
   if (d.type == kColl) {
 #if defined(BRAID_TEST_PROFILER_V1)
-    snprintf(line, sizeof(line), "coll seq=%llu func=%d count=%zu root=%d datatype=%d algo=%d proto=%d channels=%d\n",
+    snprintf(line, sizeof(line),
+             "coll seq=%llu func=%d count=%zu root=%d datatype=%d algo=%d proto=%d channels=%d\n",
              static_cast<unsigned long long>(d.coll.seqNumber), d.coll.func, d.coll.count,
              d.coll.root, d.coll.datatype, d.coll.algo, d.coll.proto, d.coll.nMaxChannels);
 #else
-    snprintf(line, sizeof(line), "coll seq=%llu func=%s count=%zu root=%d datatype=%s algo=%s proto=%s\n",
+    snprintf(line, sizeof(line),
+             "coll seq=%llu func=%s count=%zu root=%d datatype=%s algo=%s proto=%s\n",
              static_cast<unsigned long long>(d.coll.seqNumber), d.coll.func, d.coll.count,
              d.coll.root, d.coll.datatype, d.coll.algo, d.coll.proto);
 #endif
@@ -186,7 +189,8 @@ ncclResult_t recordEventState(void* handle, ncclProfilerEventState_t state, Args
   if (state == ncclProfilerProxyStepSendWait || state == ncclProfilerProxyStepRecvWait) {
     ++e->context->steps;
 #if !defined(BRAID_TEST_PROFILER_V1)
-    if constexpr (kVersion >= 4) e->context->stepBytes += static_cast<long>(args->proxyStep.transSize);
+    if constexpr (kVersion >= 4)
+      e->context->stepBytes += static_cast<long>(args->proxyStep.transSize);
 #endif
   }
   (void)args;
@@ -272,15 +276,15 @@ ncclResult_t init(void** context, uint64_t /*commId*/, int* mask, const char* na
 extern "C" {
 #if defined(BRAID_TEST_PROFILER_V1)
 __attribute__((visibility("default"))) extern const ncclProfiler_v1_t ncclProfiler_v1;
-const ncclProfiler_v1_t ncclProfiler_v1 = {"braidcount", init, startEvent, stopEvent,
+const ncclProfiler_v1_t ncclProfiler_v1 = {"braidcount",     init,    startEvent, stopEvent,
                                            recordEventState, finalize};
 #elif defined(BRAID_TEST_PROFILER_V4)
 __attribute__((visibility("default"))) extern const ncclProfiler_v4_t ncclProfiler_v4;
-const ncclProfiler_v4_t ncclProfiler_v4 = {"braidcount", init, startEvent, stopEvent,
+const ncclProfiler_v4_t ncclProfiler_v4 = {"braidcount",     init,    startEvent, stopEvent,
                                            recordEventState, finalize};
 #else
 __attribute__((visibility("default"))) extern const ncclProfiler_v6_t ncclProfiler_v6;
-const ncclProfiler_v6_t ncclProfiler_v6 = {"braidcount", init, startEvent, stopEvent,
+const ncclProfiler_v6_t ncclProfiler_v6 = {"braidcount",     init,    startEvent, stopEvent,
                                            recordEventState, finalize};
 #endif
 }  // extern "C"

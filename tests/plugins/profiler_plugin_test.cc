@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "braid_ext.h"
 #include "nccl.h"
 #include "support/multiprocess.h"
 
@@ -80,21 +81,21 @@ void runCalls(int rank, ncclComm_t comm) {
   std::vector<float> data(1000);
   for (int i = 0; i < 3; ++i) {
     std::fill(data.begin(), data.end(), 1.0f);
-    ASSERT_EQ(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm,
-                            nullptr),
-              ncclSuccess)
+    ASSERT_EQ(
+        ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm, nullptr),
+        ncclSuccess)
         << ncclGetLastError(comm);
     ASSERT_EQ(data[999], float{kRanks});
   }
   std::vector<int32_t> bcast(500, rank);
   std::fill(data.begin(), data.end(), 2.0f);
   ASSERT_EQ(ncclGroupStart(), ncclSuccess);
-  ASSERT_EQ(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm,
-                          nullptr),
-            ncclSuccess);
-  ASSERT_EQ(ncclBroadcast(bcast.data(), bcast.data(), bcast.size(), ncclInt32, kRanks - 1, comm,
-                          nullptr),
-            ncclSuccess);
+  ASSERT_EQ(
+      ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm, nullptr),
+      ncclSuccess);
+  ASSERT_EQ(
+      ncclBroadcast(bcast.data(), bcast.data(), bcast.size(), ncclInt32, kRanks - 1, comm, nullptr),
+      ncclSuccess);
   ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(comm);
   EXPECT_EQ(data[0], 2.0f * kRanks);
   EXPECT_EQ(bcast[499], kRanks - 1);
@@ -102,9 +103,9 @@ void runCalls(int rank, ncclComm_t comm) {
   ASSERT_EQ(ncclGroupStart(), ncclSuccess);
   ASSERT_EQ(ncclSend(out.data(), out.size(), ncclFloat32, (rank + 1) % kRanks, comm, nullptr),
             ncclSuccess);
-  ASSERT_EQ(ncclRecv(in.data(), in.size(), ncclFloat32, (rank + kRanks - 1) % kRanks, comm,
-                     nullptr),
-            ncclSuccess);
+  ASSERT_EQ(
+      ncclRecv(in.data(), in.size(), ncclFloat32, (rank + kRanks - 1) % kRanks, comm, nullptr),
+      ncclSuccess);
   ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(comm);
   EXPECT_EQ(in[99], float((rank + kRanks - 1) % kRanks));
   std::vector<int8_t> mine(200, static_cast<int8_t>(rank)), all(200 * kRanks, -1);
@@ -341,6 +342,67 @@ TEST(ProfilerPlugin, ANameIsTriedAsLibncclProfilerName) {
             std::string::npos)
       << log;
   for (int r = 1; r < kRanks; ++r) logOf(record, r);
+}
+
+// A GPU communicator (the emulated GPU, 2 devices; a rank per device, one host): the calls'
+// events come from the same dispatcher, and a group's event ends once its launch is made.
+TEST(ProfilerPlugin, AGpuCommunicatorSeesEveryCallOnce) {
+  Record record;
+  setenv("BRAID_DEBUG", "INFO", 1);
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  braid::testing::runProcesses(2, [&](int rank) {
+    setenv("BRAID_EMULATE_GPUS", "2", 1);
+    setenv("NCCL_PROFILER_PLUGIN", pluginPath("braidcount").c_str(), 1);
+    setenv("BRAID_TEST_PROFILER_OUT", record.path().c_str(), 1);
+    const braidDeviceApi* dev = braidGetDeviceApi();
+    ASSERT_TRUE(dev->emulated);
+    ASSERT_EQ(dev->setDevice(rank), ncclSuccess);
+    ncclComm_t comm = nullptr;
+    ASSERT_EQ(ncclCommInitRank(&comm, 2, id, rank), ncclSuccess) << ncclGetLastError(nullptr);
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(dev->streamCreate(&stream), ncclSuccess);
+    std::vector<float> host(1000, 1.0f);
+    void* a = nullptr;
+    void* b = nullptr;
+    ASSERT_EQ(dev->alloc(&a, host.size() * sizeof(float)), ncclSuccess);
+    ASSERT_EQ(dev->alloc(&b, host.size() * sizeof(float)), ncclSuccess);
+    ASSERT_EQ(dev->copy(a, host.data(), host.size() * sizeof(float), stream), ncclSuccess);
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_EQ(ncclAllReduce(a, b, host.size(), ncclFloat32, ncclSum, comm, stream), ncclSuccess);
+    }
+    ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+    ASSERT_EQ(ncclAllReduce(a, b, host.size(), ncclFloat32, ncclSum, comm, stream), ncclSuccess);
+    ASSERT_EQ(ncclAllReduce(b, b, host.size(), ncclFloat32, ncclSum, comm, stream), ncclSuccess);
+    ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(comm);
+    ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+    ASSERT_EQ(ncclSend(a, 100, ncclFloat32, 1 - rank, comm, stream), ncclSuccess);
+    ASSERT_EQ(ncclRecv(b, 100, ncclFloat32, 1 - rank, comm, stream), ncclSuccess);
+    ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(comm);
+    ASSERT_EQ(dev->copy(host.data(), b, host.size() * sizeof(float), stream), ncclSuccess);
+    ASSERT_EQ(dev->streamSynchronize(stream), ncclSuccess);
+    EXPECT_EQ(host[0], 1.0f) << "received from the peer's a";
+    EXPECT_EQ(host[999], 4.0f) << "(1 + 1) summed again over 2 ranks";
+    dev->release(a);
+    dev->release(b);
+    dev->streamDestroy(stream);
+    ASSERT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  });
+  const std::vector<std::string> finals = record.lines("finalize ");
+  ASSERT_EQ(finals.size(), size_t{2});
+  for (const std::string& line : finals) {
+    SCOPED_TRACE(line);
+    const auto w = words(line);
+    EXPECT_EQ(startsStops(w, "group"), std::make_pair(5, 5));
+    EXPECT_EQ(startsStops(w, "coll"), std::make_pair(5, 5));
+    EXPECT_EQ(startsStops(w, "p2p"), std::make_pair(2, 2));
+    for (const char* zero : {"badStops", "outsideGroup", "groupStoppedEarly", "unknownTypes"}) {
+      EXPECT_EQ(w.at(zero), "0") << zero;
+    }
+  }
+  std::vector<std::string> seqs;
+  for (const std::string& line : record.lines("coll ")) seqs.push_back(words(line).at("seq"));
+  EXPECT_EQ(seqs, (std::vector<std::string>{"0", "1", "2", "3", "4", "0", "1", "2", "3", "4"}));
 }
 
 }  // namespace
