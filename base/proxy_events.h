@@ -57,27 +57,33 @@ class ProxyEventTrack {
 
   /// Whether a profiler listens: the proxy's one branch per slot.
   bool on() const { return sink_ != nullptr; }
-  /// A slot of `bytes` (0: not known yet) is the proxy's now: the op of the running call
-  /// (started where the call changed) and a step for the slot.
-  void beginSlot(size_t bytes) {
+  /// Slot `slot` (of `bytes`; 0: not known yet) is the proxy's now: the op of the running call
+  /// (started where the call changed) and a step for the slot. A proxy with several slots in
+  /// flight numbers them (at most kMaxSteps at once); one that moves one at a time may say 0.
+  void beginSlot(uint32_t slot, size_t bytes) {
     if (sink_->callNumber() != call_ || !opStarted_) {
       closeOp();
       op_ = sink_->startOp(where_, &call_);
       opStarted_ = true;
       steps_ = 0;
     }
-    step_ = sink_->startStep(op_, steps_++, where_.isSend);
-    if (step_ != nullptr && bytes != 0) sink_->stepMoving(step_, where_.isSend, bytes);
+    void*& step = open_[slot % kMaxSteps];
+    if (step != nullptr) sink_->stop(step);  // a proxy that never ended it: not left open
+    step = sink_->startStep(op_, steps_++, where_.isSend);
+    if (step != nullptr && bytes != 0) sink_->stepMoving(step, where_.isSend, bytes);
   }
-  /// The slot of the last beginSlot has moved.
-  void endSlot() {
-    if (step_ != nullptr) sink_->stop(step_);
-    step_ = nullptr;
+  /// Slot `slot` has moved; `bytes`, where not known when it began, are its bytes.
+  void endSlot(uint32_t slot, size_t bytes = 0) {
+    void*& step = open_[slot % kMaxSteps];
+    if (step == nullptr) return;
+    if (bytes != 0) sink_->stepMoving(step, where_.isSend, bytes);
+    sink_->stop(step);
+    step = nullptr;
   }
-  /// The step and op open now, if any, stop (the end goes, or its proxy ends).
+  /// The steps and op open now, if any, stop (the end goes).
   void closeOp() {
     if (sink_ == nullptr) return;
-    endSlot();
+    for (uint32_t slot = 0; slot < kMaxSteps; ++slot) endSlot(slot);
     if (op_ != nullptr) sink_->stop(op_);
     op_ = nullptr;
     opStarted_ = false;
@@ -87,8 +93,9 @@ class ProxyEventTrack {
   std::shared_ptr<ProxyEventSink> sink_;
   ProxyOpWhere where_;
   uint64_t call_ = 0;
+  static constexpr uint32_t kMaxSteps = 16;  ///< a FIFO's slots, and more
   void* op_ = nullptr;
-  void* step_ = nullptr;
+  void* open_[kMaxSteps] = {};  ///< the step of each slot in flight
   bool opStarted_ = false;
   int steps_ = 0;
 };

@@ -320,7 +320,8 @@ std::string Network::plannedNic(const transport::net::Greeting& greeting, bool s
 Result<std::unique_ptr<transport::RecvEnd>> Network::awaitFifo(
     int peer, const transport::net::Greeting& greeting, size_t slotBytes) {
   if (plugin_) {
-    return transport::plugin::openPluginRecvEnd(pluginLink(peer), socketTaker(greeting), slotBytes);
+    return transport::plugin::openPluginRecvEnd(pluginLink(peer, greeting.channel),
+                                                socketTaker(greeting), slotBytes);
   }
   if (ib_) {
     return transport::ib::openIbRecvEnd(*ib_, socketTaker(greeting), slotBytes, peer,
@@ -344,7 +345,8 @@ Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
   }
   BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket socket, connectSocket(peer, greeting));
   if (plugin_) {
-    return transport::plugin::openPluginSendEnd(pluginLink(peer), std::move(socket), slotBytes);
+    return transport::plugin::openPluginSendEnd(pluginLink(peer, greeting.channel),
+                                                std::move(socket), slotBytes);
   }
   if (ib_) {
     return transport::ib::openIbSendEnd(*ib_, std::move(socket), slotBytes, peer, config_.timeoutMs,

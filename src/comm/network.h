@@ -90,7 +90,7 @@ class Network {
   /// names a plugin that some rank lacks).
   Status choosePlugin();
   /// A plugin FIFO end's link to `peer`.
-  transport::plugin::PluginLink pluginLink(int peer) const;
+  transport::plugin::PluginLink pluginLink(int peer, int channel = 0) const;
   /// An error where a plugin carries this communicator's network: GPU communicators do not run
   /// over plugins yet.
   Status pluginRefusesGpu() const;

@@ -90,14 +90,14 @@ Status Network::choosePlugin() {
   return Status::success();
 }
 
-transport::plugin::PluginLink Network::pluginLink(int peer) const {
+transport::plugin::PluginLink Network::pluginLink(int peer, int channel) const {
   transport::plugin::PluginLink link;
   link.plugin = plugin_;
   // The ranks of a host spread over its devices, as over its verbs ports.
   link.dev = members_.localRank() % static_cast<int>(plugin_->devices().size());
   link.peer = peer;
   link.timeoutMs = config_.timeoutMs;
-  link.watch = linkWatch();
+  link.watch = linkWatch(channel);
   return link;
 }
 

@@ -245,6 +245,18 @@ TEST(ProfilerPlugin, V6SeesEveryCallOnceWithItsFields) {
   for (int r = 1; r < kRanks; ++r) logOf(record, r);
 }
 
+// The network plugin's pumps (transport/net/plugin) report their proxy ops and steps too: several
+// slots in flight at once, each a step of its own.
+TEST(ProfilerPlugin, ANetworkPluginsPumpsReportProxyOpsAndSteps) {
+  Record record;
+  const std::string net = std::string(BRAID_TEST_PLUGIN_DIR) + "/libnccl-net-braidtest.so";
+  runRanks(pluginPath("braidcount"), record, {{"NCCL_NET_PLUGIN", net}});
+  expectEveryCallOnce(record, 6);
+  const std::string log = logOf(record, 0);
+  EXPECT_NE(log.find("NET plugin braidtest"), std::string::npos) << "the plugin carried them";
+  for (int r = 1; r < kRanks; ++r) logOf(record, r);
+}
+
 // v4 plugins take a collective's group as its parent and strings for its fields.
 TEST(ProfilerPlugin, V4SeesEveryCallOnce) {
   Record record;

@@ -59,11 +59,13 @@ class PluginPump : public PluginEndpoint {
  protected:
   enum class State { kAwaitSocket, kHandle, kConnecting, kRunning, kFailed };
 
-  PluginPump(const engine::FifoRef& fifo, PluginLink link)
+  PluginPump(const engine::FifoRef& fifo, PluginLink link, bool isSend)
       : fifo_(fifo),
         link_(std::move(link)),
         net_(link_.plugin->net()),
-        connectBy_(link_.timeoutMs > 0 ? Deadline::afterMs(link_.timeoutMs) : Deadline::never()) {}
+        connectBy_(link_.timeoutMs > 0 ? Deadline::afterMs(link_.timeoutMs) : Deadline::never()),
+        events_(link_.watch.proxyEvents,
+                {link_.peer, link_.watch.channel, isSend, static_cast<size_t>(fifo.slotBytes)}) {}
 
   bool running() const { return state_ == State::kRunning; }
   /// Moves to kFailed and says why, naming the plugin, once: logged and told to the
@@ -140,6 +142,7 @@ class PluginPump : public PluginEndpoint {
   PluginLink link_;
   NetPlugin& net_;
   Deadline connectBy_;
+  profile::ProxyEventTrack events_;    // the proxy thread's, closed once it no longer drives this
   State state_ = State::kAwaitSocket;  // the proxy thread's
   std::atomic<bool> failed_{false};    // the same, for the end's thread
   Socket socket_;
@@ -154,7 +157,7 @@ class PluginPump : public PluginEndpoint {
 class PluginSendPump final : public PluginPump {
  public:
   PluginSendPump(const engine::FifoRef& fifo, PluginLink link, Socket connected)
-      : PluginPump(fifo, std::move(link)) {
+      : PluginPump(fifo, std::move(link), /*isSend=*/true) {
     socket_ = std::move(connected);
     state_ = State::kHandle;
     released_ = engine::receiverCursor(fifo_.counters);
@@ -206,6 +209,7 @@ class PluginSendPump final : public PluginPump {
       const Status posted =
           net_.isend(comm_, engine::slotAt(fifo_, next_), word, kTag, mhandle_, &request);
       if (!filed(posted, request, "sending to")) break;
+      if (events_.on()) events_.beginSlot(next_ - 1, word);
       moved = true;
     }
     return moved;
@@ -221,6 +225,7 @@ class PluginSendPump final : public PluginPump {
         return false;
       }
       if (!done) break;
+      if (events_.on()) events_.endSlot(released_.mine);
       engine::releaseSlot(fifo_, released_);
       releasedCount_.store(released_.mine);
       moved = true;
@@ -236,7 +241,7 @@ class PluginSendPump final : public PluginPump {
 class PluginRecvPump final : public PluginPump {
  public:
   PluginRecvPump(const engine::FifoRef& fifo, PluginLink link, SocketTaker take)
-      : PluginPump(fifo, std::move(link)), take_(std::move(take)) {
+      : PluginPump(fifo, std::move(link), /*isSend=*/false), take_(std::move(take)) {
     posted_ = engine::senderCursor(fifo_.counters);
     next_ = posted_.mine;
     link_.plugin->proxy().add(this);
@@ -315,7 +320,11 @@ class PluginRecvPump final : public PluginPump {
              " bytes, over the slot's " + std::to_string(fifo_.slotBytes));
         return false;
       }
+      // A receive's step is the slot that landed, handed on: an irecv posted ahead waits for a
+      // call that may not have started.
+      if (events_.on()) events_.beginSlot(posted_.mine, bytes);
       engine::postSlot(fifo_, posted_, static_cast<uint32_t>(bytes));
+      if (events_.on()) events_.endSlot(posted_.mine - 1);
       moved = true;
     }
     if (moved) futex::wakeIfWaiting(&fifo_.counters->tail, &fifo_.counters->recvWaiting);

@@ -78,13 +78,13 @@ class SocketSendEnd final : public net::ProxiedSendEnd {
         slot = waited.value();
       }
       const void* lent = lent_[taken_++ % kFifoSlots].load(std::memory_order_acquire);
-      if (events_.on()) events_.beginSlot(bytes);
+      if (events_.on()) events_.beginSlot(0, bytes);
       const IoResult io = sendSlot(proxy_.socket(), bytes, lent != nullptr ? lent : slot, bytes);
       if (!io.ok()) {
         proxy_.lost("sending to", io, /*midSlot=*/true);
         break;
       }
-      if (events_.on()) events_.endSlot();
+      if (events_.on()) events_.endSlot(0);
       if (lent != nullptr) {
         // The kernel has the bytes: the caller may have its memory back.
         __atomic_fetch_add(&returned_, 1u, __ATOMIC_SEQ_CST);
@@ -197,13 +197,13 @@ class SocketRecvEnd final : public net::ProxiedRecvEnd {
       while (!slot.ok() && !proxy_.stopping()) slot = fifo_.send->waitSlot(proxy_.waitContext());
       if (!slot.ok()) return;
       char* place = placeFor(header);
-      if (events_.on()) events_.beginSlot(header);
+      if (events_.on()) events_.beginSlot(0, header);
       if (!proxy_.receive(place != nullptr ? place : slot.value(), header, /*midSlot=*/true)) {
         return;
       }
       landed_[received_++ % kFifoSlots].store(place, std::memory_order_release);
       fifo_.send->post(header);
-      if (events_.on()) events_.endSlot();
+      if (events_.on()) events_.endSlot(0);
     }
   }
 

@@ -44,7 +44,6 @@ class SocketLink {
   /// The proxy events of this link's end that sends (`isSend`) or receives slots of
   /// `slotBytes`: off where no profiler asked for them (base/proxy_events.h).
   profile::ProxyEventTrack proxyEvents(bool isSend, size_t slotBytes) const {
-    if (!proxyEvents_) return {};
     return profile::ProxyEventTrack(proxyEvents_, {peer_, channel_, isSend, slotBytes});
   }
   /// How long a send end going away may spend sending what was posted: net::kDrainMs, cut short
