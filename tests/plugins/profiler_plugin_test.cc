@@ -318,6 +318,67 @@ TEST(ProfilerPlugin, AMaskOfCollectivesAloneStartsNoProxyEvent) {
   for (int r = 0; r < kRanks; ++r) logOf(record, r);
 }
 
+// Communicators of one process share the plugin: loaded once, an init and a finalize each,
+// closed with the last.
+TEST(ProfilerPlugin, CommunicatorsOfOneProcessShareThePlugin) {
+  Record record;
+  setenv("BRAID_DEBUG", "INFO", 1);
+  braid::testing::runProcesses(1, [&](int) {
+    setenv("NCCL_PROFILER_PLUGIN", pluginPath("braidcount").c_str(), 1);
+    setenv("BRAID_TEST_PROFILER_OUT", record.path().c_str(), 1);
+    const std::string log = record.path() + ".log.0";
+    ASSERT_NE(freopen(log.c_str(), "w", stderr), nullptr);
+    setvbuf(stderr, nullptr, _IONBF, 0);
+    ncclComm_t comms[2] = {};
+    ASSERT_EQ(ncclCommInitAll(comms, 2, nullptr), ncclSuccess) << ncclGetLastError(nullptr);
+    std::vector<float> data[2] = {std::vector<float>(64, 1.0f), std::vector<float>(64, 2.0f)};
+    ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_EQ(ncclAllReduce(data[r].data(), data[r].data(), 64, ncclFloat32, ncclSum, comms[r],
+                              nullptr),
+                ncclSuccess);
+    }
+    ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
+    EXPECT_EQ(data[1][63], 3.0f);
+    for (ncclComm_t comm : comms) ASSERT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  });
+  const std::vector<std::string> finals = record.lines("finalize ");
+  ASSERT_EQ(finals.size(), size_t{2});
+  for (const std::string& line : finals) {
+    SCOPED_TRACE(line);
+    const auto w = words(line);
+    EXPECT_EQ(w.at("inits"), "2") << "one library, an init per communicator";
+    EXPECT_EQ(startsStops(w, "group"), std::make_pair(1, 1));
+    EXPECT_EQ(startsStops(w, "coll"), std::make_pair(1, 1));
+    EXPECT_EQ(w.at("badStops"), "0");
+  }
+  const std::string log = logOf(record, 0);
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("Successfully loaded external profiler plugin"), 1u) << log;
+  EXPECT_EQ(count("Closing profiler plugin braidcount"), 1u) << log;
+}
+
+// A plugin that asks for nothing gets nothing: init and finalize, no event at all.
+TEST(ProfilerPlugin, AnEmptyMaskStartsNoEvent) {
+  Record record;
+  runRanks(pluginPath("braidcount"), record, {{"BRAID_TEST_PROFILER_MASK", "0"}});
+  const std::vector<std::string> finals = record.lines("finalize ");
+  ASSERT_EQ(finals.size(), size_t{kRanks});
+  for (const std::string& line : finals) {
+    SCOPED_TRACE(line);
+    const auto w = words(line);
+    for (const char* type : {"group", "coll", "p2p", "proxyOp", "proxyStep"}) {
+      EXPECT_EQ(startsStops(w, type), std::make_pair(0, 0)) << type;
+    }
+  }
+  EXPECT_TRUE(record.lines("coll ").empty());
+  for (int r = 0; r < kRanks; ++r) logOf(record, r);
+}
+
 TEST(ProfilerPlugin, APluginWhoseInitFailsLeavesTheCommunicatorWorking) {
   Record record;
   runRanks(pluginPath("braidcount-failing"), record);
