@@ -41,8 +41,21 @@ class ProxyEventSink {
   virtual void* startStep(void* op, int step, bool isSend) = 0;
   /// The step's bytes are moving (SendWait or RecvWait, with the bytes).
   virtual void stepMoving(void* step, bool isSend, size_t bytes) = 0;
-  /// Stops an op or a step this sink started.
+  /// Stops an op, a step or a network plugin's event this sink started.
   virtual void stop(void* handle) = 0;
+  /// A network plugin's own event (NCCL's netPlugin event, through the profiler callback v10
+  /// and later plugins are given) under proxy step `step` (null: none): `pluginId` and `data`
+  /// are the plugin's. Null: none started.
+  virtual void* startNetEvent(void* step, int64_t pluginId, void* data) = 0;
+  /// The plugin's event `handle` changed; `data` says how.
+  virtual void updateNetEvent(void* handle, void* data) = 0;
+};
+
+/// What a network plugin is given as a transfer's profiler handle (pHandle): whom its events go
+/// to and the proxy step they belong to.
+struct NetEventParent {
+  std::shared_ptr<ProxyEventSink> sink;
+  void* step = nullptr;
 };
 
 /// One FIFO end's proxy events. Used by the end's proxy thread alone.
@@ -50,7 +63,9 @@ class ProxyEventTrack {
  public:
   ProxyEventTrack() = default;
   ProxyEventTrack(std::shared_ptr<ProxyEventSink> sink, ProxyOpWhere where)
-      : sink_(std::move(sink)), where_(where) {}
+      : sink_(std::move(sink)), where_(where) {
+    for (NetEventParent& p : parents_) p.sink = sink_;
+  }
   ~ProxyEventTrack() { closeOp(); }
   ProxyEventTrack(const ProxyEventTrack&) = delete;
   ProxyEventTrack& operator=(const ProxyEventTrack&) = delete;
@@ -70,8 +85,13 @@ class ProxyEventTrack {
     void*& step = open_[slot % kMaxSteps];
     if (step != nullptr) sink_->stop(step);  // a proxy that never ended it: not left open
     step = sink_->startStep(op_, steps_++, where_.isSend);
+    parents_[slot % kMaxSteps].step = step;
     if (step != nullptr && bytes != 0) sink_->stepMoving(step, where_.isSend, bytes);
   }
+  /// Whether slot `slot` has a step open (a post the plugin asked to retry keeps its step).
+  bool slotOpen(uint32_t slot) const { return open_[slot % kMaxSteps] != nullptr; }
+  /// The profiler handle a network plugin is given with slot `slot`'s transfer; null when off.
+  void* netParent(uint32_t slot) { return on() ? &parents_[slot % kMaxSteps] : nullptr; }
   /// Slot `slot` has moved; `bytes`, where not known when it began, are its bytes.
   void endSlot(uint32_t slot, size_t bytes = 0) {
     void*& step = open_[slot % kMaxSteps];
@@ -79,6 +99,7 @@ class ProxyEventTrack {
     if (bytes != 0) sink_->stepMoving(step, where_.isSend, bytes);
     sink_->stop(step);
     step = nullptr;
+    parents_[slot % kMaxSteps].step = nullptr;
   }
   /// The steps and op open now, if any, stop (the end goes).
   void closeOp() {
@@ -96,6 +117,7 @@ class ProxyEventTrack {
   static constexpr uint32_t kMaxSteps = 16;  ///< a FIFO's slots, and more
   void* op_ = nullptr;
   void* open_[kMaxSteps] = {};  ///< the step of each slot in flight
+  NetEventParent parents_[kMaxSteps];
   bool opStarted_ = false;
   int steps_ = 0;
 };

@@ -188,4 +188,16 @@ void CommProfiler::stepMoving(void* step, bool isSend, size_t bytes) {
 
 void CommProfiler::stop(void* handle) { plugin_.stop(handle); }
 
+void* CommProfiler::startNetEvent(void* step, int64_t pluginId, void* data) {
+  if ((mask_ & kNetPlugin) == 0) return nullptr;
+  Event e;
+  e.type = kNetPlugin;
+  e.parent = step;
+  e.netPlugin.id = pluginId;
+  e.netPlugin.data = data;
+  return startEvent(e);
+}
+
+void CommProfiler::updateNetEvent(void* handle, void* data) { plugin_.recordNet(handle, data); }
+
 }  // namespace braid::profiler

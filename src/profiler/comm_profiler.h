@@ -64,6 +64,8 @@ class CommProfiler final : public profile::ProxyEventSink,
   void* startStep(void* op, int step, bool isSend) override;
   void stepMoving(void* step, bool isSend, size_t bytes) override;
   void stop(void* handle) override;
+  void* startNetEvent(void* step, int64_t pluginId, void* data) override;
+  void updateNetEvent(void* handle, void* data) override;
 
  private:
   CommProfiler(std::shared_ptr<LoadedProfiler> loaded, void* context, uint64_t mask, int rank);

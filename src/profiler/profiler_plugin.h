@@ -50,6 +50,7 @@ struct Event {
   P2pFields p2p;
   profabi::ProxyOpDescr proxyOp{};
   int step = 0;
+  profabi::NetPluginDescr netPlugin{};
 };
 
 /// What init tells the plugin about the communicator (v4 and later take it).
@@ -74,6 +75,9 @@ class ProfilerPlugin {
   virtual void stop(void* handle) = 0;
   /// A proxy step's state, with the bytes it moves (v4 and later carry them).
   virtual void recordStep(void* handle, profabi::ncclProfilerEventState_t state, size_t bytes) = 0;
+  /// A network plugin's event was updated with `data` (v4 and later carry it; v1 to v3 are told
+  /// nothing, as NCCL's adapters tell them nothing).
+  virtual void recordNet(void* handle, void* data) = 0;
   virtual void finalize(void* context) = 0;
 };
 

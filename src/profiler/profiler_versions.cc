@@ -143,6 +143,8 @@ class VersionedPlugin final : public ProfilerPlugin {
       d.proxyOp = e.proxyOp;
     } else if (e.type == kProxyStep) {
       d.proxyStep.step = e.step;
+    } else if (e.type == kNetPlugin) {
+      if constexpr (V >= 3) d.netPlugin = e.netPlugin;
     }
     void* handle = nullptr;
     if (t_->startEvent(context, &handle, &d) != ncclSuccess) return nullptr;
@@ -157,6 +159,15 @@ class VersionedPlugin final : public ProfilerPlugin {
     if constexpr (V >= 4) args.proxyStep.transSize = bytes;
     (void)bytes;
     (void)t_->recordEventState(handle, state, &args);
+  }
+
+  void recordNet(void* handle, void* data) override {
+    if constexpr (V >= 4) {
+      ArgsOf args{};
+      args.netPlugin.data = data;
+      (void)t_->recordEventState(handle, ncclProfilerNetPluginUpdate, &args);
+    }
+    (void)handle, (void)data;
   }
 
   void finalize(void* context) override { (void)t_->finalize(context); }

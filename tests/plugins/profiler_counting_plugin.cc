@@ -76,6 +76,8 @@ struct Context {
   int orphanSteps = 0;        // a step whose op is not a started op
   int orphanOps = 0;          // an op whose parent is given but is not a started call
   int unparentedOps = 0;      // an op that moved slots while no call ran (parent null)
+  int orphanNet = 0;          // a network plugin's event whose parent is given but no step
+  int netUpdates = 0;         // recordEventState calls on network plugin events
   int unknownTypes = 0;
   std::string lines;  // one per call event, with its fields
   std::deque<Event> events;
@@ -152,6 +154,8 @@ ncclResult_t startEvent(void* context, void** handle, Descr* d) {
     describeCall(c, *d);
   } else if (d->type == kProxyStep) {
     if (!started(d->parentObj, typeIndex(kProxyOp))) ++c->orphanSteps;
+  } else if (d->type == kNetPlugin) {
+    if (d->parentObj != nullptr && !started(d->parentObj, typeIndex(kProxyStep))) ++c->orphanNet;
   } else if (d->type == kProxyOp) {
     if (d->parentObj == nullptr) {
       ++c->unparentedOps;
@@ -186,6 +190,7 @@ ncclResult_t recordEventState(void* handle, ncclProfilerEventState_t state, Args
     ++gBadStops;
     return ncclSuccess;
   }
+  if (state == ncclProfilerNetPluginUpdate) ++e->context->netUpdates;
   if (state == ncclProfilerProxyStepSendWait || state == ncclProfilerProxyStepRecvWait) {
     ++e->context->steps;
 #if !defined(BRAID_TEST_PROFILER_V1)
@@ -242,6 +247,8 @@ ncclResult_t finalize(void* context) {
            " orphanSteps=" + std::to_string(c->orphanSteps) +
            " orphanOps=" + std::to_string(c->orphanOps) +
            " unparentedOps=" + std::to_string(c->unparentedOps) +
+           " orphanNet=" + std::to_string(c->orphanNet) +
+           " netUpdates=" + std::to_string(c->netUpdates) +
            " unknownTypes=" + std::to_string(c->unknownTypes) + "\n";
     for (Event& e : c->events) gStarted.erase(&e);
   }

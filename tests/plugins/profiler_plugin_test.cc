@@ -246,12 +246,27 @@ TEST(ProfilerPlugin, V6SeesEveryCallOnceWithItsFields) {
 }
 
 // The network plugin's pumps (transport/net/plugin) report their proxy ops and steps too: several
-// slots in flight at once, each a step of its own.
+// slots in flight at once, each a step of its own; and the plugin's own events, through the
+// profiler callback its v12 table is given, each transfer an event under its step (a send's) or
+// under none (a receive's, posted ahead of its step), updated with its bytes once done.
 TEST(ProfilerPlugin, ANetworkPluginsPumpsReportProxyOpsAndSteps) {
   Record record;
   const std::string net = std::string(BRAID_TEST_PLUGIN_DIR) + "/libnccl-net-braidtest.so";
-  runRanks(pluginPath("braidcount"), record, {{"NCCL_NET_PLUGIN", net}});
+  runRanks(pluginPath("braidcount"), record,
+           {{"NCCL_NET_PLUGIN", net}, {"BRAID_TEST_PROFILER_MASK", "0x9f"}});
   expectEveryCallOnce(record, 6);
+  for (const std::string& line : record.lines("finalize ")) {
+    SCOPED_TRACE(line);
+    const auto w = words(line);
+    const auto events = startsStops(w, "netPlugin");
+    EXPECT_GT(events.first, 0) << "the plugin's callback started events";
+    EXPECT_EQ(events.first, events.second);
+    // Each transfer done is updated once; receives posted ahead that nothing filled are stopped
+    // as their comm closes, without one.
+    EXPECT_GT(std::stoi(w.at("netUpdates")), 0);
+    EXPECT_LE(std::stoi(w.at("netUpdates")), events.first);
+    EXPECT_EQ(w.at("orphanNet"), "0");
+  }
   const std::string log = logOf(record, 0);
   EXPECT_NE(log.find("NET plugin braidtest"), std::string::npos) << "the plugin carried them";
   for (int r = 1; r < kRanks; ++r) logOf(record, r);

@@ -45,6 +45,8 @@ using plugins::NCCL_LOG_VERSION;
 using plugins::NCCL_LOG_WARN;
 using plugins::ncclDebugLogger_t;
 using plugins::ncclDebugLogLevel;
+/// The profiler callback's `type`: ncclProfilerNetEventStart, Stop, Update, UpdateAndStop.
+enum { kNetEventStart = 0, kNetEventStop = 1, kNetEventUpdate = 2, kNetEventUpdateAndStop = 3 };
 typedef ncclResult_t (*ncclProfilerCallback_t)(void** eHandle, int type, void* pHandle,
                                                int64_t pluginId, void* extData);
 

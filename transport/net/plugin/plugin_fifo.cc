@@ -205,11 +205,13 @@ class PluginSendPump final : public PluginPump {
              std::to_string(fifo_.slotBytes) + " (a GPU FIFO's word?)");
         return false;
       }
+      // The step starts before the isend, which hands its handle to the plugin's own events; a
+      // post the plugin asks to retry keeps it.
+      if (events_.on() && !events_.slotOpen(next_)) events_.beginSlot(next_, word);
       void* request = nullptr;
-      const Status posted =
-          net_.isend(comm_, engine::slotAt(fifo_, next_), word, kTag, mhandle_, &request);
+      const Status posted = net_.isend(comm_, engine::slotAt(fifo_, next_), word, kTag, mhandle_,
+                                       events_.netParent(next_), &request);
       if (!filed(posted, request, "sending to")) break;
-      if (events_.on()) events_.beginSlot(next_ - 1, word);
       moved = true;
     }
     return moved;
@@ -296,7 +298,7 @@ class PluginRecvPump final : public PluginPump {
     while (next_ - head < engine::kFifoSlots && next_ - posted_.mine < kInFlight) {
       void* request = nullptr;
       const Status posted = net_.irecv(comm_, engine::slotAt(fifo_, next_), fifo_.slotBytes, kTag,
-                                       mhandle_, &request);
+                                       mhandle_, events_.netParent(next_), &request);
       if (!filed(posted, request, "receiving from")) break;
       moved = true;
     }
