@@ -62,14 +62,21 @@ struct NetEventParent {
 class ProxyEventTrack {
  public:
   ProxyEventTrack() = default;
-  ProxyEventTrack(std::shared_ptr<ProxyEventSink> sink, ProxyOpWhere where)
-      : sink_(std::move(sink)), where_(where) {
-    for (NetEventParent& p : parents_) p.sink = sink_;
+  ProxyEventTrack(std::shared_ptr<ProxyEventSink> sink, ProxyOpWhere where) {
+    open(std::move(sink), where);
   }
   ~ProxyEventTrack() { closeOp(); }
   ProxyEventTrack(const ProxyEventTrack&) = delete;
   ProxyEventTrack& operator=(const ProxyEventTrack&) = delete;
 
+  /// Reports to `sink` (null: nothing) about `where` from now on: for an end that learns them
+  /// after it is made.
+  void open(std::shared_ptr<ProxyEventSink> sink, ProxyOpWhere where) {
+    closeOp();
+    sink_ = std::move(sink);
+    where_ = where;
+    for (NetEventParent& p : parents_) p.sink = sink_;
+  }
   /// Whether a profiler listens: the proxy's one branch per slot.
   bool on() const { return sink_ != nullptr; }
   /// Slot `slot` (of `bytes`; 0: not known yet) is the proxy's now: the op of the running call

@@ -67,6 +67,7 @@ Status Network::chooseTransport() {
     if (ib_) {
       ib_->stopDrainsWhen(health_.stopFlag());
       ib_->onFailure(linkWatch().onFailure);
+      ib_->reportProxyEvents(proxyEvents_);
     }
   }
   // Both ends of a FIFO must run the same transport: verbs only if every rank has it.

@@ -272,6 +272,17 @@ TEST(ProfilerPlugin, ANetworkPluginsPumpsReportProxyOpsAndSteps) {
   for (int r = 1; r < kRanks; ++r) logOf(record, r);
 }
 
+// The verbs proxy (transport/net/ib, over the emulated HCA) reports its proxy ops and steps: a
+// send's step from its RDMA write's post to its completion, a receive's as its slot lands.
+TEST(ProfilerPlugin, TheVerbsProxyReportsProxyOpsAndSteps) {
+  Record record;
+  runRanks(pluginPath("braidcount"), record, {{"BRAID_IB_EMULATE", "1"}, {"NCCL_NET", "IB"}});
+  expectEveryCallOnce(record, 6);
+  const std::string log = logOf(record, 0);
+  EXPECT_NE(log.find("network: verbs transport"), std::string::npos) << log;
+  for (int r = 1; r < kRanks; ++r) logOf(record, r);
+}
+
 // v4 plugins take a collective's group as its parent and strings for its fields.
 TEST(ProfilerPlugin, V4SeesEveryCallOnce) {
   Record record;

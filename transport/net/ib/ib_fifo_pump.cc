@@ -176,6 +176,7 @@ Result<std::unique_ptr<IbSendPump>> IbSendPump::start(IbNetwork& network,
   pump->next_ = pump->released_.mine;
   pump->releasedCount_.store(pump->released_.mine);
   pump->socket_ = std::move(connected);
+  pump->events_.open(network.proxyEvents(), {peer, 0, /*isSend=*/true, fifo.slotBytes});
   const IbHello hello = pump->ourHello();
   braid::sockets::IoResult io = braid::sockets::sendAll(
       pump->socket_, &hello, sizeof(hello), Deadline::afterMs(timeoutMs > 0 ? timeoutMs : 60000));
@@ -225,6 +226,7 @@ bool IbSendPump::progress() {
       fail("posting a write to rank " + std::to_string(peer_) + ": " + std::strerror(rc));
       return false;
     }
+    if (events_.on()) events_.beginSlot(next_, bytes);
     ++next_;
     moved = true;
   }
@@ -239,6 +241,7 @@ void IbSendPump::completed(const ibv_wc& wc, uint32_t tag) {
          std::to_string(wc.vendor_err) + ")");
     return;
   }
+  if (events_.on()) events_.endSlot(tag);
   written_.mark(tag);
   if (written_.release(fifo_, released_)) releasedCount_.store(released_.mine);
 }
@@ -257,6 +260,7 @@ Result<std::unique_ptr<IbRecvPump>> IbRecvPump::start(IbNetwork& network,
     for (uint32_t i = 0; i < kFifoSlots; ++i) BRAID_TRY(pump->postReceive(q));
   }
   pump->take_ = std::move(take);
+  pump->events_.open(network.proxyEvents(), {peer, 0, /*isSend=*/false, fifo.slotBytes});
   pump->state_.store(State::kAwaitSocket);
   pump->attach();
   return pump;
@@ -343,6 +347,10 @@ void IbRecvPump::completed(const ibv_wc& wc, uint32_t tag) {
   if (Status reposted = postReceive(q); !reposted.ok()) {
     fail(reposted.message());
     return;
+  }
+  if (events_.on()) {  // a receive's step: the slot that landed (its write was the sender's)
+    events_.beginSlot(slot, bytes);
+    events_.endSlot(slot);
   }
   landed_.mark(slot, word);  // slot = its counter mod kFifoSlots, all SlotsInOrder needs
   landed_.publish(fifo_, posted_);
