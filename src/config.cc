@@ -80,6 +80,7 @@ Config Config::fromEnvironment() {
   ib.timeout = getIntKnob("IB_TIMEOUT", ib.timeout);
   ib.retryCount = getIntKnob("IB_RETRY_CNT", ib.retryCount);
   ib.qpsPerConnection = getIntKnob("IB_QPS_PER_CONNECTION", ib.qpsPerConnection);
+  ib.splitDataOnQps = getIntKnob("IB_SPLIT_DATA_ON_QPS", 0) != 0;
   ib.serviceLevel = getIntKnob("IB_SL", ib.serviceLevel);
   ib.trafficClass = getIntKnob("IB_TC", ib.trafficClass);
   ib.emulateKinds = env::get("IB_EMULATE_KINDS").value_or("");
@@ -225,7 +226,8 @@ std::string Config::describe() const {
     << " net_plugin=" << (netPlugin ? *netPlugin : "libnccl-net.so")
     << " ib_hca=" << (ib.hca.empty() ? "all" : ib.hca) << " ib_gid_index=" << ib.gidIndex
     << " ib_timeout=" << ib.timeout << " ib_retry_cnt=" << ib.retryCount
-    << " ib_qps_per_connection=" << ib.qpsPerConnection << " ib_emulate=" << ib.emulate
+    << " ib_qps_per_connection=" << ib.qpsPerConnection
+    << " ib_split_data_on_qps=" << ib.splitDataOnQps << " ib_emulate=" << ib.emulate
     << " ib_emulate_kinds=" << (ib.emulateKinds.empty() ? "roce" : ib.emulateKinds)
     << " socket_nthreads=" << socketThreads << " nsocks_perthread=" << socketsPerThread
     << " zero_copy=" << zeroCopy << " zero_copy_min_bytes=" << zeroCopyMinBytes

@@ -55,6 +55,7 @@ const std::vector<ConfigParam> kParams = {
     INT32("NCCL_IB_TIMEOUT", ib.timeout),
     INT32("NCCL_IB_RETRY_CNT", ib.retryCount),
     INT32("NCCL_IB_QPS_PER_CONNECTION", ib.qpsPerConnection),
+    INT32("NCCL_IB_SPLIT_DATA_ON_QPS", ib.splitDataOnQps),
     INT32("NCCL_IB_SL", ib.serviceLevel),
     INT32("NCCL_IB_TC", ib.trafficClass),
     INT32("BRAID_IB_EMULATE", ib.emulate),

@@ -301,7 +301,7 @@ std::string Network::plannedNic(const transport::net::Greeting& greeting, bool s
   std::string nic =
       members_.plannedNic(greeting.channel, greeting.sender, greeting.receiver, sending);
   std::string as;
-  if (!nic.empty() && ib_->portAt(ib_->firstPort(nic)).name() != nic) {
+  if (!nic.empty() && ib_->portAt(ib_->portFor(nic)).name() != nic) {
     // A NIC of a topology file that this process's devices name otherwise: the port of the
     // same rank among the host's RDMA NICs, where there is one.
     const int index = members_.rdmaNicIndex(nic);
@@ -309,7 +309,7 @@ std::string Network::plannedNic(const transport::net::Greeting& greeting, bool s
     nic = index >= 0 && index < ib_->portCount() ? ib_->portAt(index).name() : "";
   }
   BRAID_INFO("channel %d: %s rank %d via %s%s%s", greeting.channel, sending ? "to" : "from", peer,
-             ib_->portAt(ib_->firstPort(nic)).name().c_str(), nic.empty() ? "" : " (planned)",
+             ib_->portAt(ib_->portFor(nic)).name().c_str(), nic.empty() ? "" : " (planned)",
              nic.empty() ? "" : as.c_str());
   return nic;
 }
