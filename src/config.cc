@@ -45,6 +45,8 @@ Config Config::fromEnvironment() {
   c.minChannels = getIntKnob("MIN_NCHANNELS", c.minChannels);
   c.maxChannels = getIntKnob("MAX_NCHANNELS", c.maxChannels);
   c.crossNic = getIntKnob("CROSS_NIC", c.crossNic);
+  c.pxnDisable = getIntKnob("PXN_DISABLE", 0) != 0;
+  c.p2pPxnLevel = getIntKnob("P2P_PXN_LEVEL", c.p2pPxnLevel);
   c.buffSize = env::getInt("BUFFSIZE", c.buffSize);
   c.buffSizeSet = env::get("BUFFSIZE").has_value();
   c.algo = env::get("ALGO").value_or("");
@@ -139,6 +141,10 @@ Status Config::validate() const {
         "and 64, got " +
         std::to_string(minChannels) + " and " + std::to_string(maxChannels));
   }
+  if (p2pPxnLevel < 0 || p2pPxnLevel > 2) {
+    return invalidArgument("BRAID_P2P_PXN_LEVEL must be 0, 1 or 2, got " +
+                           std::to_string(p2pPxnLevel));
+  }
   if (crossNic < 0 || crossNic > 2) {
     return invalidArgument("BRAID_CROSS_NIC must be 0, 1 or 2, got " + std::to_string(crossNic));
   }
@@ -213,7 +219,8 @@ std::string Config::describe() const {
   std::ostringstream o;
   o << "config: timeout_ms=" << timeoutMs << " nchannels=" << nchannels
     << " min_nchannels=" << minChannels << " max_nchannels=" << maxChannels
-    << " cross_nic=" << crossNic << " buffsize=" << buffSize
+    << " cross_nic=" << crossNic << " pxn_disable=" << pxnDisable
+    << " p2p_pxn_level=" << p2pPxnLevel << " buffsize=" << buffSize
     << " algo=" << (algo.empty() ? "auto" : algo) << " proto=" << (proto.empty() ? "auto" : proto)
     << " transports=" << (transports.empty() ? "all" : transports)
     << " dump_schedule=" << dumpSchedule << " deterministic=" << deterministic

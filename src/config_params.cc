@@ -26,6 +26,8 @@ const std::vector<ConfigParam> kParams = {
     INT32("NCCL_MIN_NCHANNELS", minChannels),
     INT32("NCCL_MAX_NCHANNELS", maxChannels),
     INT32("NCCL_CROSS_NIC", crossNic),
+    INT32("NCCL_PXN_DISABLE", pxnDisable),
+    INT32("NCCL_P2P_PXN_LEVEL", p2pPxnLevel),
     INT64("NCCL_BUFFSIZE", buffSize),
     TEXT("NCCL_ALGO", algo),
     TEXT("NCCL_PROTO", proto),

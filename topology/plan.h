@@ -21,6 +21,7 @@ struct TopologyPlan {
   TransportMatrix transports;  ///< [a][b]
   RingPlan rings;
   TreePlan trees;
+  std::vector<int> rankNics;  ///< each rank's own NIC (assignNics), by rank; -1: none
 };
 
 /// The plan for ranks placed as `placement` on `graph` (whose paths are

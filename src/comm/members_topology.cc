@@ -109,6 +109,7 @@ Status Members::loadTopology(const Config& config) {
   if (config.topoFile.empty()) {
     addEmulatedNics(config);
     addSocketInterfaces(config);
+    leaveOutFilteredNics(config);
   }
   return Status::success();
 }
@@ -218,8 +219,8 @@ Status Members::planTopology(const Config& config) {
   graphHost_ = hostOf[rank];
   const std::vector<topology::RankLocation> where = locateRanks(graph, hostOf);
   BRAID_ASSIGN_OR_RETURN(topology::Placement placement, topology::placeRanks(graph, where));
-  Result<topology::TopologyPlan> planned =
-      topology::planTopology(graph, topology::Paths(graph), placement, options);
+  const topology::Paths paths(graph);
+  Result<topology::TopologyPlan> planned = topology::planTopology(graph, paths, placement, options);
   if (!planned.ok() && spansHosts()) {
     // The cluster as discovered may not explain how hosts meet (a host whose only interface is
     // virtual has no NIC in its graph); the socket transport reaches them anyway.
@@ -237,7 +238,10 @@ Status Members::planTopology(const Config& config) {
     keepRings(graph, plan.rings);
     if (spansHosts()) plannedNetworkGBs_ = plan.rings.totalGBs();
   }
-  if (spansHosts()) keepTrees(graph, plan.trees);
+  if (spansHosts()) {
+    keepTrees(graph, plan.trees);
+    keepP2pRoutes(config, graph, paths, plan);
+  }
   return Status::success();
 }
 

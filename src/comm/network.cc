@@ -300,6 +300,10 @@ std::string Network::plannedNic(const transport::net::Greeting& greeting, bool s
   const int peer = sending ? greeting.receiver : greeting.sender;
   std::string nic =
       members_.plannedNic(greeting.channel, greeting.sender, greeting.receiver, sending);
+  // No ring or tree of the channel crosses there (send/recv, all-to-all): the NIC the topology
+  // gives this rank's point-to-point traffic with that peer (members_routes.cc).
+  std::string how = nic.empty() ? "" : "(planned)";
+  if (nic.empty()) nic = members_.p2pNic(peer, sending, &how);
   std::string as;
   if (!nic.empty() && ib_->portAt(ib_->portFor(nic)).name() != nic) {
     // A NIC of a topology file that this process's devices name otherwise: the port of the
@@ -308,9 +312,9 @@ std::string Network::plannedNic(const transport::net::Greeting& greeting, bool s
     as = " as " + nic;
     nic = index >= 0 && index < ib_->portCount() ? ib_->portAt(index).name() : "";
   }
-  BRAID_INFO("channel %d: %s rank %d via %s%s%s", greeting.channel, sending ? "to" : "from", peer,
-             ib_->portAt(ib_->portFor(nic)).name().c_str(), nic.empty() ? "" : " (planned)",
-             nic.empty() ? "" : as.c_str());
+  BRAID_INFO("channel %d: %s rank %d via %s%s%s%s", greeting.channel, sending ? "to" : "from", peer,
+             ib_->portAt(ib_->portFor(nic)).name().c_str(), nic.empty() ? "" : " ",
+             nic.empty() ? "" : how.c_str(), nic.empty() ? "" : as.c_str());
   return nic;
 }
 
