@@ -31,8 +31,8 @@ struct P2pNetOptions {
 
 /// How rank `from`'s point-to-point traffic leaves its host for rank `to`.
 struct P2pNetRoute {
-  int nic = -1;        ///< node: the NIC it leaves by; -1 where the host has none
-  int relayRank = -1;  ///< PXN: the rank whose GPU hands it to `nic` over NVLink; -1: none
+  int nic = -1;             ///< node: the NIC it leaves by; -1 where the host has none
+  int relayRank = -1;       ///< PXN: the rank whose GPU hands it to `nic` over NVLink; -1: none
   bool railOfPeer = false;  ///< `nic` is the peer's rail's (not the sender's own nearest)
 };
 

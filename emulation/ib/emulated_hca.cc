@@ -118,8 +118,7 @@ Hca::~Hca() {
       "emulated HCA %s:1: %llu bytes transmitted, %llu received; %d queue pair(s) made, %d of "
       "them sent",
       name_.c_str(), static_cast<unsigned long long>(transmitted()),
-      static_cast<unsigned long long>(received()), qpsCreated(),
-      qpsTransmitting_.load(std::memory_order_relaxed));
+      static_cast<unsigned long long>(received()), qpsCreated(), qpsThatSent());
   stopping_ = true;
   listener_.shutdown();  // the accept thread's poll returns and accept fails
   acceptThread_.join();
@@ -183,6 +182,12 @@ void Hca::releaseQpNum(uint32_t qpNum) {
   if (qpTransmitted_[qpNum & 0xff].load(std::memory_order_relaxed) > 0) {
     qpsTransmitting_.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+int Hca::qpsThatSent() const {
+  int sent = qpsTransmitting_.load(std::memory_order_relaxed);
+  for (const QpTraffic& qp : liveQpTraffic()) sent += qp.transmitted > 0 ? 1 : 0;
+  return sent;
 }
 
 std::vector<Hca::QpTraffic> Hca::liveQpTraffic() const {

@@ -99,6 +99,7 @@ class Hca {
   /// sent anything: the INFO line when the HCA goes says both, so that a test can see how many
   /// QPs a run's connections put on each NIC.
   int qpsCreated() const { return qpsCreated_.load(std::memory_order_relaxed); }
+  int qpsThatSent() const;
   /// Each live QP of the device and the payload bytes it has sent, by QP number.
   struct QpTraffic {
     uint32_t qpNum;

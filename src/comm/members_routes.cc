@@ -28,8 +28,8 @@ void Members::keepP2pRoutes(const Config& config, const topology::Graph& graph,
   p2pSendHow_.assign(nranks, "");
   for (int peer = 0; peer < nranks; ++peer) {
     if (plan.placement[peer].host == plan.placement[rank].host) continue;
-    const topology::P2pNetRoute route = topology::p2pSendRoute(graph, paths, plan.placement,
-                                                               plan.rankNics, rank, peer, options);
+    const topology::P2pNetRoute route =
+        topology::p2pSendRoute(graph, paths, plan.placement, plan.rankNics, rank, peer, options);
     if (route.nic < 0) continue;
     p2pSendNics_[peer] = graph.node(route.nic).name;
     p2pSendHow_[peer] = topology::describeRoute(route);
@@ -55,9 +55,8 @@ void Members::leaveOutFilteredNics(const Config& config) {
   if (config.ib.hca.empty() || !machine_) return;
   const transport::ib::HcaFilter filter(config.ib.hca);
   for (const std::string& name : topology::leaveOutRdmaPorts(
-           *machine_, 0, [&](const std::string& device, int port) {
-             return filter.allows(device, port);
-           })) {
+           *machine_, 0,
+           [&](const std::string&device, int port) { return filter.allows(device, port); })) {
     BRAID_INFO("topology: %s left out by BRAID_IB_HCA=%s: nothing is planned on it", name.c_str(),
                config.ib.hca.c_str());
   }

@@ -319,6 +319,7 @@ void Members::keepRings(const topology::Graph& graph, const topology::RingPlan& 
 
 std::string Members::plannedNic(int channel, int from, int to, bool sending) const {
   std::string nic;
+  if (channel < 0) return nic;  // a GPU communicator's point-to-point FIFO: no ring's or tree's
   if (!rings_.empty()) {
     nic = hopNic(rings_[static_cast<size_t>(channel) % rings_.size()].hops, from, to, sending);
   }

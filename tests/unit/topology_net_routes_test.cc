@@ -137,8 +137,10 @@ TEST(P2pNetRoutes, AStorageNicLeftOutByIbHcaIsNeverPlannedOn) {
   ASSERT_TRUE(rings.ok()) << rings.status().message();
   for (const Ring& ring : rings.value().channels) {
     for (const NetHop& hop : ring.netHops) {
-      EXPECT_FALSE(m.graph.node(hop.sendNic).host == 0 && m.graph.node(hop.sendNic).name == "mlx5_3");
-      EXPECT_FALSE(m.graph.node(hop.recvNic).host == 0 && m.graph.node(hop.recvNic).name == "mlx5_3");
+      EXPECT_FALSE(m.graph.node(hop.sendNic).host == 0 &&
+                   m.graph.node(hop.sendNic).name == "mlx5_3");
+      EXPECT_FALSE(m.graph.node(hop.recvNic).host == 0 &&
+                   m.graph.node(hop.recvNic).name == "mlx5_3");
     }
   }
   // From host 0, no route leaves by it either.
