@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "emulation/ib/emulated_hca.h"
@@ -271,6 +272,47 @@ TEST_P(IbFifoTest, OneNicCarriesAllQueuePairsOfAConnection) {
   // Nothing of this FIFO on the other NIC.
   EXPECT_EQ(static_cast<int>(before.value()->liveQpTraffic().size()), otherQps);
   EXPECT_EQ(before.value()->transmitted(), otherBytes);
+}
+
+// The two ends of a FIFO must agree on splitting: a receiver that splits and a sender that does
+// not (BRAID_IB_SPLIT_DATA_ON_QPS set on one host only) fail the handshake, naming the variable.
+TEST(IbSplitTest, EndsThatDisagreeOnSplittingFailTheirHandshakeNamingTheVariable) {
+  setenv("BRAID_IB_EMULATE", "1", 1);
+  IbSettings whole;
+  whole.emulate = 1;
+  whole.qpsPerConnection = 2;
+  IbSettings split = whole;
+  split.splitDataOnQps = true;
+  std::string why;
+  auto sender = IbNetwork::open(whole, 0, &why);
+  auto receiver = IbNetwork::open(split, 1, &why);
+  ASSERT_TRUE(sender.ok() && receiver.ok() && sender.value() && receiver.value()) << why;
+  std::string failure;
+  std::mutex mu;
+  receiver.value()->onFailure([&](int, const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu);
+    failure = what;
+  });
+  auto r = net::SocketRendezvous::create(braid::testing::loopbackAddress());
+  ASSERT_TRUE(r.ok());
+  net::SocketRendezvous* rendezvous = r.value().get();
+  const net::Greeting g = greeting(0);
+  auto recv = openIbRecvEnd(
+      *receiver.value(), [rendezvous, g] { return rendezvous->tryAccept(g); }, kSlotBytes, 0, 5000);
+  ASSERT_TRUE(recv.ok()) << recv.status().message();
+  auto socket = rendezvous->connect(rendezvous->address(), g, Deadline::afterMs(5000));
+  ASSERT_TRUE(socket.ok());
+  auto send = openIbSendEnd(*sender.value(), std::move(socket).value(), kSlotBytes, 1, 5000);
+  ASSERT_TRUE(send.ok()) << send.status().message();
+  for (int i = 0; i < 500; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!failure.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_NE(failure.find("BRAID_IB_SPLIT_DATA_ON_QPS must agree"), std::string::npos) << failure;
 }
 
 TEST(IbSplitTest, SlotsSplitOverThePairsInAlignedParts) {
