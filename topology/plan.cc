@@ -11,6 +11,7 @@ Result<TopologyPlan> planTopology(const Graph& graph, const Paths& paths,
   BRAID_ASSIGN_OR_RETURN(plan.rings, searchRings(graph, paths, placement, options.search));
   BRAID_ASSIGN_OR_RETURN(plan.trees, searchTrees(graph, paths, placement, options.search));
   plan.rankNics = assignNics(graph, paths, placement);
+  plan.p2p = options.p2p;
   return plan;
 }
 

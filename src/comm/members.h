@@ -217,8 +217,8 @@ class Members {
   /// Keeps the planned trees across hosts, with their NICs by name.
   void keepTrees(const topology::Graph& graph, const topology::TreePlan& plan);
   /// Plans this rank's point-to-point routes to the ranks of other hosts (members_routes.cc).
-  void keepP2pRoutes(const Config& config, const topology::Graph& graph,
-                     const topology::Paths& paths, const topology::TopologyPlan& plan);
+  void keepP2pRoutes(const topology::Graph& graph, const topology::Paths& paths,
+                     const topology::TopologyPlan& plan);
   /// Leaves out of this host's graph the RDMA NICs BRAID_IB_HCA leaves out (a storage NIC), so
   /// that nothing is planned on them (members_routes.cc).
   void leaveOutFilteredNics(const Config& config);

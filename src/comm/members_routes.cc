@@ -17,19 +17,16 @@
 
 namespace braid::comm {
 
-void Members::keepP2pRoutes(const Config& config, const topology::Graph& graph,
-                            const topology::Paths& paths, const topology::TopologyPlan& plan) {
+void Members::keepP2pRoutes(const topology::Graph& graph, const topology::Paths& paths,
+                            const topology::TopologyPlan& plan) {
   if (plan.rankNics.size() != static_cast<size_t>(nranks) || plan.rankNics[rank] < 0) return;
   ownNic_ = graph.node(plan.rankNics[rank]).name;
-  topology::P2pNetOptions options;
-  options.crossNic = config.crossNic;
-  options.pxnLevel = config.pxnDisable ? 0 : config.p2pPxnLevel;
   p2pSendNics_.assign(nranks, "");
   p2pSendHow_.assign(nranks, "");
   for (int peer = 0; peer < nranks; ++peer) {
     if (plan.placement[peer].host == plan.placement[rank].host) continue;
     const topology::P2pNetRoute route =
-        topology::p2pSendRoute(graph, paths, plan.placement, plan.rankNics, rank, peer, options);
+        topology::p2pSendRoute(graph, paths, plan.placement, plan.rankNics, rank, peer, plan.p2p);
     if (route.nic < 0) continue;
     p2pSendNics_[peer] = graph.node(route.nic).name;
     p2pSendHow_[peer] = topology::describeRoute(route);

@@ -209,6 +209,8 @@ Status Members::planTopology(const Config& config) {
 
   topology::PlanOptions options;
   options.search.crossNic = config.crossNic;
+  options.p2p.crossNic = config.crossNic;
+  options.p2p.pxnLevel = config.pxnDisable ? 0 : config.p2pPxnLevel;
   if (!config.p2pLevel.empty()) {
     BRAID_ASSIGN_OR_RETURN(options.transports.p2pLevel, topology::parsePathType(config.p2pLevel));
   }
@@ -240,7 +242,7 @@ Status Members::planTopology(const Config& config) {
   }
   if (spansHosts()) {
     keepTrees(graph, plan.trees);
-    keepP2pRoutes(config, graph, paths, plan);
+    keepP2pRoutes(graph, paths, plan);
   }
   return Status::success();
 }
