@@ -1,7 +1,8 @@
 // The verbs transport's FIFO (transport/net/ib) over the emulated HCA, within one process: two
 // IbNetworks stand for the two hosts, each with its proxy, their queue pairs connected through
 // the emulated HCA's TCP wire. Messages of every size arrive whole and in order over one queue
-// pair and striped over several on two devices; a receiver that does not read holds the sender
+// pair and over several on one device (whole slots in turn, or each split over them), every pair
+// of a FIFO on its one NIC; a receiver that does not read holds the sender
 // back at exactly the two FIFOs' slots; a receiver that never comes makes the sender fail at
 // its deadline, and ends go away cleanly. Also BRAID_IB_HCA's syntax and the choice of GID.
 #include <gtest/gtest.h>
