@@ -86,9 +86,6 @@ class Network {
   Status choosePlugin();
   /// A plugin FIFO end's link to `peer`.
   transport::plugin::PluginLink pluginLink(int peer) const;
-  /// An error where a plugin carries this communicator's network: GPU communicators do not run
-  /// over plugins yet.
-  Status pluginRefusesGpu() const;
   /// The verbs port the topology planned for the FIFO end that opens with `greeting` (empty
   /// where it planned none), said at INFO with the port it resolves to.
   std::string plannedNic(const transport::net::Greeting& greeting, bool sending) const;

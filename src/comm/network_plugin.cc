@@ -36,21 +36,7 @@ Status Network::choosePlugin() {
     BRAID_INFO("network: NCCL_NET=%s, no network plugin tried", config_.net.c_str());
     return Status::success();
   }
-  if (members_.cudaDevice >= 0) {
-    // Their FIFOs are GPU FIFOs, which the plugin transport does not drive yet: the internal
-    // network carries them, as it did before braid loaded plugins.
-    if (namesPlugin) {
-      return invalidUsage("NCCL_NET=" + config_.net +
-                          ": GPU communicators do not run over network plugins yet (host "
-                          "communicators do)");
-    }
-    BRAID_INFO(
-        "network: GPU communicator; network plugins carry host communicators only so "
-        "far, so none is loaded for it");
-  } else {
-    BRAID_ASSIGN_OR_RETURN(plugin_,
-                           transport::plugin::loadNetPlugin(config_.netPlugin, config_.net));
-  }
+  BRAID_ASSIGN_OR_RETURN(plugin_, transport::plugin::loadNetPlugin(config_.netPlugin, config_.net));
   std::vector<PluginName> names(members_.nranks);
   if (plugin_) {
     snprintf(names[members_.rank].name, sizeof(names[0].name), "%s", plugin_->net().name().c_str());
@@ -99,14 +85,6 @@ transport::plugin::PluginLink Network::pluginLink(int peer) const {
   link.timeoutMs = config_.timeoutMs;
   link.watch = linkWatch();
   return link;
-}
-
-Status Network::pluginRefusesGpu() const {
-  if (!plugin_) return Status::success();
-  return invalidUsage("network plugin " + plugin_->describe() +
-                      ": GPU communicators across hosts do not run over network plugins yet "
-                      "(host communicators do); set NCCL_NET_PLUGIN=none for braid's own "
-                      "network");
 }
 
 }  // namespace braid::comm

@@ -8,11 +8,12 @@
 // and a path that does not load leave braid's sockets to carry the same collectives; NCCL_NET
 // naming a network nobody has is an error; with NCCL_NET_PLUGIN unset and no libnccl-net.so,
 // nothing changes; an isend that fails mid-call ends the call with an error that names the
-// plugin.
+// plugin, on host communicators and under a kernel of the emulated GPU.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -22,6 +23,7 @@
 
 #include "api/matrix_cases.h"
 #include "api/process_cases.h"
+#include "braid_ext.h"
 #include "support/multiprocess.h"
 
 namespace {
@@ -219,6 +221,57 @@ TEST(NetPluginFailure, AnIsendThatFailsEndsTheCallNamingThePlugin) {
           EXPECT_NE(error.find("isend"), std::string::npos) << error;
         }
         EXPECT_EQ(ncclCommAbort(comm), ncclSuccess);
+      });
+}
+
+// The communicator's asynchronous error once it is not ncclSuccess; ncclSuccess if it stays so
+// for 60 s (a failure the kernel never heard of).
+ncclResult_t awaitAsyncError(ncclComm_t comm) {
+  const auto by = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  ncclResult_t async = ncclSuccess;
+  while (std::chrono::steady_clock::now() < by) {
+    if (ncclCommGetAsyncError(comm, &async) != ncclSuccess || async != ncclSuccess) break;
+    usleep(2000);
+  }
+  return async;
+}
+
+// The same failure under a kernel: GPU communicators of the emulated GPU, whose FIFOs to the
+// other host the plugin carries. The call returns at once; the failed isend turns the
+// communicator's asynchronous error, the kernel ends, and the next call names the plugin.
+TEST(NetPluginFailure, AnIsendThatFailsUnderAKernelIsAnAsyncErrorNamingThePlugin) {
+  twoHosts(
+      [](int rank) {
+        setenv("BRAID_EMULATE_GPUS", "1", 1);
+        setenv("NCCL_NET_PLUGIN", pluginPath("braidtest-failing").c_str(), 1);
+        setenv("BRAID_TEST_NET_PLUGIN_FAIL_AFTER", rank == 0 ? "3" : "1000000", 1);
+        setenv("BRAID_TIMEOUT_MS", "60000", 1);
+      },
+      ncclSuccess,
+      [](int rank, ncclComm_t comm) {
+        const braidDeviceApi* gpu = braidGetDeviceApi();
+        ASSERT_EQ(gpu->deviceCount(), 1) << "the emulated GPU did not come up";
+        constexpr size_t kCount = 1 << 20;
+        void* data = nullptr;
+        cudaStream_t stream = nullptr;
+        ASSERT_EQ(gpu->alloc(&data, kCount * sizeof(float)), ncclSuccess);
+        ASSERT_EQ(gpu->streamCreate(&stream), ncclSuccess);
+        ASSERT_EQ(gpu->fill(data, 0, kCount * sizeof(float), stream), ncclSuccess);
+        ASSERT_EQ(ncclAllReduce(data, data, kCount, ncclFloat32, ncclSum, comm, stream),
+                  ncclSuccess)
+            << ncclGetLastError(comm);
+        EXPECT_NE(awaitAsyncError(comm), ncclSuccess) << "rank " << rank << " never heard";
+        EXPECT_EQ(gpu->streamSynchronize(stream), ncclSuccess) << "the kernel did not end";
+        EXPECT_NE(ncclAllReduce(data, data, kCount, ncclFloat32, ncclSum, comm, stream),
+                  ncclSuccess);
+        const std::string error = ncclGetLastError(comm);
+        if (rank == 0) {
+          EXPECT_NE(error.find("NET plugin braidtest"), std::string::npos) << error;
+          EXPECT_NE(error.find("isend"), std::string::npos) << error;
+        }
+        EXPECT_EQ(ncclCommAbort(comm), ncclSuccess);
+        gpu->streamDestroy(stream);
+        gpu->release(data);
       });
 }
 
