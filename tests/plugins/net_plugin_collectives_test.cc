@@ -165,6 +165,17 @@ void twoHosts(Env env, ncclResult_t init, Body body) {
   });
 }
 
+// A host communicator's all-reduce of ones on 2 ranks, checked, then the communicator destroyed.
+void sumOfOnes(int, ncclComm_t comm) {
+  std::vector<float> data(1000, 1.0f);
+  EXPECT_EQ(
+      ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm, nullptr),
+      ncclSuccess)
+      << ncclGetLastError(comm);
+  EXPECT_EQ(data[999], 2.0f);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
 TEST(NetPluginSelect, NcclNetNamingNoLoadedNetworkIsAnError) {
   twoHosts(
       [](int) {
@@ -187,16 +198,7 @@ TEST(NetPluginSelect, NcclNetNamingThePluginUsesIt) {
         setenv("NCCL_NET", "braidtest", 1);
         setenv("BRAID_TEST_NET_PLUGIN_RECORD", record.path().c_str(), 1);
       },
-      ncclSuccess,
-      [](int, ncclComm_t comm) {
-        std::vector<float> data(1000, 1.0f);
-        EXPECT_EQ(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm,
-                                nullptr),
-                  ncclSuccess)
-            << ncclGetLastError(comm);
-        EXPECT_EQ(data[999], 2.0f);
-        EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
-      });
+      ncclSuccess, sumOfOnes);
   EXPECT_GT(record.count("sent ").second, 0);
 }
 
@@ -273,6 +275,75 @@ TEST(NetPluginFailure, AnIsendThatFailsUnderAKernelIsAnAsyncErrorNamingThePlugin
         gpu->streamDestroy(stream);
         gpu->release(data);
       });
+}
+
+// The plugin's devices on the topology: NCCL_TOPO_FILE is the DGX-like fixture (a NIC beside
+// each GPU, four under each CPU), and the plugin reports three devices by their PCI paths: one
+// under the second CPU, one under the first, one that is no PCI device. Each rank takes the
+// device nearest it, which the plugin's record shows: every listen and connect on that device.
+void expectEveryCommOnDevice(const Record& record, long dev) {
+  for (const char* what : {"listen dev ", "connect dev "}) {
+    const auto seen = record.count(what);
+    EXPECT_GT(seen.first, 0) << "no " << what << "line: the plugin made no comm";
+    EXPECT_EQ(seen.second, dev * seen.first) << what << "on another device than " << dev;
+  }
+}
+
+void onTheDgxFixture(const std::string& devices) {
+  setenv("NCCL_TOPO_FILE", BRAID_TESTS_DIR "/data/topologies/dgx-h100-like.nccl.xml", 1);
+  setenv("BRAID_TEST_NET_PLUGIN_DEVICES", devices.c_str(), 1);
+}
+
+TEST(NetPluginDevices, AHostRankTakesTheDeviceUnderItsCpu) {
+  Record record;
+  twoHosts(
+      [&](int) {
+        setenv("NCCL_NET_PLUGIN", pluginPath("braidtest").c_str(), 1);
+        setenv("BRAID_TEST_NET_PLUGIN_RECORD", record.path().c_str(), 1);
+        onTheDgxFixture(
+            "/sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/0000:9a:00.0,"
+            "/sys/devices/pci0000:15/0000:15:01.0/0000:16:01.0/0000:40:00.0,"
+            "/sys/devices/virtual/net/braidtest");
+      },
+      ncclSuccess, sumOfOnes);
+  expectEveryCommOnDevice(record, 1);
+}
+
+TEST(NetPluginDevices, AGpuRankTakesTheDeviceBesideItsGpu) {
+  Record record;
+  twoHosts(
+      [&](int) {
+        setenv("BRAID_EMULATE_GPUS", "1", 1);
+        setenv("NCCL_NET_PLUGIN", pluginPath("braidtest").c_str(), 1);
+        setenv("BRAID_TEST_NET_PLUGIN_RECORD", record.path().c_str(), 1);
+        // The fixture's GPU 0 (0000:1b:00.0) shares a PCIe switch with 0000:18:00.0.
+        onTheDgxFixture(
+            "/sys/devices/pci0000:15/0000:15:01.0/0000:16:01.0/0000:40:00.0,"
+            "/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:18:00.0");
+      },
+      ncclSuccess,
+      [](int, ncclComm_t comm) {
+        const braidDeviceApi* gpu = braidGetDeviceApi();
+        ASSERT_EQ(gpu->deviceCount(), 1) << "the emulated GPU did not come up";
+        constexpr size_t kCount = 4096;
+        void* data = nullptr;
+        cudaStream_t stream = nullptr;
+        ASSERT_EQ(gpu->alloc(&data, kCount * sizeof(float)), ncclSuccess);
+        ASSERT_EQ(gpu->streamCreate(&stream), ncclSuccess);
+        std::vector<float> ones(kCount, 1.0f);
+        ASSERT_EQ(gpu->copy(data, ones.data(), kCount * sizeof(float), stream), ncclSuccess);
+        ASSERT_EQ(ncclAllReduce(data, data, kCount, ncclFloat32, ncclSum, comm, stream),
+                  ncclSuccess)
+            << ncclGetLastError(comm);
+        std::vector<float> out(kCount, 0.0f);
+        ASSERT_EQ(gpu->copy(out.data(), data, kCount * sizeof(float), stream), ncclSuccess);
+        ASSERT_EQ(gpu->streamSynchronize(stream), ncclSuccess) << ncclGetLastError(comm);
+        EXPECT_EQ(out[kCount - 1], 2.0f);
+        EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+        gpu->streamDestroy(stream);
+        gpu->release(data);
+      });
+  expectEveryCommOnDevice(record, 1);
 }
 
 }  // namespace
