@@ -122,6 +122,12 @@ class Members {
   /// NICs otherwise than this process's verbs devices (the emulated HCA's emu_0...): the
   /// transport then takes its port of the same rank in the order.
   int rdmaNicIndex(const std::string& nic) const;
+  /// Which of a network plugin's devices, by the PCI bus IDs their sysfs paths end in (empty
+  /// where unknown), is nearest this rank's GPU (or its CPU) in its host's graph, ranks equally
+  /// near several going round them by local rank (topology::nearestNetDevice); -1 where the graph
+  /// is unknown or holds none of them. Reads the host's own graph: call it before planTopology
+  /// joins the hosts' graphs.
+  int nearestNetDevice(const std::vector<std::string>& busIds) const;
   /// The ring order of each of `nchannels` channels, for the ring schedules.
   std::vector<std::vector<int>> channelOrders(int nchannels) const;
   /// Whether some rank runs on another host than this one (known after exchangePeers).

@@ -24,6 +24,7 @@
 #include "topology/braid_xml.h"
 #include "topology/cpu_affinity.h"
 #include "topology/discover.h"
+#include "topology/net_devices.h"
 #include "topology/plan.h"
 #include "topology/summary.h"
 #include "topology/topology_file.h"
@@ -340,6 +341,18 @@ int Members::rdmaNicIndex(const std::string& nic) const {
     ++index;
   }
   return -1;
+}
+
+int Members::nearestNetDevice(const std::vector<std::string>& busIds) const {
+  if (!machine_) return -1;
+  topology::RankLocation here;
+  here.numaId = peers_[rank].numaId;
+  const int gpu = peers_[rank].cudaDevice >= 0 ? gpuNodeOf(*machine_, 0, peers_[rank]) : -1;
+  if (gpu >= 0) here.gpuBusId = machine_->node(gpu).busId;
+  Result<topology::Placement> placed = topology::placeRanks(*machine_, {here});
+  if (!placed.ok() || placed.value()[0].device < 0) return -1;
+  return topology::nearestNetDevice(*machine_, topology::Paths(*machine_), placed.value()[0].device,
+                                    busIds, localRank());
 }
 
 std::vector<std::vector<int>> Members::channelOrders(int nchannels) const {

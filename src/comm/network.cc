@@ -357,7 +357,10 @@ Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
 Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
     gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
     const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor) {
-  BRAID_TRY(pluginRefusesGpu());
+  if (plugin_) {
+    return transport::plugin::openGpuPluginRecvEnd(pluginLink(peer), socketTaker(greeting),
+                                                   {&runtime, stream, name, slot, cursor});
+  }
   if (ib_) {
     return transport::ib::openGpuIbRecvEnd(runtime, name, slot, cursor, stream, *ib_,
                                            socketTaker(greeting), peer, config_.timeoutMs,
@@ -376,8 +379,7 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
     gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
     const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor,
     kernels::engine::FifoCursor* proxyCursor) {
-  BRAID_TRY(pluginRefusesGpu());
-  if (!ib_ && stripeLayout().striped()) {
+  if (!ib_ && !plugin_ && stripeLayout().striped()) {
     BRAID_ASSIGN_OR_RETURN(std::vector<braid::sockets::Socket> sockets,
                            connectStripes(peer, greeting));
     return transport::socket::openGpuStripedSocketSendEnd(runtime, name, slot, cursor, proxyCursor,
@@ -385,6 +387,10 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
                                                           stripeLayout(), linkWatch());
   }
   BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket socket, connectSocket(peer, greeting));
+  if (plugin_) {
+    return transport::plugin::openGpuPluginSendEnd(
+        pluginLink(peer), std::move(socket), {&runtime, stream, name, slot, cursor}, proxyCursor);
+  }
   if (ib_) {
     return transport::ib::openGpuIbSendEnd(runtime, name, slot, cursor, proxyCursor, stream, *ib_,
                                            std::move(socket), peer, config_.timeoutMs,

@@ -1,7 +1,6 @@
 #include "transport/net/plugin/net_plugin_loader.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <strings.h>
 
 #include <map>
@@ -10,6 +9,7 @@
 #include <utility>
 
 #include "base/log.h"
+#include "base/plugin_library.h"
 #include "transport/net/plugin/net_plugin_abi.h"
 #include "transport/net/plugin/plugin_proxy.h"
 
@@ -21,44 +21,6 @@ namespace {
 constexpr size_t kMaxEntries = 14;
 constexpr size_t kMaxEntryLength = 254;
 constexpr const char* kPrefix = "libnccl-net";
-
-bool endsWith(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-// The library a handle came from, as the dynamic linker found it (a full path where it
-// searched); `fallback` where it cannot say.
-std::string libraryPath(void* handle, const std::string& fallback) {
-  link_map* map = nullptr;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr ||
-      map->l_name[0] == '\0') {
-    return fallback;
-  }
-  return map->l_name;
-}
-
-// Opens the first of `candidate`'s files that opens; says at INFO why the others did not, as
-// NCCL does: the missing ones together in one "Could not find" line, other errors each alone.
-void* openCandidate(const PluginCandidate& candidate, std::string* path) {
-  std::string missing;
-  for (const std::string& file : candidate.files) {
-    void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle != nullptr) {
-      *path = libraryPath(handle, file);
-      return handle;
-    }
-    const char* error = dlerror();
-    const std::string why = error != nullptr ? error : "";
-    if (why.find(file) != std::string::npos &&
-        why.find("No such file or directory") != std::string::npos) {
-      missing += " " + file;
-    } else {
-      BRAID_INFO("NET/Plugin: %s: %s", file.c_str(), why.c_str());
-    }
-  }
-  if (!missing.empty()) BRAID_INFO("NET/Plugin: Could not find:%s", missing.c_str());
-  return nullptr;
-}
 
 // The newest table the library exports, or null (said at INFO).
 std::unique_ptr<NetPlugin> probeTable(void* library, const std::string& path) {
@@ -98,7 +60,7 @@ std::map<std::string, std::weak_ptr<LoadedNetPlugin>>& shared() {
 }  // namespace
 
 std::vector<PluginCandidate> pluginCandidates(const std::optional<std::string>& setting) {
-  if (!setting) return {{"", {std::string(kPrefix) + ".so"}}};
+  if (!setting) return {{"", plugins::pluginFiles(kPrefix, "")}};
   std::vector<PluginCandidate> out;
   if (strcasecmp(setting->c_str(), "none") == 0) return out;
   std::stringstream list(*setting);
@@ -117,12 +79,7 @@ std::vector<PluginCandidate> pluginCandidates(const std::optional<std::string>& 
           entry.c_str(), kMaxEntryLength);
       continue;
     }
-    PluginCandidate candidate{entry, {entry}};
-    const bool path = entry.find('/') != std::string::npos;
-    const bool libraryName = entry.compare(0, 3, "lib") == 0 && endsWith(entry, ".so");
-    if (!path && !libraryName)
-      candidate.files.push_back(std::string(kPrefix) + "-" + entry + ".so");
-    out.push_back(std::move(candidate));
+    out.push_back({entry, plugins::pluginFiles(kPrefix, entry)});
   }
   return out;
 }
@@ -199,7 +156,7 @@ Result<std::shared_ptr<LoadedNetPlugin>> loadNetPlugin(const std::optional<std::
   for (const PluginCandidate& candidate : pluginCandidates(setting)) {
     std::shared_ptr<LoadedNetPlugin> loaded(new LoadedNetPlugin());
     std::string path;
-    loaded->library_ = openCandidate(candidate, &path);
+    loaded->library_ = plugins::openPluginLibrary("NET", candidate.files, &path);
     if (loaded->library_ == nullptr) continue;
     loaded->net_ = probeTable(loaded->library_, path);
     if (!loaded->net_) continue;
