@@ -115,6 +115,10 @@ class Members {
   /// NICs otherwise than this process's verbs devices (the emulated HCA's emu_0...): the
   /// transport then takes its port of the same rank in the order.
   int rdmaNicIndex(const std::string& nic) const;
+  /// The path from this rank's GPU to the verbs port named `port` (or, where the machine names
+  /// its NICs otherwise, the RDMA NIC at `portIndex` in the order rdmaNicIndex counts): what
+  /// NCCL_NET_GDR_LEVEL is held to. nullopt where the machine does not place both.
+  std::optional<topology::PathType> gpuNicPath(const std::string& port, int portIndex) const;
   /// The ring order of each of `nchannels` channels, for the ring schedules.
   std::vector<std::vector<int>> channelOrders(int nchannels) const;
   /// Whether some rank runs on another host than this one (known after exchangePeers).

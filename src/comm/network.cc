@@ -355,9 +355,10 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
     const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor) {
   BRAID_TRY(pluginRefusesGpu());
   if (ib_) {
-    return transport::ib::openGpuIbRecvEnd(runtime, name, slot, cursor, stream, *ib_,
-                                           socketTaker(greeting), peer, config_.timeoutMs,
-                                           plannedNic(greeting, /*sending=*/false));
+    const std::string nic = plannedNic(greeting, /*sending=*/false);
+    return transport::ib::openGpuIbRecvEnd(
+        runtime, name, slot, cursor, stream, *ib_, socketTaker(greeting), peer, config_.timeoutMs,
+        nic, gpuSlotPlace(runtime, ib_->firstPort(nic), /*sending=*/false));
   }
   if (stripeLayout().striped()) {
     return transport::socket::openGpuStripedSocketRecvEnd(runtime, name, slot, cursor, stream,
@@ -382,9 +383,10 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
   }
   BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket socket, connectSocket(peer, greeting));
   if (ib_) {
-    return transport::ib::openGpuIbSendEnd(runtime, name, slot, cursor, proxyCursor, stream, *ib_,
-                                           std::move(socket), peer, config_.timeoutMs,
-                                           plannedNic(greeting, /*sending=*/true));
+    const std::string nic = plannedNic(greeting, /*sending=*/true);
+    return transport::ib::openGpuIbSendEnd(
+        runtime, name, slot, cursor, proxyCursor, stream, *ib_, std::move(socket), peer,
+        config_.timeoutMs, nic, gpuSlotPlace(runtime, ib_->firstPort(nic), /*sending=*/true));
   }
   return transport::socket::openGpuSocketSendEnd(runtime, name, slot, cursor, proxyCursor, stream,
                                                  std::move(socket), peer, linkWatch());

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -92,6 +93,11 @@ class Network {
   /// The verbs port the topology planned for the FIFO end that opens with `greeting` (empty
   /// where it planned none), said at INFO with the port it resolves to.
   std::string plannedNic(const transport::net::Greeting& greeting, bool sending) const;
+  /// Where a GPU FIFO end whose queue pairs start on port `port` (IbNetwork::portAt) keeps its
+  /// slots: device memory the NIC reaches (GPUDirect RDMA) or pinned host memory, as
+  /// transport::ib::chooseGdr decides from this GPU, that port and the topology's path between them
+  /// (network_gdr.cc). Said once per port and direction at INFO.
+  transport::ib::SlotPlace gpuSlotPlace(gpu::Runtime& runtime, int port, bool sending);
   /// Where BRAID_SOCKET_IFNAME selects several interfaces on some rank: every rank's, with the
   /// rendezvous' port, traded at creation (the rendezvous then listens on all of them).
   Status exchangeInterfaces();
@@ -128,6 +134,8 @@ class Network {
   std::unique_ptr<transport::ib::IbNetwork> ib_;
   std::shared_ptr<transport::plugin::LoadedNetPlugin> plugin_;  ///< shared with the process's
                                                                 ///< other communicators
+  std::mutex gdrMutex_;
+  std::set<std::string> gdrSaid_;  ///< the ports and directions gpuSlotPlace has logged
 };
 
 }  // namespace braid::comm

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "base/log.h"
+#include "transport/net/gpu_net_bytes.h"
 #include "transport/net/ib/wc_status.h"
 #include "transport/net/proxy_waits.h"
 
@@ -34,9 +35,10 @@ size_t slotsBytes(const engine::FifoRef& fifo) { return kFifoSlots * fifo.stride
 }  // namespace
 
 IbPump::IbPump(IbNetwork& network, const engine::FifoRef& fifo, int peer, int64_t timeoutMs,
-               const std::string& nic)
+               const std::string& nic, const SlotMemory& memory)
     : network_(network),
       fifo_(fifo),
+      memory_(memory),
       peer_(peer),
       firstPort_(network.firstPort(nic)),
       connectBy_(timeoutMs > 0 ? Deadline::afterMs(timeoutMs) : Deadline::never()),
@@ -57,9 +59,23 @@ Status IbPump::setUp(int slotAccess, int creditAccess) {
   if (page == nullptr) return systemError("verbs: no memory for a credit word");
   std::memset(page, 0, 4096);
   creditPage_ = {static_cast<uint32_t*>(page), std::free};
-  BRAID_TRY(qps_->registerMemory(&slotsRegion_, fifo_.slots, slotsBytes(fifo_), slotAccess));
+  if (memory_.place == SlotPlace::kDmabuf) {
+    BRAID_TRY(qps_->registerDmabuf(&slotsRegion_, memory_.dmabufFd, fifo_.slots, slotsBytes(fifo_),
+                                   slotAccess));
+  } else {
+    // Host memory, or device memory that nvidia-peermem lets ibv_reg_mr pin by its pointer.
+    BRAID_TRY(qps_->registerMemory(&slotsRegion_, fifo_.slots, slotsBytes(fifo_), slotAccess));
+  }
   BRAID_TRY(qps_->registerMemory(&creditRegion_, page, 4096, creditAccess));
   return Status::success();
+}
+
+void IbPump::countSlotBytes(uint64_t bytes) const {
+  if (inDeviceMemory(memory_.place)) {
+    net::countDeviceRegisteredBytes(bytes);
+  } else if (memory_.place == SlotPlace::kStaged) {
+    net::countStagedBytes(bytes);
+  }
 }
 
 void IbPump::attach() {
@@ -169,8 +185,9 @@ bool IbPump::sendHello() {
 Result<std::unique_ptr<IbSendPump>> IbSendPump::start(IbNetwork& network,
                                                       const engine::FifoRef& fifo,
                                                       braid::sockets::Socket connected, int peer,
-                                                      int64_t timeoutMs, const std::string& nic) {
-  std::unique_ptr<IbSendPump> pump(new IbSendPump(network, fifo, peer, timeoutMs, nic));
+                                                      int64_t timeoutMs, const std::string& nic,
+                                                      const SlotMemory& memory) {
+  std::unique_ptr<IbSendPump> pump(new IbSendPump(network, fifo, peer, timeoutMs, nic, memory));
   BRAID_TRY(pump->setUp(IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
   pump->released_ = engine::receiverCursor(fifo.counters);
   pump->next_ = pump->released_.mine;
@@ -225,6 +242,7 @@ bool IbSendPump::progress() {
       fail("posting a write to rank " + std::to_string(peer_) + ": " + std::strerror(rc));
       return false;
     }
+    countSlotBytes(bytes);
     ++next_;
     moved = true;
   }
@@ -248,9 +266,12 @@ void IbSendPump::completed(const ibv_wc& wc, uint32_t tag) {
 Result<std::unique_ptr<IbRecvPump>> IbRecvPump::start(IbNetwork& network,
                                                       const engine::FifoRef& fifo, SocketTaker take,
                                                       int peer, int64_t timeoutMs,
-                                                      const std::string& nic) {
-  std::unique_ptr<IbRecvPump> pump(new IbRecvPump(network, fifo, peer, timeoutMs, nic));
-  BRAID_TRY(pump->setUp(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, IBV_ACCESS_LOCAL_WRITE));
+                                                      const std::string& nic,
+                                                      const SlotMemory& memory) {
+  std::unique_ptr<IbRecvPump> pump(new IbRecvPump(network, fifo, peer, timeoutMs, nic, memory));
+  // Remote reads: the flush reads back what landed in device memory.
+  BRAID_TRY(pump->setUp(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+                        IBV_ACCESS_LOCAL_WRITE));
   pump->posted_ = engine::senderCursor(fifo.counters);
   pump->creditSent_ = engine::loadAcquire(&fifo.counters->head);
   for (int q = 0; q < pump->qps_->size(); ++q) {
@@ -344,6 +365,7 @@ void IbRecvPump::completed(const ibv_wc& wc, uint32_t tag) {
     fail(reposted.message());
     return;
   }
+  countSlotBytes(bytes);
   landed_.mark(slot, word);  // slot = its counter mod kFifoSlots, all SlotsInOrder needs
   landed_.publish(fifo_, posted_);
 }

@@ -26,6 +26,7 @@
 #include "base/socket.h"
 #include "braid/status.h"
 #include "kernels/engine/fifo.h"
+#include "transport/net/ib/gdr_choice.h"
 #include "transport/net/ib/ib_queue_pairs.h"
 #include "transport/net/slots_in_order.h"
 
@@ -33,6 +34,18 @@ namespace braid::transport::ib {
 
 /// The largest slot a verbs FIFO carries: the immediate has 28 bits for the byte count.
 inline constexpr size_t kMaxIbSlotBytes = (size_t{1} << 28) - 1;
+
+/// Where a FIFO's slots are (gdr_choice.h) and how the NIC registers them.
+struct SlotMemory {
+  SlotPlace place = SlotPlace::kHost;
+  /// kDmabuf: an export of the slots' allocation, which starts at the FIFO's first slot; the
+  /// caller closes it once start() returned (the registration keeps its own reference).
+  int dmabufFd = -1;
+  /// A receiver in device memory: read back a byte of each slot that landed before publishing
+  /// it (NCCL's flush; unless NCCL_GDR_FLUSH_DISABLE), so that the NIC's PCIe writes are visible
+  /// before the kernel reads.
+  bool flush = false;
+};
 
 /// What the halves share: the handshake, the failure, the registration with the proxy.
 class IbPump : public IbEndpoint {
@@ -46,9 +59,11 @@ class IbPump : public IbEndpoint {
   enum class State { kAwaitSocket, kAwaitHello, kSendHello, kRunning, kFailed };
   /// Its queue pairs start on port `nic` where this process has it (IbNetwork::firstPort).
   IbPump(IbNetwork& network, const kernels::engine::FifoRef& fifo, int peer, int64_t timeoutMs,
-         const std::string& nic);
+         const std::string& nic, const SlotMemory& memory);
   /// Queue pairs, the credit page, and the FIFO's slots registered with `slotAccess`.
   Status setUp(int slotAccess, int creditAccess);
+  /// Counts `bytes` that left or landed in the slots, by where they are (gpu_net_bytes.h).
+  void countSlotBytes(uint64_t bytes) const;
   /// Starts being driven by the proxy.
   void attach();
   /// Stops being driven (idempotent). Each subclass's destructor must call it first: the
@@ -67,6 +82,7 @@ class IbPump : public IbEndpoint {
 
   IbNetwork& network_;
   kernels::engine::FifoRef fifo_;
+  SlotMemory memory_;
   int peer_;
   int firstPort_;
   Deadline connectBy_;
@@ -91,7 +107,8 @@ class IbSendPump final : public IbPump {
   static Result<std::unique_ptr<IbSendPump>> start(IbNetwork& network,
                                                    const kernels::engine::FifoRef& fifo,
                                                    braid::sockets::Socket connected, int peer,
-                                                   int64_t timeoutMs, const std::string& nic);
+                                                   int64_t timeoutMs, const std::string& nic,
+                                                   const SlotMemory& memory = {});
   /// Sends what the executor posted first (bounded by kDrainMs): a host collective completes
   /// on a rank before its last slots have left.
   ~IbSendPump() override;
@@ -117,7 +134,8 @@ class IbRecvPump final : public IbPump {
   static Result<std::unique_ptr<IbRecvPump>> start(IbNetwork& network,
                                                    const kernels::engine::FifoRef& fifo,
                                                    SocketTaker take, int peer, int64_t timeoutMs,
-                                                   const std::string& nic);
+                                                   const std::string& nic,
+                                                   const SlotMemory& memory = {});
   /// Detaches here, not in ~IbPump: by then this part is gone, and the proxy would call it.
   ~IbRecvPump() override { detach(); }
 
