@@ -94,6 +94,7 @@ Config Config::fromEnvironment() {
   ib.gdrRead = getIntKnob("NET_GDR_READ", ib.gdrRead);
   ib.dmabufEnable = env::getInt("DMABUF_ENABLE", 1) != 0;
   ib.gdrFlushDisable = env::getInt("GDR_FLUSH_DISABLE", 0) != 0;
+  ib.forceFlush = env::getInt("NET_FORCE_FLUSH", 0) != 0;
   for (auto* s : {&c.algo, &c.proto}) {
     for (auto& ch : *s) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
   }

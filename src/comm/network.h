@@ -97,7 +97,7 @@ class Network {
   /// slots: device memory the NIC reaches (GPUDirect RDMA) or pinned host memory, as
   /// transport::ib::chooseGdr decides from this GPU, that port and the topology's path between them
   /// (network_gdr.cc). Said once per port and direction at INFO.
-  transport::ib::SlotPlace gpuSlotPlace(gpu::Runtime& runtime, int port, bool sending);
+  transport::ib::GdrChoice gpuSlotPlace(gpu::Runtime& runtime, int port, bool sending);
   /// Where BRAID_SOCKET_IFNAME selects several interfaces on some rank: every rank's, with the
   /// rendezvous' port, traded at creation (the rendezvous then listens on all of them).
   Status exchangeInterfaces();

@@ -26,7 +26,7 @@ bool portRegistersDmabuf(const transport::ib::IbPort& port) {
 
 }  // namespace
 
-transport::ib::SlotPlace Network::gpuSlotPlace(gpu::Runtime& runtime, int port, bool sending) {
+transport::ib::GdrChoice Network::gpuSlotPlace(gpu::Runtime& runtime, int port, bool sending) {
   const transport::ib::IbPort& ibPort = ib_->portAt(port);
   transport::ib::GdrFacts facts;
   facts.distance = members_.gpuNicPath(ibPort.name(), port % ib_->portCount());
@@ -49,7 +49,7 @@ transport::ib::SlotPlace Network::gpuSlotPlace(gpu::Runtime& runtime, int port, 
                sending ? "send, NIC reads" : "receive, NIC writes", choice.why.c_str(),
                transport::ib::slotPlaceName(choice.place));
   }
-  return choice.place;
+  return choice;
 }
 
 }  // namespace braid::comm

@@ -101,7 +101,7 @@ expected_rows() {
 # expect_gdr device|staged ERR NRANKS: each rank's log (ERR, ERR.1 ...) has the verbs transport's
 # count of its GPU FIFOs' bytes, all through device memory or all staged, and says so at INFO.
 expect_gdr() {
-  local want=$1 err=$2 n=$3 r log line device staged
+  local want=$1 err=$2 n=$3 r log line device staged flushes
   for ((r = 0; r < n; r++)); do
     log=$(rank_file "$err" "$r")
     line=$(grep 'verbs: GPU FIFOs moved' "$log" | tail -1)
@@ -111,6 +111,10 @@ expect_gdr() {
     if [[ $want == device ]]; then
       ((device > 0 && staged == 0)) || fail "rank $r: $line (expected no staged byte)" "$log"
       grep -q "GPU Direct RDMA Enabled for GPU" "$log" || fail "rank $r: no 'Enabled' line" "$log"
+      # NCCL_NET_FORCE_FLUSH: every slot received into device memory was flushed (an RDMA read).
+      flushes=$(sed -n 's/.*; \([0-9]*\) flushes.*/\1/p' <<<"$line")
+      [[ ${NCCL_NET_FORCE_FLUSH:-0} == 0 ]] || ((flushes > 0)) ||
+        fail "rank $r: $line (expected flushes under NCCL_NET_FORCE_FLUSH=1)" "$log"
     else
       ((staged > 0 && device == 0)) || fail "rank $r: $line (expected all staged)" "$log"
       grep -q "GPU Direct RDMA Disabled for GPU" "$log" || fail "rank $r: no 'Disabled' line" "$log"

@@ -11,7 +11,10 @@ namespace braid::transport::net {
 void countDeviceRegisteredBytes(uint64_t bytes);
 /// Bytes a GPU FIFO end sent from, or received into, pinned host memory.
 void countStagedBytes(uint64_t bytes);
+/// One flush of a slot received into device memory (an RDMA read of it).
+void countFlush();
 uint64_t deviceRegisteredBytes();
 uint64_t stagedBytes();
+uint64_t flushes();
 
 }  // namespace braid::transport::net

@@ -30,13 +30,13 @@ GdrChoice chooseGdr(const IbSettings& settings, const GdrFacts& facts, bool send
     } else {
       why += "the verbs library or device registers no dmabuf";
     }
-    return {SlotPlace::kStaged, why + ", and nvidia-peermem is not loaded"};
+    return {SlotPlace::kStaged, false, why + ", and nvidia-peermem is not loaded"};
   }
   if (sending && (settings.gdrRead == 0 || (settings.gdrRead < 0 && facts.computeMajor < 8))) {
-    return {SlotPlace::kStaged, settings.gdrRead == 0
-                                    ? "NCCL_NET_GDR_READ=0: the sender stages"
-                                    : "reads of device memory are off before compute capability "
-                                      "8 unless NCCL_NET_GDR_READ=1: the sender stages"};
+    return {SlotPlace::kStaged, false,
+            settings.gdrRead == 0 ? "NCCL_NET_GDR_READ=0: the sender stages"
+                                  : "reads of device memory are off before compute capability "
+                                    "8 unless NCCL_NET_GDR_READ=1: the sender stages"};
   }
   topology::PathType level = topology::PathType::kPxb;
   if (!settings.gdrLevel.empty()) {
@@ -44,20 +44,26 @@ GdrChoice chooseGdr(const IbSettings& settings, const GdrFacts& facts, bool send
     if (parsed.ok()) level = parsed.value();  // Config::validate refused anything else
   }
   const topology::PathType distance = facts.distance.value_or(topology::PathType::kSys);
-  const std::string path = std::string(facts.distance ? "" : "unknown, taken as ") +
-                           topology::pathTypeName(distance);
+  const std::string path =
+      std::string(facts.distance ? "" : "unknown, taken as ") + topology::pathTypeName(distance);
   if (distance > level) {
-    return {SlotPlace::kStaged, "GPU-NIC path " + path + " is farther than NCCL_NET_GDR_LEVEL " +
-                                    topology::pathTypeName(level)};
+    return {SlotPlace::kStaged, false,
+            "GPU-NIC path " + path + " is farther than NCCL_NET_GDR_LEVEL " +
+                topology::pathTypeName(level)};
   }
-  return {dmabuf ? SlotPlace::kDmabuf : SlotPlace::kPeermem,
-          "GPU-NIC path " + path + ", within " + topology::pathTypeName(level)};
+  const bool flush =
+      !sending && !settings.gdrFlushDisable && (facts.computeMajor < 9 || settings.forceFlush);
+  return {dmabuf ? SlotPlace::kDmabuf : SlotPlace::kPeermem, flush,
+          "GPU-NIC path " + path + ", within " + topology::pathTypeName(level) +
+              (sending ? ""
+               : flush ? ", flushed after each receive"
+                       : ", no flush")};
 }
 
 bool peermemLoaded() {
-  for (const char* path : {"/sys/kernel/mm/memory_peers/nv_mem/version",
-                           "/sys/kernel/mm/memory_peers/nv_mem_nc/version",
-                           "/sys/module/nvidia_peermem/version"}) {
+  for (const char* path :
+       {"/sys/kernel/mm/memory_peers/nv_mem/version",
+        "/sys/kernel/mm/memory_peers/nv_mem_nc/version", "/sys/module/nvidia_peermem/version"}) {
     if (access(path, F_OK) == 0) return true;
   }
   return false;

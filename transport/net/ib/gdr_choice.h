@@ -12,6 +12,9 @@
 //   - A sender reads device memory only with NCCL_NET_GDR_READ (1 on, 0 off; unset: on from
 //     Ampere, compute capability 8, as NCCL; before that NCCL looks for NVLink peers, which
 //     braid does not, so reads stay off there).
+//   - A receiver flushes each slot that landed in device memory (an RDMA read of it, so that
+//     the NIC's PCIe writes are visible before the kernel reads) before Hopper, compute
+//     capability 9, or with NCCL_NET_FORCE_FLUSH, unless NCCL_GDR_FLUSH_DISABLE, as NCCL does.
 #pragma once
 
 #include <optional>
@@ -45,7 +48,8 @@ struct GdrFacts {
 
 struct GdrChoice {
   SlotPlace place = SlotPlace::kStaged;
-  std::string why;  ///< for the INFO line: what decided it
+  bool flush = false;  ///< a receiver in device memory flushes what lands
+  std::string why;     ///< for the INFO line: what decided it
 };
 
 /// The choice for a sending (`sending`) or receiving end.

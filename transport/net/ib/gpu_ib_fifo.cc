@@ -61,12 +61,11 @@ Result<GpuIbFifo> makeFifo(gpu::Runtime& runtime, const std::string& name, size_
   return made;
 }
 
-SlotMemory slotMemory(const IbNetwork& network, const GpuIbFifo& made, SlotPlace place,
-                      bool receiving) {
+SlotMemory slotMemory(const GpuIbFifo& made, const GdrChoice& gdr) {
   SlotMemory memory;
-  memory.place = place;
+  memory.place = gdr.place;
   memory.dmabufFd = made.dmabuf.get();
-  memory.flush = receiving && inDeviceMemory(place) && !network.settings().gdrFlushDisable;
+  memory.flush = gdr.flush && inDeviceMemory(gdr.place);
   return memory;
 }
 
@@ -76,10 +75,10 @@ Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuIbSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
     engine::FifoCursor* proxyCursor, gpu::Stream stream, IbNetwork& network,
     braid::sockets::Socket connected, int peer, int64_t timeoutMs, const std::string& nic,
-    SlotPlace place) {
+    const GdrChoice& gdr) {
   BRAID_ASSIGN_OR_RETURN(GpuIbFifo made,
-                         makeFifo(runtime, name, slotBytes, proxyCursor, stream, place));
-  const SlotMemory memory = slotMemory(network, made, place, /*receiving=*/false);
+                         makeFifo(runtime, name, slotBytes, proxyCursor, stream, gdr.place));
+  const SlotMemory memory = slotMemory(made, gdr);
   auto end = std::make_unique<GpuIbSendEnd>(std::move(made.fifo), cursor);
   BRAID_ASSIGN_OR_RETURN(std::unique_ptr<IbSendPump> pump,
                          IbSendPump::start(network, end->fifoRef(), std::move(connected), peer,
@@ -91,9 +90,10 @@ Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuIbSendEnd(
 Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuIbRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes, engine::FifoCursor* cursor,
     gpu::Stream stream, IbNetwork& network, IbRecvPump::SocketTaker take, int peer,
-    int64_t timeoutMs, const std::string& nic, SlotPlace place) {
-  BRAID_ASSIGN_OR_RETURN(GpuIbFifo made, makeFifo(runtime, name, slotBytes, cursor, stream, place));
-  const SlotMemory memory = slotMemory(network, made, place, /*receiving=*/true);
+    int64_t timeoutMs, const std::string& nic, const GdrChoice& gdr) {
+  BRAID_ASSIGN_OR_RETURN(GpuIbFifo made,
+                         makeFifo(runtime, name, slotBytes, cursor, stream, gdr.place));
+  const SlotMemory memory = slotMemory(made, gdr);
   auto end = std::make_unique<GpuIbRecvEnd>(std::move(made.fifo));
   BRAID_ASSIGN_OR_RETURN(
       std::unique_ptr<IbRecvPump> pump,

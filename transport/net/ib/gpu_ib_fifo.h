@@ -29,13 +29,13 @@ Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuIbSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, kernels::engine::FifoCursor* proxyCursor,
     gpu::Stream stream, IbNetwork& network, braid::sockets::Socket connected, int peer,
-    int64_t timeoutMs, const std::string& nic = "", SlotPlace place = SlotPlace::kStaged);
+    int64_t timeoutMs, const std::string& nic = "", const GdrChoice& gdr = {});
 
 /// The kernel's end of a FIFO from `peer` on another host.
 Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuIbRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, gpu::Stream stream, IbNetwork& network,
     IbRecvPump::SocketTaker take, int peer, int64_t timeoutMs, const std::string& nic = "",
-    SlotPlace place = SlotPlace::kStaged);
+    const GdrChoice& gdr = {});
 
 }  // namespace braid::transport::ib

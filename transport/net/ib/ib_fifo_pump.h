@@ -146,12 +146,22 @@ class IbRecvPump final : public IbPump {
   using IbPump::IbPump;
   IbHello ourHello() const override;
   Status postReceive(int qp);
+  /// The flush's loopback queue pair (connected to itself, on the first pair's port) and the
+  /// host word its reads land in.
+  Status startFlush();
+  /// Reads a byte of slot `slot` back through the loopback pair; `word` is published once the
+  /// read completes.
+  bool postFlush(uint32_t slot, uint32_t word);
 
   SocketTaker take_;
   kernels::engine::FifoCursor posted_{};  // as the local FIFO's sender
   net::SlotsInOrder landed_;              // arrived slots, published in order
   uint32_t creditSent_ = 0;
   int creditsInFlight_ = 0;
+  std::unique_ptr<uint32_t, void (*)(void*)> flushPage_{nullptr, nullptr};
+  IbRegion flushRegion_;
+  std::unique_ptr<IbQueuePairs> flushQp_;  // after its region: destroyed before it deregisters
+  uint32_t flushWords_[kernels::engine::kFifoSlots] = {};  ///< landed words awaiting their flush
 };
 
 }  // namespace braid::transport::ib

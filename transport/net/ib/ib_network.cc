@@ -24,8 +24,9 @@ IbNetwork::~IbNetwork() {
   if (device + staged > 0) {
     BRAID_INFO(
         "verbs: GPU FIFOs moved %llu bytes through device-memory registrations, %llu "
-        "staged through host memory",
-        static_cast<unsigned long long>(device), static_cast<unsigned long long>(staged));
+        "staged through host memory; %llu flushes",
+        static_cast<unsigned long long>(device), static_cast<unsigned long long>(staged),
+        static_cast<unsigned long long>(net::flushes()));
   }
 }
 

@@ -24,6 +24,7 @@ struct IbSettings {
   int gdrRead = -2;              ///< NET_GDR_READ: 1 on, 0 off, -2 NCCL's default (Ampere on)
   bool dmabufEnable = true;      ///< DMABUF_ENABLE: register device memory by dmabuf
   bool gdrFlushDisable = false;  ///< GDR_FLUSH_DISABLE: no flush after a receive into it
+  bool forceFlush = false;       ///< NET_FORCE_FLUSH: flush on Hopper and later too
 };
 
 }  // namespace braid::transport::ib
