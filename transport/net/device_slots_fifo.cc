@@ -1,6 +1,7 @@
 // A GPU FIFO with its slots in device memory: see device_slots_fifo.h.
 #include "transport/net/device_slots_fifo.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "base/log.h"
@@ -25,10 +26,11 @@ Result<std::unique_ptr<DeviceSlotsFifo>> DeviceSlotsFifo::create(
   std::memset(fifo->counters_, 0, kPage);  // host memory: the kernel has not seen it yet
   const size_t stride = roundToPage(slotBytes);
   fifo->slotsBytes_ = kernels::engine::kFifoSlots * stride;
-  BRAID_ASSIGN_OR_RETURN(fifo->slots_, runtime.deviceAlloc(fifo->slotsBytes_));
+  BRAID_ASSIGN_OR_RETURN(fifo->allocation_, runtime.deviceAlloc(fifo->slotsBytes_ + kPage));
+  const uintptr_t start = reinterpret_cast<uintptr_t>(fifo->allocation_);
   cuda_ipc::GpuEnd& e = fifo->end_;
   e.fifo.counters = static_cast<kernels::engine::FifoCounters*>(fifo->counters_);
-  e.fifo.slots = static_cast<char*>(fifo->slots_);
+  e.fifo.slots = reinterpret_cast<char*>((start + kPage - 1) / kPage * kPage);
   e.fifo.stride = stride;
   e.fifo.slotBytes = static_cast<uint32_t>(slotBytes);
   e.cursor = cursor;
@@ -37,8 +39,10 @@ Result<std::unique_ptr<DeviceSlotsFifo>> DeviceSlotsFifo::create(
 }
 
 DeviceSlotsFifo::~DeviceSlotsFifo() {
-  if (slots_ != nullptr) {
-    if (Status s = runtime_.deviceFree(slots_); !s.ok()) BRAID_WARN("%s", s.message().c_str());
+  if (allocation_ != nullptr) {
+    if (Status s = runtime_.deviceFree(allocation_); !s.ok()) {
+      BRAID_WARN("%s", s.message().c_str());
+    }
   }
   if (counters_ != nullptr) {
     if (Status s = runtime_.hostFree(counters_); !s.ok()) BRAID_WARN("%s", s.message().c_str());

@@ -3,9 +3,10 @@
 // host memory. Its counters stay in pinned host memory, where both the kernel and the proxy
 // poll them, as NCCL keeps its head and tail in host memory beside device buffers.
 //
-// The slots are one allocation of their own, a whole number of host pages, so that the dmabuf
-// the NIC registers (exportDmabuf) covers them and nothing else. Simple protocol only: LL does
-// not cross hosts.
+// The slots are a whole number of host pages starting on a page, inside an allocation of their
+// own (one page larger: cudaMalloc promises 256-byte alignment only), so that the dmabuf the NIC
+// registers (exportDmabuf, which wants pages) covers them and nothing else. Simple protocol only:
+// LL does not cross hosts.
 #pragma once
 
 #include <cstddef>
@@ -32,7 +33,7 @@ class DeviceSlotsFifo final : public cuda_ipc::GpuRecvEnd {
   cuda_ipc::FifoPlacement placement() const override {
     return cuda_ipc::FifoPlacement::kDeviceMemory;
   }
-  /// The slots' allocation: its start is end().fifo.slots.
+  /// The slots' bytes, from end().fifo.slots (a page boundary): a whole number of pages.
   size_t slotsBytes() const { return slotsBytes_; }
 
  private:
@@ -40,7 +41,7 @@ class DeviceSlotsFifo final : public cuda_ipc::GpuRecvEnd {
 
   gpu::Runtime& runtime_;
   void* counters_ = nullptr;
-  void* slots_ = nullptr;
+  void* allocation_ = nullptr;  ///< the device allocation the slots lie in
   size_t slotsBytes_ = 0;
   cuda_ipc::GpuEnd end_{};
 };
