@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -136,6 +137,8 @@ class Network {
                                                                 ///< other communicators
   std::mutex gdrMutex_;
   std::set<std::string> gdrSaid_;  ///< the ports and directions gpuSlotPlace has logged
+  /// By port index: the path from this rank's GPU to it and whether it registers dmabufs.
+  std::map<int, transport::ib::GdrFacts> gdrPorts_;
 };
 
 }  // namespace braid::comm

@@ -27,20 +27,29 @@ bool portRegistersDmabuf(const transport::ib::IbPort& port) {
 }  // namespace
 
 transport::ib::GdrChoice Network::gpuSlotPlace(gpu::Runtime& runtime, int port, bool sending) {
-  const transport::ib::IbPort& ibPort = ib_->portAt(port);
+  const int index = port % ib_->portCount();
+  const transport::ib::IbPort& ibPort = ib_->portAt(index);
   transport::ib::GdrFacts facts;
-  facts.distance = members_.gpuNicPath(ibPort.name(), port % ib_->portCount());
   Result<int> device = runtime.currentDevice();
   if (device.ok()) {
     Result<gpu::DeviceInfo> info = runtime.deviceInfo(device.value());
     if (info.ok()) facts.computeMajor = info.value().computeMajor;
     facts.gpuDmabuf = runtime.dmabufSupported(device.value());
   }
-  facts.nicDmabuf = portRegistersDmabuf(ibPort);
   facts.peermem = transport::ib::peermemLoaded();
+  std::lock_guard<std::mutex> lock(gdrMutex_);
+  // What the port offers is asked once: every FIFO end on it would get the same answers.
+  auto known = gdrPorts_.find(index);
+  if (known == gdrPorts_.end()) {
+    transport::ib::GdrFacts port;
+    port.distance = members_.gpuNicPath(ibPort.name(), index);
+    port.nicDmabuf = portRegistersDmabuf(ibPort);
+    known = gdrPorts_.emplace(index, port).first;
+  }
+  facts.distance = known->second.distance;
+  facts.nicDmabuf = known->second.nicDmabuf;
   const transport::ib::GdrChoice choice = chooseGdr(config_.ib, facts, sending);
   const std::string said = ibPort.name() + (sending ? " send" : " recv");
-  std::lock_guard<std::mutex> lock(gdrMutex_);
   if (gdrSaid_.insert(said).second) {
     // NCCL's words, with what decided it.
     BRAID_INFO("GPU Direct RDMA %s for GPU %d / HCA %s (%s): %s, slots in %s",
