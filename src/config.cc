@@ -6,6 +6,7 @@
 
 #include "base/env.h"
 #include "emulation/ib/emulated_device_kinds.h"
+#include "topology/graph.h"
 
 namespace braid {
 
@@ -45,6 +46,8 @@ Config Config::fromEnvironment() {
   c.minChannels = getIntKnob("MIN_NCHANNELS", c.minChannels);
   c.maxChannels = getIntKnob("MAX_NCHANNELS", c.maxChannels);
   c.crossNic = getIntKnob("CROSS_NIC", c.crossNic);
+  c.pxnDisable = getIntKnob("PXN_DISABLE", 0) != 0;
+  c.p2pPxnLevel = getIntKnob("P2P_PXN_LEVEL", c.p2pPxnLevel);
   c.buffSize = env::getInt("BUFFSIZE", c.buffSize);
   c.buffSizeSet = env::get("BUFFSIZE").has_value();
   c.algo = env::get("ALGO").value_or("");
@@ -81,6 +84,7 @@ Config Config::fromEnvironment() {
   ib.timeout = getIntKnob("IB_TIMEOUT", ib.timeout);
   ib.retryCount = getIntKnob("IB_RETRY_CNT", ib.retryCount);
   ib.qpsPerConnection = getIntKnob("IB_QPS_PER_CONNECTION", ib.qpsPerConnection);
+  ib.splitDataOnQps = getIntKnob("IB_SPLIT_DATA_ON_QPS", 0) != 0;
   ib.serviceLevel = getIntKnob("IB_SL", ib.serviceLevel);
   ib.trafficClass = getIntKnob("IB_TC", ib.trafficClass);
   ib.emulateKinds = env::get("IB_EMULATE_KINDS").value_or("");
@@ -90,6 +94,11 @@ Config Config::fromEnvironment() {
           ? 0
           : 1 + static_cast<int>(std::count(ib.emulateKinds.begin(), ib.emulateKinds.end(), ','));
   ib.emulate = getIntKnob("IB_EMULATE", kinds);
+  ib.gdrLevel = env::get("NET_GDR_LEVEL").value_or("");
+  ib.gdrRead = getIntKnob("NET_GDR_READ", ib.gdrRead);
+  ib.dmabufEnable = env::getInt("DMABUF_ENABLE", 1) != 0;
+  ib.gdrFlushDisable = env::getInt("GDR_FLUSH_DISABLE", 0) != 0;
+  ib.forceFlush = env::getInt("NET_FORCE_FLUSH", 0) != 0;
   for (auto* s : {&c.algo, &c.proto}) {
     for (auto& ch : *s) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
   }
@@ -139,6 +148,10 @@ Status Config::validate() const {
         "and 64, got " +
         std::to_string(minChannels) + " and " + std::to_string(maxChannels));
   }
+  if (p2pPxnLevel < 0 || p2pPxnLevel > 2) {
+    return invalidArgument("BRAID_P2P_PXN_LEVEL must be 0, 1 or 2, got " +
+                           std::to_string(p2pPxnLevel));
+  }
   if (crossNic < 0 || crossNic > 2) {
     return invalidArgument("BRAID_CROSS_NIC must be 0, 1 or 2, got " + std::to_string(crossNic));
   }
@@ -185,6 +198,10 @@ Status Config::validate() const {
                            std::to_string(ib.emulate));
   }
   BRAID_TRY(validateEmulatedKinds(ib));
+  if (!ib.gdrLevel.empty()) {
+    Result<topology::PathType> level = topology::parsePathType(ib.gdrLevel);
+    if (!level.ok()) return invalidArgument("NCCL_NET_GDR_LEVEL: " + level.status().message());
+  }
   // ib_queue_pairs.cc writes these into the address vector's 4-bit and 8-bit fields.
   if (ib.serviceLevel < 0 || ib.serviceLevel > 15) {
     return invalidArgument("BRAID_IB_SL must be between 0 and 15, got " +
@@ -213,7 +230,8 @@ std::string Config::describe() const {
   std::ostringstream o;
   o << "config: timeout_ms=" << timeoutMs << " nchannels=" << nchannels
     << " min_nchannels=" << minChannels << " max_nchannels=" << maxChannels
-    << " cross_nic=" << crossNic << " buffsize=" << buffSize
+    << " cross_nic=" << crossNic << " pxn_disable=" << pxnDisable
+    << " p2p_pxn_level=" << p2pPxnLevel << " buffsize=" << buffSize
     << " algo=" << (algo.empty() ? "auto" : algo) << " proto=" << (proto.empty() ? "auto" : proto)
     << " transports=" << (transports.empty() ? "all" : transports)
     << " dump_schedule=" << dumpSchedule << " deterministic=" << deterministic
@@ -227,7 +245,8 @@ std::string Config::describe() const {
     << " profiler_plugin=" << (profilerPlugin ? *profilerPlugin : "libnccl-profiler.so")
     << " ib_hca=" << (ib.hca.empty() ? "all" : ib.hca) << " ib_gid_index=" << ib.gidIndex
     << " ib_timeout=" << ib.timeout << " ib_retry_cnt=" << ib.retryCount
-    << " ib_qps_per_connection=" << ib.qpsPerConnection << " ib_emulate=" << ib.emulate
+    << " ib_qps_per_connection=" << ib.qpsPerConnection
+    << " ib_split_data_on_qps=" << ib.splitDataOnQps << " ib_emulate=" << ib.emulate
     << " ib_emulate_kinds=" << (ib.emulateKinds.empty() ? "roce" : ib.emulateKinds)
     << " socket_nthreads=" << socketThreads << " nsocks_perthread=" << socketsPerThread
     << " zero_copy=" << zeroCopy << " zero_copy_min_bytes=" << zeroCopyMinBytes

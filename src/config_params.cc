@@ -26,6 +26,8 @@ const std::vector<ConfigParam> kParams = {
     INT32("NCCL_MIN_NCHANNELS", minChannels),
     INT32("NCCL_MAX_NCHANNELS", maxChannels),
     INT32("NCCL_CROSS_NIC", crossNic),
+    INT32("NCCL_PXN_DISABLE", pxnDisable),
+    INT32("NCCL_P2P_PXN_LEVEL", p2pPxnLevel),
     INT64("NCCL_BUFFSIZE", buffSize),
     TEXT("NCCL_ALGO", algo),
     TEXT("NCCL_PROTO", proto),
@@ -55,10 +57,16 @@ const std::vector<ConfigParam> kParams = {
     INT32("NCCL_IB_TIMEOUT", ib.timeout),
     INT32("NCCL_IB_RETRY_CNT", ib.retryCount),
     INT32("NCCL_IB_QPS_PER_CONNECTION", ib.qpsPerConnection),
+    INT32("NCCL_IB_SPLIT_DATA_ON_QPS", ib.splitDataOnQps),
     INT32("NCCL_IB_SL", ib.serviceLevel),
     INT32("NCCL_IB_TC", ib.trafficClass),
     INT32("BRAID_IB_EMULATE", ib.emulate),
     TEXT("BRAID_IB_EMULATE_KINDS", ib.emulateKinds),
+    TEXT("NCCL_NET_GDR_LEVEL", ib.gdrLevel),
+    INT32("NCCL_NET_GDR_READ", ib.gdrRead),
+    INT32("NCCL_DMABUF_ENABLE", ib.dmabufEnable),
+    INT32("NCCL_GDR_FLUSH_DISABLE", ib.gdrFlushDisable),
+    INT32("NCCL_NET_FORCE_FLUSH", ib.forceFlush),
 };
 
 #undef INT32

@@ -62,9 +62,11 @@ class Hca {
   /// Frees the number: once this returns no connection reaches the QP any more.
   void releaseQpNum(uint32_t qpNum);
 
-  /// Registers [addr, addr + length) for `pd`; nullopt when kMaxMr regions exist.
+  /// Registers [addr, addr + length) for `pd`, whose bytes lie at `host` in this process (the
+  /// address itself for ibv_reg_mr; a dmabuf's mapping for ibv_reg_dmabuf_mr, whose `addr` is
+  /// the iova the queue pairs use); nullopt when kMaxMr regions exist.
   std::optional<MrKeys> registerMr(const ProtectionDomain* pd, uintptr_t addr, uint64_t length,
-                                   int access);
+                                   int access, uintptr_t host);
   void deregisterMr(const MrKeys& keys);
 
   /// What a remote write of `length` bytes at `addr` with `rkey` would violate, for a QP of
@@ -78,6 +80,14 @@ class Hca {
   /// Gathers local SGEs (lkeys of `pd`'s regions) into `out`; nullptr, or the violation.
   const char* readLocal(const ProtectionDomain* pd, const ibv_sge* sges, size_t count,
                         uint8_t* out) const;
+  /// An RDMA read's responder side: `length` bytes at `addr` of the region `rkey` names (which
+  /// must allow remote reads) into `out`; nullptr, or the violation.
+  const char* readRemote(const ProtectionDomain* pd, uint32_t rkey, uint64_t addr, uint64_t length,
+                         uint8_t* out) const;
+  /// An RDMA read's requester side: scatters `data` into local SGEs (regions of `pd` that allow
+  /// local writes); nullptr, or the violation.
+  const char* writeLocal(const ProtectionDomain* pd, const ibv_sge* sges, size_t count,
+                         const uint8_t* data);
 
   /// Objects counted against the device's limits (ibv_device_attr).
   enum class Counted { kProtectionDomain, kCompletionQueue };
@@ -88,11 +98,24 @@ class Hca {
   /// Payload bytes its port sent and received by RDMA, as a real port counts them in
   /// port_xmit_data / port_rcv_data; said at INFO when the HCA goes, so that a test can see
   /// which NICs carried a run's traffic.
-  void countTransmitted(uint64_t bytes) {
+  /// `bytes` sent by the QP numbered `qpNum`, counted for the port and for that QP.
+  void countTransmitted(uint32_t qpNum, uint64_t bytes) {
     transmitted_.fetch_add(bytes, std::memory_order_relaxed);
+    qpTransmitted_[qpNum & 0xff].fetch_add(bytes, std::memory_order_relaxed);
   }
   uint64_t transmitted() const { return transmitted_.load(std::memory_order_relaxed); }
   uint64_t received() const { return received_.load(std::memory_order_relaxed); }
+  /// QPs made on this device since it started (live or destroyed since), and which of them
+  /// sent anything: the INFO line when the HCA goes says both, so that a test can see how many
+  /// QPs a run's connections put on each NIC.
+  int qpsCreated() const { return qpsCreated_.load(std::memory_order_relaxed); }
+  int qpsThatSent() const;
+  /// Each live QP of the device and the payload bytes it has sent, by QP number.
+  struct QpTraffic {
+    uint32_t qpNum;
+    uint64_t transmitted;
+  };
+  std::vector<QpTraffic> liveQpTraffic() const;
 
   /// Its ports' states and the contexts that hear of them (emulated_async_events.h).
   PortEvents& portEvents() { return portEvents_; }
@@ -103,7 +126,12 @@ class Hca {
     uintptr_t addr;
     uint64_t length;
     int access;
+    uintptr_t host;  ///< where addr's byte lies in this process
+    uint8_t* at(uint64_t a) const { return reinterpret_cast<uint8_t*>(host + (a - addr)); }
   };
+  /// The region of a local SGE's lkey, of `pd`, holding the SGE; or the violation in `*why`.
+  const MrEntry* localRegionLocked(const ProtectionDomain* pd, const ibv_sge& sge,
+                                   const char** why) const;
 
   Hca(int index, ::braid::sockets::Socket listener, uint16_t port);
   void acceptLoop();
@@ -131,6 +159,9 @@ class Hca {
   std::atomic<int> counts_[2] = {0, 0};
   std::atomic<uint64_t> transmitted_{0};
   std::atomic<uint64_t> received_{0};
+  std::array<std::atomic<uint64_t>, kMaxQp> qpTransmitted_{};  ///< by QP slot, reset at reserve
+  std::atomic<int> qpsCreated_{0};
+  std::atomic<int> qpsTransmitting_{0};  ///< QPs destroyed after sending something
   PortEvents portEvents_{name_};
   std::atomic<bool> stopping_{false};
   std::thread acceptThread_;  // last: it uses everything above

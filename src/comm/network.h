@@ -11,7 +11,9 @@
 #include <sys/socket.h>
 
 #include <cstddef>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -58,6 +60,13 @@ class Network {
   void reportProxyEvents(std::shared_ptr<profile::ProxyEventSink> sink) {
     proxyEvents_ = std::move(sink);
   }
+  /// Where a network plugin carries the traffic: what each rank's plugin device moves, shared
+  /// among the ranks of its host on that device, at the slowest rank, in GB/s (the plugins'
+  /// reported speeds); 0 where no plugin does or a plugin reports no speed. The same on every
+  /// rank, as the cost model must be.
+  double pluginNetworkGBs() const { return pluginNetworkGBs_; }
+  /// The largest latency a rank's plugin device reports, in microseconds; 0 where none.
+  double pluginLatencyUs() const { return pluginLatencyUs_; }
   /// Whether FIFOs of `protocol` to and from these (channel, peer) pairs may be made: only the
   /// Simple protocol crosses hosts.
   Status checkCrossesHosts(algo::Protocol protocol, const std::set<std::pair<int, int>>& recv,
@@ -91,12 +100,17 @@ class Network {
   Status choosePlugin();
   /// A plugin FIFO end's link to `peer`.
   transport::plugin::PluginLink pluginLink(int peer, int channel = 0) const;
-  /// An error where a plugin carries this communicator's network: GPU communicators do not run
-  /// over plugins yet.
-  Status pluginRefusesGpu() const;
+  /// The plugin device this rank's FIFOs use: the one nearest its GPU or CPU on the topology,
+  /// where the plugin says where its devices are; else the rank's local rank modulo the count.
+  int choosePluginDevice() const;
   /// The verbs port the topology planned for the FIFO end that opens with `greeting` (empty
   /// where it planned none), said at INFO with the port it resolves to.
   std::string plannedNic(const transport::net::Greeting& greeting, bool sending) const;
+  /// Where a GPU FIFO end whose queue pairs start on port `port` (IbNetwork::portAt) keeps its
+  /// slots: device memory the NIC reaches (GPUDirect RDMA) or pinned host memory, as
+  /// transport::ib::chooseGdr decides from this GPU, that port and the topology's path between them
+  /// (network_gdr.cc). Said once per port and direction at INFO.
+  transport::ib::GdrChoice gpuSlotPlace(gpu::Runtime& runtime, int port, bool sending);
   /// Where BRAID_SOCKET_IFNAME selects several interfaces on some rank: every rank's, with the
   /// rendezvous' port, traded at creation (the rendezvous then listens on all of them).
   Status exchangeInterfaces();
@@ -135,6 +149,13 @@ class Network {
   std::shared_ptr<profile::ProxyEventSink> proxyEvents_;
   std::shared_ptr<transport::plugin::LoadedNetPlugin> plugin_;  ///< shared with the process's
                                                                 ///< other communicators
+  int pluginDev_ = 0;                                           ///< choosePluginDevice's
+  double pluginNetworkGBs_ = 0;                                 ///< see pluginNetworkGBs()
+  double pluginLatencyUs_ = 0;                                  ///< see pluginLatencyUs()
+  std::mutex gdrMutex_;
+  std::set<std::string> gdrSaid_;  ///< the ports and directions gpuSlotPlace has logged
+  /// By port index: the path from this rank's GPU to it and whether it registers dmabufs.
+  std::map<int, transport::ib::GdrFacts> gdrPorts_;
 };
 
 }  // namespace braid::comm

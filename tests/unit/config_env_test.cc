@@ -81,6 +81,19 @@ TEST(ConfigValidate, IbServiceLevelAndTrafficClassRanges) {
   }
 }
 
+// NCCL_NET_GDR_LEVEL: NCCL's path names or its numbers 0-4; anything else is refused by name.
+TEST(ConfigValidate, NetGdrLevelIsAPathType) {
+  for (const char* value : {"LOC", "PIX", "pxb", "PHB", "SYS", "0", "4"}) {
+    EXPECT_TRUE(validated({{"NCCL_NET_GDR_LEVEL", value}}).ok()) << value;
+  }
+  for (const char* value : {"bogus", "PXB2", "-1"}) {
+    const Status status = validated({{"NCCL_NET_GDR_LEVEL", value}});
+    ASSERT_FALSE(status.ok()) << value;
+    EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(status.message().find("NCCL_NET_GDR_LEVEL"), std::string::npos) << status.message();
+  }
+}
+
 // BRAID_STREAM_SLOTS: -1 (auto, the default), 0 or 1; anything else is refused by name.
 TEST(ConfigValidate, StreamSlotsIsAutoOffOrOn) {
   EXPECT_EQ(Config::fromEnvironment().streamSlots, -1);
@@ -127,6 +140,32 @@ TEST(ConfigValidate, ChannelBoundsAreReadUnderEitherPrefixAndRanged) {
     const Status status = validated({{name, value}});
     ASSERT_FALSE(status.ok()) << name << "=" << value;
     EXPECT_NE(status.message().find(name), std::string::npos) << status.message();
+  }
+}
+
+// NCCL_PXN_DISABLE, NCCL_P2P_PXN_LEVEL and NCCL_IB_SPLIT_DATA_ON_QPS, read under either prefix
+// (topology/net_routes.h, transport/net/ib/ib_fifo_pump.h); a PXN level past 2 is refused.
+TEST(ConfigValidate, PxnAndQpSplitAreReadAndRanged) {
+  {
+    const Config c = Config::fromEnvironment();
+    EXPECT_FALSE(c.pxnDisable);
+    EXPECT_EQ(c.p2pPxnLevel, 2);
+    EXPECT_FALSE(c.ib.splitDataOnQps);
+  }
+  {
+    ScopedVariables scoped({{"NCCL_PXN_DISABLE", "1"},
+                            {"NCCL_P2P_PXN_LEVEL", "1"},
+                            {"NCCL_IB_SPLIT_DATA_ON_QPS", "1"}});
+    const Config c = Config::fromEnvironment();
+    EXPECT_TRUE(c.pxnDisable);
+    EXPECT_EQ(c.p2pPxnLevel, 1);
+    EXPECT_TRUE(c.ib.splitDataOnQps);
+    EXPECT_TRUE(c.validate().ok());
+  }
+  for (const char* value : {"3", "-1"}) {
+    const Status status = validated({{"BRAID_P2P_PXN_LEVEL", value}});
+    ASSERT_FALSE(status.ok()) << value;
+    EXPECT_NE(status.message().find("BRAID_P2P_PXN_LEVEL"), std::string::npos) << status.message();
   }
 }
 

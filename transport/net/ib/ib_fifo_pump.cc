@@ -3,10 +3,12 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
 #include "base/log.h"
+#include "transport/net/gpu_net_bytes.h"
 #include "transport/net/ib/wc_status.h"
 #include "transport/net/proxy_waits.h"
 
@@ -23,6 +25,7 @@ constexpr int kRecvDepth = static_cast<int>(kFifoSlots);
 // A receiver's wr_id tags: its receives (with the queue pair's index) and its credit writes.
 constexpr uint32_t kRecvTag = 0x40000000u;
 constexpr uint32_t kCreditTag = 0x80000000u;
+constexpr uint32_t kFlushTag = 0x20000000u;  // with the slot flushed
 constexpr uint32_t kCountBits = 0x0fffffffu;
 
 uint32_t encodeImmediate(uint32_t slot, uint32_t word) {
@@ -33,12 +36,22 @@ size_t slotsBytes(const engine::FifoRef& fifo) { return kFifoSlots * fifo.stride
 
 }  // namespace
 
+SlotPart slotPart(uint32_t bytes, int part, int parts) {
+  const uint32_t n = static_cast<uint32_t>(parts);
+  const uint32_t share = (bytes + n - 1) / n;
+  const uint32_t chunk = (share + kSplitAlignment - 1) / kSplitAlignment * kSplitAlignment;
+  const uint64_t start = uint64_t{chunk} * static_cast<uint32_t>(part);
+  if (start >= bytes) return {bytes, 0};
+  return {static_cast<uint32_t>(start), std::min(chunk, bytes - static_cast<uint32_t>(start))};
+}
+
 IbPump::IbPump(IbNetwork& network, const engine::FifoRef& fifo, int peer, int64_t timeoutMs,
-               const std::string& nic)
+               const std::string& nic, const SlotMemory& memory)
     : network_(network),
       fifo_(fifo),
+      memory_(memory),
       peer_(peer),
-      firstPort_(network.firstPort(nic)),
+      portIndex_(network.portFor(nic)),
       connectBy_(timeoutMs > 0 ? Deadline::afterMs(timeoutMs) : Deadline::never()),
       id_(network.proxy().newId()) {}
 
@@ -51,15 +64,30 @@ Status IbPump::setUp(int slotAccess, int creditAccess) {
                            " a verbs FIFO carries (lower BRAID_BUFFSIZE)");
   }
   const int qps = network_.settings().qpsPerConnection;
+  parts_ = network_.settings().splitDataOnQps ? qps : 1;
   BRAID_ASSIGN_OR_RETURN(
-      qps_, IbQueuePairs::create(network_, firstPort_, qps, kSendDepth, kRecvDepth, peer_));
+      qps_, IbQueuePairs::create(network_, portIndex_, qps, kSendDepth, kRecvDepth, peer_));
   void* page = std::aligned_alloc(4096, 4096);
   if (page == nullptr) return systemError("verbs: no memory for a credit word");
   std::memset(page, 0, 4096);
   creditPage_ = {static_cast<uint32_t*>(page), std::free};
-  BRAID_TRY(qps_->registerMemory(&slotsRegion_, fifo_.slots, slotsBytes(fifo_), slotAccess));
+  if (memory_.place == SlotPlace::kDmabuf) {
+    BRAID_TRY(qps_->registerDmabuf(&slotsRegion_, memory_.dmabufFd, fifo_.slots, slotsBytes(fifo_),
+                                   slotAccess));
+  } else {
+    // Host memory, or device memory that nvidia-peermem lets ibv_reg_mr pin by its pointer.
+    BRAID_TRY(qps_->registerMemory(&slotsRegion_, fifo_.slots, slotsBytes(fifo_), slotAccess));
+  }
   BRAID_TRY(qps_->registerMemory(&creditRegion_, page, 4096, creditAccess));
   return Status::success();
+}
+
+void IbPump::countSlotBytes(uint64_t bytes) const {
+  if (inDeviceMemory(memory_.place)) {
+    net::countDeviceRegisteredBytes(bytes);
+  } else if (memory_.place == SlotPlace::kStaged) {
+    net::countStagedBytes(bytes);
+  }
 }
 
 void IbPump::attach() {
@@ -169,8 +197,9 @@ bool IbPump::sendHello() {
 Result<std::unique_ptr<IbSendPump>> IbSendPump::start(IbNetwork& network,
                                                       const engine::FifoRef& fifo,
                                                       braid::sockets::Socket connected, int peer,
-                                                      int64_t timeoutMs, const std::string& nic) {
-  std::unique_ptr<IbSendPump> pump(new IbSendPump(network, fifo, peer, timeoutMs, nic));
+                                                      int64_t timeoutMs, const std::string& nic,
+                                                      const SlotMemory& memory) {
+  std::unique_ptr<IbSendPump> pump(new IbSendPump(network, fifo, peer, timeoutMs, nic, memory));
   BRAID_TRY(pump->setUp(IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
   pump->released_ = engine::receiverCursor(fifo.counters);
   pump->next_ = pump->released_.mine;
@@ -204,33 +233,43 @@ bool IbSendPump::progress() {
   const uint32_t credit = __atomic_load_n(creditPage_.get(), __ATOMIC_ACQUIRE);
   bool moved = false;
   while (next_ != tail && next_ - credit < kFifoSlots) {
-    const uint32_t word = engine::loadRelaxed(&fifo_.counters->bytes[next_ % kFifoSlots]);
-    const uint32_t bytes = word & ~engine::kLastSlice;
-    const int q = static_cast<int>(next_ % static_cast<uint32_t>(qps_->size()));
+    if (!postSlot(next_)) return false;
+    ++next_;
+    moved = true;
+  }
+  return moved;
+}
+
+bool IbSendPump::postSlot(uint32_t slot) {
+  const uint32_t word = engine::loadRelaxed(&fifo_.counters->bytes[slot % kFifoSlots]);
+  const uint32_t bytes = word & ~engine::kLastSlice;
+  const int n = qps_->size();
+  for (int part = 0; part < parts_; ++part) {
+    const int q = parts_ > 1 ? part : static_cast<int>(slot % static_cast<uint32_t>(n));
+    const SlotPart where = parts_ > 1 ? slotPart(bytes, part, parts_) : SlotPart{0, bytes};
     const IbPort& port = qps_->port(q);
     ibv_sge sge{};
-    sge.addr = reinterpret_cast<uintptr_t>(engine::slotAt(fifo_, next_));
-    sge.length = bytes;
+    sge.addr = reinterpret_cast<uintptr_t>(engine::slotAt(fifo_, slot)) + where.offset;
+    sge.length = where.bytes;
     sge.lkey = slotsRegion_.lkey(port);
     ibv_send_wr wr{};
-    wr.wr_id = IbProxy::wrId(id_, next_);
+    wr.wr_id = IbProxy::wrId(id_, slot);
     wr.sg_list = &sge;
-    wr.num_sge = bytes > 0 ? 1 : 0;
+    wr.num_sge = where.bytes > 0 ? 1 : 0;
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = htonl(encodeImmediate(next_, word));
-    wr.wr.rdma.remote_addr = remote_.addr + (next_ % kFifoSlots) * remote_.stride;
+    wr.imm_data = htonl(encodeImmediate(slot, word));
+    wr.wr.rdma.remote_addr = remote_.addr + (slot % kFifoSlots) * remote_.stride + where.offset;
     wr.wr.rdma.rkey = remote_.qp[q].rkey;
     ibv_send_wr* bad = nullptr;
     if (int rc = port.verbs().postSend(qps_->qp(q), &wr, &bad); rc != 0) {
       fail("posting a write to rank " + std::to_string(peer_) + ": " + std::strerror(rc));
       return false;
     }
-    if (events_.on()) events_.beginSlot(next_, bytes);
-    ++next_;
-    moved = true;
   }
-  return moved;
+  if (events_.on()) events_.beginSlot(slot, bytes);
+  countSlotBytes(bytes);
+  return true;
 }
 
 void IbSendPump::completed(const ibv_wc& wc, uint32_t tag) {
@@ -241,6 +280,9 @@ void IbSendPump::completed(const ibv_wc& wc, uint32_t tag) {
          std::to_string(wc.vendor_err) + ")");
     return;
   }
+  // Split: the slot is written once its last part is.
+  if (parts_ > 1 && ++partsDone_[tag % kFifoSlots] < parts_) return;
+  partsDone_[tag % kFifoSlots] = 0;
   if (events_.on()) events_.endSlot(tag);
   written_.mark(tag);
   if (written_.release(fifo_, released_)) releasedCount_.store(released_.mine);
@@ -251,14 +293,18 @@ void IbSendPump::completed(const ibv_wc& wc, uint32_t tag) {
 Result<std::unique_ptr<IbRecvPump>> IbRecvPump::start(IbNetwork& network,
                                                       const engine::FifoRef& fifo, SocketTaker take,
                                                       int peer, int64_t timeoutMs,
-                                                      const std::string& nic) {
-  std::unique_ptr<IbRecvPump> pump(new IbRecvPump(network, fifo, peer, timeoutMs, nic));
-  BRAID_TRY(pump->setUp(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, IBV_ACCESS_LOCAL_WRITE));
+                                                      const std::string& nic,
+                                                      const SlotMemory& memory) {
+  std::unique_ptr<IbRecvPump> pump(new IbRecvPump(network, fifo, peer, timeoutMs, nic, memory));
+  // Remote reads: the flush reads back what landed in device memory.
+  BRAID_TRY(pump->setUp(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+                        IBV_ACCESS_LOCAL_WRITE));
   pump->posted_ = engine::senderCursor(fifo.counters);
   pump->creditSent_ = engine::loadAcquire(&fifo.counters->head);
   for (int q = 0; q < pump->qps_->size(); ++q) {
     for (uint32_t i = 0; i < kFifoSlots; ++i) BRAID_TRY(pump->postReceive(q));
   }
+  if (memory.flush) BRAID_TRY(pump->startFlush());
   pump->take_ = std::move(take);
   pump->events_.open(network.proxyEvents(), {peer, 0, /*isSend=*/false, fifo.slotBytes});
   pump->state_.store(State::kAwaitSocket);
@@ -275,6 +321,46 @@ Status IbRecvPump::postReceive(int qp) {
                        std::strerror(rc));
   }
   return Status::success();
+}
+
+Status IbRecvPump::startFlush() {
+  // NCCL's flush: a queue pair connected to itself, whose RDMA read of the slot completes only
+  // once the NIC's earlier PCIe writes into it are visible; it reads into a host word.
+  BRAID_ASSIGN_OR_RETURN(flushQp_, IbQueuePairs::create(network_, portIndex_, 1,
+                                                        static_cast<int>(kFifoSlots), 1, peer_));
+  void* page = std::aligned_alloc(4096, 4096);
+  if (page == nullptr) return systemError("verbs: no memory for a flush word");
+  std::memset(page, 0, 4096);
+  flushPage_ = {static_cast<uint32_t*>(page), std::free};
+  BRAID_TRY(flushQp_->registerMemory(&flushRegion_, page, 4096, IBV_ACCESS_LOCAL_WRITE));
+  // The pair reads our slots: its hello names their region, as a peer's would.
+  const IbHello self = flushQp_->hello(slotsRegion_, reinterpret_cast<uintptr_t>(fifo_.slots),
+                                       fifo_.stride, fifo_.slotBytes);
+  BRAID_TRY(flushQp_->connect(self, fifo_.slotBytes));
+  return Status::success();
+}
+
+bool IbRecvPump::postFlush(uint32_t slot, uint32_t word) {
+  flushWords_[slot] = word;
+  const IbPort& port = flushQp_->port(0);
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uintptr_t>(flushPage_.get());
+  sge.length = 1;
+  sge.lkey = flushRegion_.lkey(port);
+  ibv_send_wr wr{};
+  wr.wr_id = IbProxy::wrId(id_, kFlushTag | slot);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_READ;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(fifo_.slots) + slot * fifo_.stride;
+  wr.wr.rdma.rkey = slotsRegion_.rkey(port);
+  ibv_send_wr* bad = nullptr;
+  if (int rc = port.verbs().postSend(flushQp_->qp(0), &wr, &bad); rc != 0) {
+    fail("posting a flush of a slot from rank " + std::to_string(peer_) + ": " + std::strerror(rc));
+    return false;
+  }
+  return true;
 }
 
 bool IbRecvPump::progress() {
@@ -323,21 +409,32 @@ bool IbRecvPump::progress() {
 void IbRecvPump::completed(const ibv_wc& wc, uint32_t tag) {
   if (state_.load() == State::kFailed) return;
   if (wc.status != IBV_WC_SUCCESS) {
-    fail(std::string(tag == kCreditTag ? "a credit to" : "a receive from") + " rank " +
-         std::to_string(peer_) + " failed: " + wcStatusName(wc.status) + " (vendor error " +
-         std::to_string(wc.vendor_err) + ")");
+    fail(std::string(tag == kCreditTag        ? "a credit to"
+                     : (tag & kFlushTag) != 0 ? "a flush of a slot from"
+                                              : "a receive from") +
+         " rank " + std::to_string(peer_) + " failed: " + wcStatusName(wc.status) +
+         " (vendor error " + std::to_string(wc.vendor_err) + ")");
     return;
   }
   if (tag == kCreditTag) {
     --creditsInFlight_;
     return;
   }
+  if ((tag & kFlushTag) != 0) {
+    // What landed in the slot is visible now: hand it to the kernel.
+    const uint32_t slot = tag & (kFifoSlots - 1);
+    net::countFlush();
+    landed_.mark(slot, flushWords_[slot]);
+    landed_.publish(fifo_, posted_);
+    return;
+  }
   const uint32_t imm = ntohl(wc.imm_data);
   const uint32_t slot = (imm >> 28) & (kFifoSlots - 1);
   const uint32_t word = (imm & engine::kLastSlice) | (imm & kCountBits);
   const uint32_t bytes = imm & kCountBits;
-  if ((wc.wc_flags & IBV_WC_WITH_IMM) == 0 || bytes > fifo_.slotBytes || wc.byte_len != bytes ||
-      landed_.marked(slot)) {
+  const uint32_t expected = parts_ > 1 ? bytes - bytesLanded_[slot] : bytes;
+  if ((wc.wc_flags & IBV_WC_WITH_IMM) == 0 || bytes > fifo_.slotBytes || wc.byte_len > expected ||
+      (parts_ == 1 && wc.byte_len != bytes) || landed_.marked(slot)) {
     fail("rank " + std::to_string(peer_) + " wrote slot " + std::to_string(slot) + " with " +
          std::to_string(wc.byte_len) + " bytes out of turn or over the " +
          std::to_string(fifo_.slotBytes) + " a slot holds");
@@ -348,9 +445,28 @@ void IbRecvPump::completed(const ibv_wc& wc, uint32_t tag) {
     fail(reposted.message());
     return;
   }
+  if (parts_ > 1) {
+    // Split: the slot has landed once all its parts have, and they must make it whole.
+    bytesLanded_[slot] += wc.byte_len;
+    if (++partsLanded_[slot] < parts_) return;
+    const uint32_t got = bytesLanded_[slot];
+    partsLanded_[slot] = 0;
+    bytesLanded_[slot] = 0;
+    if (got != bytes) {
+      fail("rank " + std::to_string(peer_) + " wrote slot " + std::to_string(slot) + " in " +
+           std::to_string(parts_) + " parts of " + std::to_string(got) + " bytes, not the " +
+           std::to_string(bytes) + " it announced");
+      return;
+    }
+  }
+  countSlotBytes(bytes);
   if (events_.on()) {  // a receive's step: the slot that landed (its write was the sender's)
     events_.beginSlot(slot, bytes);
     events_.endSlot(slot);
+  }
+  if (flushQp_ != nullptr) {
+    postFlush(slot, word);  // published when the read completes
+    return;
   }
   landed_.mark(slot, word);  // slot = its counter mod kFifoSlots, all SlotsInOrder needs
   landed_.publish(fifo_, posted_);

@@ -31,13 +31,31 @@ Status IbRegion::add(IbPort& port, void* addr, size_t bytes, int access) {
   return Status::success();
 }
 
-Result<std::unique_ptr<IbQueuePairs>> IbQueuePairs::create(IbNetwork& network, int firstPort,
+Status IbRegion::addDmabuf(IbPort& port, int fd, void* addr, size_t bytes, int access) {
+  if (mrs_.count(&port) != 0) return Status::success();
+  if (port.verbs().regDmabufMr == nullptr) {
+    return systemError("verbs: " + std::string(port.verbs().name) +
+                       " has no ibv_reg_dmabuf_mr (rdma-core 34 or newer registers device memory)");
+  }
+  ibv_mr* mr =
+      port.verbs().regDmabufMr(port.pd, 0, bytes, reinterpret_cast<uintptr_t>(addr), fd, access);
+  if (mr == nullptr) {
+    return systemError("verbs: registering " + std::to_string(bytes) +
+                       " bytes of device memory (dmabuf fd " + std::to_string(fd) + ") with " +
+                       port.name() + ": ibv_reg_dmabuf_mr: " + std::strerror(errno) +
+                       " (NCCL_DMABUF_ENABLE=0 stages through host memory instead)");
+  }
+  mrs_[&port] = mr;
+  return Status::success();
+}
+
+Result<std::unique_ptr<IbQueuePairs>> IbQueuePairs::create(IbNetwork& network, int portIndex,
                                                            int count, int sendDepth, int recvDepth,
                                                            int peer) {
-  std::unique_ptr<IbQueuePairs> pairs(new IbQueuePairs(network, firstPort, peer));
+  std::unique_ptr<IbQueuePairs> pairs(new IbQueuePairs(network, portIndex, peer));
   static thread_local std::mt19937 random(std::random_device{}());
+  IbPort& port = network.portAt(portIndex);
   for (int i = 0; i < count; ++i) {
-    IbPort& port = network.portAt(firstPort + i);
     ibv_qp_init_attr init{};
     init.send_cq = port.cq;
     init.recv_cq = port.cq;
@@ -53,7 +71,9 @@ Result<std::unique_ptr<IbQueuePairs>> IbQueuePairs::create(IbNetwork& network, i
     attr.qp_state = IBV_QPS_INIT;
     attr.pkey_index = 0;
     attr.port_num = port.port;
-    attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+    // Remote reads: a receiver's flush reads back what landed in device memory (ib_fifo_pump.h).
+    attr.qp_access_flags =
+        IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE;
     if (int rc = port.verbs().modifyQp(
             qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
         rc != 0) {
@@ -72,12 +92,19 @@ Status IbQueuePairs::registerMemory(IbRegion* region, void* addr, size_t bytes, 
   return Status::success();
 }
 
+Status IbQueuePairs::registerDmabuf(IbRegion* region, int fd, void* addr, size_t bytes,
+                                    int access) const {
+  for (int i = 0; i < size(); ++i) BRAID_TRY(region->addDmabuf(port(i), fd, addr, bytes, access));
+  return Status::success();
+}
+
 IbHello IbQueuePairs::hello(const IbRegion& region, uint64_t addr, uint64_t stride,
                             uint32_t slotBytes) const {
   IbHello h{};
   h.magic = kHelloMagic;
   h.qps = static_cast<uint32_t>(size());
   h.slotBytes = slotBytes;
+  h.splitData = network_.settings().splitDataOnQps ? 1 : 0;
   h.addr = addr;
   h.stride = stride;
   for (int i = 0; i < size(); ++i) {
@@ -144,6 +171,12 @@ Status IbQueuePairs::connect(const IbHello& remote, uint32_t slotBytes) {
     return invalidUsage("verbs: " + who + " has " + std::to_string(remote.qps) +
                         " queue pairs per connection, this rank " + std::to_string(size()) +
                         " (BRAID_IB_QPS_PER_CONNECTION must agree)");
+  }
+  if (remote.splitData != (network_.settings().splitDataOnQps ? 1u : 0u)) {
+    return invalidUsage("verbs: " + who + (remote.splitData != 0 ? " splits" : " does not split") +
+                        " each slot over its queue pairs and this rank " +
+                        (remote.splitData != 0 ? "does not" : "does") +
+                        " (BRAID_IB_SPLIT_DATA_ON_QPS must agree)");
   }
   if (remote.slotBytes != slotBytes) {
     return invalidUsage("verbs: " + who + " has FIFO slots of " + std::to_string(remote.slotBytes) +

@@ -14,11 +14,20 @@ struct IbSettings {
   std::string addrFamily;    ///< IB_ADDR_FAMILY: AF_INET (default) or AF_INET6, for RoCE GIDs
   int timeout = 20;          ///< IB_TIMEOUT: local ACK timeout, 4.096 us * 2^timeout
   int retryCount = 7;        ///< IB_RETRY_CNT
-  int qpsPerConnection = 1;  ///< IB_QPS_PER_CONNECTION: QPs per FIFO, spread over the NICs
+  int qpsPerConnection = 1;  ///< IB_QPS_PER_CONNECTION: QPs per FIFO, all on the FIFO's NIC
+  /// IB_SPLIT_DATA_ON_QPS: each slot split over the QPs (else slots round-robin over them),
+  /// NCCL's default 0.
+  bool splitDataOnQps = false;
   int serviceLevel = 0;      ///< IB_SL
   int trafficClass = 0;      ///< IB_TC
   int emulate = 0;           ///< IB_EMULATE: devices of the emulated HCA (verbs_emulated.h)
   std::string emulateKinds;  ///< IB_EMULATE_KINDS: what each presents (emulated_device_kinds.h)
+  // GPUDirect RDMA (gdr_choice.h).
+  std::string gdrLevel;          ///< NET_GDR_LEVEL: farthest GPU-NIC path; empty = PXB
+  int gdrRead = -2;              ///< NET_GDR_READ: 1 on, 0 off, -2 NCCL's default (Ampere on)
+  bool dmabufEnable = true;      ///< DMABUF_ENABLE: register device memory by dmabuf
+  bool gdrFlushDisable = false;  ///< GDR_FLUSH_DISABLE: no flush after a receive into it
+  bool forceFlush = false;       ///< NET_FORCE_FLUSH: flush on Hopper and later too
 };
 
 }  // namespace braid::transport::ib
