@@ -365,7 +365,8 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
     gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
     const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor) {
   if (plugin_) {
-    return transport::plugin::openGpuPluginRecvEnd(pluginLink(peer), socketTaker(greeting),
+    return transport::plugin::openGpuPluginRecvEnd(pluginLink(peer, greeting.channel),
+                                                   socketTaker(greeting),
                                                    {&runtime, stream, name, slot, cursor});
   }
   if (ib_) {
@@ -380,7 +381,8 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
                                                           stripeLayout(), linkWatch());
   }
   return transport::socket::openGpuSocketRecvEnd(runtime, name, slot, cursor, stream,
-                                                 socketConnector(greeting), peer, linkWatch());
+                                                 socketConnector(greeting), peer,
+                                                 linkWatch(greeting.channel));
 }
 
 Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo(
@@ -397,7 +399,8 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
   BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket socket, connectSocket(peer, greeting));
   if (plugin_) {
     return transport::plugin::openGpuPluginSendEnd(
-        pluginLink(peer), std::move(socket), {&runtime, stream, name, slot, cursor}, proxyCursor);
+        pluginLink(peer, greeting.channel), std::move(socket),
+        {&runtime, stream, name, slot, cursor}, proxyCursor);
   }
   if (ib_) {
     const std::string nic = plannedNic(greeting, /*sending=*/true);
@@ -406,7 +409,8 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
         config_.timeoutMs, nic, gpuSlotPlace(runtime, ib_->portFor(nic), /*sending=*/true));
   }
   return transport::socket::openGpuSocketSendEnd(runtime, name, slot, cursor, proxyCursor, stream,
-                                                 std::move(socket), peer, linkWatch());
+                                                 std::move(socket), peer,
+                                                 linkWatch(greeting.channel));
 }
 
 void Network::expectTraffic() const {

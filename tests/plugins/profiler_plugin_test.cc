@@ -443,15 +443,16 @@ TEST(ProfilerPlugin, ANameIsTriedAsLibncclProfilerName) {
   for (int r = 1; r < kRanks; ++r) logOf(record, r);
 }
 
-// A GPU communicator (the emulated GPU, 2 devices; a rank per device, one host): the calls'
-// events come from the same dispatcher, and a group's event ends once its launch is made.
-TEST(ProfilerPlugin, AGpuCommunicatorSeesEveryCallOnce) {
-  Record record;
+// Two emulated-GPU ranks, on one host (acrossHosts false: a rank per device) or on two
+// (BRAID_HOSTID, sockets between them), run three all-reduces, a group of two and a group of a
+// send and a receive, checking the results; the record says what each rank saw.
+void runGpuRanks(const Record& record, bool acrossHosts) {
   setenv("BRAID_DEBUG", "INFO", 1);
   ncclUniqueId id;
   ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
   braid::testing::runProcesses(2, [&](int rank) {
     setenv("BRAID_EMULATE_GPUS", "2", 1);
+    if (acrossHosts) setenv("BRAID_HOSTID", rank == 0 ? "gpu-host-a" : "gpu-host-b", 1);
     setenv("NCCL_PROFILER_PLUGIN", pluginPath("braidcount").c_str(), 1);
     setenv("BRAID_TEST_PROFILER_OUT", record.path().c_str(), 1);
     const braidDeviceApi* dev = braidGetDeviceApi();
@@ -487,6 +488,10 @@ TEST(ProfilerPlugin, AGpuCommunicatorSeesEveryCallOnce) {
     dev->streamDestroy(stream);
     ASSERT_EQ(ncclCommDestroy(comm), ncclSuccess);
   });
+}
+
+// What both ranks of runGpuRanks saw: every call once, sequence numbers 0 to 4.
+void expectGpuCallsOnce(const Record& record) {
   const std::vector<std::string> finals = record.lines("finalize ");
   ASSERT_EQ(finals.size(), size_t{2});
   for (const std::string& line : finals) {
@@ -495,13 +500,40 @@ TEST(ProfilerPlugin, AGpuCommunicatorSeesEveryCallOnce) {
     EXPECT_EQ(startsStops(w, "group"), std::make_pair(5, 5));
     EXPECT_EQ(startsStops(w, "coll"), std::make_pair(5, 5));
     EXPECT_EQ(startsStops(w, "p2p"), std::make_pair(2, 2));
-    for (const char* zero : {"badStops", "outsideGroup", "groupStoppedEarly", "unknownTypes"}) {
+    for (const char* zero : {"badStops", "outsideGroup", "groupStoppedEarly", "orphanSteps",
+                             "orphanOps", "unknownTypes"}) {
       EXPECT_EQ(w.at(zero), "0") << zero;
     }
   }
   std::vector<std::string> seqs;
   for (const std::string& line : record.lines("coll ")) seqs.push_back(words(line).at("seq"));
   EXPECT_EQ(seqs, (std::vector<std::string>{"0", "1", "2", "3", "4", "0", "1", "2", "3", "4"}));
+}
+
+// A GPU communicator: the calls' events come from the same dispatcher, and a group's event
+// ends once its launch is made.
+TEST(ProfilerPlugin, AGpuCommunicatorSeesEveryCallOnce) {
+  Record record;
+  runGpuRanks(record, /*acrossHosts=*/false);
+  expectGpuCallsOnce(record);
+}
+
+// Across hosts, a GPU communicator's socket proxies (transport/net/socket/gpu_socket_fifo.cc)
+// report their ops and steps too.
+TEST(ProfilerPlugin, AGpuCommunicatorsSocketProxiesReportOpsAndSteps) {
+  Record record;
+  runGpuRanks(record, /*acrossHosts=*/true);
+  expectGpuCallsOnce(record);
+  for (const std::string& line : record.lines("finalize ")) {
+    SCOPED_TRACE(line);
+    const auto w = words(line);
+    const auto ops = startsStops(w, "proxyOp");
+    EXPECT_GT(ops.first, 0);
+    EXPECT_EQ(ops.first, ops.second);
+    const auto steps = startsStops(w, "proxyStep");
+    EXPECT_GT(steps.first, 0);
+    EXPECT_EQ(steps.first, steps.second);
+  }
 }
 
 }  // namespace
