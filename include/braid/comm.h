@@ -44,6 +44,10 @@ struct CommOptions {
   /// The communicator's name (ncclConfig_t's commName): said at INFO when it is made and in its
   /// flight recorder's dumps; empty: none.
   std::string name;
+  /// More ids after the one create() is given (ncclCommInitRankScalable's nId > 1), the same in
+  /// the same order on every rank: their roots share the rendezvous, each meeting one block of
+  /// the ranks. Empty: the one id.
+  std::vector<UniqueId> moreIds;
 };
 
 /// One send or receive of a point-to-point batch (Comm::sendRecv).

@@ -1,12 +1,18 @@
-// The bootstrap root: one thread per communicator that meets every rank once.
+// The bootstrap root: one thread per unique id that meets every rank of its block once.
 //
 // Each rank connects and sends a Hello (magic, rank, nranks, its listen
-// address). When all nranks have arrived the root closes its listener and
+// address). When all ranks have arrived the root closes its listener and
 // answers each rank with the listen address of its ring successor, the only
 // peer a rank connects to; everything else travels around the ring. Sending
 // one address rather than the whole table keeps the root's work linear in the
 // number of ranks. If the deadline passes first, every waiting rank is told
-// which ranks never came. Also the wire format the ranks speak with the root
+// which ranks never came.
+//
+// A communicator made from several ids (ncclCommInitRankScalable) has a root per id, each
+// meeting one block of ranks (root_blocks.h). The last rank of a block has its successor in the
+// next block: the first rank of that block introduces itself to this root too, with a Hello
+// whose rank is one past the block (nranks where the next block is the first), and waits for no
+// answer there. Also the wire format the ranks speak with the root
 // and with each other: fixed-size structs in host byte order, since every
 // rank of a job runs the same build on the same architecture.
 #pragma once
@@ -28,8 +34,10 @@ namespace wire {
 /// Rank -> root, the first bytes on the connection.
 struct Hello {
   uint64_t magic;
-  int32_t rank;
+  int32_t rank;  ///< the rank's own, or one past the root's block for an introduction
   int32_t nranks;
+  int32_t nroots;               ///< the ids the communicator is made from (1 but for several ids)
+  int32_t iroot;                ///< which of them this root's is
   int64_t timeoutMs;            ///< the rank's timeout (<= 0: none), for messages
   int64_t remainingMs;          ///< the rank's time left; the root gives up no later
   sockaddr_storage listenAddr;  ///< where the rank accepts its ring predecessor
@@ -73,7 +81,8 @@ Status startRoot(sockets::Socket listener, const UniqueIdContents& id, int64_t t
 
 /// Why the root turns `hello` away ("" when it is admitted), given what it has seen so far:
 /// `nranks` (-1 before the first rank) and whether the rank joined already. Also the fuzz
-/// target's entry point (tests/fuzz).
+/// target's entry point (tests/fuzz). That the rank belongs to the root's block is the root's
+/// own check (it knows the block from its first Hello).
 std::string checkHello(const wire::Hello& hello, uint64_t magic, int nranks, bool alreadyJoined);
 /// At most this many ranks: a Hello asking for more is refused, never allocated for.
 inline constexpr int kMaxRanks = 1 << 20;
