@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cinttypes>
 #include <cstring>
 #include <thread>
@@ -106,10 +107,17 @@ Status rootIoFailure(const Joining& j, const sockets::IoResult& io, const std::s
                      io.describe());
 }
 
+/// A Hello sent: the connection, and how the greeting went (what connecting failed on is an
+/// error of its own).
+struct SentHello {
+  sockets::Socket socket;
+  sockets::IoResult io;
+};
+
 /// Connects to the root of id `iroot` and sends it a Hello as `helloRank` (this rank's, or one
-/// past that root's block for an introduction); the connection, for the answer.
-Result<sockets::Socket> helloToRoot(const Joining& j, int iroot, int helloRank,
-                                    const sockaddr_storage& listenAddr) {
+/// past that root's block for an introduction).
+Result<SentHello> helloToRoot(const Joining& j, int iroot, int helloRank,
+                              const sockaddr_storage& listenAddr) {
   const UniqueIdContents& id = j.roots[iroot];
   Result<sockets::Socket> connected = sockets::connectWithRetry(rootAddress(id), j.deadline);
   if (!connected.ok()) {
@@ -127,46 +135,90 @@ Result<sockets::Socket> helloToRoot(const Joining& j, int iroot, int helloRank,
   hello.timeoutMs = j.timeoutMs;
   hello.remainingMs = j.deadline.isNever() ? 0 : std::max<int64_t>(1, j.deadline.remainingMs());
   hello.listenAddr = listenAddr;
-  sockets::IoResult io = sockets::sendProvenGreeting(
-      connected.value(), proofOf(id, kProveRootHello), &hello, sizeof(hello), j.deadline);
-  if (!io.ok()) return rootIoFailure(j, io, sockets::addressToString(rootAddress(id)));
-  return std::move(connected).value();
+  SentHello sent{std::move(connected).value(), {}};
+  sent.io = sockets::sendProvenGreeting(sent.socket, proofOf(id, kProveRootHello), &hello,
+                                        sizeof(hello), j.deadline);
+  return sent;
+}
+
+/// The root's answer to a Hello: the connection and the answer's header.
+struct RootAnswer {
+  sockets::Socket socket;
+  wire::ReplyHeader header{};
+};
+
+/// How many times a rank sends its Hello to a root that dropped it unread (root.h).
+constexpr int kHelloAttempts = 20;
+
+/// Sends a Hello (helloToRoot) and reads the answer's header, sending it again while the root
+/// drops it unread: a reset before any answer means the root never filed it.
+Result<RootAnswer> askRoot(const Joining& j, int iroot, int helloRank,
+                           const sockaddr_storage& listenAddr, const Deadline& answerBy) {
+  const std::string rootText = sockets::addressToString(rootAddress(j.roots[iroot]));
+  for (int attempt = 1;; ++attempt) {
+    BRAID_ASSIGN_OR_RETURN(SentHello sent, helloToRoot(j, iroot, helloRank, listenAddr));
+    RootAnswer answer{std::move(sent.socket), {}};
+    sockets::IoResult io = sent.io;
+    if (io.ok())
+      io = sockets::recvAll(answer.socket, &answer.header, sizeof(answer.header), answerBy);
+    if (io.ok()) return answer;
+    if (io.end != sockets::IoEnd::kPeerClosed || attempt == kHelloAttempts) {
+      return rootIoFailure(j, io, rootText);
+    }
+    BRAID_INFO(
+        "bootstrap: rank %d: the root at %s dropped its Hello unread (attempt %d of %d); "
+        "sending it again",
+        j.rank, rootText.c_str(), attempt, kHelloAttempts);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2 * attempt));
+  }
+}
+
+/// The text of an error answer (its header read), as the rank reports it.
+Status rootError(const RootAnswer& answer, const Deadline& answerBy) {
+  std::string message(answer.header.length, '\0');
+  sockets::IoResult io = sockets::recvAll(answer.socket, message.data(), message.size(), answerBy);
+  if (!io.ok()) message = "(the root's message was cut off: " + io.describe() + ")";
+  return remoteError("bootstrap: " + wire::printableText(message));
+}
+
+/// How long a rank waits for the root's answer.
+Deadline answerDeadline(const Joining& j) {
+  return j.deadline.isNever() ? j.deadline
+                              : Deadline::afterMs(j.deadline.remainingMs() + kRootAnswerGraceMs)
+                                    .cancelledBy(j.deadline.cancelFlag());
 }
 
 /// With several ids, the first rank of a block tells the previous block's root where it
-/// listens, the ring successor of that root's last rank (root.h).
+/// listens, the ring successor of that root's last rank (root.h); the root files it at once.
 Status introduceToPreviousRoot(const Joining& j, const sockaddr_storage& listenAddr) {
   if (j.nroots() == 1 || j.rank != firstRankOfRoot(j.iroot, j.nranks, j.nroots())) {
     return Status::success();
   }
   const int before = j.predecessor();
-  return helloToRoot(j, rootOfRank(before, j.nranks, j.nroots()), before + 1, listenAddr).status();
+  const int iroot = rootOfRank(before, j.nranks, j.nroots());
+  const Deadline answerBy = answerDeadline(j);
+  BRAID_ASSIGN_OR_RETURN(const RootAnswer answer,
+                         askRoot(j, iroot, before + 1, listenAddr, answerBy));
+  const wire::ReplyRead read = wire::classifyReply(answer.header);
+  if (read == wire::ReplyRead::kError) return rootError(answer, answerBy);
+  if (read == wire::ReplyRead::kFiled) return Status::success();
+  return remoteError("bootstrap: malformed answer to rank " + std::to_string(j.rank) +
+                     "'s introduction from the root of id " + std::to_string(iroot));
 }
 
 /// Sends the Hello and returns the successor's listen address from the root.
 Result<sockaddr_storage> joinThroughRoot(const Joining& j, const sockaddr_storage& listenAddr) {
   std::string rootText = sockets::addressToString(j.root);
-  BRAID_ASSIGN_OR_RETURN(const sockets::Socket root, helloToRoot(j, j.iroot, j.rank, listenAddr));
-  sockets::IoResult io;
-  Deadline answerBy = j.deadline.isNever()
-                          ? j.deadline
-                          : Deadline::afterMs(j.deadline.remainingMs() + kRootAnswerGraceMs)
-                                .cancelledBy(j.deadline.cancelFlag());
-  wire::ReplyHeader header{};
-  io = sockets::recvAll(root, &header, sizeof(header), answerBy);
-  if (!io.ok()) return rootIoFailure(j, io, rootText);
-  const wire::ReplyRead read = wire::classifyReply(header);
-  if (read == wire::ReplyRead::kError) {
-    std::string message(header.length, '\0');
-    io = sockets::recvAll(root, message.data(), message.size(), answerBy);
-    if (!io.ok()) message = "(the root's message was cut off: " + io.describe() + ")";
-    return remoteError("bootstrap: " + wire::printableText(message));
-  }
+  const Deadline answerBy = answerDeadline(j);
+  BRAID_ASSIGN_OR_RETURN(const RootAnswer answer,
+                         askRoot(j, j.iroot, j.rank, listenAddr, answerBy));
+  const wire::ReplyRead read = wire::classifyReply(answer.header);
+  if (read == wire::ReplyRead::kError) return rootError(answer, answerBy);
   sockaddr_storage successor{};
   if (read != wire::ReplyRead::kAddress) {
     return remoteError("bootstrap: malformed answer from the root at " + rootText);
   }
-  io = sockets::recvAll(root, &successor, sizeof(successor), answerBy);
+  sockets::IoResult io = sockets::recvAll(answer.socket, &successor, sizeof(successor), answerBy);
   if (!io.ok()) {
     return remoteError("bootstrap: lost the connection to the root at " + rootText + ": " +
                        io.describe());

@@ -157,6 +157,7 @@ void Root::admit(sockets::Socket connection, const wire::Hello& hello) {
     }
   }
   const int slot = hello.rank - first_;
+  if (slot == count_) sendReply(connection, wire::ReplyKind::kFiled, nullptr, 0);  // introduction
   ranks_[slot] = std::move(connection);
   addresses_[slot] = hello.listenAddr;
   ++arrived_;
@@ -234,6 +235,9 @@ ReplyRead classifyReply(const ReplyHeader& header) {
   if (header.kind == static_cast<uint32_t>(ReplyKind::kPeerAddress) &&
       header.length == sizeof(sockaddr_storage)) {
     return ReplyRead::kAddress;
+  }
+  if (header.kind == static_cast<uint32_t>(ReplyKind::kFiled) && header.length == 0) {
+    return ReplyRead::kFiled;
   }
   return ReplyRead::kMalformed;
 }

@@ -11,9 +11,13 @@
 // A communicator made from several ids (ncclCommInitRankScalable) has a root per id, each
 // meeting one block of ranks (root_blocks.h). The last rank of a block has its successor in the
 // next block: the first rank of that block introduces itself to this root too, with a Hello
-// whose rank is one past the block (nranks where the next block is the first), and waits for no
-// answer there. Also the wire format the ranks speak with the root
-// and with each other: fixed-size structs in host byte order, since every
+// whose rank is one past the block (nranks where the next block is the first), which the root
+// answers at once with kFiled.
+//
+// A root holds at most GreetingAcceptor::kMaxPending connections whose greeting it has not read;
+// under a burst of ranks it drops the oldest, which the rank sees as a reset before any answer.
+// The Hello was then not filed, so the rank sends it again (bootstrap.cc). Also the wire format the
+// ranks speak with the root and with each other: fixed-size structs in host byte order, since every
 // rank of a job runs the same build on the same architecture.
 #pragma once
 
@@ -46,6 +50,7 @@ struct Hello {
 enum class ReplyKind : uint32_t {
   kPeerAddress = 1,  ///< followed by the successor's sockaddr_storage
   kError = 2,        ///< followed by `length` bytes of message text
+  kFiled = 3,        ///< an introduction was filed (nothing follows)
 };
 
 /// Root -> rank.
@@ -57,7 +62,7 @@ inline constexpr uint32_t kMaxErrorBytes = 4096;
 
 /// What a rank reads after a reply's header: the successor's address, an error's text of
 /// `length` bytes, or nothing (the header is malformed: the rank gives up).
-enum class ReplyRead { kAddress, kError, kMalformed };
+enum class ReplyRead { kAddress, kError, kFiled, kMalformed };
 ReplyRead classifyReply(const ReplyHeader& header);
 /// Whether an address a rank got from the root is one it can connect to: IPv4 or IPv6, a port.
 bool isRankAddress(const sockaddr_storage& address);

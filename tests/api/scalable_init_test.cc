@@ -1,7 +1,7 @@
 // ncclCommInitRankScalable with several unique ids: each id's root meets one block of the ranks
 // and the blocks' roots hand each other the ring between them (bootstrap/root.h), so a large job
-// spreads its rendezvous as NCCL's does. The ranks here are threads of this process, on host
-// communicators.
+// spreads its rendezvous as NCCL's does. The ranks here are threads of this process, or
+// processes, on host communicators.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -50,6 +50,24 @@ TEST(ScalableInit, OneHundredSixtyRanksFromTwoIds) { EXPECT_EQ(makeAndCheck(160,
 TEST(ScalableInit, UnevenBlocksAndARootPerRank) {
   EXPECT_EQ(makeAndCheck(7, 3), 7);
   EXPECT_EQ(makeAndCheck(4, 4), 4);
+}
+
+// The same with the ranks as processes (the roots listen in this one).
+TEST(ScalableInit, SixProcessesFromThreeIds) {
+  constexpr int kRanks = 6;
+  ScopedEnv host("BRAID_HOST_COMM", "1");
+  std::vector<ncclUniqueId> ids = {newId(), newId(), newId()};
+  braid::testing::runProcesses(kRanks, [&](int rank) {
+    ncclComm_t comm = nullptr;
+    ASSERT_EQ(ncclCommInitRankScalable(&comm, kRanks, rank, 3, ids.data(), nullptr), ncclSuccess)
+        << ncclGetLastError(nullptr);
+    std::vector<float> values(1000, static_cast<float>(rank));
+    EXPECT_EQ(ncclAllReduce(values.data(), values.data(), values.size(), ncclFloat32, ncclSum, comm,
+                            nullptr),
+              ncclSuccess);
+    EXPECT_EQ(values[999], 15.0f);
+    EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  });
 }
 
 TEST(ScalableInitBadInput, IdsThatCannotServeAreRefused) {

@@ -72,6 +72,9 @@ void fuzzReply(const uint8_t* data, size_t size) {
     case bootstrap::wire::ReplyRead::kAddress:
       check(header.length == sizeof(sockaddr_storage), "an address of the wrong size");
       break;
+    case bootstrap::wire::ReplyRead::kFiled:
+      check(header.length == 0, "a filed introduction with a payload");
+      break;
     case bootstrap::wire::ReplyRead::kMalformed:
       break;
   }
