@@ -54,6 +54,9 @@ struct Config {
   /// BRAID_NET_PLUGIN (NCCL_NET_PLUGIN): the network plugins to try, as NCCL reads it
   /// (transport/net/plugin/net_plugin_loader.h); unset = libnccl-net.so, "none" = none.
   std::optional<std::string> netPlugin;
+  /// BRAID_TUNER_PLUGIN (NCCL_TUNER_PLUGIN): the tuner plugin to load, as NCCL reads it
+  /// (src/tune/plugin/tuner_loader.h); unset = libnccl-tuner.so, "none" = none.
+  std::optional<std::string> tunerPlugin;
   transport::ib::IbSettings ib;
   /// BRAID_CHECK_CALLS: ranks compare each collective call before moving data (comm/calls_check.cc)
   bool checkCalls = false;

@@ -128,8 +128,10 @@ Status Calls::runWays(WayCall& wc) {
     const Outcome outcome = way->run(wc);
     if (!outcome.taken) continue;
     if (wc.choice) {
-      const int channels =
-          outcome.channels != 0 ? static_cast<int>(outcome.channels) : links_.nchannels();
+      const int channels = outcome.channels != 0 ? static_cast<int>(outcome.channels)
+                           : wc.choice->nchannels > 0
+                               ? std::min(wc.choice->nchannels, links_.nchannels())
+                               : links_.nchannels();
       recorder_.traceCall(wc.call, *wc.choice, channels, traceStart, outcome.ran);
     }
     return settle(wc, outcome);

@@ -24,12 +24,20 @@ ChoiceKey choiceKey(const CollectiveCall& call, int nranks) {
 }  // namespace
 
 Result<tune::Choice> Selector::choose(const CollectiveCall& call) {
+  const ChoiceKey key = choiceKey(call, settings_.nranks);
+  const CachedChoice* answer = choices_.find(key);
+  if (answer == nullptr) {
+    BRAID_ASSIGN_OR_RETURN(answer, modelAnswer(key));
+  }
+  if (!tuner_ || key.variableCounts) return static_cast<const tune::Choice&>(*answer);
+  return tuner_->decide(key.collective, key.bytes, answer->offered, *answer, settings_.nchannels);
+}
+
+Result<const CachedChoice*> Selector::modelAnswer(const ChoiceKey& key) {
   const SelectorSettings& s = settings_;
   const int nranks = s.nranks;
-  const ChoiceKey key = choiceKey(call, nranks);
-  if (const tune::Choice* cached = choices_.find(key)) return *cached;
   tune::Query q;
-  q.collective = call.collective;
+  q.collective = key.collective;
   q.bytes = key.bytes;
   q.nranks = nranks;
   q.nhosts = s.nhosts;
@@ -46,18 +54,20 @@ Result<tune::Choice> Selector::choose(const CollectiveCall& call) {
   // tree: the model times one call alone, but a chain's root returns once it
   // has sent, so calls issued back to back overlap along the chain and beat
   // the tree (braid-calibrate measured up to 2.9x at 2 ranks, 8 B).
-  if (rooted(call.collective) && !s.algoForced) {
+  if (rooted(key.collective) && !s.algoForced) {
     a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = false;
   }
   // The deterministic ring (owner computes, ways/deterministic_ring_way.cc) runs on
   // the host only; on a GPU the tree gives the reference order.
-  if (s.onGpu && s.deterministic && call.collective == Collective::kAllReduce && nranks > 1) {
+  if (s.onGpu && s.deterministic && key.collective == Collective::kAllReduce && nranks > 1) {
     a.algorithm[static_cast<int>(algo::Algorithm::kRing)] = false;
     a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = true;
   }
   BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, tune::choose(s.model, q, a));
-  choices_.insert(key, choice);
-  return choice;
+  if (!tuner_) return choices_.insert(key, choice);
+  // The plugin is offered what braid would weigh itself.
+  BRAID_ASSIGN_OR_RETURN(const tune::CostTable offered, tune::modelTable(s.model, q, a));
+  return choices_.insert(key, choice, offered);
 }
 
 }  // namespace braid::comm

@@ -21,16 +21,10 @@ using namespace braid::netabi;  // NOLINT(google-build-using-namespace): the ABI
 // A plugin's log lines go to braid's log, at the level the plugin asked, marked as its own.
 void pluginLog(ncclDebugLogLevel level, unsigned long /*flags*/, const char* /*file*/, int /*line*/,
                const char* fmt, ...) {
-  const log::Level ours = level == NCCL_LOG_WARN || level == NCCL_LOG_ABORT ? log::Level::kWarn
-                          : level == NCCL_LOG_TRACE                         ? log::Level::kTrace
-                                                                            : log::Level::kInfo;
-  if (level == NCCL_LOG_NONE || !log::enabled(ours)) return;
-  char text[1024];
   va_list args;
   va_start(args, fmt);
-  vsnprintf(text, sizeof(text), fmt, args);
+  plugins::writePluginLog("NET/Plugin", level, fmt, args);
   va_end(args);
-  log::write(ours, "NET/Plugin: %s", text);
 }
 
 // No profiler plugin is loaded yet (docs/network.md): the plugin's events start nothing.
