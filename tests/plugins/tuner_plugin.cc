@@ -59,7 +59,8 @@ struct Context {
 
 ncclResult_t initCommon(size_t nranks, size_t nnodes, ncclDebugLogger_t log, void** context) {
   if (getenv("BRAID_TEST_TUNER_FAIL_INIT") != nullptr) return ncclInternalError;
-  if (log != nullptr) log(NCCL_LOG_INFO, 0, __FILE__, __LINE__, "braidtuner init, %zu ranks", nranks);
+  if (log != nullptr)
+    log(NCCL_LOG_INFO, 0, __FILE__, __LINE__, "braidtuner init, %zu ranks", nranks);
   record("init v%d ranks %zu nodes %zu\n", kVersion, nranks, nnodes);
   *context = new Context();
   return ncclSuccess;

@@ -165,20 +165,20 @@ TEST(TunerPlugin, SetsTheChannelCountWithinTheCommunicators) {
   RankRun baseline(Env{{"NCCL_TUNER_PLUGIN", "none"}, {"NCCL_NCHANNELS", "4"}});
   EXPECT_EQ(occurrences(allReduceLines(baseline.logs()), "4 channel(s)"), size_t{kRanks});
   RankRun two(Env{{"NCCL_TUNER_PLUGIN", tunerPath("braidtuner")},
-           {"NCCL_NCHANNELS", "4"},
-           {"BRAID_TEST_TUNER_CHANNELS", "2"}});
+                  {"NCCL_NCHANNELS", "4"},
+                  {"BRAID_TEST_TUNER_CHANNELS", "2"}});
   EXPECT_EQ(occurrences(allReduceLines(two.logs()), "2 channel(s)"), size_t{kRanks}) << two.logs();
   RankRun many(Env{{"NCCL_TUNER_PLUGIN", tunerPath("braidtuner")},
-            {"NCCL_NCHANNELS", "4"},
-            {"BRAID_TEST_TUNER_CHANNELS", "64"}});
+                   {"NCCL_NCHANNELS", "4"},
+                   {"BRAID_TEST_TUNER_CHANNELS", "64"}});
   EXPECT_EQ(occurrences(allReduceLines(many.logs()), "4 channel(s)"), size_t{kRanks})
       << many.logs();
 }
 
 TEST(TunerPlugin, AFailedInitLeavesTheCommunicatorToChooseAlone) {
   RankRun run(Env{{"NCCL_TUNER_PLUGIN", tunerPath("braidtuner")},
-           {"BRAID_TEST_TUNER_ALGO", "tree"},
-           {"BRAID_TEST_TUNER_FAIL_INIT", "1"}});
+                  {"BRAID_TEST_TUNER_ALGO", "tree"},
+                  {"BRAID_TEST_TUNER_FAIL_INIT", "1"}});
   EXPECT_EQ(occurrences(allReduceLines(run.logs()), "] ring simple schedule"), size_t{kRanks})
       << run.logs();
   EXPECT_EQ(occurrences(run.logs(), "init failed with result 3; choosing algorithms without it"),
@@ -200,9 +200,9 @@ TEST(TunerPlugin, AMissingLibraryIsSaidAndBraidChooses) {
 // communicator holds its library; no tuner library on the library path.
 TEST(TunerPlugin, FoundInsideTheNetworkPluginsLibrary) {
   RankRun run(Env{{"NCCL_TUNER_PLUGIN", ""},
-           {"NCCL_NET_PLUGIN", pluginDir() + "/libnccl-net-braidtest-tuner.so"},
-           {"BRAID_HOSTID", "tuner-host-"},
-           {"BRAID_TEST_TUNER_ALGO", "tree"}});
+                  {"NCCL_NET_PLUGIN", pluginDir() + "/libnccl-net-braidtest-tuner.so"},
+                  {"BRAID_HOSTID", "tuner-host-"},
+                  {"BRAID_TEST_TUNER_ALGO", "tree"}});
   EXPECT_EQ(occurrences(run.logs(), "TUNER/Plugin: Could not find: libnccl-tuner.so"),
             size_t{kRanks})
       << run.logs();
