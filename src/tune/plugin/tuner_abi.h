@@ -23,14 +23,14 @@
 namespace braid::tunerabi {
 
 // The logger every plugin ABI shares (base/plugin_log.h).
-using plugins::ncclDebugLogger_t;
-using plugins::ncclDebugLogLevel;
 using plugins::NCCL_LOG_ABORT;
 using plugins::NCCL_LOG_INFO;
 using plugins::NCCL_LOG_NONE;
 using plugins::NCCL_LOG_TRACE;
 using plugins::NCCL_LOG_VERSION;
 using plugins::NCCL_LOG_WARN;
+using plugins::ncclDebugLogger_t;
+using plugins::ncclDebugLogLevel;
 
 /// ncclFunc_t (nccl_common.h): the collective getCollInfo is asked about.
 enum ncclFunc_t {
@@ -100,18 +100,16 @@ typedef struct {
 
 typedef struct {
   const char* name;
-  ncclResult_t (*init)(size_t nRanks, size_t nNodes, ncclDebugLogger_t logFunction,
-                       void** context);
-  ncclResult_t (*getCollInfo)(void* context, ncclFunc_t collType, size_t nBytes,
-                              int collNetSupport, int nvlsSupport, int numPipeOps, int* algorithm,
-                              int* protocol, int* nChannels);
+  ncclResult_t (*init)(size_t nRanks, size_t nNodes, ncclDebugLogger_t logFunction, void** context);
+  ncclResult_t (*getCollInfo)(void* context, ncclFunc_t collType, size_t nBytes, int collNetSupport,
+                              int nvlsSupport, int numPipeOps, int* algorithm, int* protocol,
+                              int* nChannels);
   ncclResult_t (*destroy)(void* context);
 } ncclTuner_v2_t;
 
 typedef struct {
   const char* name;
-  ncclResult_t (*init)(size_t nRanks, size_t nNodes, ncclDebugLogger_t logFunction,
-                       void** context);
+  ncclResult_t (*init)(size_t nRanks, size_t nNodes, ncclDebugLogger_t logFunction, void** context);
   ncclResult_t (*getCollInfo)(void* context, ncclFunc_t collType, size_t nBytes, int numPipeOps,
                               float** collCostTable, int numAlgo, int numProto, int* nChannels);
   ncclResult_t (*destroy)(void* context);
@@ -119,8 +117,7 @@ typedef struct {
 
 typedef struct {
   const char* name;
-  ncclResult_t (*init)(size_t nRanks, size_t nNodes, ncclDebugLogger_t logFunction,
-                       void** context);
+  ncclResult_t (*init)(size_t nRanks, size_t nNodes, ncclDebugLogger_t logFunction, void** context);
   ncclResult_t (*getCollInfo)(void* context, ncclFunc_t collType, size_t nBytes, int numPipeOps,
                               float** collCostTable, int numAlgo, int numProto, int regBuff,
                               int* nChannels);

@@ -48,8 +48,8 @@ std::unique_ptr<TunerPlugin> probeTable(void* library, const std::string& path) 
 // whether it came from NCCL_TUNER_PLUGIN's search.
 void* openLibrary(const std::optional<std::string>& setting, const std::string& netLibrary,
                   std::string* path, bool* named) {
-  void* library =
-      plugins::openPluginLibrary("TUNER", plugins::pluginFiles(kPrefix, setting.value_or("")), path);
+  void* library = plugins::openPluginLibrary(
+      "TUNER", plugins::pluginFiles(kPrefix, setting.value_or("")), path);
   *named = library != nullptr;
   if (library == nullptr) {
     library = openNetLibrary(netLibrary);

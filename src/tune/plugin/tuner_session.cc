@@ -6,8 +6,8 @@
 
 namespace braid::tune {
 
-std::unique_ptr<TunerSession> TunerSession::open(std::shared_ptr<void> holder,
-                                                 TunerPlugin& plugin, TunerInit init) {
+std::unique_ptr<TunerSession> TunerSession::open(std::shared_ptr<void> holder, TunerPlugin& plugin,
+                                                 TunerInit init) {
   Result<void*> context = plugin.init(init);
   if (!context.ok()) {
     BRAID_INFO("TUNER/Plugin: %s; choosing algorithms without it",
@@ -42,9 +42,10 @@ Choice TunerSession::decide(Collective collective, size_t bytes, const CostTable
   std::optional<Choice> tuned = tunedChoice(ours, offered, answered, nChannels, maxChannels);
   if (tuned) return *tuned;
   if (!saidEmpty_) {
-    BRAID_INFO("TUNER/Plugin: %s left no algorithm and protocol braid runs for %s of %zu B; "
-               "braid's choice stands",
-               plugin_.describe().c_str(), collectiveName(collective), bytes);
+    BRAID_INFO(
+        "TUNER/Plugin: %s left no algorithm and protocol braid runs for %s of %zu B; "
+        "braid's choice stands",
+        plugin_.describe().c_str(), collectiveName(collective), bytes);
   }
   saidEmpty_ = true;
   return kept;

@@ -25,9 +25,8 @@ void tunerLog(ncclDebugLogLevel level, unsigned long /*flags*/, const char* /*fi
 }
 
 // Version V's table: the V-th of these.
-using Tables =
-    std::tuple<void, void, ncclTuner_v2_t, ncclTuner_v3_t, ncclTuner_v4_t, ncclTuner_v5_t,
-               ncclTuner_v6_t>;
+using Tables = std::tuple<void, void, ncclTuner_v2_t, ncclTuner_v3_t, ncclTuner_v4_t,
+                          ncclTuner_v5_t, ncclTuner_v6_t>;
 template <int V>
 struct TableOf {
   using type = std::tuple_element_t<V, Tables>;
