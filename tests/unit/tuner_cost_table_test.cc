@@ -30,8 +30,7 @@ TEST(TunerCostTable, OffersTheRingAndTreeEntriesBraidWouldWeigh) {
   ASSERT_TRUE(t.ok()) << t.status().message();
   for (int a = 0; a < NCCL_NUM_ALGORITHMS; ++a) {
     for (int p = 0; p < NCCL_NUM_PROTOCOLS; ++p) {
-      const bool offered =
-          (a == NCCL_ALGO_RING || a == NCCL_ALGO_TREE) && p != NCCL_PROTO_LL128;
+      const bool offered = (a == NCCL_ALGO_RING || a == NCCL_ALGO_TREE) && p != NCCL_PROTO_LL128;
       if (offered) {
         EXPECT_GT(t.value().us[a][p], 0) << a << "," << p;
       } else {
@@ -42,7 +41,8 @@ TEST(TunerCostTable, OffersTheRingAndTreeEntriesBraidWouldWeigh) {
   const Result<double> ring =
       predictUs(model, allReduce(1 << 20), algo::Algorithm::kRing, algo::Protocol::kSimple);
   ASSERT_TRUE(ring.ok());
-  EXPECT_FLOAT_EQ(t.value().us[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE], static_cast<float>(ring.value()));
+  EXPECT_FLOAT_EQ(t.value().us[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE],
+                  static_cast<float>(ring.value()));
 }
 
 TEST(TunerCostTable, IgnoresWhatTheUserOrTheCollectiveRulesOut) {
@@ -84,8 +84,8 @@ TEST(TunerCostTable, TheCheapestEntryBraidOfferedDecides) {
   Offer o;
   CostTable answered = o.table;
   answered.us[NCCL_ALGO_TREE][NCCL_PROTO_SIMPLE] = 0;
-  answered.us[NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE] = 0;   // not offered: not taken
-  answered.us[NCCL_ALGO_RING][NCCL_PROTO_LL] = -5;      // negative: ignored, as NCCL does
+  answered.us[NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE] = 0;  // not offered: not taken
+  answered.us[NCCL_ALGO_RING][NCCL_PROTO_LL] = -5;     // negative: ignored, as NCCL does
   std::optional<Choice> c = tunedChoice(o.ours, o.table, answered, 0, 4);
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->algorithm, algo::Algorithm::kTree);
