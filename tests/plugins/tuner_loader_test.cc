@@ -64,7 +64,8 @@ TEST(TunerLoad, IsSharedWhileHeldAndLoadedAgainAfterTheLast) {
 
 TEST(TunerLoad, AFailedLoadIsNotTriedAgain) {
   inChild([] {
-    const std::string said = infoOf([] { EXPECT_EQ(acquireTuner(std::string("nosuch"), ""), nullptr); });
+    const std::string said =
+        infoOf([] { EXPECT_EQ(acquireTuner(std::string("nosuch"), ""), nullptr); });
     EXPECT_NE(said.find("TUNER/Plugin: Could not find: nosuch libnccl-tuner-nosuch.so"),
               std::string::npos)
         << said;
