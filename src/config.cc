@@ -45,6 +45,8 @@ Config Config::fromEnvironment() {
   c.minChannels = getIntKnob("MIN_NCHANNELS", c.minChannels);
   c.maxChannels = getIntKnob("MAX_NCHANNELS", c.maxChannels);
   c.crossNic = getIntKnob("CROSS_NIC", c.crossNic);
+  c.pxnDisable = getIntKnob("PXN_DISABLE", 0) != 0;
+  c.p2pPxnLevel = getIntKnob("P2P_PXN_LEVEL", c.p2pPxnLevel);
   c.buffSize = env::getInt("BUFFSIZE", c.buffSize);
   c.buffSizeSet = env::get("BUFFSIZE").has_value();
   c.algo = env::get("ALGO").value_or("");
@@ -81,6 +83,7 @@ Config Config::fromEnvironment() {
   ib.timeout = getIntKnob("IB_TIMEOUT", ib.timeout);
   ib.retryCount = getIntKnob("IB_RETRY_CNT", ib.retryCount);
   ib.qpsPerConnection = getIntKnob("IB_QPS_PER_CONNECTION", ib.qpsPerConnection);
+  ib.splitDataOnQps = getIntKnob("IB_SPLIT_DATA_ON_QPS", 0) != 0;
   ib.serviceLevel = getIntKnob("IB_SL", ib.serviceLevel);
   ib.trafficClass = getIntKnob("IB_TC", ib.trafficClass);
   ib.emulateKinds = env::get("IB_EMULATE_KINDS").value_or("");
@@ -138,6 +141,10 @@ Status Config::validate() const {
         "BRAID_MIN_NCHANNELS and BRAID_MAX_NCHANNELS must be between 0 (unset) "
         "and 64, got " +
         std::to_string(minChannels) + " and " + std::to_string(maxChannels));
+  }
+  if (p2pPxnLevel < 0 || p2pPxnLevel > 2) {
+    return invalidArgument("BRAID_P2P_PXN_LEVEL must be 0, 1 or 2, got " +
+                           std::to_string(p2pPxnLevel));
   }
   if (crossNic < 0 || crossNic > 2) {
     return invalidArgument("BRAID_CROSS_NIC must be 0, 1 or 2, got " + std::to_string(crossNic));
@@ -213,7 +220,8 @@ std::string Config::describe() const {
   std::ostringstream o;
   o << "config: timeout_ms=" << timeoutMs << " nchannels=" << nchannels
     << " min_nchannels=" << minChannels << " max_nchannels=" << maxChannels
-    << " cross_nic=" << crossNic << " buffsize=" << buffSize
+    << " cross_nic=" << crossNic << " pxn_disable=" << pxnDisable
+    << " p2p_pxn_level=" << p2pPxnLevel << " buffsize=" << buffSize
     << " algo=" << (algo.empty() ? "auto" : algo) << " proto=" << (proto.empty() ? "auto" : proto)
     << " transports=" << (transports.empty() ? "all" : transports)
     << " dump_schedule=" << dumpSchedule << " deterministic=" << deterministic
@@ -227,7 +235,8 @@ std::string Config::describe() const {
     << " tuner_plugin=" << (tunerPlugin ? *tunerPlugin : "libnccl-tuner.so")
     << " ib_hca=" << (ib.hca.empty() ? "all" : ib.hca) << " ib_gid_index=" << ib.gidIndex
     << " ib_timeout=" << ib.timeout << " ib_retry_cnt=" << ib.retryCount
-    << " ib_qps_per_connection=" << ib.qpsPerConnection << " ib_emulate=" << ib.emulate
+    << " ib_qps_per_connection=" << ib.qpsPerConnection
+    << " ib_split_data_on_qps=" << ib.splitDataOnQps << " ib_emulate=" << ib.emulate
     << " ib_emulate_kinds=" << (ib.emulateKinds.empty() ? "roce" : ib.emulateKinds)
     << " socket_nthreads=" << socketThreads << " nsocks_perthread=" << socketsPerThread
     << " zero_copy=" << zeroCopy << " zero_copy_min_bytes=" << zeroCopyMinBytes

@@ -24,6 +24,11 @@ struct Config {
   /// same NIC index on every host), 1 lets it leave by one NIC and enter by another
   /// (topology/search.h).
   int crossNic = 2;
+  /// BRAID_PXN_DISABLE (NCCL_PXN_DISABLE) and BRAID_P2P_PXN_LEVEL (NCCL_P2P_PXN_LEVEL, 0..2):
+  /// whether point-to-point sends between hosts take the peer's rail through an NVLink peer
+  /// (topology/net_routes.h).
+  bool pxnDisable = false;
+  int p2pPxnLevel = 2;
   int64_t buffSize = 4 << 20;  ///< BRAID_BUFFSIZE: bytes of one FIFO (all its slots)
   /// BRAID_BUFFSIZE was given (else host communicators of one rank per host whose cores are
   /// oversubscribed take bigger FIFOs, Links::configure).

@@ -53,8 +53,6 @@ const std::vector<IgnoredVariable> kIgnored = {
     {"NCCL_IB_RESILIENCY_PORT_RECOVERY_START_DELAY", kNoResilience},
     {"NCCL_IB_RETURN_ASYNC_EVENTS", "asynchronous events are always read and fail what they end"},
     {"NCCL_IB_ROUTABLE_FLID_GID_INDEX", "no routing between InfiniBand subnets"},
-    {"NCCL_IB_SPLIT_DATA_ON_QPS",
-     "each slot goes whole on one queue pair; a connection's pairs take slots in turn"},
     {"NCCL_IB_SUBNET_AWARE_ROUTING", "no routing between InfiniBand subnets"},
     {"NCCL_IB_SUBNET_PREFIX_LEN", "no routing between InfiniBand subnets"},
     {"NCCL_IB_USE_INLINE", "no inline sends"},

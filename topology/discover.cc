@@ -127,6 +127,21 @@ int attachInterfaces(Graph& graph, const std::vector<std::string>& names) {
   return added;
 }
 
+std::vector<std::string> leaveOutRdmaPorts(
+    Graph& graph, int host, const std::function<bool(const std::string&, int)>& allowed) {
+  std::vector<std::string> left;
+  for (int nic : graph.nodesOfType(NodeType::kNic, host)) {
+    Node& node = graph.node(nic);
+    if (!node.rdma) continue;
+    // "mlx5_0:1" as discovery names ports, "mlx5_0" as topology files name NICs.
+    const std::string device = node.name.substr(0, node.name.find(':'));
+    if (allowed(device, node.port > 0 ? node.port : 1)) continue;
+    node.rdma = false;
+    left.push_back(node.name);
+  }
+  return left;
+}
+
 Result<Graph> parseHwlocXml(const std::string& xmlText) {
   if (xmlText.find_first_not_of(" \t\r\n") == std::string::npos) {
     return invalidArgument("the hwloc XML topology is empty");

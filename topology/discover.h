@@ -9,6 +9,7 @@
 // How each part maps is in docs/topology-discovery.md.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,13 @@ int attachVerbsPorts(Graph& graph, const std::vector<VerbsPort>& ports);
 /// channels over (BRAID_SOCKET_IFNAME) that the graph lacks, virtual ones included (a veth,
 /// which discovery does not count as a NIC), on host 0's first CPU.
 int attachInterfaces(Graph& graph, const std::vector<std::string>& names);
+
+/// Takes the RDMA ports of `host` that `allowed` refuses (given the device, "mlx5_2", and the
+/// port number) out of planning: each becomes a plain interface, which no plan uses while the
+/// host has RDMA ports left (paths.h nearestNics). For BRAID_IB_HCA: a storage NIC it leaves out
+/// is not opened by the verbs transport, so no ring, tree or point-to-point route may use it.
+/// Returns the names of those it took out.
+std::vector<std::string> leaveOutRdmaPorts(
+    Graph& graph, int host, const std::function<bool(const std::string&, int)>& allowed);
 
 }  // namespace braid::topology

@@ -10,6 +10,8 @@ Result<TopologyPlan> planTopology(const Graph& graph, const Paths& paths,
                          chooseTransports(graph, paths, placement, options.transports));
   BRAID_ASSIGN_OR_RETURN(plan.rings, searchRings(graph, paths, placement, options.search));
   BRAID_ASSIGN_OR_RETURN(plan.trees, searchTrees(graph, paths, placement, options.search));
+  plan.rankNics = assignNics(graph, paths, placement);
+  plan.p2p = options.p2p;
   return plan;
 }
 

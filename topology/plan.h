@@ -4,6 +4,7 @@
 #pragma once
 
 #include "topology/graph.h"
+#include "topology/net_routes.h"
 #include "topology/paths.h"
 #include "topology/placement.h"
 #include "topology/search.h"
@@ -14,6 +15,7 @@ namespace braid::topology {
 struct PlanOptions {
   TransportPolicy transports;  ///< BRAID_P2P_LEVEL, BRAID_TRANSPORTS
   SearchOptions search;        ///< channel limits
+  P2pNetOptions p2p;           ///< NCCL_CROSS_NIC, PXN: point-to-point routes (net_routes.h)
 };
 
 struct TopologyPlan {
@@ -21,6 +23,8 @@ struct TopologyPlan {
   TransportMatrix transports;  ///< [a][b]
   RingPlan rings;
   TreePlan trees;
+  std::vector<int> rankNics;  ///< each rank's own NIC (assignNics), by rank; -1: none
+  P2pNetOptions p2p;          ///< how point-to-point routes are chosen (p2pSendRoute)
 };
 
 /// The plan for ranks placed as `placement` on `graph` (whose paths are

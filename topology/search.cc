@@ -311,6 +311,37 @@ Result<RingPlan> searchRings(const Graph& graph, const Paths& paths, const Place
   return searchRingsOf(graph, paths, placement, options, options.crossNic != 1);
 }
 
+namespace {
+
+// Where tree `t` of `trees` meets the other hosts from host `h` (whose ranks are `ranks`): its
+// head (an index into `ranks`) and the NIC it uses there (-1: the head's own). Across hosts on
+// rails, tree t runs on rail t mod R, its head a rank nearest that rail's NIC (the next one each
+// time the rail comes round), as NCCL gives each channel's tree the channel's NIC; otherwise
+// the first tree's head is the host's first rank and the second's its middle one.
+struct TreeHead {
+  int index;
+  int nic;
+};
+
+TreeHead treeHead(int t, int railCount, const std::vector<int>& ranks, const HostRails* rails) {
+  const int n = static_cast<int>(ranks.size());
+  if (railCount == 0 || rails == nullptr || rails->nics.empty()) return {((t % 2) * n) / 2, -1};
+  const size_t rail = static_cast<size_t>(t % railCount) % rails->nics.size();
+  const std::vector<int>& near = rails->near[rail];
+  const size_t turn = static_cast<size_t>(t / railCount);
+  return {near[turn % near.size()], rails->nics[rail]};
+}
+
+// How many trees to plan: one for a single rank; across hosts on rails, one per rail (an even
+// count, so that every rail's trees come in both shapes where rails are odd); else two.
+int treeCount(size_t ranks, size_t hosts, int railCount) {
+  if (ranks == 1) return 1;
+  if (hosts < 2 || railCount <= 2) return 2;
+  return railCount % 2 == 0 ? railCount : 2 * railCount;
+}
+
+}  // namespace
+
 Result<TreePlan> searchTrees(const Graph& graph, const Paths& paths, const Placement& placement,
                              const SearchOptions& options) {
   BRAID_TRY(checkPlacement(graph, placement));
@@ -319,18 +350,28 @@ Result<TreePlan> searchTrees(const Graph& graph, const Paths& paths, const Place
   StepModel model(graph, paths, placement, rankNic);
   const std::vector<double>& capacity = model.capacity();
   const int count = static_cast<int>(hosts.size());
+  std::vector<HostRails> rails;  // by host, where trees across hosts go on rails
+  int railCount = 0;
+  if (count > 1 && options.crossNic != 1) {
+    for (const std::vector<int>& ranks : hosts) {
+      rails.push_back(hostRails(graph, paths, placement, ranks));
+      railCount = std::max(railCount, static_cast<int>(rails.back().nics.size()));
+    }
+  }
   TreePlan plan;
-  const int trees = placement.size() == 1 ? 1 : 2;
+  const int trees = treeCount(placement.size(), hosts.size(), railCount);
   for (int t = 0; t < trees; ++t) {
     Tree tree;
     tree.ranks.resize(placement.size());
     tree.bandwidthGBs = std::numeric_limits<double>::infinity();
     std::vector<int> heads;
-    for (const std::vector<int>& ranks : hosts) {
-      const int head = ranks[(t * static_cast<int>(ranks.size())) / 2];
-      BRAID_ASSIGN_OR_RETURN(
-          std::vector<int> chain,
-          bestOrder(model, ranks, head, -1, OrderShape::kPathFreeEnd, capacity, options.budget));
+    std::vector<int> headNics;  // by host: the NIC its head meets the other hosts by
+    for (size_t h = 0; h < hosts.size(); ++h) {
+      const std::vector<int>& ranks = hosts[h];
+      const TreeHead at = treeHead(t, railCount, ranks, rails.empty() ? nullptr : &rails[h]);
+      BRAID_ASSIGN_OR_RETURN(std::vector<int> chain,
+                             bestOrder(model, ranks, ranks[at.index], -1, OrderShape::kPathFreeEnd,
+                                       capacity, options.budget));
       for (size_t i = 1; i < chain.size(); ++i) {
         tree.ranks[chain[i]].parent = chain[i - 1];
         tree.ranks[chain[i - 1]].children.push_back(chain[i]);
@@ -339,9 +380,10 @@ Result<TreePlan> searchTrees(const Graph& graph, const Paths& paths, const Place
         tree.bandwidthGBs = std::min(tree.bandwidthGBs, bw);
       }
       heads.push_back(chain.front());
+      headNics.push_back(at.nic >= 0 ? at.nic : rankNic[chain.front()]);
       tree.chains.push_back(std::move(chain));
     }
-    const std::vector<int> parents = hostTreeParents(count, t);
+    const std::vector<int> parents = hostTreeParents(count, t % 2);
     for (int h = 0; h < count; ++h) {
       const int head = heads[h];
       if (parents[h] < 0) {
@@ -351,7 +393,7 @@ Result<TreePlan> searchTrees(const Graph& graph, const Paths& paths, const Place
       const int parentHead = heads[parents[h]];
       tree.ranks[head].parent = parentHead;
       tree.ranks[parentHead].children.push_back(head);
-      tree.netHops.push_back(NetHop{head, parentHead, rankNic[head], rankNic[parentHead]});
+      tree.netHops.push_back(NetHop{head, parentHead, headNics[h], headNics[parents[h]]});
       BRAID_ASSIGN_OR_RETURN(const double bw, stepBandwidth(model, head, parentHead, capacity));
       tree.bandwidthGBs = std::min(tree.bandwidthGBs, bw);
     }

@@ -22,13 +22,18 @@
 // uses its own nearest NIC (assignNics): channel c enters host h at its c-th rank (even c first, so
 // the first channels spread over all NICs) and leaves at the rank before.
 //
-// Trees. Two trees, as NCCL's double binary tree: between hosts, an
-// in-order binary tree over the hosts (a host's height is the lowest set bit
-// of its position, so odd positions are leaves) and the same tree over the
-// hosts moved to positions of the other parity (shifted by one for an odd
-// count, mirrored for an even one), so that a host that is a leaf in one
-// tree is inside the other; within a host, a chain from a head rank that
-// talks to the other hosts through its NIC. The first tree's head is a
+// Trees. As NCCL's double binary tree: between hosts, an in-order binary
+// tree over the hosts (a host's height is the lowest set bit of its
+// position, so odd positions are leaves) and the same tree over the hosts
+// moved to positions of the other parity (shifted by one for an odd count,
+// mirrored for an even one), so that a host that is a leaf in one tree is
+// inside the other; within a host, a chain from a head rank that talks to
+// the other hosts through its NIC. Tree t has the shape t mod 2. Across
+// hosts on rails there is a tree per rail (R of them, 2R where R is odd, at
+// least 2): tree t's heads are ranks nearest rail t mod R's NIC, which its
+// edges between hosts use, so tree all_reduce's channels (channel c runs
+// tree c mod T) spread over every NIC as NCCL's channels each take one.
+// Otherwise (one host, or crossNic = 1) two trees: the first's head is a
 // host's first rank, the second's the middle one, so the trees use
 // different NICs.
 #pragma once
@@ -88,7 +93,8 @@ struct Tree {
 };
 
 struct TreePlan {
-  std::vector<Tree> trees;  ///< two, or one when a single rank
+  std::vector<Tree> trees;  ///< a tree per rail across hosts (at least two), or one when a
+                            ///< single rank
 };
 
 Result<TreePlan> searchTrees(const Graph& graph, const Paths& paths, const Placement& placement,

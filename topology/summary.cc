@@ -175,6 +175,33 @@ std::string transportCounts(const TransportMatrix& matrix) {
   return o.str();
 }
 
+// The point-to-point routes of the first host's ranks to the other hosts (net_routes.h): where
+// each receives, and by which NIC (and relay) each send to another host leaves.
+void describeP2pRoutes(const Graph& graph, const Paths& paths, const TopologyPlan& plan,
+                       std::ostream& o) {
+  if (graph.hostCount() < 2 || plan.rankNics.size() != plan.placement.size()) return;
+  o << "\nPoint-to-point between hosts (CROSS_NIC " << plan.p2p.crossNic << ", PXN level "
+    << plan.p2p.pxnLevel << "), the first host's ranks:\n";
+  const int first = plan.placement.front().host;
+  for (size_t from = 0; from < plan.placement.size(); ++from) {
+    if (plan.placement[from].host != first || plan.rankNics[from] < 0) continue;
+    o << "  rank " << from << " receives by " << graph.node(plan.rankNics[from]).name
+      << "; sends to";
+    const char* separator = " ";
+    for (size_t to = 0; to < plan.placement.size(); ++to) {
+      if (plan.placement[to].host == first) continue;
+      const P2pNetRoute route =
+          p2pSendRoute(graph, paths, plan.placement, plan.rankNics, static_cast<int>(from),
+                       static_cast<int>(to), plan.p2p);
+      if (route.nic < 0) continue;
+      o << separator << to << " by " << graph.node(route.nic).name;
+      if (route.relayRank >= 0) o << " (PXN relay " << route.relayRank << ")";
+      separator = ", ";
+    }
+    o << "\n";
+  }
+}
+
 }  // namespace
 
 std::string formatBandwidth(double gbs) {
@@ -269,6 +296,8 @@ std::string describePlan(const Graph& graph, const Paths& paths, const TopologyP
         << stepsAtLeast(paths, plan.placement, ring.order, PathType::kSys) << "\n";
     }
   }
+
+  describeP2pRoutes(graph, paths, plan, o);
 
   o << "\nTrees (double binary tree across hosts, a chain within each):\n";
   for (size_t t = 0; t < plan.trees.trees.size(); ++t) {

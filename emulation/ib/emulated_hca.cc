@@ -114,9 +114,11 @@ Hca::Hca(int index, ::braid::sockets::Socket listener, uint16_t port)
       acceptThread_([this] { acceptLoop(); }) {}
 
 Hca::~Hca() {
-  BRAID_INFO("emulated HCA %s:1: %llu bytes transmitted, %llu received", name_.c_str(),
-             static_cast<unsigned long long>(transmitted()),
-             static_cast<unsigned long long>(received()));
+  BRAID_INFO(
+      "emulated HCA %s:1: %llu bytes transmitted, %llu received; %d queue pair(s) made, %d of "
+      "them sent",
+      name_.c_str(), static_cast<unsigned long long>(transmitted()),
+      static_cast<unsigned long long>(received()), qpsCreated(), qpsThatSent());
   stopping_ = true;
   listener_.shutdown();  // the accept thread's poll returns and accept fails
   acceptThread_.join();
@@ -161,6 +163,8 @@ std::optional<uint32_t> Hca::reserveQpNum() {
     if (reserved_[slot]) continue;
     reserved_[slot] = true;
     nextSlot_ = (slot + 1) % kMaxQp;
+    qpTransmitted_[slot].store(0, std::memory_order_relaxed);
+    qpsCreated_.fetch_add(1, std::memory_order_relaxed);
     return (uint32_t{port_} << 8) | static_cast<uint32_t>(slot);
   }
   return std::nullopt;
@@ -175,6 +179,26 @@ void Hca::releaseQpNum(uint32_t qpNum) {
   std::lock_guard<std::mutex> lock(qpMu_);
   qps_[qpNum & 0xff] = nullptr;
   reserved_[qpNum & 0xff] = false;
+  if (qpTransmitted_[qpNum & 0xff].load(std::memory_order_relaxed) > 0) {
+    qpsTransmitting_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+int Hca::qpsThatSent() const {
+  int sent = qpsTransmitting_.load(std::memory_order_relaxed);
+  for (const QpTraffic& qp : liveQpTraffic()) sent += qp.transmitted > 0 ? 1 : 0;
+  return sent;
+}
+
+std::vector<Hca::QpTraffic> Hca::liveQpTraffic() const {
+  std::lock_guard<std::mutex> lock(qpMu_);
+  std::vector<QpTraffic> live;
+  for (int slot = 0; slot < kMaxQp; ++slot) {
+    if (!reserved_[slot]) continue;
+    live.push_back({(uint32_t{port_} << 8) | static_cast<uint32_t>(slot),
+                    qpTransmitted_[slot].load(std::memory_order_relaxed)});
+  }
+  return live;
 }
 
 QueuePair* Hca::findQpLocked(uint32_t qpNum) const {

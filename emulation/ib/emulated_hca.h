@@ -88,11 +88,24 @@ class Hca {
   /// Payload bytes its port sent and received by RDMA, as a real port counts them in
   /// port_xmit_data / port_rcv_data; said at INFO when the HCA goes, so that a test can see
   /// which NICs carried a run's traffic.
-  void countTransmitted(uint64_t bytes) {
+  /// `bytes` sent by the QP numbered `qpNum`, counted for the port and for that QP.
+  void countTransmitted(uint32_t qpNum, uint64_t bytes) {
     transmitted_.fetch_add(bytes, std::memory_order_relaxed);
+    qpTransmitted_[qpNum & 0xff].fetch_add(bytes, std::memory_order_relaxed);
   }
   uint64_t transmitted() const { return transmitted_.load(std::memory_order_relaxed); }
   uint64_t received() const { return received_.load(std::memory_order_relaxed); }
+  /// QPs made on this device since it started (live or destroyed since), and which of them
+  /// sent anything: the INFO line when the HCA goes says both, so that a test can see how many
+  /// QPs a run's connections put on each NIC.
+  int qpsCreated() const { return qpsCreated_.load(std::memory_order_relaxed); }
+  int qpsThatSent() const;
+  /// Each live QP of the device and the payload bytes it has sent, by QP number.
+  struct QpTraffic {
+    uint32_t qpNum;
+    uint64_t transmitted;
+  };
+  std::vector<QpTraffic> liveQpTraffic() const;
 
   /// Its ports' states and the contexts that hear of them (emulated_async_events.h).
   PortEvents& portEvents() { return portEvents_; }
@@ -131,6 +144,9 @@ class Hca {
   std::atomic<int> counts_[2] = {0, 0};
   std::atomic<uint64_t> transmitted_{0};
   std::atomic<uint64_t> received_{0};
+  std::array<std::atomic<uint64_t>, kMaxQp> qpTransmitted_{};  ///< by QP slot, reset at reserve
+  std::atomic<int> qpsCreated_{0};
+  std::atomic<int> qpsTransmitting_{0};  ///< QPs destroyed after sending something
   PortEvents portEvents_{name_};
   std::atomic<bool> stopping_{false};
   std::thread acceptThread_;  // last: it uses everything above

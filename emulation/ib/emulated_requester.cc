@@ -268,7 +268,7 @@ bool Requester::loadNextRequest() {
     qp_.failLastTakenLocally(epoch_, why);
     return false;
   }
-  qp_.hca().countTransmitted(work->header.length);
+  qp_.hca().countTransmitted(qp_.qpNum(), work->header.length);
   txLength_ = total;
   txSent_ = 0;
   return true;

@@ -43,14 +43,20 @@ Status Comm::Impl::connectGpu() {
 }
 
 void Comm::Impl::fitNetwork() {
-  if (!(members.plannedNetworkGBs() > 0)) return;
-  choosing.model.fitNetwork(members.plannedNetworkGBs());
+  // A network plugin carries the traffic by the devices it reports, not by the NICs the plan
+  // took: its devices' speeds are the network's.
+  const bool plugin = network.pluginNetworkGBs() > 0;
+  const double gbs = plugin ? network.pluginNetworkGBs() : members.plannedNetworkGBs();
+  if (!(gbs > 0)) return;
+  choosing.model.fitNetwork(gbs);
+  choosing.model.fitNetworkLatency(network.pluginLatencyUs());
   constexpr int kSimple = static_cast<int>(algo::Protocol::kSimple);
   if (members.rank == 0) {
     BRAID_INFO(
-        "cost model: the planned rings move %.1f GB/s between hosts; the network hop "
-        "taken as %.1f us, %.2f GB/s (Simple)",
-        members.plannedNetworkGBs(), choosing.model.interHost[kSimple].latencyUs,
+        "cost model: %s %.1f GB/s between hosts; the network hop taken as %.1f us, %.2f GB/s "
+        "(Simple)",
+        plugin ? "the NET plugin's devices move" : "the planned rings move", gbs,
+        choosing.model.interHost[kSimple].latencyUs,
         choosing.model.interHost[kSimple].bandwidthGBs);
   }
 }

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "topology/cpu_affinity.h"
 #include "topology/graph.h"
+#include "topology/plan.h"
 #include "topology/search.h"
 
 namespace braid::comm {
@@ -110,11 +111,23 @@ class Members {
   /// ring, or else its tree, as planned; empty where the plan names none (then the transport
   /// spreads its FIFOs).
   std::string plannedNic(int channel, int from, int to, bool sending) const;
+  /// The NIC (a graph name) of this rank's point-to-point FIFO (send/recv, all-to-all: no ring
+  /// or tree plans it) to `peer` (`sending`) or from it: sending, the route topology/net_routes.h
+  /// plans (this rank's nearest NIC, or the peer's rail, through an NVLink peer with PXN);
+  /// receiving, this rank's own nearest NIC. Empty where the topology planned none; `*how`
+  /// then empty too, else what the log says of the choice.
+  std::string p2pNic(int peer, bool sending, std::string* how) const;
   /// Where the NIC named `nic` stands among the RDMA NICs of this rank's host in the machine,
   /// in node order; -1 when it is none of them. A topology file (NCCL_TOPO_FILE) may name its
   /// NICs otherwise than this process's verbs devices (the emulated HCA's emu_0...): the
   /// transport then takes its port of the same rank in the order.
   int rdmaNicIndex(const std::string& nic) const;
+  /// Which of a network plugin's devices, by the PCI bus IDs their sysfs paths end in (empty
+  /// where unknown), is nearest this rank's GPU (or its CPU) in its host's graph, ranks equally
+  /// near several going round them by local rank (topology::nearestNetDevice); -1 where the graph
+  /// is unknown or holds none of them. Reads the host's own graph: call it before planTopology
+  /// joins the hosts' graphs.
+  int nearestNetDevice(const std::vector<std::string>& busIds) const;
   /// The ring order of each of `nchannels` channels, for the ring schedules.
   std::vector<std::vector<int>> channelOrders(int nchannels) const;
   /// Whether some rank runs on another host than this one (known after exchangePeers).
@@ -187,6 +200,11 @@ class Members {
   double plannedNetworkGBs_ = 0;
   /// The machine; empty when discovery failed (the ring order then stays 0..N-1).
   std::optional<topology::Graph> machine_;
+  /// This rank's point-to-point routes to other hosts (p2pNic): the NIC and how it was chosen,
+  /// by peer; and its own nearest NIC, where it receives. Empty without a plan.
+  std::vector<std::string> p2pSendNics_;
+  std::vector<std::string> p2pSendHow_;
+  std::string ownNic_;
 
   /// The NUMA node this rank runs on, for PeerInfo (-1: unknown).
   int32_t numaIdOfThisRank() const;
@@ -204,6 +222,12 @@ class Members {
                                                   const std::vector<int>& hostOf) const;
   /// Keeps the planned trees across hosts, with their NICs by name.
   void keepTrees(const topology::Graph& graph, const topology::TreePlan& plan);
+  /// Plans this rank's point-to-point routes to the ranks of other hosts (members_routes.cc).
+  void keepP2pRoutes(const topology::Graph& graph, const topology::Paths& paths,
+                     const topology::TopologyPlan& plan);
+  /// Leaves out of this host's graph the RDMA NICs BRAID_IB_HCA leaves out (a storage NIC), so
+  /// that nothing is planned on them (members_routes.cc).
+  void leaveOutFilteredNics(const Config& config);
 
   bool spansHosts_ = false;
   int graphHost_ = 0;  ///< this rank's host in `machine_`

@@ -24,6 +24,7 @@
 #include "topology/braid_xml.h"
 #include "topology/cpu_affinity.h"
 #include "topology/discover.h"
+#include "topology/net_devices.h"
 #include "topology/plan.h"
 #include "topology/summary.h"
 #include "topology/topology_file.h"
@@ -109,6 +110,7 @@ Status Members::loadTopology(const Config& config) {
   if (config.topoFile.empty()) {
     addEmulatedNics(config);
     addSocketInterfaces(config);
+    leaveOutFilteredNics(config);
   }
   return Status::success();
 }
@@ -208,6 +210,8 @@ Status Members::planTopology(const Config& config) {
 
   topology::PlanOptions options;
   options.search.crossNic = config.crossNic;
+  options.p2p.crossNic = config.crossNic;
+  options.p2p.pxnLevel = config.pxnDisable ? 0 : config.p2pPxnLevel;
   if (!config.p2pLevel.empty()) {
     BRAID_ASSIGN_OR_RETURN(options.transports.p2pLevel, topology::parsePathType(config.p2pLevel));
   }
@@ -218,8 +222,8 @@ Status Members::planTopology(const Config& config) {
   graphHost_ = hostOf[rank];
   const std::vector<topology::RankLocation> where = locateRanks(graph, hostOf);
   BRAID_ASSIGN_OR_RETURN(topology::Placement placement, topology::placeRanks(graph, where));
-  Result<topology::TopologyPlan> planned =
-      topology::planTopology(graph, topology::Paths(graph), placement, options);
+  const topology::Paths paths(graph);
+  Result<topology::TopologyPlan> planned = topology::planTopology(graph, paths, placement, options);
   if (!planned.ok() && spansHosts()) {
     // The cluster as discovered may not explain how hosts meet (a host whose only interface is
     // virtual has no NIC in its graph); the socket transport reaches them anyway.
@@ -237,7 +241,10 @@ Status Members::planTopology(const Config& config) {
     keepRings(graph, plan.rings);
     if (spansHosts()) plannedNetworkGBs_ = plan.rings.totalGBs();
   }
-  if (spansHosts()) keepTrees(graph, plan.trees);
+  if (spansHosts()) {
+    keepTrees(graph, plan.trees);
+    keepP2pRoutes(graph, paths, plan);
+  }
   return Status::success();
 }
 
@@ -315,6 +322,7 @@ void Members::keepRings(const topology::Graph& graph, const topology::RingPlan& 
 
 std::string Members::plannedNic(int channel, int from, int to, bool sending) const {
   std::string nic;
+  if (channel < 0) return nic;  // a GPU communicator's point-to-point FIFO: no ring's or tree's
   if (!rings_.empty()) {
     nic = hopNic(rings_[static_cast<size_t>(channel) % rings_.size()].hops, from, to, sending);
   }
@@ -333,6 +341,18 @@ int Members::rdmaNicIndex(const std::string& nic) const {
     ++index;
   }
   return -1;
+}
+
+int Members::nearestNetDevice(const std::vector<std::string>& busIds) const {
+  if (!machine_) return -1;
+  topology::RankLocation here;
+  here.numaId = peers_[rank].numaId;
+  const int gpu = peers_[rank].cudaDevice >= 0 ? gpuNodeOf(*machine_, 0, peers_[rank]) : -1;
+  if (gpu >= 0) here.gpuBusId = machine_->node(gpu).busId;
+  Result<topology::Placement> placed = topology::placeRanks(*machine_, {here});
+  if (!placed.ok() || placed.value()[0].device < 0) return -1;
+  return topology::nearestNetDevice(*machine_, topology::Paths(*machine_), placed.value()[0].device,
+                                    busIds, localRank());
 }
 
 std::vector<std::vector<int>> Members::channelOrders(int nchannels) const {

@@ -300,17 +300,21 @@ std::string Network::plannedNic(const transport::net::Greeting& greeting, bool s
   const int peer = sending ? greeting.receiver : greeting.sender;
   std::string nic =
       members_.plannedNic(greeting.channel, greeting.sender, greeting.receiver, sending);
+  // No ring or tree of the channel crosses there (send/recv, all-to-all): the NIC the topology
+  // gives this rank's point-to-point traffic with that peer (members_routes.cc).
+  std::string how = nic.empty() ? "" : "(planned)";
+  if (nic.empty()) nic = members_.p2pNic(peer, sending, &how);
   std::string as;
-  if (!nic.empty() && ib_->portAt(ib_->firstPort(nic)).name() != nic) {
+  if (!nic.empty() && ib_->portAt(ib_->portFor(nic)).name() != nic) {
     // A NIC of a topology file that this process's devices name otherwise: the port of the
     // same rank among the host's RDMA NICs, where there is one.
     const int index = members_.rdmaNicIndex(nic);
     as = " as " + nic;
     nic = index >= 0 && index < ib_->portCount() ? ib_->portAt(index).name() : "";
   }
-  BRAID_INFO("channel %d: %s rank %d via %s%s%s", greeting.channel, sending ? "to" : "from", peer,
-             ib_->portAt(ib_->firstPort(nic)).name().c_str(), nic.empty() ? "" : " (planned)",
-             nic.empty() ? "" : as.c_str());
+  BRAID_INFO("channel %d: %s rank %d via %s%s%s%s", greeting.channel, sending ? "to" : "from", peer,
+             ib_->portAt(ib_->portFor(nic)).name().c_str(), nic.empty() ? "" : " ",
+             nic.empty() ? "" : how.c_str(), nic.empty() ? "" : as.c_str());
   return nic;
 }
 
@@ -353,7 +357,10 @@ Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
 Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
     gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
     const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor) {
-  BRAID_TRY(pluginRefusesGpu());
+  if (plugin_) {
+    return transport::plugin::openGpuPluginRecvEnd(pluginLink(peer), socketTaker(greeting),
+                                                   {&runtime, stream, name, slot, cursor});
+  }
   if (ib_) {
     return transport::ib::openGpuIbRecvEnd(runtime, name, slot, cursor, stream, *ib_,
                                            socketTaker(greeting), peer, config_.timeoutMs,
@@ -372,8 +379,7 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
     gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
     const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor,
     kernels::engine::FifoCursor* proxyCursor) {
-  BRAID_TRY(pluginRefusesGpu());
-  if (!ib_ && stripeLayout().striped()) {
+  if (!ib_ && !plugin_ && stripeLayout().striped()) {
     BRAID_ASSIGN_OR_RETURN(std::vector<braid::sockets::Socket> sockets,
                            connectStripes(peer, greeting));
     return transport::socket::openGpuStripedSocketSendEnd(runtime, name, slot, cursor, proxyCursor,
@@ -381,6 +387,10 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
                                                           stripeLayout(), linkWatch());
   }
   BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket socket, connectSocket(peer, greeting));
+  if (plugin_) {
+    return transport::plugin::openGpuPluginSendEnd(
+        pluginLink(peer), std::move(socket), {&runtime, stream, name, slot, cursor}, proxyCursor);
+  }
   if (ib_) {
     return transport::ib::openGpuIbSendEnd(runtime, name, slot, cursor, proxyCursor, stream, *ib_,
                                            std::move(socket), peer, config_.timeoutMs,

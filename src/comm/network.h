@@ -55,6 +55,13 @@ class Network {
   /// stops pausing now (net::Doorbell). The socket proxies block where they progress and need
   /// nothing.
   void expectTraffic() const;
+  /// Where a network plugin carries the traffic: what each rank's plugin device moves, shared
+  /// among the ranks of its host on that device, at the slowest rank, in GB/s (the plugins'
+  /// reported speeds); 0 where no plugin does or a plugin reports no speed. The same on every
+  /// rank, as the cost model must be.
+  double pluginNetworkGBs() const { return pluginNetworkGBs_; }
+  /// The largest latency a rank's plugin device reports, in microseconds; 0 where none.
+  double pluginLatencyUs() const { return pluginLatencyUs_; }
   /// Whether FIFOs of `protocol` to and from these (channel, peer) pairs may be made: only the
   /// Simple protocol crosses hosts.
   Status checkCrossesHosts(algo::Protocol protocol, const std::set<std::pair<int, int>>& recv,
@@ -88,9 +95,9 @@ class Network {
   Status choosePlugin();
   /// A plugin FIFO end's link to `peer`.
   transport::plugin::PluginLink pluginLink(int peer) const;
-  /// An error where a plugin carries this communicator's network: GPU communicators do not run
-  /// over plugins yet.
-  Status pluginRefusesGpu() const;
+  /// The plugin device this rank's FIFOs use: the one nearest its GPU or CPU on the topology,
+  /// where the plugin says where its devices are; else the rank's local rank modulo the count.
+  int choosePluginDevice() const;
   /// The verbs port the topology planned for the FIFO end that opens with `greeting` (empty
   /// where it planned none), said at INFO with the port it resolves to.
   std::string plannedNic(const transport::net::Greeting& greeting, bool sending) const;
@@ -130,6 +137,9 @@ class Network {
   std::unique_ptr<transport::ib::IbNetwork> ib_;
   std::shared_ptr<transport::plugin::LoadedNetPlugin> plugin_;  ///< shared with the process's
                                                                 ///< other communicators
+  int pluginDev_ = 0;                                           ///< choosePluginDevice's
+  double pluginNetworkGBs_ = 0;                                 ///< see pluginNetworkGBs()
+  double pluginLatencyUs_ = 0;                                  ///< see pluginLatencyUs()
 };
 
 }  // namespace braid::comm

@@ -15,14 +15,43 @@
 
 #include "base/log.h"
 #include "comm/network.h"
+#include "topology/net_devices.h"
 
 namespace braid::comm {
 namespace {
 
-// A rank's plugin as the ranks trade it: its name, empty where it has none.
+// A rank's plugin as the ranks trade it: its name (empty where it has none), and the device
+// its FIFOs use, with that device's speed and latency as the plugin reports them.
 struct PluginName {
   char name[64] = {};
+  int32_t dev = -1;
+  int32_t speedMbps = 0;
+  float latencyUs = 0;
 };
+
+struct NetworkShare {
+  double gbs = 0;
+  double latencyUs = 0;
+};
+
+// What each rank's device moves, shared among the ranks of its host on it, at the slowest rank
+// (GB/s), and the largest latency reported; zeros where some device's speed is unknown.
+NetworkShare shareOfDevices(const Members& members, const std::vector<PluginName>& names) {
+  double slowest = 0;
+  double latency = 0;
+  for (int r = 0; r < members.nranks; ++r) {
+    // The ranks of r's host whose FIFOs go through r's device share its speed.
+    int sharing = 0;
+    for (int other = 0; other < members.nranks; ++other) {
+      sharing += !members.onOtherHostThan(r, other) && names[other].dev == names[r].dev ? 1 : 0;
+    }
+    const double share = names[r].speedMbps / 8000.0 / sharing;  // Mbit/s to GB/s
+    if (!(share > 0)) return {};  // a device of unknown speed: the plan's figures stand
+    slowest = r == 0 ? share : std::min(slowest, share);
+    latency = std::max(latency, static_cast<double>(names[r].latencyUs));
+  }
+  return {slowest, latency};
+}
 
 bool builtIn(const std::string& net) {
   return strcasecmp(net.c_str(), "IB") == 0 || strcasecmp(net.c_str(), "Socket") == 0;
@@ -36,24 +65,16 @@ Status Network::choosePlugin() {
     BRAID_INFO("network: NCCL_NET=%s, no network plugin tried", config_.net.c_str());
     return Status::success();
   }
-  if (members_.cudaDevice >= 0) {
-    // Their FIFOs are GPU FIFOs, which the plugin transport does not drive yet: the internal
-    // network carries them, as it did before braid loaded plugins.
-    if (namesPlugin) {
-      return invalidUsage("NCCL_NET=" + config_.net +
-                          ": GPU communicators do not run over network plugins yet (host "
-                          "communicators do)");
-    }
-    BRAID_INFO(
-        "network: GPU communicator; network plugins carry host communicators only so "
-        "far, so none is loaded for it");
-  } else {
-    BRAID_ASSIGN_OR_RETURN(plugin_,
-                           transport::plugin::loadNetPlugin(config_.netPlugin, config_.net));
-  }
+  BRAID_ASSIGN_OR_RETURN(plugin_, transport::plugin::loadNetPlugin(config_.netPlugin, config_.net));
   std::vector<PluginName> names(members_.nranks);
   if (plugin_) {
-    snprintf(names[members_.rank].name, sizeof(names[0].name), "%s", plugin_->net().name().c_str());
+    pluginDev_ = choosePluginDevice();
+    PluginName& mine = names[members_.rank];
+    snprintf(mine.name, sizeof(mine.name), "%s", plugin_->net().name().c_str());
+    const transport::plugin::DeviceProps& props = plugin_->devices()[pluginDev_];
+    mine.dev = pluginDev_;
+    mine.speedMbps = props.speedMbps;
+    mine.latencyUs = props.latencyUs;
   }
   BRAID_TRY(members_.bootstrap()
                 ->allGather(names.data(), sizeof(PluginName))
@@ -85,28 +106,38 @@ Status Network::choosePlugin() {
     return Status::success();
   }
   BRAID_INFO("network: NET plugin %s on %zu device(s), rank %d on device %d",
-             plugin_->describe().c_str(), plugin_->devices().size(), members_.rank,
-             pluginLink(0).dev);
+             plugin_->describe().c_str(), plugin_->devices().size(), members_.rank, pluginDev_);
+  const NetworkShare share = shareOfDevices(members_, names);
+  pluginNetworkGBs_ = share.gbs;
+  pluginLatencyUs_ = share.latencyUs;
   return Status::success();
+}
+
+int Network::choosePluginDevice() const {
+  const std::vector<transport::plugin::DeviceProps>& devices = plugin_->devices();
+  std::vector<std::string> busIds;
+  for (const auto& props : devices) busIds.push_back(topology::busIdOfPciPath(props.pciPath));
+  const int nearest = members_.nearestNetDevice(busIds);
+  if (nearest >= 0) {
+    BRAID_INFO("network: NET plugin device %d (%s, %s) is the nearest to this rank's %s", nearest,
+               devices[nearest].name.c_str(), busIds[nearest].c_str(),
+               members_.cudaDevice >= 0 ? "GPU" : "CPU");
+    return nearest;
+  }
+  BRAID_INFO(
+      "network: none of the NET plugin's devices is on this host's topology (by the PCI path "
+      "they report); the host's ranks go round them");
+  return members_.localRank() % static_cast<int>(devices.size());
 }
 
 transport::plugin::PluginLink Network::pluginLink(int peer) const {
   transport::plugin::PluginLink link;
   link.plugin = plugin_;
-  // The ranks of a host spread over its devices, as over its verbs ports.
-  link.dev = members_.localRank() % static_cast<int>(plugin_->devices().size());
+  link.dev = pluginDev_;
   link.peer = peer;
   link.timeoutMs = config_.timeoutMs;
   link.watch = linkWatch();
   return link;
-}
-
-Status Network::pluginRefusesGpu() const {
-  if (!plugin_) return Status::success();
-  return invalidUsage("network plugin " + plugin_->describe() +
-                      ": GPU communicators across hosts do not run over network plugins yet "
-                      "(host communicators do); set NCCL_NET_PLUGIN=none for braid's own "
-                      "network");
 }
 
 }  // namespace braid::comm

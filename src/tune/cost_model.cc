@@ -19,6 +19,11 @@ void Model::fitNetwork(double ringGBs) {
   }
 }
 
+void Model::fitNetworkLatency(double us) {
+  if (!(us > 0) || !std::isfinite(us)) return;
+  for (LinkCost& link : interHost) link.latencyUs = std::max(link.latencyUs, us);
+}
+
 namespace {
 
 using algo::Algorithm;

@@ -113,6 +113,9 @@ struct Model {
   /// protocol keeps its proportion to Simple. Unchanged where `ringGBs` is not positive (no
   /// plan, or one host).
   void fitNetwork(double ringGBs);
+  /// The hops between hosts take at least `us` microseconds, every protocol: the latency a
+  /// network plugin reports for its device. Unchanged where `us` is not positive.
+  void fitNetworkLatency(double us);
 
   /// The figures braid-calibrate measured for the shm transport on the
   /// development VM; docs/tuning.md says how and which are still provisional.

@@ -24,9 +24,7 @@ using braid::testing::matrix::Op;
 constexpr int kRanks = 4;
 
 std::string fixturePath() {
-  const std::string here = __FILE__;
-  return here.substr(0, here.rfind("/api/")) +
-         "/data/topologies/two-socket-one-core-each.braid.xml";
+  return std::string(BRAID_TESTS_DIR) + "/data/topologies/two-socket-one-core-each.braid.xml";
 }
 
 // The first two CPUs this process may use; fewer than two when it may use only one.

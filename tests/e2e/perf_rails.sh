@@ -11,9 +11,16 @@
 #   - every NIC of both hosts carried traffic: each planned hop's sender's emulated HCA counted
 #     bytes sent on that NIC ("emulated HCA emu_K:1: N bytes transmitted"), as a real port's
 #     port_xmit_data counter would;
-#   - tree all_reduce runs the two planned trees: each edge between hosts on its planned NIC;
+#   - tree all_reduce runs the planned trees, a tree per rail (two where there are two NICs, as
+#     many as NICs beyond): each edge between hosts on its planned NIC, and the trees' edges
+#     together on every NIC;
+#   - all-to-all, which no ring or tree plans: every FIFO end on the NIC the topology gives it,
+#     each rank receiving on its own nearest NIC ("from rank S via emu_K:1 (nearest)"), the
+#     ranks of a host on all NICS NICs, and each send on the sender's own NIC ("(nearest)") or
+#     on the receiver's ("(the peer's rail...)", NCCL's PXN on the 8-GPU machine);
 #   - the cost model's network is what the planned rings move ("cost model: the planned rings").
-# The environment may add a topology file and emulated GPUs (NCCL's 8-GPU 8-NIC machine).
+# The environment may add a topology file and emulated GPUs (NCCL's 8-GPU 8-NIC machine), and
+# E2E_EXPECT_PXN=1 where some all-to-all send must take its peer's rail through PXN.
 #
 # usage: perf_rails.sh BRAID_PERF NRANKS NICS
 set -euo pipefail
@@ -26,13 +33,13 @@ export E2E_RUN_LIMIT_S=${E2E_RUN_LIMIT_S:-100}
 
 log_of() { if (($1 == 0)); then echo "$E2E_TMP/err"; else echo "$E2E_TMP/err.$1"; fi; }
 
-# run ALGO: all_reduce of 4 MiB, checked, on every rank.
+# run ALGO [COLLECTIVE]: all_reduce (or COLLECTIVE) of 4 MiB, checked, on every rank.
 run() {
-  BRAID_ALGO=$1 run_on_hosts "$E2E_TMP/out" "$E2E_TMP/err" 2 "$nranks" "$perf" all_reduce \
-    -b 4M -e 4M -n 2 -w 1 -c 1
+  BRAID_ALGO=$1 run_on_hosts "$E2E_TMP/out" "$E2E_TMP/err" 2 "$nranks" "$perf" \
+    "${2:-all_reduce}" -b 4M -e 4M -n 2 -w 1 -c 1
   ((RUN_RC == 0)) || fail "a rank failed ($1)" "$E2E_TMP/out" "$E2E_TMP/err"
-  grep -Eq '^ +4194304 .* 0$' "$E2E_TMP/out" || fail "no checked 4 MiB row without errors ($1)" \
-    "$E2E_TMP/out"
+  grep -Eq '^ +4194304 ' "$E2E_TMP/out" && grep -Eq '^# Wrong elements +: 0 OK' "$E2E_TMP/out" ||
+    fail "no checked 4 MiB row without errors ($1 ${2:-all_reduce})" "$E2E_TMP/out"
 }
 
 # opened RANK DIRECTION PEER CHANNEL NIC: the port RANK opened its FIFO end on, where that end
@@ -90,12 +97,62 @@ distinct=$(tr ' ' '\n' <<<"$rails" | grep . | sort -u | wc -l)
 # hosts' heads): channel T runs tree T, each edge between hosts opened on its planned NIC.
 run tree
 trees=$(grep -o 'topology: tree [0-9]* between hosts:.*' "$E2E_TMP/err" || true)
-[[ $(wc -l <<<"$trees") -eq 2 ]] || fail "rank 0 does not name two trees between hosts" "$E2E_TMP/err"
+expected_trees=2
+((nics <= 2)) || expected_trees=$((nics % 2 == 0 ? nics : 2 * nics))
+[[ $(wc -l <<<"$trees") -eq $expected_trees ]] ||
+  fail "rank 0 does not name $expected_trees trees between hosts (one per rail)" "$E2E_TMP/err"
+tree_nics=""
 while read -r line; do
   tree=$(sed -E 's/topology: tree ([0-9]+) .*/\1/' <<<"$line")
   read -r from to nic <<<"$(grep -oE '[0-9]+->[0-9]+ \([^ ]+ to' <<<"$line" |
     sed -E 's/([0-9]+)->([0-9]+) \(([^ ]+) to/\1 \2 \3/')"
   opened "$from" to "$to" "$tree" "$nic" >/dev/null
+  tree_nics+="$nic "
 done <<<"$trees"
+tree_rails=$(tr ' ' '\n' <<<"$tree_nics" | grep . | sort -u | wc -l)
+((tree_rails == nics)) || fail "the trees between hosts use $tree_rails NIC(s) ($tree_nics), not all $nics" \
+  "$E2E_TMP/err"
+
+# All-to-all: no ring or tree plans its FIFOs; each end takes the NIC the topology gives it.
+run ring alltoall
+# own RANK: the port RANK receives on, its own nearest NIC (the same for every FIFO from
+# another host).
+own() {
+  local nics_of
+  nics_of=$(grep -oE "channel -?[0-9]+: from rank [0-9]+ via [^ ]+ \(nearest\)" "$(log_of "$1")" |
+    sed -E 's/.* via ([^ ]+) .*/\1/' | sort -u)
+  [[ -n $nics_of ]] || fail "rank $1 names no all-to-all FIFO end on its nearest NIC" "$(log_of "$1")"
+  [[ $(wc -l <<<"$nics_of") -eq 1 ]] || fail "rank $1 receives on several NICs: $nics_of" \
+    "$(log_of "$1")"
+  echo "$nics_of"
+}
+declare -A own_nic
+for ((r = 0; r < nranks; r++)); do own_nic[$r]=$(own "$r"); done
+for host in 0 1; do
+  used=$(for ((r = host * nranks / 2; r < (host + 1) * nranks / 2; r++)); do
+    echo "${own_nic[$r]}"; done | sort -u | wc -l)
+  ((used == nics)) || fail "host $host's ranks receive on $used NIC(s), not all $nics" "$E2E_TMP/err"
+done
+sends=0 pxn=0
+for ((r = 0; r < nranks; r++)); do
+  while read -r line; do
+    [[ -n $line ]] || continue
+    read -r peer port how <<<"$(sed -E 's/.*to rank ([0-9]+) via ([^ ]+) \(([^)]*)\).*/\1 \2 \3/' <<<"$line")"
+    if [[ $how == nearest ]]; then
+      [[ $port == "${own_nic[$r]}" ]] || fail "rank $r sends to rank $peer on $port, not its own ${own_nic[$r]}" "$(log_of "$r")"
+    else
+      [[ $port == "${own_nic[$peer]}" ]] ||
+        fail "rank $r sends to rank $peer on $port, not the peer's rail ${own_nic[$peer]}: $line" "$(log_of "$r")"
+    fi
+    sends=$((sends + 1))
+    [[ $how != *"PXN relay"* ]] || pxn=$((pxn + 1))
+  done <<<"$(grep -oE "channel -?[0-9]+: to rank [0-9]+ via [^ ]+ \((nearest|the peer's rail[^)]*)\)" "$(log_of "$r")" || true)"
+done
+((sends > 0)) || fail "no all-to-all FIFO end names how its NIC was chosen" "$E2E_TMP/err"
+# On NCCL's 8-GPU machine (E2E_EXPECT_PXN=1) a send to another GPU index goes PXN's way.
+((${E2E_EXPECT_PXN:-0} == 0 || pxn > 0)) || fail "no all-to-all send took the peer's rail by PXN" \
+  "$E2E_TMP/err"
 echo "PASS [$E2E_NAME]: $channels channels on $nics rails (${rails% }), each as planned, every" \
-  "NIC sent; both planned trees ran across hosts; the model's network $fitted GB/s as planned"
+  "NIC sent; $expected_trees planned trees ran across hosts on all $nics NICs; $sends all-to-all" \
+  "sends each on its own or its peer's rail ($pxn by PXN), every rank receiving on its nearest NIC; the" \
+  "model's network $fitted GB/s as planned"

@@ -8,11 +8,12 @@
 // and a path that does not load leave braid's sockets to carry the same collectives; NCCL_NET
 // naming a network nobody has is an error; with NCCL_NET_PLUGIN unset and no libnccl-net.so,
 // nothing changes; an isend that fails mid-call ends the call with an error that names the
-// plugin.
+// plugin, on host communicators and under a kernel of the emulated GPU.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -22,6 +23,7 @@
 
 #include "api/matrix_cases.h"
 #include "api/process_cases.h"
+#include "braid_ext.h"
 #include "support/multiprocess.h"
 
 namespace {
@@ -163,6 +165,17 @@ void twoHosts(Env env, ncclResult_t init, Body body) {
   });
 }
 
+// A host communicator's all-reduce of ones on 2 ranks, checked, then the communicator destroyed.
+void sumOfOnes(int, ncclComm_t comm) {
+  std::vector<float> data(1000, 1.0f);
+  EXPECT_EQ(
+      ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm, nullptr),
+      ncclSuccess)
+      << ncclGetLastError(comm);
+  EXPECT_EQ(data[999], 2.0f);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
 TEST(NetPluginSelect, NcclNetNamingNoLoadedNetworkIsAnError) {
   twoHosts(
       [](int) {
@@ -185,16 +198,7 @@ TEST(NetPluginSelect, NcclNetNamingThePluginUsesIt) {
         setenv("NCCL_NET", "braidtest", 1);
         setenv("BRAID_TEST_NET_PLUGIN_RECORD", record.path().c_str(), 1);
       },
-      ncclSuccess,
-      [](int, ncclComm_t comm) {
-        std::vector<float> data(1000, 1.0f);
-        EXPECT_EQ(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm,
-                                nullptr),
-                  ncclSuccess)
-            << ncclGetLastError(comm);
-        EXPECT_EQ(data[999], 2.0f);
-        EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
-      });
+      ncclSuccess, sumOfOnes);
   EXPECT_GT(record.count("sent ").second, 0);
 }
 
@@ -220,6 +224,126 @@ TEST(NetPluginFailure, AnIsendThatFailsEndsTheCallNamingThePlugin) {
         }
         EXPECT_EQ(ncclCommAbort(comm), ncclSuccess);
       });
+}
+
+// The communicator's asynchronous error once it is not ncclSuccess; ncclSuccess if it stays so
+// for 60 s (a failure the kernel never heard of).
+ncclResult_t awaitAsyncError(ncclComm_t comm) {
+  const auto by = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  ncclResult_t async = ncclSuccess;
+  while (std::chrono::steady_clock::now() < by) {
+    if (ncclCommGetAsyncError(comm, &async) != ncclSuccess || async != ncclSuccess) break;
+    usleep(2000);
+  }
+  return async;
+}
+
+// The same failure under a kernel: GPU communicators of the emulated GPU, whose FIFOs to the
+// other host the plugin carries. The call returns at once; the failed isend turns the
+// communicator's asynchronous error, the kernel ends, and the next call names the plugin.
+TEST(NetPluginFailure, AnIsendThatFailsUnderAKernelIsAnAsyncErrorNamingThePlugin) {
+  twoHosts(
+      [](int rank) {
+        setenv("BRAID_EMULATE_GPUS", "1", 1);
+        setenv("NCCL_NET_PLUGIN", pluginPath("braidtest-failing").c_str(), 1);
+        setenv("BRAID_TEST_NET_PLUGIN_FAIL_AFTER", rank == 0 ? "3" : "1000000", 1);
+        setenv("BRAID_TIMEOUT_MS", "60000", 1);
+      },
+      ncclSuccess,
+      [](int rank, ncclComm_t comm) {
+        const braidDeviceApi* gpu = braidGetDeviceApi();
+        ASSERT_EQ(gpu->deviceCount(), 1) << "the emulated GPU did not come up";
+        constexpr size_t kCount = 1 << 20;
+        void* data = nullptr;
+        cudaStream_t stream = nullptr;
+        ASSERT_EQ(gpu->alloc(&data, kCount * sizeof(float)), ncclSuccess);
+        ASSERT_EQ(gpu->streamCreate(&stream), ncclSuccess);
+        ASSERT_EQ(gpu->fill(data, 0, kCount * sizeof(float), stream), ncclSuccess);
+        ASSERT_EQ(ncclAllReduce(data, data, kCount, ncclFloat32, ncclSum, comm, stream),
+                  ncclSuccess)
+            << ncclGetLastError(comm);
+        EXPECT_NE(awaitAsyncError(comm), ncclSuccess) << "rank " << rank << " never heard";
+        EXPECT_EQ(gpu->streamSynchronize(stream), ncclSuccess) << "the kernel did not end";
+        EXPECT_NE(ncclAllReduce(data, data, kCount, ncclFloat32, ncclSum, comm, stream),
+                  ncclSuccess);
+        const std::string error = ncclGetLastError(comm);
+        if (rank == 0) {
+          EXPECT_NE(error.find("NET plugin braidtest"), std::string::npos) << error;
+          EXPECT_NE(error.find("isend"), std::string::npos) << error;
+        }
+        EXPECT_EQ(ncclCommAbort(comm), ncclSuccess);
+        gpu->streamDestroy(stream);
+        gpu->release(data);
+      });
+}
+
+// The plugin's devices on the topology: NCCL_TOPO_FILE is the DGX-like fixture (a NIC beside
+// each GPU, four under each CPU), and the plugin reports three devices by their PCI paths: one
+// under the second CPU, one under the first, one that is no PCI device. Each rank takes the
+// device nearest it, which the plugin's record shows: every listen and connect on that device.
+void expectEveryCommOnDevice(const Record& record, long dev) {
+  for (const char* what : {"listen dev ", "connect dev "}) {
+    const auto seen = record.count(what);
+    EXPECT_GT(seen.first, 0) << "no " << what << "line: the plugin made no comm";
+    EXPECT_EQ(seen.second, dev * seen.first) << what << "on another device than " << dev;
+  }
+}
+
+void onTheDgxFixture(const std::string& devices) {
+  setenv("NCCL_TOPO_FILE", BRAID_TESTS_DIR "/data/topologies/dgx-h100-like.nccl.xml", 1);
+  setenv("BRAID_TEST_NET_PLUGIN_DEVICES", devices.c_str(), 1);
+}
+
+TEST(NetPluginDevices, AHostRankTakesTheDeviceUnderItsCpu) {
+  Record record;
+  twoHosts(
+      [&](int) {
+        setenv("NCCL_NET_PLUGIN", pluginPath("braidtest").c_str(), 1);
+        setenv("BRAID_TEST_NET_PLUGIN_RECORD", record.path().c_str(), 1);
+        onTheDgxFixture(
+            "/sys/devices/pci0000:97/0000:97:01.0/0000:98:00.0/0000:9a:00.0,"
+            "/sys/devices/pci0000:15/0000:15:01.0/0000:16:01.0/0000:40:00.0,"
+            "/sys/devices/virtual/net/braidtest");
+      },
+      ncclSuccess, sumOfOnes);
+  expectEveryCommOnDevice(record, 1);
+}
+
+TEST(NetPluginDevices, AGpuRankTakesTheDeviceBesideItsGpu) {
+  Record record;
+  twoHosts(
+      [&](int) {
+        setenv("BRAID_EMULATE_GPUS", "1", 1);
+        setenv("NCCL_NET_PLUGIN", pluginPath("braidtest").c_str(), 1);
+        setenv("BRAID_TEST_NET_PLUGIN_RECORD", record.path().c_str(), 1);
+        // The fixture's GPU 0 (0000:1b:00.0) shares a PCIe switch with 0000:18:00.0.
+        onTheDgxFixture(
+            "/sys/devices/pci0000:15/0000:15:01.0/0000:16:01.0/0000:40:00.0,"
+            "/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:18:00.0");
+      },
+      ncclSuccess,
+      [](int, ncclComm_t comm) {
+        const braidDeviceApi* gpu = braidGetDeviceApi();
+        ASSERT_EQ(gpu->deviceCount(), 1) << "the emulated GPU did not come up";
+        constexpr size_t kCount = 4096;
+        void* data = nullptr;
+        cudaStream_t stream = nullptr;
+        ASSERT_EQ(gpu->alloc(&data, kCount * sizeof(float)), ncclSuccess);
+        ASSERT_EQ(gpu->streamCreate(&stream), ncclSuccess);
+        std::vector<float> ones(kCount, 1.0f);
+        ASSERT_EQ(gpu->copy(data, ones.data(), kCount * sizeof(float), stream), ncclSuccess);
+        ASSERT_EQ(ncclAllReduce(data, data, kCount, ncclFloat32, ncclSum, comm, stream),
+                  ncclSuccess)
+            << ncclGetLastError(comm);
+        std::vector<float> out(kCount, 0.0f);
+        ASSERT_EQ(gpu->copy(out.data(), data, kCount * sizeof(float), stream), ncclSuccess);
+        ASSERT_EQ(gpu->streamSynchronize(stream), ncclSuccess) << ncclGetLastError(comm);
+        EXPECT_EQ(out[kCount - 1], 2.0f);
+        EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+        gpu->streamDestroy(stream);
+        gpu->release(data);
+      });
+  expectEveryCommOnDevice(record, 1);
 }
 
 }  // namespace

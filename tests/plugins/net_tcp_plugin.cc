@@ -13,8 +13,11 @@
 // now and then and whenever 32 are in flight (braid must ask again), isend and irecv take only
 // memory registered with regMr as host memory, and transfers complete in order per comm.
 // BRAID_TEST_NET_PLUGIN_RECORD, where set, names a file each process appends to: "init vN" at
-// init, "sent N" at each closeSend, so a test sees which table was used and that bytes went
-// through it. listenAddress() says where it listens.
+// init, "sent N" at each closeSend, "listen dev N" and "connect dev N" as comms are made, so a
+// test sees which table was used, that bytes went through it and on which device. listenAddress()
+// says where it listens. Its devices (all the same TCP stack) are one with no PCI path, or one
+// per entry of BRAID_TEST_NET_PLUGIN_DEVICES (comma-separated PCI paths, as a NIC's sysfs path),
+// each of BRAID_TEST_NET_PLUGIN_SPEED_MBPS (10000) and BRAID_TEST_NET_PLUGIN_LATENCY_US (0).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -118,40 +121,74 @@ ncclResult_t initCommon() {
   return ncclSuccess;
 }
 
+constexpr int kMaxDevices = 8;
+
+// The devices' PCI paths (BRAID_TEST_NET_PLUGIN_DEVICES), read once; one null path where unset.
+struct Devices {
+  int count = 1;
+  char paths[kMaxDevices][256] = {};
+  bool hasPath = false;
+  Devices() {
+    const char* list = getenv("BRAID_TEST_NET_PLUGIN_DEVICES");
+    if (list == nullptr || list[0] == '\0') return;
+    hasPath = true;
+    count = 0;
+    for (const char* at = list; count < kMaxDevices && *at != '\0';) {
+      const char* comma = strchr(at, ',');
+      const size_t length = comma != nullptr ? static_cast<size_t>(comma - at) : strlen(at);
+      snprintf(paths[count++], sizeof(paths[0]), "%.*s", static_cast<int>(length), at);
+      at += length + (comma != nullptr ? 1 : 0);
+    }
+  }
+};
+
+const Devices& theDevices() {
+  static const Devices devices;
+  return devices;
+}
+
+bool validDev(int dev) { return dev >= 0 && dev < theDevices().count; }
+
+int envInt(const char* name, int fallback) {
+  const char* value = getenv(name);
+  return value != nullptr ? atoi(value) : fallback;
+}
+
 ncclResult_t devices(int* ndev) {
 #ifdef BRAID_TEST_PLUGIN_NO_DEVICE
   *ndev = 0;
 #else
-  *ndev = 1;
+  *ndev = theDevices().count;
 #endif
   return ncclSuccess;
 }
 
 template <typename Props>
-void fillCommon(Props* p) {
-  static char name[] = "braidtest0";
+void fillCommon(int dev, Props* p) {
+  static char names[kMaxDevices][16];
+  snprintf(names[dev], sizeof(names[0]), "braidtest%d", dev);
   memset(p, 0, sizeof(*p));
-  p->name = name;
-  p->pciPath = nullptr;
-  p->guid = 0xb4a1d;
+  p->name = names[dev];
+  p->pciPath = theDevices().hasPath ? const_cast<char*>(theDevices().paths[dev]) : nullptr;
+  p->guid = 0xb4a1d + dev;
   p->ptrSupport = kPtrHost;
-  p->speed = 10000;
+  p->speed = envInt("BRAID_TEST_NET_PLUGIN_SPEED_MBPS", 10000);
   p->port = 1;
-  p->latency = 0;
+  p->latency = static_cast<float>(envInt("BRAID_TEST_NET_PLUGIN_LATENCY_US", 0));
   p->maxComms = 65536;
   p->maxRecvs = 1;
 }
 
 ncclResult_t getPropertiesV6(int dev, ncclNetProperties_v6_t* props) {
-  if (dev != 0) return ncclInvalidArgument;
-  fillCommon(props);
+  if (!validDev(dev)) return ncclInvalidArgument;
+  fillCommon(dev, props);
   return ncclSuccess;
 }
 
 #ifdef BRAID_TEST_PLUGIN_V12
 ncclResult_t getPropertiesV12(int dev, ncclNetProperties_v12_t* props) {
-  if (dev != 0) return ncclInvalidArgument;
-  fillCommon(props);
+  if (!validDev(dev)) return ncclInvalidArgument;
+  fillCommon(dev, props);
   props->netDeviceType = NCCL_NET_DEVICE_HOST;
   props->maxP2pBytes = size_t{1} << 30;
   props->maxCollBytes = size_t{1} << 30;
@@ -187,7 +224,8 @@ in_addr listenAddress() {
 }
 
 ncclResult_t listenCommon(int dev, void* opaque, void** listenComm) {
-  if (dev != 0) return ncclInvalidArgument;
+  if (!validDev(dev)) return ncclInvalidArgument;
+  record("listen dev %ld\n", dev);
   Handle handle{};
   handle.address.sin_family = AF_INET;
   handle.address.sin_addr = listenAddress();
@@ -215,9 +253,10 @@ Comm* newComm(int fd) {
 // Never blocks: the first call starts a non-blocking connect and says "not yet".
 ncclResult_t connectCommon(int dev, void* opaque, void** sendComm) {
   *sendComm = nullptr;
-  if (dev != 0) return ncclInvalidArgument;
+  if (!validDev(dev)) return ncclInvalidArgument;
   auto* handle = static_cast<Handle*>(opaque);
   if (handle->stage == 0) {
+    record("connect dev %ld\n", dev);
     handle->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
     if (handle->fd < 0) return ncclSystemError;
     if (connect(handle->fd, reinterpret_cast<sockaddr*>(&handle->address),

@@ -130,6 +130,32 @@ TEST(ConfigValidate, ChannelBoundsAreReadUnderEitherPrefixAndRanged) {
   }
 }
 
+// NCCL_PXN_DISABLE, NCCL_P2P_PXN_LEVEL and NCCL_IB_SPLIT_DATA_ON_QPS, read under either prefix
+// (topology/net_routes.h, transport/net/ib/ib_fifo_pump.h); a PXN level past 2 is refused.
+TEST(ConfigValidate, PxnAndQpSplitAreReadAndRanged) {
+  {
+    const Config c = Config::fromEnvironment();
+    EXPECT_FALSE(c.pxnDisable);
+    EXPECT_EQ(c.p2pPxnLevel, 2);
+    EXPECT_FALSE(c.ib.splitDataOnQps);
+  }
+  {
+    ScopedVariables scoped({{"NCCL_PXN_DISABLE", "1"},
+                            {"NCCL_P2P_PXN_LEVEL", "1"},
+                            {"NCCL_IB_SPLIT_DATA_ON_QPS", "1"}});
+    const Config c = Config::fromEnvironment();
+    EXPECT_TRUE(c.pxnDisable);
+    EXPECT_EQ(c.p2pPxnLevel, 1);
+    EXPECT_TRUE(c.ib.splitDataOnQps);
+    EXPECT_TRUE(c.validate().ok());
+  }
+  for (const char* value : {"3", "-1"}) {
+    const Status status = validated({{"BRAID_P2P_PXN_LEVEL", value}});
+    ASSERT_FALSE(status.ok()) << value;
+    EXPECT_NE(status.message().find("BRAID_P2P_PXN_LEVEL"), std::string::npos) << status.message();
+  }
+}
+
 // Found by config_env_fuzz: int knobs were read as int64 and cut to int, so a value past int's
 // range wrapped round into one validate() accepts: BRAID_IB_ROCE_VERSION_NUM=21474836482 was
 // RoCE v2, BRAID_NCHANNELS=4294967297 one channel.

@@ -39,9 +39,7 @@ namespace {
 // --- helpers -------------------------------------------------------------------
 
 std::string fixturePath(const std::string& name) {
-  std::string here = __FILE__;  // .../tests/unit/discover_test.cc
-  std::string tests = here.substr(0, here.rfind("/unit/"));
-  return tests + "/data/topologies/" + name;
+  return std::string(BRAID_TESTS_DIR) + "/data/topologies/" + name;
 }
 
 std::string readFixture(const std::string& name) {

@@ -1,7 +1,8 @@
 // The verbs transport's FIFO (transport/net/ib) over the emulated HCA, within one process: two
 // IbNetworks stand for the two hosts, each with its proxy, their queue pairs connected through
 // the emulated HCA's TCP wire. Messages of every size arrive whole and in order over one queue
-// pair and striped over several on two devices; a receiver that does not read holds the sender
+// pair and over several on one device (whole slots in turn, or each split over them), every pair
+// of a FIFO on its one NIC; a receiver that does not read holds the sender
 // back at exactly the two FIFOs' slots; a receiver that never comes makes the sender fail at
 // its deadline, and ends go away cleanly. Also BRAID_IB_HCA's syntax and the choice of GID.
 #include <gtest/gtest.h>
@@ -13,8 +14,10 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <thread>
 
+#include "emulation/ib/emulated_hca.h"
 #include "support/network_fifo_checks.h"
 #include "transport/net/ib/hca_filter.h"
 #include "transport/net/ib/ib_device.h"
@@ -100,16 +103,22 @@ using braid::testing::within;
 
 net::Greeting greeting(int channel) { return net::Greeting::of(0x5678, 0, 1, channel, 0); }
 
+/// How many queue pairs a FIFO has, and whether each slot is split over them.
+struct QpLayout {
+  int qps;
+  bool split;
+};
+
 /// Two "hosts" in one process: each its own verbs transport over the emulated HCA.
-class IbFifoTest : public ::testing::TestWithParam<int> {
+class IbFifoTest : public ::testing::TestWithParam<QpLayout> {
  protected:
   void SetUp() override {
-    const int qps = GetParam();
-    // Two emulated devices, so that several queue pairs spread over both.
+    // Two emulated devices: every FIFO's queue pairs on one of them.
     setenv("BRAID_IB_EMULATE", "2", 1);
     IbSettings settings;
     settings.emulate = 2;
-    settings.qpsPerConnection = qps;
+    settings.qpsPerConnection = GetParam().qps;
+    settings.splitDataOnQps = GetParam().split;
     std::string why;
     auto a = IbNetwork::open(settings, 0, &why);
     auto b = IbNetwork::open(settings, 1, &why);
@@ -122,20 +131,23 @@ class IbFifoTest : public ::testing::TestWithParam<int> {
     rendezvous_ = std::move(r).value();
   }
 
-  std::unique_ptr<RecvEnd> openRecv(int channel, int64_t timeoutMs = 10000) {
+  std::unique_ptr<RecvEnd> openRecv(int channel, int64_t timeoutMs = 10000,
+                                    const std::string& nic = "") {
     net::SocketRendezvous* r = rendezvous_.get();
     const net::Greeting g = greeting(channel);
     auto end = openIbRecvEnd(
-        *receiverHost_, [r, g] { return r->tryAccept(g); }, kSlotBytes, 0, timeoutMs);
+        *receiverHost_, [r, g] { return r->tryAccept(g); }, kSlotBytes, 0, timeoutMs, nic);
     EXPECT_TRUE(end.ok()) << end.status().message();
     return end.ok() ? std::move(end).value() : nullptr;
   }
-  std::unique_ptr<SendEnd> openSend(int channel, int64_t timeoutMs = 10000) {
+  std::unique_ptr<SendEnd> openSend(int channel, int64_t timeoutMs = 10000,
+                                    const std::string& nic = "") {
     auto socket =
         rendezvous_->connect(rendezvous_->address(), greeting(channel), Deadline::afterMs(5000));
     EXPECT_TRUE(socket.ok()) << socket.status().message();
     if (!socket.ok()) return nullptr;
-    auto end = openIbSendEnd(*senderHost_, std::move(socket).value(), kSlotBytes, 1, timeoutMs);
+    auto end =
+        openIbSendEnd(*senderHost_, std::move(socket).value(), kSlotBytes, 1, timeoutMs, nic);
     EXPECT_TRUE(end.ok()) << end.status().message();
     return end.ok() ? std::move(end).value() : nullptr;
   }
@@ -219,8 +231,110 @@ TEST_P(IbFifoTest, EndsGoAwayIdleOrWhileTheirPeerIsGone) {
   send.reset();  // and the sender still goes away
 }
 
-INSTANTIATE_TEST_SUITE_P(QueuePairs, IbFifoTest, ::testing::Values(1, 3),
-                         [](const auto& info) { return std::to_string(info.param) + "qps"; });
+// NCCL_IB_QPS_PER_CONNECTION=4: a FIFO's four queue pairs all on its own NIC (here emu_1, the
+// one planned for it), none on the other; each pair carries data: slots round-robin over them,
+// or (NCCL_IB_SPLIT_DATA_ON_QPS=1) every slot in four parts, one per pair. Counted by the
+// emulated HCA per device and per queue pair.
+TEST_P(IbFifoTest, OneNicCarriesAllQueuePairsOfAConnection) {
+  const QpLayout layout = GetParam();
+  auto before = emulated::Hca::acquire(0);
+  ASSERT_TRUE(before.ok());
+  const uint64_t otherBytes = before.value()->transmitted();
+  const int otherQps = static_cast<int>(before.value()->liveQpTraffic().size());
+  auto recv = openRecv(0, 10000, "emu_1:1");
+  auto send = openSend(0, 10000, "emu_1:1");
+  ASSERT_TRUE(recv && send);
+  constexpr int kMessages = 24;
+  for (int m = 0; m < kMessages; ++m) {
+    auto slot = send->waitSlot(within(5000));
+    ASSERT_TRUE(slot.ok());
+    std::memset(slot.value(), m, kSlotBytes);
+    send->post(kSlotBytes);
+    size_t n = 0;
+    auto got = recv->waitSlot(within(5000), &n);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    ASSERT_EQ(n, kSlotBytes);
+    const auto* bytes = static_cast<const unsigned char*>(got.value());
+    ASSERT_EQ(bytes[0], m);
+    ASSERT_EQ(bytes[kSlotBytes - 1], m);
+    recv->release();
+  }
+  auto nic = emulated::Hca::acquire(1);
+  ASSERT_TRUE(nic.ok());
+  // The sender's pairs carry the data; the receiver's (on the same device, one process) carry
+  // its credits on pair 0 only, a few bytes each.
+  int carrying = 0;
+  const std::vector<emulated::Hca::QpTraffic> live = nic.value()->liveQpTraffic();
+  EXPECT_EQ(static_cast<int>(live.size()), 2 * layout.qps);  // both ends' pairs
+  for (const auto& qp : live) {
+    if (qp.transmitted >= kSlotBytes / static_cast<uint64_t>(layout.qps)) ++carrying;
+  }
+  EXPECT_EQ(carrying, layout.qps) << "every pair of the connection carries its share";
+  // Nothing of this FIFO on the other NIC.
+  EXPECT_EQ(static_cast<int>(before.value()->liveQpTraffic().size()), otherQps);
+  EXPECT_EQ(before.value()->transmitted(), otherBytes);
+}
+
+// The two ends of a FIFO must agree on splitting: a receiver that splits and a sender that does
+// not (BRAID_IB_SPLIT_DATA_ON_QPS set on one host only) fail the handshake, naming the variable.
+TEST(IbSplitTest, EndsThatDisagreeOnSplittingFailTheirHandshakeNamingTheVariable) {
+  setenv("BRAID_IB_EMULATE", "1", 1);
+  IbSettings whole;
+  whole.emulate = 1;
+  whole.qpsPerConnection = 2;
+  IbSettings split = whole;
+  split.splitDataOnQps = true;
+  std::string why;
+  auto sender = IbNetwork::open(whole, 0, &why);
+  auto receiver = IbNetwork::open(split, 1, &why);
+  ASSERT_TRUE(sender.ok() && receiver.ok() && sender.value() && receiver.value()) << why;
+  std::string failure;
+  std::mutex mu;
+  receiver.value()->onFailure([&](int, const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu);
+    failure = what;
+  });
+  auto r = net::SocketRendezvous::create(braid::testing::loopbackAddress());
+  ASSERT_TRUE(r.ok());
+  net::SocketRendezvous* rendezvous = r.value().get();
+  const net::Greeting g = greeting(0);
+  auto recv = openIbRecvEnd(
+      *receiver.value(), [rendezvous, g] { return rendezvous->tryAccept(g); }, kSlotBytes, 0, 5000);
+  ASSERT_TRUE(recv.ok()) << recv.status().message();
+  auto socket = rendezvous->connect(rendezvous->address(), g, Deadline::afterMs(5000));
+  ASSERT_TRUE(socket.ok());
+  auto send = openIbSendEnd(*sender.value(), std::move(socket).value(), kSlotBytes, 1, 5000);
+  ASSERT_TRUE(send.ok()) << send.status().message();
+  for (int i = 0; i < 500; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!failure.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_NE(failure.find("BRAID_IB_SPLIT_DATA_ON_QPS must agree"), std::string::npos) << failure;
+}
+
+TEST(IbSplitTest, SlotsSplitOverThePairsInAlignedParts) {
+  EXPECT_EQ(slotPart(1000, 0, 4).offset, 0u);
+  EXPECT_EQ(slotPart(1000, 0, 4).bytes, 256u);  // 250 rounded up to 128
+  EXPECT_EQ(slotPart(1000, 3, 4).offset, 768u);
+  EXPECT_EQ(slotPart(1000, 3, 4).bytes, 232u);
+  EXPECT_EQ(slotPart(100, 1, 4).bytes, 0u);  // one part of 128 holds it all
+  EXPECT_EQ(slotPart(0, 0, 2).bytes, 0u);
+  uint32_t total = 0;
+  for (int p = 0; p < 3; ++p) total += slotPart(4097, p, 3).bytes;
+  EXPECT_EQ(total, 4097u);
+}
+
+INSTANTIATE_TEST_SUITE_P(QueuePairs, IbFifoTest,
+                         ::testing::Values(QpLayout{1, false}, QpLayout{3, false},
+                                           QpLayout{4, false}, QpLayout{4, true}),
+                         [](const auto& info) {
+                           return std::to_string(info.param.qps) + "qps" +
+                                  (info.param.split ? "Split" : "");
+                         });
 
 }  // namespace
 }  // namespace braid::transport::ib

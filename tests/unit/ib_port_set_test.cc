@@ -39,8 +39,8 @@ TEST(IbPortSet, CommunicatorsOfAProcessShareTheirPortsAndProxy) {
   }
   EXPECT_EQ(&a->proxy(), &b->proxy());
   // Each still starts its queue pairs by its own place on the host.
-  EXPECT_EQ(a->firstPort(""), 0);
-  EXPECT_EQ(b->firstPort(""), 1);
+  EXPECT_EQ(a->portFor(""), 0);
+  EXPECT_EQ(b->portFor(""), 1);
 }
 
 TEST(IbPortSet, OtherPortSettingsGetPortsOfTheirOwn) {

@@ -14,11 +14,9 @@
 
 namespace braid::topology::testing {
 
-/// The path of fixture `name`, found from this header's own path so that the
-/// tests run from any directory.
+/// The path of fixture `name`, absolute so that the tests run from any directory.
 inline std::string fixturePath(const std::string& name) {
-  const std::string here = __FILE__;
-  return here.substr(0, here.rfind("/unit/")) + "/data/topologies/" + name;
+  return std::string(BRAID_TESTS_DIR) + "/data/topologies/" + name;
 }
 
 /// The text of fixture `name` ("" when it cannot be read: the test's own checks then fail).

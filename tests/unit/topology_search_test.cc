@@ -386,23 +386,40 @@ void expectTree(const RankedMachine& s, const Tree& tree) {
   EXPECT_EQ(static_cast<int>(tree.netHops.size()), s.graph.hostCount() - 1);
 }
 
-TEST(TopologySearch, DoubleTreeAcrossTwoDgxHosts) {
+TEST(TopologySearch, DoubleTreeAcrossTwoDgxHostsOnEveryRail) {
   const RankedMachine s = setUp(loadFixture(kTwoDgxHosts), 16);
   auto plan = searchTrees(s.graph, s.paths, s.placement, SearchOptions{});
   ASSERT_TRUE(plan.ok()) << plan.status().message();
-  ASSERT_EQ(plan.value().trees.size(), 2u);
-  for (const Tree& tree : plan.value().trees) expectTree(s, tree);
+  // Eight rails: a tree on each, as NCCL's channels each take a NIC (was: 2 of the 8).
+  ASSERT_EQ(plan.value().trees.size(), 8u);
+  std::set<std::string> nicsUsed;
+  for (size_t t = 0; t < plan.value().trees.size(); ++t) {
+    const Tree& tree = plan.value().trees[t];
+    expectTree(s, tree);
+    for (const NetHop& hop : tree.netHops) {
+      // Tree t's edge between hosts leaves and enters by rail t's NIC, from heads beside it.
+      EXPECT_EQ(s.graph.node(hop.sendNic).name, "mlx5_" + std::to_string(t));
+      EXPECT_EQ(s.graph.node(hop.recvNic).name, "mlx5_" + std::to_string(t));
+      const std::vector<int> near = nearestNics(s.graph, s.paths, s.placement[hop.fromRank].device);
+      EXPECT_EQ(near, std::vector<int>{hop.sendNic});
+      nicsUsed.insert(s.graph.node(hop.sendNic).name);
+    }
+  }
+  EXPECT_EQ(nicsUsed.size(), 8u);
+  // The two shapes alternate: a host that is a leaf in tree 0 is inside tree 1.
   EXPECT_NE(plan.value().trees[0].root, plan.value().trees[1].root);
-  // The heads of the two trees talk through different NICs.
+}
+
+TEST(TopologySearch, TwoTreesWhereNicsMayBeCrossed) {
+  const RankedMachine s = setUp(loadFixture(kTwoDgxHosts), 16);
+  SearchOptions options;
+  options.crossNic = 1;
+  auto plan = searchTrees(s.graph, s.paths, s.placement, options);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  ASSERT_EQ(plan.value().trees.size(), 2u);
   const NetHop& first = plan.value().trees[0].netHops[0];
   const NetHop& second = plan.value().trees[1].netHops[0];
   EXPECT_NE(first.sendNic, second.sendNic);
-  for (const Tree& tree : plan.value().trees) {
-    for (const NetHop& hop : tree.netHops) {
-      const std::vector<int> near = nearestNics(s.graph, s.paths, s.placement[hop.fromRank].device);
-      EXPECT_EQ(near, std::vector<int>{hop.sendNic});
-    }
-  }
 }
 
 TEST(TopologySearch, SingleHostTreesAreChains) {

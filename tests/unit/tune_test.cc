@@ -230,6 +230,20 @@ TEST(TuneFitNetwork, NoPlanChangesNothing) {
   }
 }
 
+TEST(TuneFitNetwork, APluginsLatencyIsAFloorForEveryProtocol) {
+  // A plugin device reporting 50 us raises every protocol's hop to it; one reporting less than
+  // the model's figure leaves it; none (0, or nonsense) changes nothing.
+  Model m = Model::gpuDefaults();
+  const double before = m.interHost[kSimple].latencyUs;
+  m.fitNetworkLatency(before / 2);
+  EXPECT_DOUBLE_EQ(m.interHost[kSimple].latencyUs, before);
+  for (double none : {0.0, -3.0, std::nan(""), HUGE_VAL}) m.fitNetworkLatency(none);
+  EXPECT_DOUBLE_EQ(m.interHost[kSimple].latencyUs, before);
+  m.fitNetworkLatency(before + 50);
+  EXPECT_DOUBLE_EQ(m.interHost[kSimple].latencyUs, before + 50);
+  EXPECT_GE(m.interHost[kLl].latencyUs, before + 50);
+}
+
 TEST(TunePredict, RanksSharingCpusUseTheSharedFigures) {
   Model m = roundModel();
   m.hostCores = 2;

@@ -205,6 +205,11 @@ int main(int argc, char** argv) {
   plan.search.channelCapGBs = options.channelGBs;
   plan.search.crossNic = static_cast<int>(
       options.crossNic >= 0 ? options.crossNic : braid::env::getInt("CROSS_NIC", 2));
+  // Point-to-point routes as a communicator plans them (BRAID_/NCCL_PXN_DISABLE, P2P_PXN_LEVEL).
+  plan.p2p.crossNic = plan.search.crossNic;
+  plan.p2p.pxnLevel = braid::env::getInt("PXN_DISABLE", 0) != 0
+                          ? 0
+                          : static_cast<int>(braid::env::getInt("P2P_PXN_LEVEL", 2));
 
   std::string source;
   auto graph = obtainGraph(options, &source);

@@ -20,7 +20,7 @@ namespace braid::transport::ib {
 /// The executor's end of a FIFO to `peer` on another host, whose receiving end is at the other
 /// end of `connected` (a socket from the rendezvous, used for the handshake only). Its queue
 /// pairs start on port `nic` ("mlx5_0:1", the one the topology planned for the FIFO's channel)
-/// where this process opened it, else where IbNetwork::firstPort spreads them.
+/// where this process opened it, else where IbNetwork::portFor spreads them.
 Result<std::unique_ptr<SendEnd>> openIbSendEnd(IbNetwork& network, braid::sockets::Socket connected,
                                                size_t slotBytes, int peer, int64_t timeoutMs,
                                                const std::string& nic = "");

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -33,12 +34,21 @@ size_t slotsBytes(const engine::FifoRef& fifo) { return kFifoSlots * fifo.stride
 
 }  // namespace
 
+SlotPart slotPart(uint32_t bytes, int part, int parts) {
+  const uint32_t n = static_cast<uint32_t>(parts);
+  const uint32_t share = (bytes + n - 1) / n;
+  const uint32_t chunk = (share + kSplitAlignment - 1) / kSplitAlignment * kSplitAlignment;
+  const uint64_t start = uint64_t{chunk} * static_cast<uint32_t>(part);
+  if (start >= bytes) return {bytes, 0};
+  return {static_cast<uint32_t>(start), std::min(chunk, bytes - static_cast<uint32_t>(start))};
+}
+
 IbPump::IbPump(IbNetwork& network, const engine::FifoRef& fifo, int peer, int64_t timeoutMs,
                const std::string& nic)
     : network_(network),
       fifo_(fifo),
       peer_(peer),
-      firstPort_(network.firstPort(nic)),
+      portIndex_(network.portFor(nic)),
       connectBy_(timeoutMs > 0 ? Deadline::afterMs(timeoutMs) : Deadline::never()),
       id_(network.proxy().newId()) {}
 
@@ -51,8 +61,9 @@ Status IbPump::setUp(int slotAccess, int creditAccess) {
                            " a verbs FIFO carries (lower BRAID_BUFFSIZE)");
   }
   const int qps = network_.settings().qpsPerConnection;
+  parts_ = network_.settings().splitDataOnQps ? qps : 1;
   BRAID_ASSIGN_OR_RETURN(
-      qps_, IbQueuePairs::create(network_, firstPort_, qps, kSendDepth, kRecvDepth, peer_));
+      qps_, IbQueuePairs::create(network_, portIndex_, qps, kSendDepth, kRecvDepth, peer_));
   void* page = std::aligned_alloc(4096, 4096);
   if (page == nullptr) return systemError("verbs: no memory for a credit word");
   std::memset(page, 0, 4096);
@@ -203,32 +214,41 @@ bool IbSendPump::progress() {
   const uint32_t credit = __atomic_load_n(creditPage_.get(), __ATOMIC_ACQUIRE);
   bool moved = false;
   while (next_ != tail && next_ - credit < kFifoSlots) {
-    const uint32_t word = engine::loadRelaxed(&fifo_.counters->bytes[next_ % kFifoSlots]);
-    const uint32_t bytes = word & ~engine::kLastSlice;
-    const int q = static_cast<int>(next_ % static_cast<uint32_t>(qps_->size()));
+    if (!postSlot(next_)) return false;
+    ++next_;
+    moved = true;
+  }
+  return moved;
+}
+
+bool IbSendPump::postSlot(uint32_t slot) {
+  const uint32_t word = engine::loadRelaxed(&fifo_.counters->bytes[slot % kFifoSlots]);
+  const uint32_t bytes = word & ~engine::kLastSlice;
+  const int n = qps_->size();
+  for (int part = 0; part < parts_; ++part) {
+    const int q = parts_ > 1 ? part : static_cast<int>(slot % static_cast<uint32_t>(n));
+    const SlotPart where = parts_ > 1 ? slotPart(bytes, part, parts_) : SlotPart{0, bytes};
     const IbPort& port = qps_->port(q);
     ibv_sge sge{};
-    sge.addr = reinterpret_cast<uintptr_t>(engine::slotAt(fifo_, next_));
-    sge.length = bytes;
+    sge.addr = reinterpret_cast<uintptr_t>(engine::slotAt(fifo_, slot)) + where.offset;
+    sge.length = where.bytes;
     sge.lkey = slotsRegion_.lkey(port);
     ibv_send_wr wr{};
-    wr.wr_id = IbProxy::wrId(id_, next_);
+    wr.wr_id = IbProxy::wrId(id_, slot);
     wr.sg_list = &sge;
-    wr.num_sge = bytes > 0 ? 1 : 0;
+    wr.num_sge = where.bytes > 0 ? 1 : 0;
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = htonl(encodeImmediate(next_, word));
-    wr.wr.rdma.remote_addr = remote_.addr + (next_ % kFifoSlots) * remote_.stride;
+    wr.imm_data = htonl(encodeImmediate(slot, word));
+    wr.wr.rdma.remote_addr = remote_.addr + (slot % kFifoSlots) * remote_.stride + where.offset;
     wr.wr.rdma.rkey = remote_.qp[q].rkey;
     ibv_send_wr* bad = nullptr;
     if (int rc = port.verbs().postSend(qps_->qp(q), &wr, &bad); rc != 0) {
       fail("posting a write to rank " + std::to_string(peer_) + ": " + std::strerror(rc));
       return false;
     }
-    ++next_;
-    moved = true;
   }
-  return moved;
+  return true;
 }
 
 void IbSendPump::completed(const ibv_wc& wc, uint32_t tag) {
@@ -239,6 +259,9 @@ void IbSendPump::completed(const ibv_wc& wc, uint32_t tag) {
          std::to_string(wc.vendor_err) + ")");
     return;
   }
+  // Split: the slot is written once its last part is.
+  if (parts_ > 1 && ++partsDone_[tag % kFifoSlots] < parts_) return;
+  partsDone_[tag % kFifoSlots] = 0;
   written_.mark(tag);
   if (written_.release(fifo_, released_)) releasedCount_.store(released_.mine);
 }
@@ -332,8 +355,9 @@ void IbRecvPump::completed(const ibv_wc& wc, uint32_t tag) {
   const uint32_t slot = (imm >> 28) & (kFifoSlots - 1);
   const uint32_t word = (imm & engine::kLastSlice) | (imm & kCountBits);
   const uint32_t bytes = imm & kCountBits;
-  if ((wc.wc_flags & IBV_WC_WITH_IMM) == 0 || bytes > fifo_.slotBytes || wc.byte_len != bytes ||
-      landed_.marked(slot)) {
+  const uint32_t expected = parts_ > 1 ? bytes - bytesLanded_[slot] : bytes;
+  if ((wc.wc_flags & IBV_WC_WITH_IMM) == 0 || bytes > fifo_.slotBytes || wc.byte_len > expected ||
+      (parts_ == 1 && wc.byte_len != bytes) || landed_.marked(slot)) {
     fail("rank " + std::to_string(peer_) + " wrote slot " + std::to_string(slot) + " with " +
          std::to_string(wc.byte_len) + " bytes out of turn or over the " +
          std::to_string(fifo_.slotBytes) + " a slot holds");
@@ -343,6 +367,20 @@ void IbRecvPump::completed(const ibv_wc& wc, uint32_t tag) {
   if (Status reposted = postReceive(q); !reposted.ok()) {
     fail(reposted.message());
     return;
+  }
+  if (parts_ > 1) {
+    // Split: the slot has landed once all its parts have, and they must make it whole.
+    bytesLanded_[slot] += wc.byte_len;
+    if (++partsLanded_[slot] < parts_) return;
+    const uint32_t got = bytesLanded_[slot];
+    partsLanded_[slot] = 0;
+    bytesLanded_[slot] = 0;
+    if (got != bytes) {
+      fail("rank " + std::to_string(peer_) + " wrote slot " + std::to_string(slot) + " in " +
+           std::to_string(parts_) + " parts of " + std::to_string(got) + " bytes, not the " +
+           std::to_string(bytes) + " it announced");
+      return;
+    }
   }
   landed_.mark(slot, word);  // slot = its counter mod kFifoSlots, all SlotsInOrder needs
   landed_.publish(fifo_, posted_);

@@ -10,6 +10,11 @@
 //
 // The immediate carries the slot's posted word (byte count, last-slice flag) and its index, so
 // with several queue pairs the receiver publishes slots in order whatever order they land in.
+// Several queue pairs (all on the FIFO's one NIC) carry slots round-robin, slot k on pair k % n,
+// or, with BRAID_IB_SPLIT_DATA_ON_QPS=1, every slot in n parts, one per pair, as NCCL splits a
+// message: part i is bytes [i * c, (i + 1) * c) with c = the slot's bytes / n rounded up to 128
+// (empty where the slot is shorter), each part a write with immediate, so the receiver publishes
+// the slot once all n have landed and the sender hands it back once all n completed.
 // Back-pressure: the sender writes slot k only once the credit word says slot k - kFifoSlots
 // was released, and hands slot k back to its executor once the write completed; the executors
 // wait on their local FIFOs only, with their own deadlines. The bytes move once, from the
@@ -33,6 +38,17 @@ namespace braid::transport::ib {
 
 /// The largest slot a verbs FIFO carries: the immediate has 28 bits for the byte count.
 inline constexpr size_t kMaxIbSlotBytes = (size_t{1} << 28) - 1;
+/// What NCCL aligns the parts of a message split over queue pairs to.
+inline constexpr uint32_t kSplitAlignment = 128;
+
+/// Where part `part` of `parts` of a slot of `bytes` bytes starts, and how long it is (0 where
+/// the slot ends before it): each part but the last is the slot's share rounded up to
+/// kSplitAlignment.
+struct SlotPart {
+  uint32_t offset;
+  uint32_t bytes;
+};
+SlotPart slotPart(uint32_t bytes, int part, int parts);
 
 /// What the halves share: the handshake, the failure, the registration with the proxy.
 class IbPump : public IbEndpoint {
@@ -44,7 +60,7 @@ class IbPump : public IbEndpoint {
 
  protected:
   enum class State { kAwaitSocket, kAwaitHello, kSendHello, kRunning, kFailed };
-  /// Its queue pairs start on port `nic` where this process has it (IbNetwork::firstPort).
+  /// Its queue pairs are on port `nic` where this process has it (IbNetwork::portFor).
   IbPump(IbNetwork& network, const kernels::engine::FifoRef& fifo, int peer, int64_t timeoutMs,
          const std::string& nic);
   /// Queue pairs, the credit page, and the FIFO's slots registered with `slotAccess`.
@@ -68,12 +84,13 @@ class IbPump : public IbEndpoint {
   IbNetwork& network_;
   kernels::engine::FifoRef fifo_;
   int peer_;
-  int firstPort_;
+  int portIndex_;
   Deadline connectBy_;
   std::atomic<State> state_{State::kAwaitHello};
   braid::sockets::Socket socket_;
   HelloReader reader_;
   IbHello remote_{};
+  int parts_ = 1;         ///< writes per slot: the queue pairs where split, else 1
   IbHello helloOut_{};    ///< the receiver's hello, while kSendHello
   size_t helloSent_ = 0;  ///< its bytes sent so far
   std::unique_ptr<uint32_t, void (*)(void*)> creditPage_{nullptr, nullptr};
@@ -102,11 +119,14 @@ class IbSendPump final : public IbPump {
  private:
   using IbPump::IbPump;
   IbHello ourHello() const override;
+  /// Posts slot `slot`'s writes: one on pair slot % n, or a part on each pair where split.
+  bool postSlot(uint32_t slot);
 
-  uint32_t next_ = 0;                       // the next slot to write
-  kernels::engine::FifoCursor released_{};  // as the local FIFO's receiver
-  std::atomic<uint32_t> releasedCount_{0};  // released_.mine, for the destructor
-  net::SlotsInOrder written_;               // completed writes, released in order
+  uint32_t next_ = 0;                                    // the next slot to write
+  uint8_t partsDone_[kernels::engine::kFifoSlots] = {};  // completed parts, by slot % kFifoSlots
+  kernels::engine::FifoCursor released_{};               // as the local FIFO's receiver
+  std::atomic<uint32_t> releasedCount_{0};               // released_.mine, for the destructor
+  net::SlotsInOrder written_;                            // completed writes, released in order
 };
 
 class IbRecvPump final : public IbPump {
@@ -130,8 +150,10 @@ class IbRecvPump final : public IbPump {
   Status postReceive(int qp);
 
   SocketTaker take_;
-  kernels::engine::FifoCursor posted_{};  // as the local FIFO's sender
-  net::SlotsInOrder landed_;              // arrived slots, published in order
+  kernels::engine::FifoCursor posted_{};                    // as the local FIFO's sender
+  net::SlotsInOrder landed_;                                // arrived slots, published in order
+  uint8_t partsLanded_[kernels::engine::kFifoSlots] = {};   // where split: parts arrived
+  uint32_t bytesLanded_[kernels::engine::kFifoSlots] = {};  // and their bytes, by slot
   uint32_t creditSent_ = 0;
   int creditsInFlight_ = 0;
 };

@@ -42,7 +42,7 @@ Result<std::unique_ptr<IbNetwork>> IbNetwork::open(const IbSettings& settings, i
   return std::unique_ptr<IbNetwork>(new IbNetwork(verbs, settings, std::move(shared), first));
 }
 
-int IbNetwork::firstPort(const std::string& nic) const {
+int IbNetwork::portFor(const std::string& nic) const {
   for (size_t i = 0; i < ports_.size() && !nic.empty(); ++i) {
     if (ports_[i]->name() == nic) return static_cast<int>(i);
   }

@@ -29,11 +29,12 @@ class IbNetwork {
   const VerbsApi& verbs() const { return *verbs_; }
   const IbSettings& settings() const { return settings_; }
   IbProxy& proxy() { return shared_->proxy(); }
-  /// Where a FIFO end's queue pairs start (pair i on portAt(first + i)): the port named `nic`
-  /// ("mlx5_0:1"), the one the topology planned for the FIFO's channel, where this process
-  /// opened it; otherwise (none planned, or a port BRAID_IB_HCA left out) spread by this rank's
-  /// place on its host, so the ranks of a host start on different NICs.
-  int firstPort(const std::string& nic) const;
+  /// The port a FIFO end's queue pairs are on (all of them: ib_queue_pairs.h): the port named
+  /// `nic` ("mlx5_0:1"), the one the topology planned for the FIFO (its channel's NIC, or the
+  /// rank's nearest), where this process opened it; otherwise (no topology, or a port
+  /// BRAID_IB_HCA left out) spread by this rank's place on its host, so the ranks of a host use
+  /// different NICs.
+  int portFor(const std::string& nic) const;
   /// The port `index`, counted round the ports opened.
   IbPort& portAt(int index) const { return *ports_[static_cast<size_t>(index) % ports_.size()]; }
   int portCount() const { return static_cast<int>(ports_.size()); }

@@ -31,13 +31,13 @@ Status IbRegion::add(IbPort& port, void* addr, size_t bytes, int access) {
   return Status::success();
 }
 
-Result<std::unique_ptr<IbQueuePairs>> IbQueuePairs::create(IbNetwork& network, int firstPort,
+Result<std::unique_ptr<IbQueuePairs>> IbQueuePairs::create(IbNetwork& network, int portIndex,
                                                            int count, int sendDepth, int recvDepth,
                                                            int peer) {
-  std::unique_ptr<IbQueuePairs> pairs(new IbQueuePairs(network, firstPort, peer));
+  std::unique_ptr<IbQueuePairs> pairs(new IbQueuePairs(network, portIndex, peer));
   static thread_local std::mt19937 random(std::random_device{}());
+  IbPort& port = network.portAt(portIndex);
   for (int i = 0; i < count; ++i) {
-    IbPort& port = network.portAt(firstPort + i);
     ibv_qp_init_attr init{};
     init.send_cq = port.cq;
     init.recv_cq = port.cq;
@@ -78,6 +78,7 @@ IbHello IbQueuePairs::hello(const IbRegion& region, uint64_t addr, uint64_t stri
   h.magic = kHelloMagic;
   h.qps = static_cast<uint32_t>(size());
   h.slotBytes = slotBytes;
+  h.splitData = network_.settings().splitDataOnQps ? 1 : 0;
   h.addr = addr;
   h.stride = stride;
   for (int i = 0; i < size(); ++i) {
@@ -144,6 +145,12 @@ Status IbQueuePairs::connect(const IbHello& remote, uint32_t slotBytes) {
     return invalidUsage("verbs: " + who + " has " + std::to_string(remote.qps) +
                         " queue pairs per connection, this rank " + std::to_string(size()) +
                         " (BRAID_IB_QPS_PER_CONNECTION must agree)");
+  }
+  if (remote.splitData != (network_.settings().splitDataOnQps ? 1u : 0u)) {
+    return invalidUsage("verbs: " + who + (remote.splitData != 0 ? " splits" : " does not split") +
+                        " each slot over its queue pairs and this rank " +
+                        (remote.splitData != 0 ? "does not" : "does") +
+                        " (BRAID_IB_SPLIT_DATA_ON_QPS must agree)");
   }
   if (remote.slotBytes != slotBytes) {
     return invalidUsage("verbs: " + who + " has FIFO slots of " + std::to_string(remote.slotBytes) +

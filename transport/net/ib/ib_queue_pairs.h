@@ -2,9 +2,12 @@
 // to connect them.
 //
 // A FIFO over verbs has one to kMaxQps RC queue pairs (BRAID_IB_QPS_PER_CONNECTION) on each
-// side, pair j connected to the peer's pair j, each on the port IbNetwork::portAt(first + j) of its
-// side. The sender writes slot k's bytes with RDMA write with immediate on pair k % n; the
-// receiver writes its count of released slots back (a plain RDMA write) on pair 0.
+// side, pair j connected to the peer's pair j, all on one port of its side: the FIFO's own NIC,
+// as NCCL keeps a connection's queue pairs on its NIC (several pairs spread a connection over the
+// NIC's engines and the fabric's paths, never over other NICs, whose rails may not reach the
+// peer's). The sender writes slot k's bytes with RDMA write with immediate on pair k % n, or, with
+// BRAID_IB_SPLIT_DATA_ON_QPS, a part of every slot on each pair (ib_fifo_pump.h); the receiver
+// writes its count of released slots back (a plain RDMA write) on pair 0.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +55,7 @@ struct IbHello {
   uint64_t addr;    ///< receiver: its first slot; sender: its credit word
   uint64_t stride;  ///< receiver: bytes between slots
   IbQpAddress qp[kMaxQps];
+  uint32_t splitData;  ///< 1: each slot split over every pair (BRAID_IB_SPLIT_DATA_ON_QPS)
 };
 inline constexpr uint64_t kHelloMagic = 0x6272616964696231ull;  // "braidib1"
 
@@ -74,15 +78,16 @@ class IbRegion {
 class IbQueuePairs {
  public:
   /// `count` RC queue pairs in INIT, with room for `sendDepth` / `recvDepth` outstanding
-  /// requests each; `peer` names the other rank in errors.
-  /// Pair i is on the port IbNetwork::portAt(firstPort + i).
-  static Result<std::unique_ptr<IbQueuePairs>> create(IbNetwork& network, int firstPort, int count,
+  /// requests each; `peer` names the other rank in errors. Every pair is on the port
+  /// IbNetwork::portAt(portIndex).
+  static Result<std::unique_ptr<IbQueuePairs>> create(IbNetwork& network, int portIndex, int count,
                                                       int sendDepth, int recvDepth, int peer);
   ~IbQueuePairs();
 
   int size() const { return static_cast<int>(qps_.size()); }
   ibv_qp* qp(int i) const { return qps_[i]; }
-  IbPort& port(int i) const { return network_.portAt(firstPort_ + i); }
+  /// The port pair `i` is on: the same for every pair.
+  IbPort& port(int /*i*/) const { return network_.portAt(portIndex_); }
   /// Registers [addr, addr + bytes) with each pair's port.
   Status registerMemory(IbRegion* region, void* addr, size_t bytes, int access) const;
   /// This side's hello; `region`'s rkeys go with each pair.
@@ -93,11 +98,11 @@ class IbQueuePairs {
   int indexOf(uint32_t qpn) const;
 
  private:
-  IbQueuePairs(IbNetwork& network, int firstPort, int peer)
-      : network_(network), firstPort_(firstPort), peer_(peer) {}
+  IbQueuePairs(IbNetwork& network, int portIndex, int peer)
+      : network_(network), portIndex_(portIndex), peer_(peer) {}
 
   IbNetwork& network_;
-  int firstPort_;
+  int portIndex_;
   int peer_;
   std::vector<ibv_qp*> qps_;
   std::vector<uint32_t> psns_;

@@ -14,7 +14,10 @@ struct IbSettings {
   std::string addrFamily;    ///< IB_ADDR_FAMILY: AF_INET (default) or AF_INET6, for RoCE GIDs
   int timeout = 20;          ///< IB_TIMEOUT: local ACK timeout, 4.096 us * 2^timeout
   int retryCount = 7;        ///< IB_RETRY_CNT
-  int qpsPerConnection = 1;  ///< IB_QPS_PER_CONNECTION: QPs per FIFO, spread over the NICs
+  int qpsPerConnection = 1;  ///< IB_QPS_PER_CONNECTION: QPs per FIFO, all on the FIFO's NIC
+  /// IB_SPLIT_DATA_ON_QPS: each slot split over the QPs (else slots round-robin over them),
+  /// NCCL's default 0.
+  bool splitDataOnQps = false;
   int serviceLevel = 0;      ///< IB_SL
   int trafficClass = 0;      ///< IB_TC
   int emulate = 0;           ///< IB_EMULATE: devices of the emulated HCA (verbs_emulated.h)

@@ -16,6 +16,7 @@
 #include "transport/net/plugin/net_plugin_abi.h"
 #include "transport/net/plugin/plugin_proxy.h"
 #include "transport/net/proxied_ends.h"
+#include "transport/net/proxied_gpu_ends.h"
 #include "transport/net/proxy_waits.h"
 #include "transport/shm/shm_fifo.h"
 
@@ -30,6 +31,8 @@ constexpr uint32_t kInFlight =
     std::min<uint32_t>(engine::kFifoSlots, static_cast<uint32_t>(netabi::kMaxRequests));
 // Every transfer of a FIFO carries this tag: a comm carries one FIFO, in order.
 constexpr int kTag = 0;
+// A GPU FIFO's word travels after the slot's bytes (SlotWords::kTrailer).
+constexpr uint32_t kWordBytes = sizeof(uint32_t);
 
 // Moves the handle over the rendezvous connection without blocking, across calls: true once all
 // of it went (or came); an error when the connection failed.
@@ -59,9 +62,10 @@ class PluginPump : public PluginEndpoint {
  protected:
   enum class State { kAwaitSocket, kHandle, kConnecting, kRunning, kFailed };
 
-  PluginPump(const engine::FifoRef& fifo, PluginLink link)
+  PluginPump(const engine::FifoRef& fifo, PluginLink link, SlotWords words)
       : fifo_(fifo),
         link_(std::move(link)),
+        trailer_(words == SlotWords::kTrailer ? kWordBytes : 0),
         net_(link_.plugin->net()),
         connectBy_(link_.timeoutMs > 0 ? Deadline::afterMs(link_.timeoutMs) : Deadline::never()) {}
 
@@ -136,8 +140,12 @@ class PluginPump : public PluginEndpoint {
     if (!status.ok()) BRAID_WARN("%s", status.message().c_str());
   }
 
+  /// The most bytes of data a slot carries: its capacity, less the word's room where it has one.
+  uint32_t dataCapacity() const { return fifo_.slotBytes - trailer_; }
+
   engine::FifoRef fifo_;
   PluginLink link_;
+  uint32_t trailer_;  // kWordBytes where each transfer ends with the slot's word, else 0
   NetPlugin& net_;
   Deadline connectBy_;
   State state_ = State::kAwaitSocket;  // the proxy thread's
@@ -153,8 +161,8 @@ class PluginPump : public PluginEndpoint {
 
 class PluginSendPump final : public PluginPump {
  public:
-  PluginSendPump(const engine::FifoRef& fifo, PluginLink link, Socket connected)
-      : PluginPump(fifo, std::move(link)) {
+  PluginSendPump(const engine::FifoRef& fifo, PluginLink link, Socket connected, SlotWords words)
+      : PluginPump(fifo, std::move(link), words) {
     socket_ = std::move(connected);
     state_ = State::kHandle;
     released_ = engine::receiverCursor(fifo_.counters);
@@ -197,14 +205,18 @@ class PluginSendPump final : public PluginPump {
     const uint32_t tail = engine::loadAcquire(&fifo_.counters->tail);
     while (next_ != tail && next_ - released_.mine < kInFlight) {
       const uint32_t word = engine::loadRelaxed(&fifo_.counters->bytes[next_ % engine::kFifoSlots]);
-      if (word > fifo_.slotBytes) {
-        fail("a slot of " + std::to_string(word) + " bytes, over the FIFO's " +
-             std::to_string(fifo_.slotBytes) + " (a GPU FIFO's word?)");
+      // A host FIFO's word is its byte count; a GPU FIFO's carries kLastSlice too.
+      const uint32_t bytes = trailer_ != 0 ? word & ~engine::kLastSlice : word;
+      if (bytes > dataCapacity()) {
+        fail("a slot of " + std::to_string(bytes) + " bytes, over the FIFO's " +
+             std::to_string(dataCapacity()));
         return false;
       }
+      char* slot = engine::slotAt(fifo_, next_);
+      // The slot's bytes past `bytes` are free until it is released: the word goes there.
+      if (trailer_ != 0) std::memcpy(slot + bytes, &word, kWordBytes);
       void* request = nullptr;
-      const Status posted =
-          net_.isend(comm_, engine::slotAt(fifo_, next_), word, kTag, mhandle_, &request);
+      const Status posted = net_.isend(comm_, slot, bytes + trailer_, kTag, mhandle_, &request);
       if (!filed(posted, request, "sending to")) break;
       moved = true;
     }
@@ -235,8 +247,8 @@ class PluginSendPump final : public PluginPump {
 
 class PluginRecvPump final : public PluginPump {
  public:
-  PluginRecvPump(const engine::FifoRef& fifo, PluginLink link, SocketTaker take)
-      : PluginPump(fifo, std::move(link)), take_(std::move(take)) {
+  PluginRecvPump(const engine::FifoRef& fifo, PluginLink link, SocketTaker take, SlotWords words)
+      : PluginPump(fifo, std::move(link), words), take_(std::move(take)) {
     posted_ = engine::senderCursor(fifo_.counters);
     next_ = posted_.mine;
     link_.plugin->proxy().add(this);
@@ -310,18 +322,38 @@ class PluginRecvPump final : public PluginPump {
       }
       if (!check(tested, "testing a receive from")) return false;
       if (!done) break;
-      if (bytes > fifo_.slotBytes) {
+      if (bytes > fifo_.slotBytes || bytes < trailer_) {
         fail("a receive from rank " + std::to_string(link_.peer) + " of " + std::to_string(bytes) +
-             " bytes, over the slot's " + std::to_string(fifo_.slotBytes));
+             " bytes, not within the slot's " + std::to_string(trailer_) + ".." +
+             std::to_string(fifo_.slotBytes));
         return false;
       }
-      engine::postSlot(fifo_, posted_, static_cast<uint32_t>(bytes));
+      Result<uint32_t> word = wordOf(posted_.mine, bytes);
+      if (!word.ok()) {
+        fail(word.status().message());
+        return false;
+      }
+      engine::postSlot(fifo_, posted_, word.value());
       moved = true;
     }
     if (moved) futex::wakeIfWaiting(&fifo_.counters->tail, &fifo_.counters->recvWaiting);
     return moved;
   }
 
+  // The word to post for slot `slot`, which received `bytes`: the count itself, or the word that
+  // came after the data, which must count the data.
+  Result<uint32_t> wordOf(uint32_t slot, size_t bytes) const {
+    if (trailer_ == 0) return static_cast<uint32_t>(bytes);
+    uint32_t word = 0;
+    std::memcpy(&word, engine::slotAt(fifo_, slot) + bytes - kWordBytes, kWordBytes);
+    if ((word & ~engine::kLastSlice) != bytes - kWordBytes) {
+      return remoteError("a receive from rank " + std::to_string(link_.peer) + " of " +
+                         std::to_string(bytes - kWordBytes) + " bytes whose word says " +
+                         std::to_string(word & ~engine::kLastSlice) +
+                         " (a peer not running braid's GPU FIFO?)");
+    }
+    return word;
+  }
   // Whether the executor is asleep on this FIFO with nothing in it to read: a call waits for
   // what this end receives.
   bool executorWaits() const {
@@ -347,12 +379,15 @@ class PluginRecvPump final : public PluginPump {
 
 using PluginSendEnd = net::PumpedEnd<net::ProxiedSendEnd, PluginSendPump>;
 using PluginRecvEnd = net::PumpedEnd<net::ProxiedRecvEnd, PluginRecvPump>;
+using GpuPluginSendEnd = net::PumpedEnd<net::ProxiedGpuSendEnd, PluginSendPump>;
+using GpuPluginRecvEnd = net::PumpedEnd<net::ProxiedGpuRecvEnd, PluginRecvPump>;
 
-Status checkSlot(const PluginLink& link, size_t slotBytes) {
+// `transfer` bytes must fit one transfer of the link's device.
+Status checkSlot(const PluginLink& link, size_t transfer) {
   const DeviceProps& props = link.plugin->devices().at(link.dev);
-  if (slotBytes > props.maxP2pBytes) {
+  if (transfer > props.maxP2pBytes) {
     return invalidUsage("NET plugin " + link.plugin->describe() + ": a FIFO slot of " +
-                        std::to_string(slotBytes) + " bytes is over the " +
+                        std::to_string(transfer) + " bytes is over the " +
                         std::to_string(props.maxP2pBytes) +
                         " bytes its device takes in one transfer; lower BRAID_BUFFSIZE");
   }
@@ -366,7 +401,7 @@ Result<std::unique_ptr<SendEnd>> openPluginSendEnd(PluginLink link, Socket conne
   BRAID_TRY(checkSlot(link, slotBytes));
   BRAID_ASSIGN_OR_RETURN(shm::PrivateFifo fifo, shm::createPrivateFifo(slotBytes));
   auto end = std::make_unique<PluginSendEnd>(std::move(fifo));
-  end->makePump(std::move(link), std::move(connected));
+  end->makePump(std::move(link), std::move(connected), SlotWords::kBare);
   return std::unique_ptr<SendEnd>(std::move(end));
 }
 
@@ -375,8 +410,35 @@ Result<std::unique_ptr<RecvEnd>> openPluginRecvEnd(PluginLink link, SocketTaker 
   BRAID_TRY(checkSlot(link, slotBytes));
   BRAID_ASSIGN_OR_RETURN(shm::PrivateFifo fifo, shm::createPrivateFifo(slotBytes));
   auto end = std::make_unique<PluginRecvEnd>(std::move(fifo));
-  end->makePump(std::move(link), std::move(take));
+  end->makePump(std::move(link), std::move(take), SlotWords::kBare);
   return std::unique_ptr<RecvEnd>(std::move(end));
+}
+
+Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuPluginSendEnd(
+    PluginLink link, Socket connected, const GpuFifoSpec& spec,
+    kernels::engine::FifoCursor* proxyCursor) {
+  // The kernel fills at most spec.slotBytes; the FIFO has room for the word after them.
+  const size_t capacity = spec.slotBytes + kWordBytes;
+  BRAID_TRY(checkSlot(link, capacity));
+  BRAID_ASSIGN_OR_RETURN(
+      std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
+      net::makePinnedFifo(*spec.runtime, spec.name, capacity, proxyCursor, spec.stream));
+  auto end = std::make_unique<GpuPluginSendEnd>(std::move(fifo), spec.cursor);
+  end->makePump(std::move(link), std::move(connected), SlotWords::kTrailer);
+  return std::unique_ptr<cuda_ipc::GpuSendEnd>(std::move(end));
+}
+
+Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuPluginRecvEnd(PluginLink link,
+                                                                   SocketTaker take,
+                                                                   const GpuFifoSpec& spec) {
+  const size_t capacity = spec.slotBytes + kWordBytes;
+  BRAID_TRY(checkSlot(link, capacity));
+  BRAID_ASSIGN_OR_RETURN(
+      std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
+      net::makePinnedFifo(*spec.runtime, spec.name, capacity, spec.cursor, spec.stream));
+  auto end = std::make_unique<GpuPluginRecvEnd>(std::move(fifo));
+  end->makePump(std::move(link), std::move(take), SlotWords::kTrailer);
+  return std::unique_ptr<cuda_ipc::GpuRecvEnd>(std::move(end));
 }
 
 }  // namespace braid::transport::plugin

@@ -14,6 +14,12 @@
 // accepts, each called again until it returns a communicator. Both register their FIFO's slots
 // (host memory, netabi::kPtrHost) with regMr and deregister them at close.
 //
+// GPU communicators' FIFOs go the same way: the kernel's end is a GPU FIFO in pinned host memory
+// (proxied_gpu_ends.h), which the pumps drive as they drive a host FIFO. The kernel checks each
+// slot's word, which carries the last-slice mark besides the count, so a GPU FIFO's transfer ends
+// with the word (4 bytes, in the slot past the data: its FIFO has room for them), and the
+// receiving pump posts the word that came, checked against the bytes that came.
+//
 // Back-pressure: the receive pump posts an irecv only into a slot its executor released, the send
 // pump an isend only for a slot its executor posted, and each keeps at most
 // min(kFifoSlots, NCCL_NET_MAX_REQUESTS) requests in flight, one buffer per irecv (within any
@@ -27,10 +33,14 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "base/socket.h"
 #include "braid/status.h"
+#include "gpu/runtime.h"
+#include "kernels/engine/fifo.h"
 #include "transport/connection.h"
+#include "transport/cuda_ipc/gpu_fifo.h"
 #include "transport/link_failure.h"
 #include "transport/net/plugin/net_plugin_loader.h"
 
@@ -48,6 +58,21 @@ struct PluginLink {
 /// The sender's connection, once the rendezvous has it (never blocks).
 using SocketTaker = std::function<std::optional<braid::sockets::Socket>()>;
 
+/// What a slot's word is on the wire: the host executor's FIFOs post byte counts, which the
+/// transfer's size carries (kBare); a GPU FIFO's word carries the last-slice mark too, and
+/// travels after the data (kTrailer).
+enum class SlotWords { kBare, kTrailer };
+
+/// The kernel's side of a GPU FIFO end: its runtime and stream, the FIFO's name, the most bytes
+/// the kernel puts in a slot, and the cursor the kernel keeps (the sender's, or the receiver's).
+struct GpuFifoSpec {
+  gpu::Runtime* runtime = nullptr;
+  gpu::Stream stream{};
+  std::string name;
+  size_t slotBytes = 0;
+  kernels::engine::FifoCursor* cursor = nullptr;
+};
+
 /// The executor's end of a FIFO to `link.peer`, whose receiving end is at the other end of
 /// `connected` (made by openPluginRecvEnd there). Returns at once; the pump connects.
 Result<std::unique_ptr<SendEnd>> openPluginSendEnd(PluginLink link,
@@ -57,5 +82,15 @@ Result<std::unique_ptr<SendEnd>> openPluginSendEnd(PluginLink link,
 /// sender's connection with `take` when it arrives.
 Result<std::unique_ptr<RecvEnd>> openPluginRecvEnd(PluginLink link, SocketTaker take,
                                                    size_t slotBytes);
+
+/// The kernel's end of a FIFO to `link.peer` on another host; `proxyCursor` is the one the send
+/// pump keeps as the FIFO's receiver. Returns at once; the pump connects.
+Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuPluginSendEnd(
+    PluginLink link, braid::sockets::Socket connected, const GpuFifoSpec& spec,
+    kernels::engine::FifoCursor* proxyCursor);
+/// The kernel's end of a FIFO from `link.peer` on another host.
+Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuPluginRecvEnd(PluginLink link,
+                                                                   SocketTaker take,
+                                                                   const GpuFifoSpec& spec);
 
 }  // namespace braid::transport::plugin
