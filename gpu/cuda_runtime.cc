@@ -25,24 +25,45 @@ Status cudaStatus(cudaError_t err, const char* call) {
 
 #define BRAID_CUDA_CALL(call) cudaStatus((call), #call)
 
+/// A driver function found through the runtime, as driverLaunchKernel finds cuLaunchKernel:
+/// libnccl.so.2 links no libcuda. Null where the driver has none of that version.
+void* driverEntryPoint(const char* symbol, unsigned sinceCuda) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult result = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(symbol, &fn, sinceCuda, cudaEnableDefault, &result) !=
+          cudaSuccess ||
+      result != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return fn;
+}
+
 /// cuLaunchKernel, found through the runtime (libnccl.so.2 links no libcuda): it takes a
 /// parameter buffer of the size a launch gives (Launch::argBytes), where cudaLaunchKernel copies
 /// the parameter's declared size. Null where the driver does not offer it.
 using LaunchKernelFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                                     unsigned, unsigned, CUstream, void**, void**);
 LaunchKernelFn driverLaunchKernel() {
-  static const LaunchKernelFn found = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult result = cudaDriverEntryPointSymbolNotFound;
-    constexpr unsigned kSinceCuda = 4000;  // the version whose cuLaunchKernel this signature is
-    if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &fn, kSinceCuda, cudaEnableDefault,
-                                         &result) != cudaSuccess ||
-        result != cudaDriverEntryPointSuccess) {
-      cudaGetLastError();
-      return static_cast<LaunchKernelFn>(nullptr);
-    }
-    return reinterpret_cast<LaunchKernelFn>(fn);
-  }();
+  constexpr unsigned kSinceCuda = 4000;  // the version whose cuLaunchKernel this signature is
+  static const auto found =
+      reinterpret_cast<LaunchKernelFn>(driverEntryPoint("cuLaunchKernel", kSinceCuda));
+  return found;
+}
+
+/// cuMemGetHandleForAddressRange (CUDA 11.7): a dmabuf of device memory, for GPUDirect RDMA.
+using MemGetHandleFn = CUresult (*)(void*, CUdeviceptr, size_t, CUmemRangeHandleType,
+                                    unsigned long long);
+MemGetHandleFn driverMemGetHandle() {
+  static const auto found =
+      reinterpret_cast<MemGetHandleFn>(driverEntryPoint("cuMemGetHandleForAddressRange", 11070));
+  return found;
+}
+/// cuDeviceGetAttribute, for CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, which cudart does not ask.
+using DeviceAttributeFn = CUresult (*)(int*, CUdevice_attribute, CUdevice);
+DeviceAttributeFn driverDeviceAttribute() {
+  static const auto found =
+      reinterpret_cast<DeviceAttributeFn>(driverEntryPoint("cuDeviceGetAttribute", 2000));
   return found;
 }
 
@@ -194,6 +215,34 @@ class CudaRuntime final : public Runtime {
     IpcHandle out{};
     memcpy(out.bytes, &h, sizeof(h));
     return out;
+  }
+  bool dmabufSupported(int device) override {
+    int flag = 0;
+    int driver = 0;
+    if (driverDeviceAttribute() == nullptr || driverMemGetHandle() == nullptr ||
+        cudaDriverGetVersion(&driver) != cudaSuccess || driver < 11070) {
+      cudaGetLastError();
+      return false;
+    }
+    // CUdevice is the ordinal in the process's numbering, as cuDeviceGet returns it.
+    return driverDeviceAttribute()(&flag, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, device) ==
+               CUDA_SUCCESS &&
+           flag != 0;
+  }
+  Result<int> exportDmabuf(void* p, size_t bytes) override {
+    MemGetHandleFn get = driverMemGetHandle();
+    if (get == nullptr) {
+      return Status(ErrorCode::kCudaError,
+                    "cuMemGetHandleForAddressRange: the driver has none (CUDA 11.7 or newer)");
+    }
+    int fd = -1;
+    const CUresult rc =
+        get(&fd, reinterpret_cast<CUdeviceptr>(p), bytes, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+    if (rc != CUDA_SUCCESS) {
+      return Status(ErrorCode::kCudaError,
+                    "cuMemGetHandleForAddressRange failed: CUresult " + std::to_string(rc));
+    }
+    return fd;
   }
   Result<void*> ipcOpen(const IpcHandle& handle) override {
     cudaIpcMemHandle_t h;

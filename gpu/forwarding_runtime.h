@@ -35,6 +35,8 @@ class ForwardingRuntime : public Runtime {
   }
   Status fill(void* d, int v, size_t b, Stream st) override { return inner_.fill(d, v, b, st); }
   Result<IpcHandle> ipcHandle(void* p) override { return inner_.ipcHandle(p); }
+  bool dmabufSupported(int d) override { return inner_.dmabufSupported(d); }
+  Result<int> exportDmabuf(void* p, size_t b) override { return inner_.exportDmabuf(p, b); }
   Result<void*> ipcOpen(const IpcHandle& h) override { return inner_.ipcOpen(h); }
   Status ipcClose(void* p) override { return inner_.ipcClose(p); }
   Result<Stream> streamCreate() override { return inner_.streamCreate(); }

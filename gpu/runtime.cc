@@ -54,6 +54,8 @@ class RefusingRuntime final : public Runtime {
   Result<IpcHandle> ipcHandle(void*) override { return refuse(); }
   Result<void*> ipcOpen(const IpcHandle&) override { return refuse(); }
   Status ipcClose(void*) override { return refuse(); }
+  bool dmabufSupported(int) override { return false; }
+  Result<int> exportDmabuf(void*, size_t) override { return refuse(); }
   Result<Stream> streamCreate() override { return refuse(); }
   Status streamDestroy(Stream) override { return refuse(); }
   Status streamSynchronize(Stream) override { return refuse(); }
@@ -121,6 +123,7 @@ std::unique_ptr<Runtime> chooseRuntime() {
     for (int d = 0; d < shape.devices; ++d) uuids.push_back(emulatedUuid(d));
     shape.noPeerAccess = devicePairsOf("BRAID_EMULATE_GPU_NO_P2P");
     shape.corruptPeerWrites = devicePairsOf("BRAID_EMULATE_GPU_BAD_P2P");
+    shape.dmabuf = env::getInt("EMULATE_GPU_NO_DMABUF", 0) == 0;
     // What this process sees of the machine's devices, as CUDA would show it.
     shape.visible = visibleDevices(env::raw("CUDA_VISIBLE_DEVICES"), uuids);
     if (shape.visible.empty()) {

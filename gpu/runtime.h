@@ -137,6 +137,14 @@ class Runtime {
   virtual Result<void*> ipcOpen(const IpcHandle& handle) = 0;
   virtual Status ipcClose(void* mapped) = 0;
 
+  // GPUDirect RDMA. A NIC reaches device memory through a dmabuf the driver exports
+  // (cuMemGetHandleForAddressRange, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD).
+  /// Whether `device` exports dmabufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, CUDA 11.7 on).
+  virtual bool dmabufSupported(int device) = 0;
+  /// A dmabuf descriptor for [deviceMemory, deviceMemory + bytes), both multiples of the host
+  /// page; the caller closes it (an importer that registered it keeps its own reference).
+  virtual Result<int> exportDmabuf(void* deviceMemory, size_t bytes) = 0;
+
   // Streams and events.
   /// A stream of the current device that does not synchronize with the
   /// default stream (cudaStreamNonBlocking).
@@ -236,6 +244,9 @@ struct EmulatedShape {
   int threadsPerBlock = kEmulatedThreadsPerBlock;  ///< threads of each block's team
   int multiprocessors = kEmulatedMultiprocessors;
   int blocksPerSm = kEmulatedBlocksPerSm;
+  /// Whether the devices export dmabufs, as GPUs and drivers since CUDA 11.7 do; false models an
+  /// older driver (BRAID_EMULATE_GPU_NO_DMABUF=1).
+  bool dmabuf = true;
 };
 
 /// Makes an emulated GPU of that shape (emulation/gpu/emulated_runtime.cc).

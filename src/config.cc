@@ -6,6 +6,7 @@
 
 #include "base/env.h"
 #include "emulation/ib/emulated_device_kinds.h"
+#include "topology/graph.h"
 
 namespace braid {
 
@@ -93,6 +94,11 @@ Config Config::fromEnvironment() {
           ? 0
           : 1 + static_cast<int>(std::count(ib.emulateKinds.begin(), ib.emulateKinds.end(), ','));
   ib.emulate = getIntKnob("IB_EMULATE", kinds);
+  ib.gdrLevel = env::get("NET_GDR_LEVEL").value_or("");
+  ib.gdrRead = getIntKnob("NET_GDR_READ", ib.gdrRead);
+  ib.dmabufEnable = env::getInt("DMABUF_ENABLE", 1) != 0;
+  ib.gdrFlushDisable = env::getInt("GDR_FLUSH_DISABLE", 0) != 0;
+  ib.forceFlush = env::getInt("NET_FORCE_FLUSH", 0) != 0;
   for (auto* s : {&c.algo, &c.proto}) {
     for (auto& ch : *s) ch = static_cast<char>(tolower(static_cast<unsigned char>(ch)));
   }
@@ -192,6 +198,10 @@ Status Config::validate() const {
                            std::to_string(ib.emulate));
   }
   BRAID_TRY(validateEmulatedKinds(ib));
+  if (!ib.gdrLevel.empty()) {
+    Result<topology::PathType> level = topology::parsePathType(ib.gdrLevel);
+    if (!level.ok()) return invalidArgument("NCCL_NET_GDR_LEVEL: " + level.status().message());
+  }
   // ib_queue_pairs.cc writes these into the address vector's 4-bit and 8-bit fields.
   if (ib.serviceLevel < 0 || ib.serviceLevel > 15) {
     return invalidArgument("BRAID_IB_SL must be between 0 and 15, got " +

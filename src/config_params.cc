@@ -62,6 +62,11 @@ const std::vector<ConfigParam> kParams = {
     INT32("NCCL_IB_TC", ib.trafficClass),
     INT32("BRAID_IB_EMULATE", ib.emulate),
     TEXT("BRAID_IB_EMULATE_KINDS", ib.emulateKinds),
+    TEXT("NCCL_NET_GDR_LEVEL", ib.gdrLevel),
+    INT32("NCCL_NET_GDR_READ", ib.gdrRead),
+    INT32("NCCL_DMABUF_ENABLE", ib.dmabufEnable),
+    INT32("NCCL_GDR_FLUSH_DISABLE", ib.gdrFlushDisable),
+    INT32("NCCL_NET_FORCE_FLUSH", ib.forceFlush),
 };
 
 #undef INT32

@@ -9,8 +9,6 @@
 namespace braid {
 namespace {
 
-constexpr const char* kNoGdr =
-    "no GPUDirect RDMA yet: a GPU rank's network FIFOs are in pinned host memory";
 constexpr const char* kNoMerge =
     "ports are not merged into virtual NICs: each port is a NIC of its own";
 constexpr const char* kNoResilience =
@@ -25,7 +23,8 @@ const std::vector<IgnoredVariable> kIgnored = {
      "each slot is one RDMA write with immediate, so no data write and flag write need ordering"},
     {"NCCL_IB_AR_THRESHOLD", "as NCCL_IB_ADAPTIVE_ROUTING"},
     {"NCCL_IB_ADDR_RANGE", "GIDs are chosen by NCCL_IB_GID_INDEX or address family only"},
-    {"NCCL_IB_DATA_DIRECT", kNoGdr},
+    {"NCCL_IB_DATA_DIRECT",
+     "no DataDirect: GPUDirect RDMA registers device memory by dmabuf or nvidia-peermem only"},
     {"NCCL_IB_DEVICE_PCI_ORDER", "NICs are ordered by the topology search"},
     {"NCCL_IB_ECE_ENABLE", "Enhanced Connection Establishment is not negotiated"},
     {"NCCL_IB_FIFO_TC", "no separate control queue pair: credits use the data's (NCCL_IB_TC)"},
@@ -59,12 +58,12 @@ const std::vector<IgnoredVariable> kIgnored = {
     {"NCCL_IB_WARN_RAIL_LOCAL", "no such warning: rails are planned by the topology search"},
     {"NCCL_NETDEVS_POLICY", kNoMerge},
     {"NCCL_NET_DISABLE_INTRA", "ranks of one host never use the network between them"},
-    {"NCCL_NET_FORCE_FLUSH", kNoGdr},
     {"NCCL_NET_FORCE_MERGE", kNoMerge},
-    {"NCCL_NET_GDR_C2C", kNoGdr},
-    {"NCCL_NET_GDR_LEVEL", kNoGdr},
-    {"NCCL_NET_GDR_MLOPART", kNoGdr},
-    {"NCCL_NET_GDR_READ", kNoGdr},
+    {"NCCL_NET_GDR_C2C",
+     "no C2C (Grace) paths between GPU and NIC: NCCL_NET_GDR_LEVEL alone decides GPUDirect RDMA"},
+    {"NCCL_NET_GDR_MLOPART",
+     "MLO partitions of a GPU are not told apart: NCCL_NET_GDR_LEVEL alone decides GPUDirect "
+     "RDMA"},
     {"NCCL_NET_MERGE_LEVEL", kNoMerge},
     {"NCCL_NET_MERGE_POLICY", kNoMerge},
     {"NCCL_NET_OPTIONAL_RECV_COMPLETION", "every receive is completed and tested"},

@@ -1,7 +1,9 @@
 #include "emulation/gpu/emulated_memory.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,6 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <set>
+
+#include "emulation/gpu/emulated_dmabuf.h"
 
 namespace braid::gpu {
 namespace {
@@ -233,6 +237,33 @@ Result<void*> EmulatedMemory::ipcOpen(const IpcHandle& handle) {
 
 Status EmulatedMemory::ipcClose(void* pointer) {
   return release(pointer, Origin::kIpcMapping, "ipcClose");
+}
+
+Result<int> EmulatedMemory::exportDmabuf(void* pointer, size_t bytes) {
+  const auto at = reinterpret_cast<uintptr_t>(pointer);
+  if (at % kPage != 0 || bytes % kPage != 0 || bytes == 0) {
+    return invalidArgument("emulated GPU: a dmabuf range must start and end on a host page (" +
+                           std::to_string(kPage) +
+                           " bytes), as cuMemGetHandleForAddressRange "
+                           "requires");
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = ranges_.upper_bound(at);
+  if (it == ranges_.begin()) {
+    return invalidArgument("emulated GPU: a dmabuf of memory that is no device allocation");
+  }
+  --it;
+  const Range& r = it->second;
+  const size_t rounded = (r.bytes + kPage - 1) / kPage * kPage;
+  if (r.origin != Origin::kDeviceAlloc || at + bytes > it->first + rounded) {
+    return invalidArgument("emulated GPU: a dmabuf range must lie within one device allocation");
+  }
+  const int fd = shm_open(r.segment->name().c_str(), O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) {
+    return systemError(std::string("emulated GPU: exporting a dmabuf: ") + strerror(errno));
+  }
+  recordDmabuf(fd, DmabufRange{at - it->first, bytes});
+  return fd;
 }
 
 }  // namespace braid::gpu

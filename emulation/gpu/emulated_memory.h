@@ -29,6 +29,10 @@ class EmulatedMemory {
   Result<IpcHandle> ipcHandle(void* pointer);
   Result<void*> ipcOpen(const IpcHandle& handle);
   Status ipcClose(void* pointer);
+  /// A dmabuf descriptor for [pointer, pointer + bytes) of a device allocation
+  /// (emulated_dmabuf.h), refused as CUDA refuses it: an address or size that is not a multiple
+  /// of the host page, or a range that leaves the allocation.
+  Result<int> exportDmabuf(void* pointer, size_t bytes);
 
  private:
   enum class Origin { kDeviceAlloc, kIpcMapping, kHostAlloc, kHostRegister };

@@ -82,7 +82,8 @@ class EmulatedRuntime final : public Runtime {
         corruptPeerWrites_(shape.corruptPeerWrites.begin(), shape.corruptPeerWrites.end()),
         threadsPerBlock_(static_cast<unsigned>(shape.threadsPerBlock)),
         multiprocessors_(shape.multiprocessors),
-        blocksPerSm_(shape.blocksPerSm) {}
+        blocksPerSm_(shape.blocksPerSm),
+        dmabuf_(shape.dmabuf) {}
 
   ~EmulatedRuntime() override {
     // Streams finish their queued work before memory goes away.
@@ -216,6 +217,15 @@ class EmulatedRuntime final : public Runtime {
   }
 
   Result<IpcHandle> ipcHandle(void* p) override { return memory_.ipcHandle(p); }
+  bool dmabufSupported(int device) override { return dmabuf_ && device >= 0 && device < devices_; }
+  Result<int> exportDmabuf(void* p, size_t bytes) override {
+    if (!dmabuf_) {
+      return Status(ErrorCode::kCudaError,
+                    "cuMemGetHandleForAddressRange failed: the emulated GPU models a driver "
+                    "without dmabuf (BRAID_EMULATE_GPU_NO_DMABUF)");
+    }
+    return memory_.exportDmabuf(p, bytes);
+  }
   Result<void*> ipcOpen(const IpcHandle& h) override {
     BRAID_TRY(checkUnsafe("cudaIpcOpenMemHandle"));
     return memory_.ipcOpen(h);
@@ -577,6 +587,7 @@ class EmulatedRuntime final : public Runtime {
   const unsigned threadsPerBlock_;
   const int multiprocessors_;
   const int blocksPerSm_;
+  const bool dmabuf_;
   EmulatedMemory memory_;
   std::mutex mutex_;
   std::map<Stream, std::unique_ptr<EmulatedStream>> streams_;

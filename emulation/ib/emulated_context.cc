@@ -2,10 +2,14 @@
 #include "emulation/ib/emulated_context.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <utility>
 
 #include "base/log.h"
+#include "emulation/gpu/emulated_dmabuf.h"
 #include "emulation/ib/emulated_device_kinds.h"
 #include "emulation/ib/emulated_limits.h"
 
@@ -96,20 +100,53 @@ ibv_mr* Context::regMr(ibv_pd* pd, void* addr, size_t length, int access) {
       !validAccess(access)) {
     return fail<ibv_mr>(EINVAL);
   }
+  return addRegion(pd, start, length, access, start, nullptr, 0);
+}
+
+ibv_mr* Context::regDmabufMr(ibv_pd* pd, uint64_t offset, size_t length, uint64_t iova, int fd,
+                             int access) {
+  if (fd < 0 || fcntl(fd, F_GETFD) < 0) return fail<ibv_mr>(EBADF);
+  const std::optional<gpu::DmabufRange> range = gpu::findDmabuf(fd);
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if (!range || length == 0 || length > kMaxMrSize || offset + length < offset ||
+      offset + length > range->bytes || offset % page != iova % page || !validAccess(access)) {
+    return fail<ibv_mr>(EINVAL);
+  }
+  // The HCA's own view of the memory, as a real one maps the dmabuf's pages for DMA.
+  const uint64_t first = offset / page * page;
+  const size_t mappingBytes =
+      static_cast<size_t>((offset + length - first + page - 1) / page * page);
+  void* mapping = mmap(nullptr, mappingBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                       static_cast<off_t>(range->fileOffset + first));
+  if (mapping == MAP_FAILED) return fail<ibv_mr>(ENOMEM);
+  const uintptr_t host = reinterpret_cast<uintptr_t>(mapping) + (offset - first);
+  ibv_mr* mr = addRegion(pd, iova, length, access, host, mapping, mappingBytes);
+  if (mr == nullptr) {
+    const int saved = errno;
+    munmap(mapping, mappingBytes);
+    errno = saved;
+  }
+  return mr;
+}
+
+ibv_mr* Context::addRegion(ibv_pd* pd, uint64_t addr, size_t length, int access, uintptr_t host,
+                           void* mapping, size_t mappingBytes) {
   std::lock_guard<std::mutex> lock(mu_);
   auto owner = pds_.find(pd);
   if (owner == pds_.end()) return fail<ibv_mr>(EINVAL);
   ProtectionDomain* domain = owner->second.get();
-  std::optional<MrKeys> keys = hca_->registerMr(domain, start, length, access);
+  std::optional<MrKeys> keys = hca_->registerMr(domain, addr, length, access, host);
   if (!keys) return fail<ibv_mr>(ENOMEM);
   auto mr = std::make_unique<MemoryRegion>();
   mr->handle.owner = mr.get();
   mr->pd = domain;
   mr->keys = *keys;
+  mr->mapping = mapping;
+  mr->mappingBytes = mappingBytes;
   ibv_mr& v = mr->handle.verbs;
   v.context = verbs();
   v.pd = pd;
-  v.addr = addr;
+  v.addr = reinterpret_cast<void*>(static_cast<uintptr_t>(addr));
   v.length = length;
   v.lkey = keys->lkey;
   v.rkey = keys->rkey;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <infiniband/verbs.h>
+#include <sys/mman.h>
 
 #include <memory>
 #include <mutex>
@@ -34,6 +35,13 @@ struct MemoryRegion {
   VerbsHandle<ibv_mr, MemoryRegion> handle;
   ProtectionDomain* pd = nullptr;
   MrKeys keys;
+  /// A dmabuf region's own mapping of the exported memory (the HCA's view of it), unmapped once
+  /// the region is deregistered; none for ibv_reg_mr's.
+  void* mapping = nullptr;
+  size_t mappingBytes = 0;
+  ~MemoryRegion() {
+    if (mapping != nullptr) munmap(mapping, mappingBytes);
+  }
 };
 
 class Context {
@@ -56,6 +64,12 @@ class Context {
   ibv_pd* allocPd();
   int deallocPd(ibv_pd* pd);
   ibv_mr* regMr(ibv_pd* pd, void* addr, size_t length, int access);
+  /// ibv_reg_dmabuf_mr over an emulated GPU's export (emulation/gpu/emulated_dmabuf.h), with the
+  /// kernel's refusals: EBADF for a descriptor that is not open, EINVAL for one that is no
+  /// dmabuf, a range past its end, or an iova whose offset in its page is not the dmabuf
+  /// offset's.
+  ibv_mr* regDmabufMr(ibv_pd* pd, uint64_t offset, size_t length, uint64_t iova, int fd,
+                      int access);
   int deregMr(ibv_mr* mr);
   ibv_cq* createCq(int cqe);
   int destroyCq(ibv_cq* cq);
@@ -67,6 +81,9 @@ class Context {
 
   Context(const ibv_device& device, std::shared_ptr<Hca> hca, std::vector<GidEntry> gids);
   int checkQpInit(const ibv_qp_init_attr& attr) const;
+  /// A region of `pd` for [addr, addr + length), whose bytes lie at `host`; nullptr with errno.
+  ibv_mr* addRegion(ibv_pd* pd, uint64_t addr, size_t length, int access, uintptr_t host,
+                    void* mapping, size_t mappingBytes);
   /// Stops a QP that is out of the table already, then lets go of its PD and CQs.
   void retire(std::unique_ptr<QueuePair> qp);
 

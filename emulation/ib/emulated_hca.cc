@@ -207,11 +207,11 @@ QueuePair* Hca::findQpLocked(uint32_t qpNum) const {
 }
 
 std::optional<MrKeys> Hca::registerMr(const ProtectionDomain* pd, uintptr_t addr, uint64_t length,
-                                      int access) {
+                                      int access, uintptr_t host) {
   std::unique_lock<std::shared_mutex> lock(mrMu_);
   if (byRkey_.size() >= static_cast<size_t>(kMaxMr)) return std::nullopt;
   MrKeys keys = newKeys();
-  byRkey_[keys.rkey] = MrEntry{pd, addr, length, access};
+  byRkey_[keys.rkey] = MrEntry{pd, addr, length, access, host};
   rkeyOfLkey_[keys.lkey] = keys.rkey;
   return keys;
 }
@@ -253,10 +253,29 @@ const char* Hca::writeRemote(const ProtectionDomain* pd, uint32_t rkey, uint64_t
   const char* violation = checkRemoteWriteLocked(pd, rkey, addr, length);
   if (violation == nullptr && length > 0) {
     // dmaCopy: the memory's owner may poll a word of it (a credit, a flag) as the bytes land.
-    dmaCopy(reinterpret_cast<void*>(static_cast<uintptr_t>(addr)), data, length);
+    dmaCopy(findByRkeyLocked(rkey)->at(addr), data, length);
     received_.fetch_add(length, std::memory_order_relaxed);
   }
   return violation;
+}
+
+const Hca::MrEntry* Hca::localRegionLocked(const ProtectionDomain* pd, const ibv_sge& sge,
+                                           const char** why) const {
+  auto rkey = rkeyOfLkey_.find(sge.lkey);
+  if (rkey == rkeyOfLkey_.end()) {
+    *why = "an SGE's lkey names no live memory region";
+    return nullptr;
+  }
+  const MrEntry* mr = findByRkeyLocked(rkey->second);
+  if (mr->pd != pd) {
+    *why = "an SGE's memory region belongs to another protection domain";
+    return nullptr;
+  }
+  if (!inside(sge.addr, sge.length, mr->addr, mr->length)) {
+    *why = "an SGE lies outside its memory region";
+    return nullptr;
+  }
+  return mr;
 }
 
 const char* Hca::readLocal(const ProtectionDomain* pd, const ibv_sge* sges, size_t count,
@@ -265,16 +284,45 @@ const char* Hca::readLocal(const ProtectionDomain* pd, const ibv_sge* sges, size
   for (size_t i = 0; i < count; ++i) {
     const ibv_sge& sge = sges[i];
     if (sge.length == 0) continue;  // touches no memory
-    auto rkey = rkeyOfLkey_.find(sge.lkey);
-    if (rkey == rkeyOfLkey_.end()) return "an SGE's lkey names no live memory region";
-    const MrEntry* mr = findByRkeyLocked(rkey->second);
-    if (mr->pd != pd) return "an SGE's memory region belongs to another protection domain";
-    if (!inside(sge.addr, sge.length, mr->addr, mr->length)) {
-      return "an SGE lies outside its memory region";
-    }
+    const char* why = nullptr;
+    const MrEntry* mr = localRegionLocked(pd, sge, &why);
+    if (mr == nullptr) return why;
     // dmaCopy: the memory's owner may still update a word of it (a credit) as the NIC reads.
-    dmaCopy(out, reinterpret_cast<const void*>(static_cast<uintptr_t>(sge.addr)), sge.length);
+    dmaCopy(out, mr->at(sge.addr), sge.length);
     out += sge.length;
+  }
+  return nullptr;
+}
+
+const char* Hca::readRemote(const ProtectionDomain* pd, uint32_t rkey, uint64_t addr,
+                            uint64_t length, uint8_t* out) const {
+  std::shared_lock<std::shared_mutex> lock(mrMu_);
+  if (length == 0) return nullptr;
+  const MrEntry* mr = findByRkeyLocked(rkey);
+  if (mr == nullptr) return "the rkey names no live memory region of this device";
+  if (mr->pd != pd) return "the memory region belongs to another protection domain";
+  if ((mr->access & IBV_ACCESS_REMOTE_READ) == 0) {
+    return "the memory region does not allow remote reads";
+  }
+  if (!inside(addr, length, mr->addr, mr->length)) return "the read lies outside the region";
+  dmaCopy(out, mr->at(addr), length);
+  return nullptr;
+}
+
+const char* Hca::writeLocal(const ProtectionDomain* pd, const ibv_sge* sges, size_t count,
+                            const uint8_t* data) {
+  std::shared_lock<std::shared_mutex> lock(mrMu_);
+  for (size_t i = 0; i < count; ++i) {
+    const ibv_sge& sge = sges[i];
+    if (sge.length == 0) continue;
+    const char* why = nullptr;
+    const MrEntry* mr = localRegionLocked(pd, sge, &why);
+    if (mr == nullptr) return why;
+    if ((mr->access & IBV_ACCESS_LOCAL_WRITE) == 0) {
+      return "an SGE's memory region does not allow local writes";
+    }
+    dmaCopy(mr->at(sge.addr), data, sge.length);
+    data += sge.length;
   }
   return nullptr;
 }

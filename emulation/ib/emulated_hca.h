@@ -62,9 +62,11 @@ class Hca {
   /// Frees the number: once this returns no connection reaches the QP any more.
   void releaseQpNum(uint32_t qpNum);
 
-  /// Registers [addr, addr + length) for `pd`; nullopt when kMaxMr regions exist.
+  /// Registers [addr, addr + length) for `pd`, whose bytes lie at `host` in this process (the
+  /// address itself for ibv_reg_mr; a dmabuf's mapping for ibv_reg_dmabuf_mr, whose `addr` is
+  /// the iova the queue pairs use); nullopt when kMaxMr regions exist.
   std::optional<MrKeys> registerMr(const ProtectionDomain* pd, uintptr_t addr, uint64_t length,
-                                   int access);
+                                   int access, uintptr_t host);
   void deregisterMr(const MrKeys& keys);
 
   /// What a remote write of `length` bytes at `addr` with `rkey` would violate, for a QP of
@@ -78,6 +80,14 @@ class Hca {
   /// Gathers local SGEs (lkeys of `pd`'s regions) into `out`; nullptr, or the violation.
   const char* readLocal(const ProtectionDomain* pd, const ibv_sge* sges, size_t count,
                         uint8_t* out) const;
+  /// An RDMA read's responder side: `length` bytes at `addr` of the region `rkey` names (which
+  /// must allow remote reads) into `out`; nullptr, or the violation.
+  const char* readRemote(const ProtectionDomain* pd, uint32_t rkey, uint64_t addr, uint64_t length,
+                         uint8_t* out) const;
+  /// An RDMA read's requester side: scatters `data` into local SGEs (regions of `pd` that allow
+  /// local writes); nullptr, or the violation.
+  const char* writeLocal(const ProtectionDomain* pd, const ibv_sge* sges, size_t count,
+                         const uint8_t* data);
 
   /// Objects counted against the device's limits (ibv_device_attr).
   enum class Counted { kProtectionDomain, kCompletionQueue };
@@ -116,7 +126,12 @@ class Hca {
     uintptr_t addr;
     uint64_t length;
     int access;
+    uintptr_t host;  ///< where addr's byte lies in this process
+    uint8_t* at(uint64_t a) const { return reinterpret_cast<uint8_t*>(host + (a - addr)); }
   };
+  /// The region of a local SGE's lkey, of `pd`, holding the SGE; or the violation in `*why`.
+  const MrEntry* localRegionLocked(const ProtectionDomain* pd, const ibv_sge& sge,
+                                   const char** why) const;
 
   Hca(int index, ::braid::sockets::Socket listener, uint16_t port);
   void acceptLoop();

@@ -88,7 +88,8 @@ Result<RequestHeader> decodeRequest(const uint8_t* bytes) {
   RequestHeader header;
   uint8_t opcode = bytes[0];
   if (opcode != static_cast<uint8_t>(Opcode::kRdmaWrite) &&
-      opcode != static_cast<uint8_t>(Opcode::kRdmaWriteWithImm)) {
+      opcode != static_cast<uint8_t>(Opcode::kRdmaWriteWithImm) &&
+      opcode != static_cast<uint8_t>(Opcode::kRdmaRead)) {
     return invalidArgument("unknown opcode " + std::to_string(opcode));
   }
   header.opcode = static_cast<Opcode>(opcode);
@@ -96,6 +97,10 @@ Result<RequestHeader> decodeRequest(const uint8_t* bytes) {
   header.rkey = get32(bytes + 8);
   header.remoteAddr = get64(bytes + 16);
   header.length = get64(bytes + 24);
+  if (header.opcode == Opcode::kRdmaRead && header.length > kMaxReadBytes) {
+    return invalidArgument("a read of " + std::to_string(header.length) + " bytes, more than the " +
+                           std::to_string(kMaxReadBytes) + " the emulation carries");
+  }
   if (header.length > kMaxWriteBytes) {
     return invalidArgument("a write of " + std::to_string(header.length) +
                            " bytes, more than the 1 GiB a message may carry");
@@ -113,7 +118,7 @@ std::array<uint8_t, kResponseBytes> encodeResponse(const Response& response) {
 std::optional<Response> decodeResponse(const uint8_t* bytes) {
   uint8_t kind = bytes[0];
   if (kind < static_cast<uint8_t>(ResponseKind::kAck) ||
-      kind > static_cast<uint8_t>(ResponseKind::kRnrWait)) {
+      kind > static_cast<uint8_t>(ResponseKind::kReadData)) {
     return std::nullopt;
   }
   return Response{static_cast<ResponseKind>(kind), get32(bytes + 4)};

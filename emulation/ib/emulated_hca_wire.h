@@ -3,8 +3,9 @@
 // The requester of a QP connects to the listener of the HCA that owns the destination QP and
 // sends a Hello; that HCA answers with a HelloReply and, if it accepted, serves the connection
 // with one thread. The requester then sends its work requests, each a RequestHeader followed by
-// `length` payload bytes, and the responder answers each, in order, with one final Response (ACK
-// or NAK), preceded by kRnrWait notices while it waits for a receive to be posted.
+// `length` payload bytes (none for an RDMA read), and the responder answers each, in order, with
+// one final Response (ACK or NAK; for a read, kReadData followed by the `value` bytes read),
+// preceded by kRnrWait notices while it waits for a receive to be posted.
 //
 // Every message has a fixed size. Integers are big-endian; immediate data travels as the four
 // bytes the application gave (already in network order), so both ends see the same bytes.
@@ -29,6 +30,9 @@ constexpr size_t kResponseBytes = 8;
 
 /// The largest RDMA write the emulation carries (ibv_port_attr::max_msg_sz).
 constexpr uint64_t kMaxWriteBytes = 1ull << 30;
+/// The largest RDMA read the emulation carries: the transport reads a byte to flush device
+/// memory (ib_fifo_pump.h), nothing larger.
+constexpr uint64_t kMaxReadBytes = 4096;
 /// QP numbers are 24 bits, as on the wire of a real fabric.
 constexpr uint32_t kQpNumMask = 0xffffff;
 
@@ -47,14 +51,15 @@ enum class HelloVerdict : uint8_t {
   kWrongPeer = 4,  ///< the QP's dest_qp_num is another QP
 };
 
-enum class Opcode : uint8_t { kRdmaWrite = 1, kRdmaWriteWithImm = 2 };
+enum class Opcode : uint8_t { kRdmaWrite = 1, kRdmaWriteWithImm = 2, kRdmaRead = 3 };
 
 struct RequestHeader {
   Opcode opcode = Opcode::kRdmaWrite;
   uint32_t immData = 0;  ///< as in ibv_send_wr::imm_data: network order in memory
   uint32_t rkey = 0;
   uint64_t remoteAddr = 0;
-  uint64_t length = 0;  ///< payload bytes that follow the header, at most kMaxWriteBytes
+  uint64_t length = 0;  ///< payload bytes that follow a write's header (at most kMaxWriteBytes);
+                        ///< for a read, the bytes to read (at most kMaxReadBytes)
 };
 
 enum class ResponseKind : uint8_t {
@@ -62,6 +67,7 @@ enum class ResponseKind : uint8_t {
   kNakRemoteAccess = 2,  ///< the responder refused the write; nothing was written
   kNakRnr = 3,           ///< no receive was posted within the requester's rnr_retry
   kRnrWait = 4,          ///< still waiting for a receive; `value` µs until the next word at most
+  kReadData = 5,         ///< a read is done: its `value` bytes follow
 };
 
 struct Response {

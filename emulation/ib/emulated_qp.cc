@@ -129,7 +129,7 @@ void QueuePair::enterErrorLocked() {
   setStateLocked(IBV_QPS_ERR);
   ++epoch_;
   for (const SendQueue::Finished& f : sends_.drain()) {
-    pushSendCompletion(f.wrId, IBV_WC_WR_FLUSH_ERR);  // flushes complete, signaled or not
+    pushSendCompletion(f.wrId, IBV_WC_WR_FLUSH_ERR, f.read);  // flushes complete, signaled or not
   }
   for (uint64_t wrId : receives_) pushRecvFlush(wrId);
   receives_.clear();
@@ -156,14 +156,16 @@ void QueuePair::stopLinksLocked() {
 void QueuePair::failHeadLocked(ibv_wc_status status, const char* why) {
   // ERR before the completion: whoever polls the error sees the QP in ERR already.
   setStateLocked(IBV_QPS_ERR);
-  if (auto head = sends_.popHead()) pushSendCompletion(head->wrId, status);
+  if (auto head = sends_.popHead()) pushSendCompletion(head->wrId, status, head->read);
   BRAID_INFO("emulated HCA %s: QP %u: a write failed with %s (%s); the QP is in ERR",
              hca_.name().c_str(), qpNum_, wcStatusName(status), why);
   enterErrorLocked();
 }
 
-void QueuePair::pushSendCompletion(uint64_t wrId, ibv_wc_status status) {
-  sendCq_->push(completion(wrId, status, IBV_WC_RDMA_WRITE, qpNum_));
+void QueuePair::pushSendCompletion(uint64_t wrId, ibv_wc_status status, bool read, uint32_t bytes) {
+  ibv_wc wc = completion(wrId, status, read ? IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE, qpNum_);
+  wc.byte_len = bytes;
+  sendCq_->push(wc);
 }
 
 void QueuePair::pushRecvFlush(uint64_t wrId) {
@@ -173,13 +175,17 @@ void QueuePair::pushRecvFlush(uint64_t wrId) {
 // --- Posting ---------------------------------------------------------------------------------
 
 int QueuePair::checkSendRequest(const ibv_send_wr& wr) const {
-  // The transport writes and nothing else; other opcodes are not emulated.
-  if (wr.opcode != IBV_WR_RDMA_WRITE && wr.opcode != IBV_WR_RDMA_WRITE_WITH_IMM) return EINVAL;
+  // The transport writes, and reads to flush device memory; other opcodes are not emulated.
+  const bool read = wr.opcode == IBV_WR_RDMA_READ;
+  if (wr.opcode != IBV_WR_RDMA_WRITE && wr.opcode != IBV_WR_RDMA_WRITE_WITH_IMM && !read) {
+    return EINVAL;
+  }
+  if (read && (wr.send_flags & IBV_SEND_INLINE)) return EINVAL;  // a read has no inline data
   if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > cap_.max_send_sge) return EINVAL;
   if (wr.num_sge > 0 && wr.sg_list == nullptr) return EINVAL;
   uint64_t total = 0;
   for (int i = 0; i < wr.num_sge; ++i) total += wr.sg_list[i].length;
-  if (total > kMaxMsgSize) return EINVAL;
+  if (total > kMaxMsgSize || (read && total > wire::kMaxReadBytes)) return EINVAL;
   if ((wr.send_flags & IBV_SEND_INLINE) && total > cap_.max_inline_data) return EINVAL;
   return 0;
 }
@@ -190,6 +196,7 @@ SendWork QueuePair::makeSendWork(const ibv_send_wr& wr) const {
   work.signaled = sqSigAll_ || (wr.send_flags & IBV_SEND_SIGNALED) != 0;
   bool withImm = wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
   work.header.opcode = withImm ? wire::Opcode::kRdmaWriteWithImm : wire::Opcode::kRdmaWrite;
+  if (wr.opcode == IBV_WR_RDMA_READ) work.header.opcode = wire::Opcode::kRdmaRead;
   work.header.immData = withImm ? wr.imm_data : 0;
   work.header.rkey = wr.wr.rdma.rkey;
   work.header.remoteAddr = wr.wr.rdma.remote_addr;
@@ -295,13 +302,32 @@ void QueuePair::noteTransmitProgress(uint64_t epoch) {
   if (epoch == epoch_) sends_.noteTransmitProgress(Clock::now());
 }
 
-bool QueuePair::onResponse(uint64_t epoch, const wire::Response& response) {
+bool QueuePair::completeRead(const wire::Response& response, const uint8_t* data) {
+  const SendQueue::Finished& head = sends_.head();
+  uint64_t want = 0;
+  for (const ibv_sge& sge : head.readInto) want += sge.length;
+  if (!head.read || data == nullptr || response.value != want) return false;
+  if (const char* why = hca_.writeLocal(pd_, head.readInto.data(), head.readInto.size(), data)) {
+    localErrorWhy_ = why;
+    failHeadLocked(IBV_WC_LOC_PROT_ERR, localErrorWhy_.c_str());
+    return true;
+  }
+  std::optional<SendQueue::Finished> done = sends_.popAnswered(Clock::now());
+  if (done->signaled) pushSendCompletion(done->wrId, IBV_WC_SUCCESS, true, response.value);
+  if (sends_.headFailedLocally()) failHeadLocked(IBV_WC_LOC_PROT_ERR, localErrorWhy_.c_str());
+  return true;
+}
+
+bool QueuePair::onResponse(uint64_t epoch, const wire::Response& response, const uint8_t* data) {
   std::lock_guard<std::mutex> lock(mu_);
   if (epoch != epoch_) return true;  // an answer to work that was flushed meanwhile
   if (!sends_.awaitingAnswer()) return false;
   Clock::time_point now = Clock::now();
   switch (response.kind) {
+    case wire::ResponseKind::kReadData:
+      return completeRead(response, data);
     case wire::ResponseKind::kAck: {
+      if (sends_.head().read) return false;  // a read is answered with its data
       std::optional<SendQueue::Finished> done = sends_.popAnswered(now);
       if (done->signaled) pushSendCompletion(done->wrId, IBV_WC_SUCCESS);
       if (sends_.headFailedLocally()) {
@@ -352,6 +378,7 @@ QueuePair::WriteGate QueuePair::writeGate(uint64_t epoch) {
   gate.live = epoch == epoch_ && acceptsWrites(attrs_.state) &&
               !hca_.portEvents().down(attrs_.port);  // a down port drops what arrives
   gate.remoteWrite = (attrs_.accessFlags & IBV_ACCESS_REMOTE_WRITE) != 0;
+  gate.remoteRead = (attrs_.accessFlags & IBV_ACCESS_REMOTE_READ) != 0;
   return gate;
 }
 

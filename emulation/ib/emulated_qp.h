@@ -91,8 +91,9 @@ class QueuePair {
   /// The request taken last failed its local checks (LOC_PROT_ERR in its turn).
   void failLastTakenLocally(uint64_t epoch, const char* why);
   void noteTransmitProgress(uint64_t epoch);
-  /// Applies the responder's answer; false when it answers nothing that was sent.
-  bool onResponse(uint64_t epoch, const wire::Response& response);
+  /// Applies the responder's answer (with a read's `data`, kReadData's `value` bytes); false
+  /// when it answers nothing that was sent.
+  bool onResponse(uint64_t epoch, const wire::Response& response, const uint8_t* data = nullptr);
 
   // --- The responder's side (Hca's accept thread, emulated_responder.h) -----------------------
   /// Takes a connection whose hello names this QP, or refuses it (the reply says why).
@@ -101,6 +102,7 @@ class QueuePair {
   struct WriteGate {
     bool live = false;         ///< in RTR or RTS in the link's epoch: writes are served
     bool remoteWrite = false;  ///< qp_access_flags has IBV_ACCESS_REMOTE_WRITE
+    bool remoteRead = false;   ///< qp_access_flags has IBV_ACCESS_REMOTE_READ
   };
   WriteGate writeGate(uint64_t epoch);
 
@@ -122,7 +124,10 @@ class QueuePair {
   SendWork makeSendWork(const ibv_send_wr& wr) const;
   void setStateLocked(ibv_qp_state state);
   void startRequesterLocked();
-  void pushSendCompletion(uint64_t wrId, ibv_wc_status status);
+  void pushSendCompletion(uint64_t wrId, ibv_wc_status status, bool read = false,
+                          uint32_t bytes = 0);
+  /// A read's data is back: scattered into its SGEs, and its completion, or LOC_PROT_ERR.
+  bool completeRead(const wire::Response& response, const uint8_t* data);
   void pushRecvFlush(uint64_t wrId);
   /// The head fails with `status`; the QP goes to ERR and flushes the rest.
   void failHeadLocked(ibv_wc_status status, const char* why);

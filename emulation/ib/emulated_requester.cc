@@ -47,7 +47,8 @@ bool wouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == 
 Requester::Requester(QueuePair& qp)
     : qp_(qp),
       wakeFd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
-      rxBuffer_(wire::kResponseBytes * kResponsesPerRead),
+      // Room for a read's data besides the answers (kReadData and its bytes).
+      rxBuffer_(wire::kResponseBytes * kResponsesPerRead + wire::kMaxReadBytes),
       thread_([this] { run(); }) {
   if (wakeFd_ < 0) {
     BRAID_WARN("emulated HCA: QP %u: no eventfd; its requester polls for work", qp.qpNum());
@@ -236,14 +237,23 @@ void Requester::readResponses() {
     }
     rxHave_ += static_cast<size_t>(n);
     size_t used = 0;
-    for (; rxHave_ - used >= wire::kResponseBytes; used += wire::kResponseBytes) {
+    while (rxHave_ - used >= wire::kResponseBytes) {
       std::optional<wire::Response> response = wire::decodeResponse(rxBuffer_.data() + used);
-      if (!response || !qp_.onResponse(epoch_, *response)) {
+      // A read's answer carries its data: wait until all of it is here.
+      const size_t data = response && response->kind == wire::ResponseKind::kReadData
+                              ? static_cast<size_t>(response->value)
+                              : 0;
+      if (response && data <= wire::kMaxReadBytes && rxHave_ - used < wire::kResponseBytes + data) {
+        break;
+      }
+      if (!response || data > wire::kMaxReadBytes ||
+          !qp_.onResponse(epoch_, *response, rxBuffer_.data() + used + wire::kResponseBytes)) {
         BRAID_WARN("emulated HCA: QP %u: its peer answered what it did not ask; ignoring the peer",
                    qp_.qpNum());
         goSilent();
         return;
       }
+      used += wire::kResponseBytes + data;
     }
     memmove(rxBuffer_.data(), rxBuffer_.data() + used, rxHave_ - used);
     rxHave_ -= used;
@@ -253,14 +263,17 @@ void Requester::readResponses() {
 bool Requester::loadNextRequest() {
   std::optional<SendWork> work = qp_.takeNextSend(epoch_);
   if (!work) return false;
-  size_t total = wire::kRequestHeaderBytes + work->header.length;
+  const bool read = work->header.opcode == wire::Opcode::kRdmaRead;
+  size_t total = wire::kRequestHeaderBytes + (read ? 0 : work->header.length);
   if (txBuffer_.size() > kKeepBufferBytes && total <= kKeepBufferBytes) txBuffer_ = {};
   // Grown, never shrunk to size: resize() zero-fills only what is new.
   if (txBuffer_.size() < total) txBuffer_.resize(total);
   auto header = wire::encodeRequest(work->header);
   memcpy(txBuffer_.data(), header.data(), header.size());
   uint8_t* payload = txBuffer_.data() + header.size();
-  if (work->isInline) {
+  if (read) {
+    // Nothing follows a read's header: its SGEs are where the answer's data goes.
+  } else if (work->isInline) {
     if (!work->inlineData.empty())
       memcpy(payload, work->inlineData.data(), work->inlineData.size());
   } else if (const char* why =
@@ -268,7 +281,7 @@ bool Requester::loadNextRequest() {
     qp_.failLastTakenLocally(epoch_, why);
     return false;
   }
-  qp_.hca().countTransmitted(qp_.qpNum(), work->header.length);
+  if (!read) qp_.hca().countTransmitted(qp_.qpNum(), work->header.length);
   txLength_ = total;
   txSent_ = 0;
   return true;

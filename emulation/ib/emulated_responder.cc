@@ -74,6 +74,7 @@ bool ResponderLink::serveOne() {
     return false;
   }
   const wire::RequestHeader& request = decoded.value();
+  if (request.opcode == wire::Opcode::kRdmaRead) return serveRead(request);
   if (!receivePayload(request.length) || stopping_) return false;
 
   QueuePair::WriteGate gate = qp_.writeGate(epoch_);
@@ -109,6 +110,24 @@ bool ResponderLink::serveOne() {
     return false;  // the QP was moved to ERR or RESET meanwhile
   }
   return respond(wire::ResponseKind::kAck);
+}
+
+bool ResponderLink::serveRead(const wire::RequestHeader& request) {
+  QueuePair::WriteGate gate = qp_.writeGate(epoch_);
+  if (!gate.live) return false;  // the QP left RTR/RTS: its packets are dropped, in silence
+  std::vector<uint8_t> data(static_cast<size_t>(request.length));
+  const char* violation = gate.remoteRead
+                              ? qp_.hca().readRemote(qp_.pd(), request.rkey, request.remoteAddr,
+                                                     request.length, data.data())
+                              : "the QP does not allow remote reads (qp_access_flags)";
+  if (violation != nullptr) {
+    (void)respond(wire::ResponseKind::kNakRemoteAccess);
+    qp_.failFromResponder(epoch_, std::string("refused a read from QP ") +
+                                      std::to_string(hello_.srcQpNum) + ": " + violation);
+    return false;
+  }
+  return respond(wire::ResponseKind::kReadData, static_cast<uint32_t>(request.length)) &&
+         writeFully(data.data(), data.size());
 }
 
 bool ResponderLink::receivePayload(uint64_t length) {

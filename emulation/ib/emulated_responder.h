@@ -47,6 +47,9 @@ class ResponderLink {
   void run();
   /// Reads one request and carries it out; false when the connection is done.
   bool serveOne();
+  /// An RDMA read: the QP must allow remote reads and the region `rkey` names too; the answer
+  /// is kReadData and the bytes.
+  bool serveRead(const wire::RequestHeader& request);
   bool receivePayload(uint64_t length);
   bool respond(wire::ResponseKind kind, uint32_t value = 0);
   /// Reads or writes all of `bytes`; false when the connection ended, failed, timed out (writes

@@ -14,7 +14,9 @@ void SendQueue::post(SendWork work, Clock::time_point now) {
 SendWork SendQueue::takeNext() {
   SendWork work = std::move(unsent_.front());
   unsent_.pop_front();
-  inFlight_.push_back({{work.wrId, work.signaled}, false});
+  const bool read = work.header.opcode == wire::Opcode::kRdmaRead;
+  inFlight_.push_back(
+      {{work.wrId, work.signaled, read, read ? work.sges : std::vector<ibv_sge>{}}, false});
   return work;
 }
 
@@ -48,7 +50,10 @@ std::optional<SendQueue::Finished> SendQueue::popHead() {
     return finished;
   }
   if (!unsent_.empty()) {
-    Finished finished{unsent_.front().wrId, unsent_.front().signaled};
+    Finished finished{unsent_.front().wrId,
+                      unsent_.front().signaled,
+                      unsent_.front().header.opcode == wire::Opcode::kRdmaRead,
+                      {}};
     unsent_.pop_front();
     return finished;
   }

@@ -26,12 +26,13 @@ namespace braid::transport::ib::emulated {
 
 using Clock = std::chrono::steady_clock;
 
-/// One RDMA write (with or without immediate) as posted.
+/// One RDMA write (with or without immediate) or RDMA read as posted.
 struct SendWork {
   uint64_t wrId = 0;
   bool signaled = false;
   wire::RequestHeader header;
-  std::vector<ibv_sge> sges;        ///< read when the write is sent (not inline)
+  std::vector<ibv_sge> sges;        ///< read when the write is sent (not inline); a read's
+                                    ///< destination, written when its data comes back
   bool isInline = false;            ///< IBV_SEND_INLINE: the data was copied at post time
   std::vector<uint8_t> inlineData;  ///< that copy
 };
@@ -42,6 +43,8 @@ class SendQueue {
   struct Finished {
     uint64_t wrId = 0;
     bool signaled = false;
+    bool read = false;              ///< an RDMA read: it completes as one, with its data
+    std::vector<ibv_sge> readInto;  ///< where a read's data goes
   };
 
   /// Posted and not yet answered (nor flushed): what counts against max_send_wr.
@@ -58,6 +61,8 @@ class SendQueue {
   bool headFailedLocally() const { return !inFlight_.empty() && inFlight_.front().localError; }
   /// The head was sent and waits for its answer.
   bool awaitingAnswer() const { return !inFlight_.empty() && !inFlight_.front().localError; }
+  /// The head that awaits its answer (awaitingAnswer() must hold).
+  const Finished& head() const { return inFlight_.front().finished; }
 
   /// Bytes of the last taken request left through TCP.
   void noteTransmitProgress(Clock::time_point now);

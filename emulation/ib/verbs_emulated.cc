@@ -155,6 +155,9 @@ int deallocPd(ibv_pd* pd) { return Context::from(pd->context)->deallocPd(pd); }
 ibv_mr* regMr(ibv_pd* pd, void* addr, size_t length, int access) {
   return Context::from(pd->context)->regMr(pd, addr, length, access);
 }
+ibv_mr* regDmabufMr(ibv_pd* pd, uint64_t offset, size_t length, uint64_t iova, int fd, int access) {
+  return Context::from(pd->context)->regDmabufMr(pd, offset, length, iova, fd, access);
+}
 int deregMr(ibv_mr* mr) { return Context::from(mr->context)->deregMr(mr); }
 
 ibv_cq* createCq(ibv_context* context, int cqe) { return Context::from(context)->createCq(cqe); }
@@ -205,11 +208,11 @@ void emulateDevices(int count, const std::string& kinds) {
 
 const VerbsApi& emulatedVerbs() {
   static const VerbsApi api = {
-      "emulated",  getDeviceList, freeDeviceList, getDeviceName, openDevice,
-      closeDevice, queryDevice,   queryPort,      queryGid,      gidType,
-      allocPd,     deallocPd,     regMr,          deregMr,       createCq,
-      resizeCq,    destroyCq,     createQp,       modifyQp,      destroyQp,
-      postSend,    postRecv,      pollCq,         getAsyncEvent, ackAsyncEvent,
+      "emulated",    getDeviceList, freeDeviceList, getDeviceName, openDevice, closeDevice,
+      queryDevice,   queryPort,     queryGid,       gidType,       allocPd,    deallocPd,
+      regMr,         deregMr,       regDmabufMr,    createCq,      resizeCq,   destroyCq,
+      createQp,      modifyQp,      destroyQp,      postSend,      postRecv,   pollCq,
+      getAsyncEvent, ackAsyncEvent,
   };
   return api;
 }

@@ -128,6 +128,10 @@ class Members {
   /// is unknown or holds none of them. Reads the host's own graph: call it before planTopology
   /// joins the hosts' graphs.
   int nearestNetDevice(const std::vector<std::string>& busIds) const;
+  /// The path from this rank's GPU to the verbs port named `port` (or, where the machine names
+  /// its NICs otherwise, the RDMA NIC at `portIndex` in the order rdmaNicIndex counts): what
+  /// NCCL_NET_GDR_LEVEL is held to. nullopt where the machine does not place both.
+  std::optional<topology::PathType> gpuNicPath(const std::string& port, int portIndex) const;
   /// The ring order of each of `nchannels` channels, for the ring schedules.
   std::vector<std::vector<int>> channelOrders(int nchannels) const;
   /// Whether some rank runs on another host than this one (known after exchangePeers).

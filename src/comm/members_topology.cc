@@ -25,6 +25,7 @@
 #include "topology/cpu_affinity.h"
 #include "topology/discover.h"
 #include "topology/net_devices.h"
+#include "topology/paths.h"
 #include "topology/plan.h"
 #include "topology/summary.h"
 #include "topology/topology_file.h"
@@ -353,6 +354,25 @@ int Members::nearestNetDevice(const std::vector<std::string>& busIds) const {
   if (!placed.ok() || placed.value()[0].device < 0) return -1;
   return topology::nearestNetDevice(*machine_, topology::Paths(*machine_), placed.value()[0].device,
                                     busIds, localRank());
+}
+
+std::optional<topology::PathType> Members::gpuNicPath(const std::string& port,
+                                                      int portIndex) const {
+  if (!machine_ || cudaDevice < 0) return std::nullopt;
+  const int gpu = gpuNodeOf(*machine_, graphHost_, peers_[rank]);
+  if (gpu < 0) return std::nullopt;
+  int nic = machine_->findByName(graphHost_, port);
+  if (nic < 0) {
+    int index = 0;
+    for (int node : machine_->nodesOfType(topology::NodeType::kNic, graphHost_)) {
+      if (!machine_->node(node).rdma) continue;
+      if (index++ == portIndex) nic = node;
+    }
+  }
+  if (nic < 0) return std::nullopt;
+  const topology::PathType type = topology::pathsFrom(*machine_, gpu)[nic].type;
+  if (type == topology::PathType::kDis) return std::nullopt;
+  return type;
 }
 
 std::vector<std::vector<int>> Members::channelOrders(int nchannels) const {

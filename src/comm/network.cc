@@ -362,9 +362,10 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
                                                    {&runtime, stream, name, slot, cursor});
   }
   if (ib_) {
-    return transport::ib::openGpuIbRecvEnd(runtime, name, slot, cursor, stream, *ib_,
-                                           socketTaker(greeting), peer, config_.timeoutMs,
-                                           plannedNic(greeting, /*sending=*/false));
+    const std::string nic = plannedNic(greeting, /*sending=*/false);
+    return transport::ib::openGpuIbRecvEnd(
+        runtime, name, slot, cursor, stream, *ib_, socketTaker(greeting), peer, config_.timeoutMs,
+        nic, gpuSlotPlace(runtime, ib_->portFor(nic), /*sending=*/false));
   }
   if (stripeLayout().striped()) {
     return transport::socket::openGpuStripedSocketRecvEnd(runtime, name, slot, cursor, stream,
@@ -392,9 +393,10 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
         pluginLink(peer), std::move(socket), {&runtime, stream, name, slot, cursor}, proxyCursor);
   }
   if (ib_) {
-    return transport::ib::openGpuIbSendEnd(runtime, name, slot, cursor, proxyCursor, stream, *ib_,
-                                           std::move(socket), peer, config_.timeoutMs,
-                                           plannedNic(greeting, /*sending=*/true));
+    const std::string nic = plannedNic(greeting, /*sending=*/true);
+    return transport::ib::openGpuIbSendEnd(
+        runtime, name, slot, cursor, proxyCursor, stream, *ib_, std::move(socket), peer,
+        config_.timeoutMs, nic, gpuSlotPlace(runtime, ib_->portFor(nic), /*sending=*/true));
   }
   return transport::socket::openGpuSocketSendEnd(runtime, name, slot, cursor, proxyCursor, stream,
                                                  std::move(socket), peer, linkWatch());

@@ -11,7 +11,9 @@
 #include <sys/socket.h>
 
 #include <cstddef>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -101,6 +103,11 @@ class Network {
   /// The verbs port the topology planned for the FIFO end that opens with `greeting` (empty
   /// where it planned none), said at INFO with the port it resolves to.
   std::string plannedNic(const transport::net::Greeting& greeting, bool sending) const;
+  /// Where a GPU FIFO end whose queue pairs start on port `port` (IbNetwork::portAt) keeps its
+  /// slots: device memory the NIC reaches (GPUDirect RDMA) or pinned host memory, as
+  /// transport::ib::chooseGdr decides from this GPU, that port and the topology's path between them
+  /// (network_gdr.cc). Said once per port and direction at INFO.
+  transport::ib::GdrChoice gpuSlotPlace(gpu::Runtime& runtime, int port, bool sending);
   /// Where BRAID_SOCKET_IFNAME selects several interfaces on some rank: every rank's, with the
   /// rendezvous' port, traded at creation (the rendezvous then listens on all of them).
   Status exchangeInterfaces();
@@ -140,6 +147,10 @@ class Network {
   int pluginDev_ = 0;                                           ///< choosePluginDevice's
   double pluginNetworkGBs_ = 0;                                 ///< see pluginNetworkGBs()
   double pluginLatencyUs_ = 0;                                  ///< see pluginLatencyUs()
+  std::mutex gdrMutex_;
+  std::set<std::string> gdrSaid_;  ///< the ports and directions gpuSlotPlace has logged
+  /// By port index: the path from this rank's GPU to it and whether it registers dmabufs.
+  std::map<int, transport::ib::GdrFacts> gdrPorts_;
 };
 
 }  // namespace braid::comm

@@ -20,7 +20,9 @@
 # over the emulated HCA where BRAID_IB_EMULATE is set, and rank 0 must say which (and log the
 # line E2E_EXPECT_LINE says once, where set); with
 # E2E_USE_NETNS=1 too, each host is a network namespace of its own (lib.sh's netns_hosts); with
-# E2E_EXPECT_NET_PLUGIN, a network plugin (NCCL_NET_PLUGIN) carries it instead.
+# E2E_EXPECT_NET_PLUGIN, a network plugin (NCCL_NET_PLUGIN) carries it instead. With
+# E2E_EXPECT_GDR=device, every rank's GPU FIFOs must have moved bytes through device-memory
+# registrations (GPUDirect RDMA) and staged none through host memory; with staged, the reverse.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -96,6 +98,30 @@ expected_rows() {
   done
 }
 
+# expect_gdr device|staged ERR NRANKS: each rank's log (ERR, ERR.1 ...) has the verbs transport's
+# count of its GPU FIFOs' bytes, all through device memory or all staged, and says so at INFO.
+expect_gdr() {
+  local want=$1 err=$2 n=$3 r log line device staged flushes
+  for ((r = 0; r < n; r++)); do
+    log=$(rank_file "$err" "$r")
+    line=$(grep 'verbs: GPU FIFOs moved' "$log" | tail -1)
+    [[ -n $line ]] || fail "rank $r did not count its GPU FIFOs' bytes" "$log"
+    device=$(sed -n 's/.*moved \([0-9]*\) bytes through device-memory.*/\1/p' <<<"$line")
+    staged=$(sed -n 's/.*, \([0-9]*\) staged through host memory.*/\1/p' <<<"$line")
+    if [[ $want == device ]]; then
+      ((device > 0 && staged == 0)) || fail "rank $r: $line (expected no staged byte)" "$log"
+      grep -q "GPU Direct RDMA Enabled for GPU" "$log" || fail "rank $r: no 'Enabled' line" "$log"
+      # NCCL_NET_FORCE_FLUSH: every slot received into device memory was flushed (an RDMA read).
+      flushes=$(sed -n 's/.*; \([0-9]*\) flushes.*/\1/p' <<<"$line")
+      [[ ${NCCL_NET_FORCE_FLUSH:-0} == 0 ]] || ((flushes > 0)) ||
+        fail "rank $r: $line (expected flushes under NCCL_NET_FORCE_FLUSH=1)" "$log"
+    else
+      ((staged > 0 && device == 0)) || fail "rank $r: $line (expected all staged)" "$log"
+      grep -q "GPU Direct RDMA Disabled for GPU" "$log" || fail "rank $r: no 'Disabled' line" "$log"
+    fi
+  done
+}
+
 if [[ -n ${E2E_HOSTS:-} ]]; then
   [[ -z ${E2E_USE_NETNS:-} ]] || netns_hosts "$E2E_HOSTS"
   run_on_hosts "$out" "$err" "$E2E_HOSTS" "$nranks" "$perf" "$list" -b "$min" -e "$max" \
@@ -115,6 +141,7 @@ if [[ -n ${E2E_HOSTS:-} ]]; then
     lines=$(grep -c -- "$E2E_EXPECT_LINE" "$err" || true)
     ((lines == 1)) || fail "rank 0 logged '$E2E_EXPECT_LINE' $lines times, not once" "$err"
   fi
+  [[ -z ${E2E_EXPECT_GDR:-} ]] || expect_gdr "$E2E_EXPECT_GDR" "$err" "$nranks"
   # The FIFOs' size (comm/links.cc): with BRAID_BUFFSIZE unset, 32 MiB (slots of 4 MiB) where a
   # host communicator has one rank per host and a host runs more threads than it has CPUs (the
   # rank and two proxies per channel, on the CPUs this machine gives the unbound ranks), 4 MiB

@@ -81,6 +81,19 @@ TEST(ConfigValidate, IbServiceLevelAndTrafficClassRanges) {
   }
 }
 
+// NCCL_NET_GDR_LEVEL: NCCL's path names or its numbers 0-4; anything else is refused by name.
+TEST(ConfigValidate, NetGdrLevelIsAPathType) {
+  for (const char* value : {"LOC", "PIX", "pxb", "PHB", "SYS", "0", "4"}) {
+    EXPECT_TRUE(validated({{"NCCL_NET_GDR_LEVEL", value}}).ok()) << value;
+  }
+  for (const char* value : {"bogus", "PXB2", "-1"}) {
+    const Status status = validated({{"NCCL_NET_GDR_LEVEL", value}});
+    ASSERT_FALSE(status.ok()) << value;
+    EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(status.message().find("NCCL_NET_GDR_LEVEL"), std::string::npos) << status.message();
+  }
+}
+
 // BRAID_STREAM_SLOTS: -1 (auto, the default), 0 or 1; anything else is refused by name.
 TEST(ConfigValidate, StreamSlotsIsAutoOffOrOn) {
   EXPECT_EQ(Config::fromEnvironment().streamSlots, -1);

@@ -123,15 +123,17 @@ TEST(IgnoredVariables, EveryNetworkVariableOfNccl2307IsReadOrIgnoredWithAReason)
 
 TEST(IgnoredVariables, ASetOneIsNamedWithItsValueAndReasonUnderEitherPrefix) {
   ASSERT_EQ(setenv("NCCL_IB_PKEY", "3", 1), 0);
-  ASSERT_EQ(setenv("BRAID_NET_GDR_LEVEL", "PHB", 1), 0);
-  ASSERT_EQ(setenv("NCCL_IB_TIMEOUT", "22", 1), 0);  // read: not named
+  ASSERT_EQ(setenv("BRAID_NET_GDR_C2C", "1", 1), 0);
+  ASSERT_EQ(setenv("NCCL_NET_GDR_LEVEL", "PHB", 1), 0);  // read since GPUDirect RDMA: not named
+  ASSERT_EQ(setenv("NCCL_IB_TIMEOUT", "22", 1), 0);      // read: not named
   const std::vector<std::string> lines = ignoredVariablesSet();
   unsetenv("NCCL_IB_PKEY");
-  unsetenv("BRAID_NET_GDR_LEVEL");
+  unsetenv("BRAID_NET_GDR_C2C");
+  unsetenv("NCCL_NET_GDR_LEVEL");
   unsetenv("NCCL_IB_TIMEOUT");
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0], "NCCL_IB_PKEY=3 is set, and braid ignores it: partition key index 0 is used");
-  EXPECT_NE(lines[1].find("BRAID_NET_GDR_LEVEL=PHB is set, and braid ignores it: no GPUDirect"),
+  EXPECT_NE(lines[1].find("BRAID_NET_GDR_C2C=1 is set, and braid ignores it: no C2C"),
             std::string::npos)
       << lines[1];
 }

@@ -1,7 +1,8 @@
 // The kernel's ends of a FIFO to a rank on another host, whose other side is a proxy of this
 // process (sockets: socket/gpu_socket_fifo.cc; verbs: ib/gpu_ib_fifo.cc).
 //
-// The FIFO is a GPU FIFO in pinned host memory, which both the kernel and the proxy address;
+// The FIFO is a GPU FIFO in pinned host memory, which both the kernel and the proxy address (over
+// verbs with GPUDirect RDMA, its slots are in device memory instead: device_slots_fifo.h);
 // the kernel runs it exactly as a FIFO to a rank of its host. A subclass adds the proxy as a
 // member of its own, which therefore stops before the FIFO goes (PumpedEnd, proxied_ends.h, where
 // it is a pump).
@@ -37,9 +38,7 @@ class ProxiedGpuSendEnd : public cuda_ipc::GpuSendEnd {
     e.cursor = cursor_;  // the kernel sends with its own cursor
     return e;
   }
-  cuda_ipc::FifoPlacement placement() const override {
-    return cuda_ipc::FifoPlacement::kPinnedHost;
-  }
+  cuda_ipc::FifoPlacement placement() const override { return fifo_->placement(); }
 
  protected:
   ProxiedGpuSendEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, kernels::engine::FifoCursor* cursor)
@@ -52,9 +51,7 @@ class ProxiedGpuSendEnd : public cuda_ipc::GpuSendEnd {
 class ProxiedGpuRecvEnd : public cuda_ipc::GpuRecvEnd {
  public:
   cuda_ipc::GpuEnd end() const override { return fifo_->end(); }
-  cuda_ipc::FifoPlacement placement() const override {
-    return cuda_ipc::FifoPlacement::kPinnedHost;
-  }
+  cuda_ipc::FifoPlacement placement() const override { return fifo_->placement(); }
 
  protected:
   explicit ProxiedGpuRecvEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo) : fifo_(std::move(fifo)) {}

@@ -1,10 +1,13 @@
 // FIFOs between a GPU communicator's rank and a rank on another host, over verbs.
 //
-// The kernel runs the engine's FIFO protocol on a GPU FIFO in pinned host memory, as it does for
-// sockets (transport/net/socket/gpu_socket_fifo.h); the verbs proxy writes posted slots from it
-// straight into the peer's pinned FIFO (ib_fifo_pump.h). The NIC reads and writes the pinned
-// memory, so the bytes cross once. Device memory registered by dmabuf, where the NIC could reach
-// the GPU's memory directly (GPUDirect RDMA), is not done yet: slots stay in pinned host memory.
+// The kernel runs the engine's FIFO protocol on a GPU FIFO whose other side is the verbs proxy,
+// which writes posted slots from it straight into the peer's FIFO (ib_fifo_pump.h). Where
+// GPUDirect RDMA is chosen (gdr_choice.h: the NIC reaches device memory, the GPU and the NIC are
+// close enough, and for a sender NCCL_NET_GDR_READ), the slots are in device memory
+// (device_slots_fifo.h), registered with the NIC by dmabuf or by pointer under nvidia-peermem,
+// and a receiver flushes each landed slot before its kernel sees it; otherwise the FIFO is in
+// pinned host memory, as for sockets (transport/net/socket/gpu_socket_fifo.h), and every byte is
+// staged there. Either way the NIC moves the bytes once.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +18,7 @@
 #include "braid/status.h"
 #include "gpu/runtime.h"
 #include "transport/cuda_ipc/gpu_fifo.h"
+#include "transport/net/ib/gdr_choice.h"
 #include "transport/net/ib/ib_fifo_pump.h"
 
 namespace braid::transport::ib {
@@ -25,12 +29,13 @@ Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuIbSendEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, kernels::engine::FifoCursor* proxyCursor,
     gpu::Stream stream, IbNetwork& network, braid::sockets::Socket connected, int peer,
-    int64_t timeoutMs, const std::string& nic = "");
+    int64_t timeoutMs, const std::string& nic = "", const GdrChoice& gdr = {});
 
 /// The kernel's end of a FIFO from `peer` on another host.
 Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuIbRecvEnd(
     gpu::Runtime& runtime, const std::string& name, size_t slotBytes,
     kernels::engine::FifoCursor* cursor, gpu::Stream stream, IbNetwork& network,
-    IbRecvPump::SocketTaker take, int peer, int64_t timeoutMs, const std::string& nic = "");
+    IbRecvPump::SocketTaker take, int peer, int64_t timeoutMs, const std::string& nic = "",
+    const GdrChoice& gdr = {});
 
 }  // namespace braid::transport::ib

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "base/log.h"
+#include "transport/net/gpu_net_bytes.h"
 #include "transport/net/ib/wc_status.h"
 #include "transport/net/proxy_waits.h"
 
@@ -24,6 +25,7 @@ constexpr int kRecvDepth = static_cast<int>(kFifoSlots);
 // A receiver's wr_id tags: its receives (with the queue pair's index) and its credit writes.
 constexpr uint32_t kRecvTag = 0x40000000u;
 constexpr uint32_t kCreditTag = 0x80000000u;
+constexpr uint32_t kFlushTag = 0x20000000u;  // with the slot flushed
 constexpr uint32_t kCountBits = 0x0fffffffu;
 
 uint32_t encodeImmediate(uint32_t slot, uint32_t word) {
@@ -44,9 +46,10 @@ SlotPart slotPart(uint32_t bytes, int part, int parts) {
 }
 
 IbPump::IbPump(IbNetwork& network, const engine::FifoRef& fifo, int peer, int64_t timeoutMs,
-               const std::string& nic)
+               const std::string& nic, const SlotMemory& memory)
     : network_(network),
       fifo_(fifo),
+      memory_(memory),
       peer_(peer),
       portIndex_(network.portFor(nic)),
       connectBy_(timeoutMs > 0 ? Deadline::afterMs(timeoutMs) : Deadline::never()),
@@ -68,9 +71,23 @@ Status IbPump::setUp(int slotAccess, int creditAccess) {
   if (page == nullptr) return systemError("verbs: no memory for a credit word");
   std::memset(page, 0, 4096);
   creditPage_ = {static_cast<uint32_t*>(page), std::free};
-  BRAID_TRY(qps_->registerMemory(&slotsRegion_, fifo_.slots, slotsBytes(fifo_), slotAccess));
+  if (memory_.place == SlotPlace::kDmabuf) {
+    BRAID_TRY(qps_->registerDmabuf(&slotsRegion_, memory_.dmabufFd, fifo_.slots, slotsBytes(fifo_),
+                                   slotAccess));
+  } else {
+    // Host memory, or device memory that nvidia-peermem lets ibv_reg_mr pin by its pointer.
+    BRAID_TRY(qps_->registerMemory(&slotsRegion_, fifo_.slots, slotsBytes(fifo_), slotAccess));
+  }
   BRAID_TRY(qps_->registerMemory(&creditRegion_, page, 4096, creditAccess));
   return Status::success();
+}
+
+void IbPump::countSlotBytes(uint64_t bytes) const {
+  if (inDeviceMemory(memory_.place)) {
+    net::countDeviceRegisteredBytes(bytes);
+  } else if (memory_.place == SlotPlace::kStaged) {
+    net::countStagedBytes(bytes);
+  }
 }
 
 void IbPump::attach() {
@@ -180,8 +197,9 @@ bool IbPump::sendHello() {
 Result<std::unique_ptr<IbSendPump>> IbSendPump::start(IbNetwork& network,
                                                       const engine::FifoRef& fifo,
                                                       braid::sockets::Socket connected, int peer,
-                                                      int64_t timeoutMs, const std::string& nic) {
-  std::unique_ptr<IbSendPump> pump(new IbSendPump(network, fifo, peer, timeoutMs, nic));
+                                                      int64_t timeoutMs, const std::string& nic,
+                                                      const SlotMemory& memory) {
+  std::unique_ptr<IbSendPump> pump(new IbSendPump(network, fifo, peer, timeoutMs, nic, memory));
   BRAID_TRY(pump->setUp(IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
   pump->released_ = engine::receiverCursor(fifo.counters);
   pump->next_ = pump->released_.mine;
@@ -248,6 +266,7 @@ bool IbSendPump::postSlot(uint32_t slot) {
       return false;
     }
   }
+  countSlotBytes(bytes);
   return true;
 }
 
@@ -271,14 +290,18 @@ void IbSendPump::completed(const ibv_wc& wc, uint32_t tag) {
 Result<std::unique_ptr<IbRecvPump>> IbRecvPump::start(IbNetwork& network,
                                                       const engine::FifoRef& fifo, SocketTaker take,
                                                       int peer, int64_t timeoutMs,
-                                                      const std::string& nic) {
-  std::unique_ptr<IbRecvPump> pump(new IbRecvPump(network, fifo, peer, timeoutMs, nic));
-  BRAID_TRY(pump->setUp(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, IBV_ACCESS_LOCAL_WRITE));
+                                                      const std::string& nic,
+                                                      const SlotMemory& memory) {
+  std::unique_ptr<IbRecvPump> pump(new IbRecvPump(network, fifo, peer, timeoutMs, nic, memory));
+  // Remote reads: the flush reads back what landed in device memory.
+  BRAID_TRY(pump->setUp(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+                        IBV_ACCESS_LOCAL_WRITE));
   pump->posted_ = engine::senderCursor(fifo.counters);
   pump->creditSent_ = engine::loadAcquire(&fifo.counters->head);
   for (int q = 0; q < pump->qps_->size(); ++q) {
     for (uint32_t i = 0; i < kFifoSlots; ++i) BRAID_TRY(pump->postReceive(q));
   }
+  if (memory.flush) BRAID_TRY(pump->startFlush());
   pump->take_ = std::move(take);
   pump->state_.store(State::kAwaitSocket);
   pump->attach();
@@ -294,6 +317,46 @@ Status IbRecvPump::postReceive(int qp) {
                        std::strerror(rc));
   }
   return Status::success();
+}
+
+Status IbRecvPump::startFlush() {
+  // NCCL's flush: a queue pair connected to itself, whose RDMA read of the slot completes only
+  // once the NIC's earlier PCIe writes into it are visible; it reads into a host word.
+  BRAID_ASSIGN_OR_RETURN(flushQp_, IbQueuePairs::create(network_, portIndex_, 1,
+                                                        static_cast<int>(kFifoSlots), 1, peer_));
+  void* page = std::aligned_alloc(4096, 4096);
+  if (page == nullptr) return systemError("verbs: no memory for a flush word");
+  std::memset(page, 0, 4096);
+  flushPage_ = {static_cast<uint32_t*>(page), std::free};
+  BRAID_TRY(flushQp_->registerMemory(&flushRegion_, page, 4096, IBV_ACCESS_LOCAL_WRITE));
+  // The pair reads our slots: its hello names their region, as a peer's would.
+  const IbHello self = flushQp_->hello(slotsRegion_, reinterpret_cast<uintptr_t>(fifo_.slots),
+                                       fifo_.stride, fifo_.slotBytes);
+  BRAID_TRY(flushQp_->connect(self, fifo_.slotBytes));
+  return Status::success();
+}
+
+bool IbRecvPump::postFlush(uint32_t slot, uint32_t word) {
+  flushWords_[slot] = word;
+  const IbPort& port = flushQp_->port(0);
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uintptr_t>(flushPage_.get());
+  sge.length = 1;
+  sge.lkey = flushRegion_.lkey(port);
+  ibv_send_wr wr{};
+  wr.wr_id = IbProxy::wrId(id_, kFlushTag | slot);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_READ;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(fifo_.slots) + slot * fifo_.stride;
+  wr.wr.rdma.rkey = slotsRegion_.rkey(port);
+  ibv_send_wr* bad = nullptr;
+  if (int rc = port.verbs().postSend(flushQp_->qp(0), &wr, &bad); rc != 0) {
+    fail("posting a flush of a slot from rank " + std::to_string(peer_) + ": " + std::strerror(rc));
+    return false;
+  }
+  return true;
 }
 
 bool IbRecvPump::progress() {
@@ -342,13 +405,23 @@ bool IbRecvPump::progress() {
 void IbRecvPump::completed(const ibv_wc& wc, uint32_t tag) {
   if (state_.load() == State::kFailed) return;
   if (wc.status != IBV_WC_SUCCESS) {
-    fail(std::string(tag == kCreditTag ? "a credit to" : "a receive from") + " rank " +
-         std::to_string(peer_) + " failed: " + wcStatusName(wc.status) + " (vendor error " +
-         std::to_string(wc.vendor_err) + ")");
+    fail(std::string(tag == kCreditTag        ? "a credit to"
+                     : (tag & kFlushTag) != 0 ? "a flush of a slot from"
+                                              : "a receive from") +
+         " rank " + std::to_string(peer_) + " failed: " + wcStatusName(wc.status) +
+         " (vendor error " + std::to_string(wc.vendor_err) + ")");
     return;
   }
   if (tag == kCreditTag) {
     --creditsInFlight_;
+    return;
+  }
+  if ((tag & kFlushTag) != 0) {
+    // What landed in the slot is visible now: hand it to the kernel.
+    const uint32_t slot = tag & (kFifoSlots - 1);
+    net::countFlush();
+    landed_.mark(slot, flushWords_[slot]);
+    landed_.publish(fifo_, posted_);
     return;
   }
   const uint32_t imm = ntohl(wc.imm_data);
@@ -381,6 +454,11 @@ void IbRecvPump::completed(const ibv_wc& wc, uint32_t tag) {
            std::to_string(bytes) + " it announced");
       return;
     }
+  }
+  countSlotBytes(bytes);
+  if (flushQp_ != nullptr) {
+    postFlush(slot, word);  // published when the read completes
+    return;
   }
   landed_.mark(slot, word);  // slot = its counter mod kFifoSlots, all SlotsInOrder needs
   landed_.publish(fifo_, posted_);

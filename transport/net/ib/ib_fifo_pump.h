@@ -31,6 +31,7 @@
 #include "base/socket.h"
 #include "braid/status.h"
 #include "kernels/engine/fifo.h"
+#include "transport/net/ib/gdr_choice.h"
 #include "transport/net/ib/ib_queue_pairs.h"
 #include "transport/net/slots_in_order.h"
 
@@ -50,6 +51,18 @@ struct SlotPart {
 };
 SlotPart slotPart(uint32_t bytes, int part, int parts);
 
+/// Where a FIFO's slots are (gdr_choice.h) and how the NIC registers them.
+struct SlotMemory {
+  SlotPlace place = SlotPlace::kHost;
+  /// kDmabuf: an export of the slots' allocation, which starts at the FIFO's first slot; the
+  /// caller closes it once start() returned (the registration keeps its own reference).
+  int dmabufFd = -1;
+  /// A receiver in device memory: read back a byte of each slot that landed before publishing
+  /// it (NCCL's flush; unless NCCL_GDR_FLUSH_DISABLE), so that the NIC's PCIe writes are visible
+  /// before the kernel reads.
+  bool flush = false;
+};
+
 /// What the halves share: the handshake, the failure, the registration with the proxy.
 class IbPump : public IbEndpoint {
  public:
@@ -62,9 +75,11 @@ class IbPump : public IbEndpoint {
   enum class State { kAwaitSocket, kAwaitHello, kSendHello, kRunning, kFailed };
   /// Its queue pairs are on port `nic` where this process has it (IbNetwork::portFor).
   IbPump(IbNetwork& network, const kernels::engine::FifoRef& fifo, int peer, int64_t timeoutMs,
-         const std::string& nic);
+         const std::string& nic, const SlotMemory& memory);
   /// Queue pairs, the credit page, and the FIFO's slots registered with `slotAccess`.
   Status setUp(int slotAccess, int creditAccess);
+  /// Counts `bytes` that left or landed in the slots, by where they are (gpu_net_bytes.h).
+  void countSlotBytes(uint64_t bytes) const;
   /// Starts being driven by the proxy.
   void attach();
   /// Stops being driven (idempotent). Each subclass's destructor must call it first: the
@@ -83,6 +98,7 @@ class IbPump : public IbEndpoint {
 
   IbNetwork& network_;
   kernels::engine::FifoRef fifo_;
+  SlotMemory memory_;
   int peer_;
   int portIndex_;
   Deadline connectBy_;
@@ -108,7 +124,8 @@ class IbSendPump final : public IbPump {
   static Result<std::unique_ptr<IbSendPump>> start(IbNetwork& network,
                                                    const kernels::engine::FifoRef& fifo,
                                                    braid::sockets::Socket connected, int peer,
-                                                   int64_t timeoutMs, const std::string& nic);
+                                                   int64_t timeoutMs, const std::string& nic,
+                                                   const SlotMemory& memory = {});
   /// Sends what the executor posted first (bounded by kDrainMs): a host collective completes
   /// on a rank before its last slots have left.
   ~IbSendPump() override;
@@ -137,7 +154,8 @@ class IbRecvPump final : public IbPump {
   static Result<std::unique_ptr<IbRecvPump>> start(IbNetwork& network,
                                                    const kernels::engine::FifoRef& fifo,
                                                    SocketTaker take, int peer, int64_t timeoutMs,
-                                                   const std::string& nic);
+                                                   const std::string& nic,
+                                                   const SlotMemory& memory = {});
   /// Detaches here, not in ~IbPump: by then this part is gone, and the proxy would call it.
   ~IbRecvPump() override { detach(); }
 
@@ -148,6 +166,12 @@ class IbRecvPump final : public IbPump {
   using IbPump::IbPump;
   IbHello ourHello() const override;
   Status postReceive(int qp);
+  /// The flush's loopback queue pair (connected to itself, on the first pair's port) and the
+  /// host word its reads land in.
+  Status startFlush();
+  /// Reads a byte of slot `slot` back through the loopback pair; `word` is published once the
+  /// read completes.
+  bool postFlush(uint32_t slot, uint32_t word);
 
   SocketTaker take_;
   kernels::engine::FifoCursor posted_{};                    // as the local FIFO's sender
@@ -156,6 +180,10 @@ class IbRecvPump final : public IbPump {
   uint32_t bytesLanded_[kernels::engine::kFifoSlots] = {};  // and their bytes, by slot
   uint32_t creditSent_ = 0;
   int creditsInFlight_ = 0;
+  std::unique_ptr<uint32_t, void (*)(void*)> flushPage_{nullptr, nullptr};
+  IbRegion flushRegion_;
+  std::unique_ptr<IbQueuePairs> flushQp_;  // after its region: destroyed before it deregisters
+  uint32_t flushWords_[kernels::engine::kFifoSlots] = {};  ///< landed words awaiting their flush
 };
 
 }  // namespace braid::transport::ib

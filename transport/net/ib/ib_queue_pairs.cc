@@ -31,6 +31,24 @@ Status IbRegion::add(IbPort& port, void* addr, size_t bytes, int access) {
   return Status::success();
 }
 
+Status IbRegion::addDmabuf(IbPort& port, int fd, void* addr, size_t bytes, int access) {
+  if (mrs_.count(&port) != 0) return Status::success();
+  if (port.verbs().regDmabufMr == nullptr) {
+    return systemError("verbs: " + std::string(port.verbs().name) +
+                       " has no ibv_reg_dmabuf_mr (rdma-core 34 or newer registers device memory)");
+  }
+  ibv_mr* mr =
+      port.verbs().regDmabufMr(port.pd, 0, bytes, reinterpret_cast<uintptr_t>(addr), fd, access);
+  if (mr == nullptr) {
+    return systemError("verbs: registering " + std::to_string(bytes) +
+                       " bytes of device memory (dmabuf fd " + std::to_string(fd) + ") with " +
+                       port.name() + ": ibv_reg_dmabuf_mr: " + std::strerror(errno) +
+                       " (NCCL_DMABUF_ENABLE=0 stages through host memory instead)");
+  }
+  mrs_[&port] = mr;
+  return Status::success();
+}
+
 Result<std::unique_ptr<IbQueuePairs>> IbQueuePairs::create(IbNetwork& network, int portIndex,
                                                            int count, int sendDepth, int recvDepth,
                                                            int peer) {
@@ -53,7 +71,9 @@ Result<std::unique_ptr<IbQueuePairs>> IbQueuePairs::create(IbNetwork& network, i
     attr.qp_state = IBV_QPS_INIT;
     attr.pkey_index = 0;
     attr.port_num = port.port;
-    attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+    // Remote reads: a receiver's flush reads back what landed in device memory (ib_fifo_pump.h).
+    attr.qp_access_flags =
+        IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE;
     if (int rc = port.verbs().modifyQp(
             qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
         rc != 0) {
@@ -69,6 +89,12 @@ IbQueuePairs::~IbQueuePairs() {
 
 Status IbQueuePairs::registerMemory(IbRegion* region, void* addr, size_t bytes, int access) const {
   for (int i = 0; i < size(); ++i) BRAID_TRY(region->add(port(i), addr, bytes, access));
+  return Status::success();
+}
+
+Status IbQueuePairs::registerDmabuf(IbRegion* region, int fd, void* addr, size_t bytes,
+                                    int access) const {
+  for (int i = 0; i < size(); ++i) BRAID_TRY(region->addDmabuf(port(i), fd, addr, bytes, access));
   return Status::success();
 }
 

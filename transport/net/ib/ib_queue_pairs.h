@@ -68,6 +68,9 @@ class IbRegion {
   IbRegion& operator=(const IbRegion&) = delete;
 
   Status add(IbPort& port, void* addr, size_t bytes, int access);
+  /// Registers `bytes` of the dmabuf `fd` from its start, which the queue pairs address at `addr`
+  /// (device memory a GPU exported: GPUDirect RDMA).
+  Status addDmabuf(IbPort& port, int fd, void* addr, size_t bytes, int access);
   uint32_t lkey(const IbPort& port) const { return mrs_.at(&port)->lkey; }
   uint32_t rkey(const IbPort& port) const { return mrs_.at(&port)->rkey; }
 
@@ -90,6 +93,8 @@ class IbQueuePairs {
   IbPort& port(int /*i*/) const { return network_.portAt(portIndex_); }
   /// Registers [addr, addr + bytes) with each pair's port.
   Status registerMemory(IbRegion* region, void* addr, size_t bytes, int access) const;
+  /// Registers the dmabuf `fd` (its first `bytes`, addressed at `addr`) likewise.
+  Status registerDmabuf(IbRegion* region, int fd, void* addr, size_t bytes, int access) const;
   /// This side's hello; `region`'s rkeys go with each pair.
   IbHello hello(const IbRegion& region, uint64_t addr, uint64_t stride, uint32_t slotBytes) const;
   /// Checks the peer's hello against ours and takes every pair to RTS.

@@ -22,6 +22,12 @@ struct IbSettings {
   int trafficClass = 0;      ///< IB_TC
   int emulate = 0;           ///< IB_EMULATE: devices of the emulated HCA (verbs_emulated.h)
   std::string emulateKinds;  ///< IB_EMULATE_KINDS: what each presents (emulated_device_kinds.h)
+  // GPUDirect RDMA (gdr_choice.h).
+  std::string gdrLevel;          ///< NET_GDR_LEVEL: farthest GPU-NIC path; empty = PXB
+  int gdrRead = -2;              ///< NET_GDR_READ: 1 on, 0 off, -2 NCCL's default (Ampere on)
+  bool dmabufEnable = true;      ///< DMABUF_ENABLE: register device memory by dmabuf
+  bool gdrFlushDisable = false;  ///< GDR_FLUSH_DISABLE: no flush after a receive into it
+  bool forceFlush = false;       ///< NET_FORCE_FLUSH: flush on Hopper and later too
 };
 
 }  // namespace braid::transport::ib

@@ -14,8 +14,8 @@
 //                      describes it); this folder holds only what drives a real HCA.
 //
 // Only what the transport uses is here: RC queue pairs, RDMA write and RDMA write with
-// immediate, polled completion queues, and the asynchronous events of a context
-// (ib_async_events.h).
+// immediate, RDMA read (the flush after a write into device memory), dmabuf registrations, polled
+// completion queues, and the asynchronous events of a context (ib_async_events.h).
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -47,6 +47,11 @@ struct VerbsApi {
   int (*deallocPd)(ibv_pd* pd);
   ibv_mr* (*regMr)(ibv_pd* pd, void* addr, size_t length, int access);
   int (*deregMr)(ibv_mr* mr);
+  /// ibv_reg_dmabuf_mr: registers [offset, offset + length) of the dmabuf `fd` (device memory a
+  /// GPU driver exported), addressed by the queue pairs at `iova`. Null where libibverbs lacks it
+  /// (rdma-core before 34): GPUDirect RDMA then needs nvidia-peermem (regMr of a device pointer).
+  ibv_mr* (*regDmabufMr)(ibv_pd* pd, uint64_t offset, size_t length, uint64_t iova, int fd,
+                         int access);
 
   ibv_cq* (*createCq)(ibv_context* context, int cqe);
   /// Grows (or shrinks) `cq` to at least `cqe` entries, updating cq->cqe; an errno value.

@@ -24,6 +24,7 @@ struct Exported {
   int (*deallocPd)(ibv_pd*);
   ibv_mr* (*regMr)(ibv_pd*, void*, size_t, int);
   int (*deregMr)(ibv_mr*);
+  ibv_mr* (*regDmabufMr)(ibv_pd*, uint64_t, size_t, uint64_t, int, int);  // optional
   ibv_cq* (*createCq)(ibv_context*, int, void*, ibv_comp_channel*, int);
   int (*resizeCq)(ibv_cq*, int);
   int (*destroyCq)(ibv_cq*);
@@ -85,6 +86,8 @@ Result<const VerbsApi*> load() {
   BRAID_TRY(library.resolve("ibv_dealloc_pd", &e.deallocPd));
   BRAID_TRY(library.resolve("ibv_reg_mr", &e.regMr));
   BRAID_TRY(library.resolve("ibv_dereg_mr", &e.deregMr));
+  // rdma-core 34 added it: older libraries load, and GPUDirect RDMA goes without dmabuf there.
+  if (!library.resolve("ibv_reg_dmabuf_mr", &e.regDmabufMr).ok()) e.regDmabufMr = nullptr;
   BRAID_TRY(library.resolve("ibv_create_cq", &e.createCq));
   BRAID_TRY(library.resolve("ibv_resize_cq", &e.resizeCq));
   BRAID_TRY(library.resolve("ibv_destroy_cq", &e.destroyCq));
@@ -108,6 +111,7 @@ Result<const VerbsApi*> load() {
   api.deallocPd = e.deallocPd;
   api.regMr = e.regMr;
   api.deregMr = e.deregMr;
+  api.regDmabufMr = e.regDmabufMr;
   api.createCq = createCq;
   api.resizeCq = e.resizeCq;
   api.destroyCq = e.destroyCq;
