@@ -62,6 +62,9 @@ struct Config {
   /// BRAID_TUNER_PLUGIN (NCCL_TUNER_PLUGIN): the tuner plugin to load, as NCCL reads it
   /// (src/tune/plugin/tuner_loader.h); unset = libnccl-tuner.so, "none" = none.
   std::optional<std::string> tunerPlugin;
+  /// BRAID_PROFILER_PLUGIN (NCCL_PROFILER_PLUGIN): the profiler plugin to load, as NCCL reads it
+  /// (profiler/profiler_loader.h); unset = libnccl-profiler.so, "none" = none.
+  std::optional<std::string> profilerPlugin;
   transport::ib::IbSettings ib;
   /// BRAID_CHECK_CALLS: ranks compare each collective call before moving data (comm/calls_check.cc)
   bool checkCalls = false;

@@ -20,7 +20,7 @@ void tunerLog(ncclDebugLogLevel level, unsigned long /*flags*/, const char* /*fi
               const char* fmt, ...) {
   va_list args;
   va_start(args, fmt);
-  plugins::writePluginLog("TUNER/Plugin", level, fmt, args);
+  plugins::writePluginLog("TUNER", level, fmt, args);
   va_end(args);
 }
 

@@ -66,10 +66,12 @@ class NetPlugin {
   virtual Status regMr(void* comm, void* data, size_t size, int type, void** mhandle) = 0;
   virtual Status deregMr(void* comm, void* mhandle) = 0;
   /// *request stays null when the plugin cannot take the transfer now; the caller retries.
+  /// `phandle` is the transfer's profiler handle, given to v10 and later plugins
+  /// (profile::NetEventParent; null: no profiler listens).
   virtual Status isend(void* sendComm, void* data, size_t size, int tag, void* mhandle,
-                       void** request) = 0;
+                       void* phandle, void** request) = 0;
   virtual Status irecv(void* recvComm, void* data, size_t size, int tag, void* mhandle,
-                       void** request) = 0;
+                       void* phandle, void** request) = 0;
   /// *size: the bytes sent or received, once *done.
   virtual Status test(void* request, bool* done, size_t* size) = 0;
   virtual Status closeSend(void* sendComm) = 0;

@@ -36,7 +36,7 @@ inline constexpr int kMaxDevsPerNicV12 = 8;    ///< NCCL_NET_MAX_DEVS_PER_NIC_V1
 /// The largest transfer of plugins before v9, which did not say (NCCL's MAX_NET_SIZE).
 inline constexpr size_t kMaxNetSizeBeforeV9 = size_t{1} << 30;
 
-// The logger every plugin ABI shares (base/plugin_log.h).
+// ncclDebugLogLevel and the logger every kind of plugin is given (base/plugin_log.h).
 using plugins::NCCL_LOG_ABORT;
 using plugins::NCCL_LOG_INFO;
 using plugins::NCCL_LOG_NONE;
@@ -45,6 +45,8 @@ using plugins::NCCL_LOG_VERSION;
 using plugins::NCCL_LOG_WARN;
 using plugins::ncclDebugLogger_t;
 using plugins::ncclDebugLogLevel;
+/// The profiler callback's `type`: ncclProfilerNetEventStart, Stop, Update, UpdateAndStop.
+enum { kNetEventStart = 0, kNetEventStop = 1, kNetEventUpdate = 2, kNetEventUpdateAndStop = 3 };
 typedef ncclResult_t (*ncclProfilerCallback_t)(void** eHandle, int type, void* pHandle,
                                                int64_t pluginId, void* extData);
 

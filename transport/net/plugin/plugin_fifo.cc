@@ -62,12 +62,14 @@ class PluginPump : public PluginEndpoint {
  protected:
   enum class State { kAwaitSocket, kHandle, kConnecting, kRunning, kFailed };
 
-  PluginPump(const engine::FifoRef& fifo, PluginLink link, SlotWords words)
+  PluginPump(const engine::FifoRef& fifo, PluginLink link, SlotWords words, bool isSend)
       : fifo_(fifo),
         link_(std::move(link)),
         trailer_(words == SlotWords::kTrailer ? kWordBytes : 0),
         net_(link_.plugin->net()),
-        connectBy_(link_.timeoutMs > 0 ? Deadline::afterMs(link_.timeoutMs) : Deadline::never()) {}
+        connectBy_(link_.timeoutMs > 0 ? Deadline::afterMs(link_.timeoutMs) : Deadline::never()),
+        events_(link_.watch.proxyEvents,
+                {link_.peer, link_.watch.channel, isSend, static_cast<size_t>(fifo.slotBytes)}) {}
 
   bool running() const { return state_ == State::kRunning; }
   /// Moves to kFailed and says why, naming the plugin, once: logged and told to the
@@ -148,6 +150,7 @@ class PluginPump : public PluginEndpoint {
   uint32_t trailer_;  // kWordBytes where each transfer ends with the slot's word, else 0
   NetPlugin& net_;
   Deadline connectBy_;
+  profile::ProxyEventTrack events_;    // the proxy thread's, closed once it no longer drives this
   State state_ = State::kAwaitSocket;  // the proxy thread's
   std::atomic<bool> failed_{false};    // the same, for the end's thread
   Socket socket_;
@@ -162,7 +165,7 @@ class PluginPump : public PluginEndpoint {
 class PluginSendPump final : public PluginPump {
  public:
   PluginSendPump(const engine::FifoRef& fifo, PluginLink link, Socket connected, SlotWords words)
-      : PluginPump(fifo, std::move(link), words) {
+      : PluginPump(fifo, std::move(link), words, /*isSend=*/true) {
     socket_ = std::move(connected);
     state_ = State::kHandle;
     released_ = engine::receiverCursor(fifo_.counters);
@@ -215,8 +218,12 @@ class PluginSendPump final : public PluginPump {
       char* slot = engine::slotAt(fifo_, next_);
       // The slot's bytes past `bytes` are free until it is released: the word goes there.
       if (trailer_ != 0) std::memcpy(slot + bytes, &word, kWordBytes);
+      // The step starts before the isend, which hands its handle to the plugin's own events; a
+      // post the plugin asks to retry keeps it.
+      if (events_.on() && !events_.slotOpen(next_)) events_.beginSlot(next_, bytes);
       void* request = nullptr;
-      const Status posted = net_.isend(comm_, slot, bytes + trailer_, kTag, mhandle_, &request);
+      const Status posted = net_.isend(comm_, slot, bytes + trailer_, kTag, mhandle_,
+                                       events_.netParent(next_), &request);
       if (!filed(posted, request, "sending to")) break;
       moved = true;
     }
@@ -233,6 +240,7 @@ class PluginSendPump final : public PluginPump {
         return false;
       }
       if (!done) break;
+      if (events_.on()) events_.endSlot(released_.mine);
       engine::releaseSlot(fifo_, released_);
       releasedCount_.store(released_.mine);
       moved = true;
@@ -248,7 +256,7 @@ class PluginSendPump final : public PluginPump {
 class PluginRecvPump final : public PluginPump {
  public:
   PluginRecvPump(const engine::FifoRef& fifo, PluginLink link, SocketTaker take, SlotWords words)
-      : PluginPump(fifo, std::move(link), words), take_(std::move(take)) {
+      : PluginPump(fifo, std::move(link), words, /*isSend=*/false), take_(std::move(take)) {
     posted_ = engine::senderCursor(fifo_.counters);
     next_ = posted_.mine;
     link_.plugin->proxy().add(this);
@@ -303,7 +311,7 @@ class PluginRecvPump final : public PluginPump {
     while (next_ - head < engine::kFifoSlots && next_ - posted_.mine < kInFlight) {
       void* request = nullptr;
       const Status posted = net_.irecv(comm_, engine::slotAt(fifo_, next_), fifo_.slotBytes, kTag,
-                                       mhandle_, &request);
+                                       mhandle_, events_.netParent(next_), &request);
       if (!filed(posted, request, "receiving from")) break;
       moved = true;
     }
@@ -333,7 +341,11 @@ class PluginRecvPump final : public PluginPump {
         fail(word.status().message());
         return false;
       }
+      // A receive's step is the slot that landed, handed on: an irecv posted ahead waits for a
+      // call that may not have started.
+      if (events_.on()) events_.beginSlot(posted_.mine, bytes - trailer_);
       engine::postSlot(fifo_, posted_, word.value());
+      if (events_.on()) events_.endSlot(posted_.mine - 1);
       moved = true;
     }
     if (moved) futex::wakeIfWaiting(&fifo_.counters->tail, &fifo_.counters->recvWaiting);
