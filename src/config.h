@@ -59,6 +59,9 @@ struct Config {
   /// BRAID_NET_PLUGIN (NCCL_NET_PLUGIN): the network plugins to try, as NCCL reads it
   /// (transport/net/plugin/net_plugin_loader.h); unset = libnccl-net.so, "none" = none.
   std::optional<std::string> netPlugin;
+  /// BRAID_TUNER_PLUGIN (NCCL_TUNER_PLUGIN): the tuner plugin to load, as NCCL reads it
+  /// (src/tune/plugin/tuner_loader.h); unset = libnccl-tuner.so, "none" = none.
+  std::optional<std::string> tunerPlugin;
   /// BRAID_PROFILER_PLUGIN (NCCL_PROFILER_PLUGIN): the profiler plugin to load, as NCCL reads it
   /// (profiler/profiler_loader.h); unset = libnccl-profiler.so, "none" = none.
   std::optional<std::string> profilerPlugin;

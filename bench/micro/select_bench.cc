@@ -18,15 +18,24 @@
 // sizes); `missed_9_sizes` cycles through one size more than the cache
 // holds, so every call misses and pays for the scan, choose and the insertion.
 //
+// `tuner_*` do the same with a tuner plugin's session (src/tune/plugin): a v6 table written
+// here, through braid's adapter, whose getCollInfo makes the tree's Simple entry cheapest, so
+// that every call pays what a tuned call pays beyond the cache: a copy of the kept cost table,
+// the plugin's call and the reading of its answer.
+//
 //   build/bin/braid-select-bench [--benchmark_min_time=0.3] [--benchmark_repetitions=3]
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "comm/selector.h"
 #include "tune/cost_model.h"
+#include "tune/plugin/tuner_abi.h"
+#include "tune/plugin/tuner_plugin.h"
+#include "tune/plugin/tuner_session.h"
 #include "tune/select.h"
 
 namespace {
@@ -85,21 +94,45 @@ BENCHMARK_CAPTURE(choose, all_reduce_8B, Collective::kAllReduce, 8, allAllowed()
 BENCHMARK_CAPTURE(choose, all_reduce_1MiB, Collective::kAllReduce, size_t(1) << 20, allAllowed());
 BENCHMARK_CAPTURE(choose, broadcast_4KiB, Collective::kBroadcast, 4096, rootedAllowed());
 
+namespace abi = braid::tunerabi;
+
+// The bench's tuner: the tree's Simple entry costs nothing, where braid offered it.
+ncclResult_t benchInit(void** context, uint64_t, size_t, size_t, abi::ncclDebugLogger_t,
+                       abi::ncclNvlDomainInfo_v5_t*, abi::ncclTunerConstants_v5_t*) {
+  *context = nullptr;
+  return ncclSuccess;
+}
+ncclResult_t benchCollInfo(void*, abi::ncclFunc_t, size_t, int, float** costTable, int, int, int,
+                           int*) {
+  auto table = reinterpret_cast<float(*)[abi::NCCL_NUM_PROTOCOLS]>(costTable);
+  float& tree = table[abi::NCCL_ALGO_TREE][abi::NCCL_PROTO_SIMPLE];
+  if (tree != abi::NCCL_ALGO_PROTO_IGNORE) tree = 0;
+  return ncclSuccess;
+}
+ncclResult_t benchFinalize(void*) { return ncclSuccess; }
+const abi::ncclTuner_v6_t kBenchTuner = {"bench", benchInit, benchCollInfo, benchFinalize, nullptr};
+
+std::unique_ptr<tune::TunerSession> benchTuner() {
+  std::shared_ptr<tune::TunerPlugin> plugin = tune::adoptTunerTable(6, &kBenchTuner, "bench");
+  tune::TunerPlugin& table = *plugin;
+  return tune::TunerSession::open(std::move(plugin), table, tune::TunerInit{});
+}
+
 // A communicator's selector as Comm::create and Links::connectRing leave it for rank 0 of 4 on 2
-// cores, everything allowed.
-std::unique_ptr<Selector> benchSelector() {
+// cores, everything allowed; with the bench's tuner when `tuned`.
+std::unique_ptr<Selector> benchSelector(bool tuned = false) {
   braid::comm::SelectorSettings settings;
   settings.nranks = 4;
   settings.nchannels = 1;
   settings.model = benchModel();
   settings.allowed = allAllowed();
   settings.oneShotBoard = true;
-  return std::make_unique<Selector>(settings);
+  return std::make_unique<Selector>(settings, tuned ? benchTuner() : nullptr);
 }
 
 // Selector::choose on all_reduce calls of float counts cycling through `sizes` distinct ones.
-void implChoose(benchmark::State& state, size_t sizes) {
-  std::unique_ptr<Selector> impl = benchSelector();
+void implChoose(benchmark::State& state, size_t sizes, bool tuned = false) {
+  std::unique_ptr<Selector> impl = benchSelector(tuned);
   std::vector<CollectiveCall> calls;
   for (size_t i = 0; i < sizes; ++i) {
     const size_t count = size_t(2) << (2 * i);  // 8 B, 32 B, ... 4^i apart
@@ -122,6 +155,9 @@ BENCHMARK_CAPTURE(implChoose, cached_1_size, 1);
 BENCHMARK_CAPTURE(implChoose, cached_4_sizes, 4);
 BENCHMARK_CAPTURE(implChoose, cached_8_sizes, braid::comm::ChoiceCache::kEntries);
 BENCHMARK_CAPTURE(implChoose, missed_9_sizes, braid::comm::ChoiceCache::kEntries + 1);
+BENCHMARK_CAPTURE(implChoose, tuner_cached_1_size, 1, true);
+BENCHMARK_CAPTURE(implChoose, tuner_cached_8_sizes, braid::comm::ChoiceCache::kEntries, true);
+BENCHMARK_CAPTURE(implChoose, tuner_missed_9_sizes, braid::comm::ChoiceCache::kEntries + 1, true);
 
 }  // namespace
 

@@ -146,8 +146,10 @@ Status Calls::runWays(WayCall& wc) {
     const Outcome outcome = way->run(wc);
     if (!outcome.taken) continue;
     if (wc.choice) {
-      const int planned = wc.choice->channels != 0 ? wc.choice->channels : links_.nchannels();
-      const int channels = outcome.channels != 0 ? static_cast<int>(outcome.channels) : planned;
+      // What ran it says, else the choice's (a tuner plugin's), else the communicator's.
+      int channels = links_.nchannels();
+      if (wc.choice->nchannels > 0) channels = std::min(channels, wc.choice->nchannels);
+      if (outcome.channels != 0) channels = static_cast<int>(outcome.channels);
       recorder_.traceCall(wc.call, *wc.choice, channels, traceStart, outcome.ran);
     }
     return settle(wc, outcome);

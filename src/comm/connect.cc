@@ -3,6 +3,7 @@
 // (GpuSide), whose FIFOs all come with their first use. The selector learns what was made.
 #include "base/log.h"
 #include "comm/comm_impl.h"
+#include "comm/tuner.h"
 
 namespace braid {
 
@@ -16,7 +17,8 @@ Status Comm::Impl::connect() {
   } else {
     BRAID_TRY(connectGpu());
   }
-  selector = std::make_unique<comm::Selector>(choosing);
+  selector = std::make_unique<comm::Selector>(
+      choosing, comm::openTuner(config, members, network, choosing.model));
   calls.useSelector(*selector);
   return Status::success();
 }

@@ -51,6 +51,8 @@ class Network {
   Status connect(tune::Allowed& allowed);
   /// Whether this communicator reaches some ranks through the network.
   bool active() const { return net_ != nullptr; }
+  /// The network plugin that carries this communicator's network; null when none does.
+  const transport::plugin::LoadedNetPlugin* plugin() const { return plugin_.get(); }
   /// A call starts that may move slots across hosts: the verbs or plugin proxy, which polls,
   /// stops pausing now (net::Doorbell). The socket proxies block where they progress and need
   /// nothing.

@@ -38,7 +38,7 @@ struct CachedSchedule {
   int root = -1;
   algo::Algorithm algorithm = algo::Algorithm::kRing;
   algo::Protocol protocol = algo::Protocol::kSimple;
-  int channels = 0;                 ///< tune::Choice::channels: 0 for all the communicator's
+  int nchannels = 0;  ///< the channels its schedule runs on (a tuner plugin may ask for fewer)
   std::vector<size_t> blockCounts;  ///< variable-count calls only (CollectiveCall)
   std::vector<size_t> blockOffsets;
   algo::Schedule schedule;
@@ -66,6 +66,8 @@ class ScheduleCache {
 
  private:
   const CachedSchedule* find(const CollectiveCall& call, const tune::Choice& choice) const;
+  /// The channels `choice` runs on: what it asks for, at most the communicator's.
+  int channelsOf(const tune::Choice& choice) const;
   /// The schedule of `call` (algo/), dumped with BRAID_DUMP_SCHEDULE; the entry's key too.
   Status generate(const CollectiveCall& call, const tune::Choice& choice,
                   CachedSchedule& entry) const;

@@ -51,26 +51,40 @@ Result<tune::Choice> Selector::chooseTuned(const CollectiveCall& call, tune::Que
     }
     BRAID_ASSIGN_OR_RETURN(choice, tune::choose(settings_.model, q, a));
   }
-  choice.channels = q.nchannels == settings_.nchannels ? 0 : q.nchannels;
+  choice.nchannels = q.nchannels == settings_.nchannels ? 0 : q.nchannels;
   return choice;
 }
 
 Result<tune::Choice> Selector::choose(const CollectiveCall& call) {
+  const ChoiceKey key = choiceKey(call, settings_.nranks);
+  if (call.tuning.any()) {
+    // A call with options of its own: its answer is not kept (the cache keys calls by shape)
+    // and a tuner plugin is not asked (the options are the caller's tuning).
+    tune::Query q;
+    tune::Allowed a;
+    queryFor(key, &q, &a);
+    return chooseTuned(call, q, a);
+  }
+  const CachedChoice* answer = choices_.find(key);
+  if (answer == nullptr) {
+    BRAID_ASSIGN_OR_RETURN(answer, modelAnswer(key));
+  }
+  if (!tuner_ || key.variableCounts) return static_cast<const tune::Choice&>(*answer);
+  return tuner_->decide(key.collective, key.bytes, answer->offered, *answer, settings_.nchannels);
+}
+
+void Selector::queryFor(const ChoiceKey& key, tune::Query* query, tune::Allowed* allowed) const {
   const SelectorSettings& s = settings_;
   const int nranks = s.nranks;
-  const ChoiceKey key = choiceKey(call, nranks);
-  const bool tuned = call.tuning.any();
-  if (!tuned) {
-    if (const tune::Choice* cached = choices_.find(key)) return *cached;
-  }
-  tune::Query q;
-  q.collective = call.collective;
+  tune::Query& q = *query;
+  q.collective = key.collective;
   q.bytes = key.bytes;
   q.nranks = nranks;
   q.nhosts = s.nhosts;
   q.nchannels = s.nchannels;
   q.deterministic = s.deterministic;
-  tune::Allowed a = s.allowed;
+  tune::Allowed& a = *allowed;
+  a = s.allowed;
   // Variable-count blocks have only ring schedules.
   if (key.variableCounts) {
     a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = false;
@@ -81,19 +95,27 @@ Result<tune::Choice> Selector::choose(const CollectiveCall& call) {
   // tree: the model times one call alone, but a chain's root returns once it
   // has sent, so calls issued back to back overlap along the chain and beat
   // the tree (braid-calibrate measured up to 2.9x at 2 ranks, 8 B).
-  if (rooted(call.collective) && !s.algoForced) {
+  if (rooted(key.collective) && !s.algoForced) {
     a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = false;
   }
   // The deterministic ring (owner computes, ways/deterministic_ring_way.cc) runs on
   // the host only; on a GPU the tree gives the reference order.
-  if (s.onGpu && s.deterministic && call.collective == Collective::kAllReduce && nranks > 1) {
+  if (s.onGpu && s.deterministic && key.collective == Collective::kAllReduce && nranks > 1) {
     a.algorithm[static_cast<int>(algo::Algorithm::kRing)] = false;
     a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = true;
   }
-  if (tuned) return chooseTuned(call, q, a);
+}
+
+Result<const CachedChoice*> Selector::modelAnswer(const ChoiceKey& key) {
+  const SelectorSettings& s = settings_;
+  tune::Query q;
+  tune::Allowed a;
+  queryFor(key, &q, &a);
   BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, tune::choose(s.model, q, a));
-  choices_.insert(key, choice);
-  return choice;
+  if (!tuner_) return choices_.insert(key, choice);
+  // The plugin is offered what braid would weigh itself.
+  BRAID_ASSIGN_OR_RETURN(const tune::CostTable offered, tune::modelTable(s.model, q, a));
+  return choices_.insert(key, choice, offered);
 }
 
 }  // namespace braid::comm

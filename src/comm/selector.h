@@ -10,10 +10,13 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <utility>
 
 #include "braid/status.h"
 #include "comm/call.h"
+#include "tune/plugin/cost_table.h"
+#include "tune/plugin/tuner_session.h"
 #include "tune/select.h"
 
 namespace braid::comm {
@@ -28,6 +31,12 @@ struct ChoiceKey {
   }
 };
 
+/// A kept answer: the model's choice, and the cost table it offers a tuner plugin (all ignored
+/// when the communicator has none).
+struct CachedChoice : tune::Choice {
+  tune::CostTable offered = tune::ignoredTable();
+};
+
 /// The selector's answers for the last few distinct calls, most recent first.
 /// tune::choose runs the cost model for every allowed (algorithm, protocol),
 /// 70-250 ns per call on the development VM, against a few microseconds for a
@@ -38,7 +47,7 @@ class ChoiceCache {
   static constexpr size_t kEntries = 8;
 
   /// The answer kept for `key`, which becomes the most recent; nullptr when none is.
-  const tune::Choice* find(const ChoiceKey& key) {
+  const CachedChoice* find(const ChoiceKey& key) {
     for (size_t i = 0; i < size_; ++i) {
       if (!(entries_[i].key == key)) continue;
       std::rotate(entries_.begin(), entries_.begin() + i, entries_.begin() + i + 1);
@@ -47,11 +56,16 @@ class ChoiceCache {
     return nullptr;
   }
 
-  /// Keeps `choice` as the most recent answer, dropping the oldest when full.
-  void insert(const ChoiceKey& key, const tune::Choice& choice) {
+  /// Keeps `choice` (and the table it offers a tuner) as the most recent answer, dropping the
+  /// oldest when full; returns what it kept.
+  const CachedChoice* insert(const ChoiceKey& key, const tune::Choice& choice,
+                             const tune::CostTable& offered = tune::ignoredTable()) {
     if (size_ < kEntries) ++size_;
     std::rotate(entries_.begin(), entries_.begin() + size_ - 1, entries_.begin() + size_);
-    entries_[0] = {key, choice};
+    entries_[0].key = key;
+    static_cast<tune::Choice&>(entries_[0].choice) = choice;
+    entries_[0].choice.offered = offered;
+    return &entries_[0].choice;
   }
 
   size_t size() const { return size_; }
@@ -61,7 +75,7 @@ class ChoiceCache {
  private:
   struct Entry {
     ChoiceKey key;
-    tune::Choice choice;
+    CachedChoice choice;
   };
   std::array<Entry, kEntries> entries_{};
   size_t size_ = 0;
@@ -87,13 +101,20 @@ class Selector {
  public:
   /// A selector of a made communicator: its settings are final, but for the one-shot boards,
   /// which a suspend gives back and a resume makes again (disableOneShot, enableOneShot).
-  explicit Selector(SelectorSettings settings) : settings_(std::move(settings)) {}
+  /// `tuner`, where the communicator has a tuner plugin, is asked about every call.
+  explicit Selector(SelectorSettings settings, std::unique_ptr<tune::TunerSession> tuner = nullptr)
+      : settings_(std::move(settings)), tuner_(std::move(tuner)) {}
 
   /// The algorithm and protocol of `call` (tune/select.h, or the ring for what only the ring
-  /// runs), from the answers kept when a recent call asked the same.
+  /// runs), from the answers kept when a recent call asked the same. With a tuner plugin, the
+  /// kept answer's cost table goes to the plugin on every call, as NCCL asks it on every call,
+  /// and its answer decides (tune/plugin/cost_table.h); variable-count calls, which only the
+  /// ring runs, are not offered to it.
   Result<tune::Choice> choose(const CollectiveCall& call);
   const SelectorSettings& settings() const { return settings_; }
   const tune::Model& model() const { return settings_.model; }
+  /// The communicator's tuner plugin session; null when it has none.
+  const tune::TunerSession* tuner() const { return tuner_.get(); }
   /// The one-shot boards are gone (a suspend): no call takes the one-shot until they are back.
   void disableOneShot() {
     settings_.allowed.oneShotMaxBytes = 0;
@@ -116,9 +137,15 @@ class Selector {
   /// and allowed set a call without them would have.
   Result<tune::Choice> chooseTuned(const CollectiveCall& call, tune::Query q,
                                    tune::Allowed a) const;
+  /// The model's answer for `key`, computed and kept.
+  Result<const CachedChoice*> modelAnswer(const ChoiceKey& key);
+  /// The query and the allowed set of a call of `key`'s shape, as the communicator's settings
+  /// make them.
+  void queryFor(const ChoiceKey& key, tune::Query* query, tune::Allowed* allowed) const;
 
   SelectorSettings settings_;
   ChoiceCache choices_;  ///< the answers for recent calls
+  std::unique_ptr<tune::TunerSession> tuner_;
 };
 
 }  // namespace braid::comm

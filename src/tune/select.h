@@ -39,9 +39,15 @@ struct Choice {
   /// No allowed algorithm can run this collective (BRAID_ALGO=tree and an
   /// all_gather, say), so the ring was taken anyway; worth an INFO line.
   bool fellBack = false;
-  /// The channels the call's schedule spreads over when its options narrowed them; 0: all the
-  /// communicator's.
-  int channels = 0;
+  /// Channels the call runs on; 0: the communicator's. A tuner plugin or the call's own options
+  /// (ncclCollConfig_t's CTA bounds) may ask for fewer.
+  int nchannels = 0;
+  /// A tuner plugin was asked about this call: the tiny lane, which skips the selector, must
+  /// not take the next one.
+  bool pluginAsked = false;
+  /// The tuner plugin's answer decided it, not braid's model: zero-copy, which would run it
+  /// otherwise, stays out as it does for BRAID_ALGO.
+  bool pluginDecided = false;
 };
 
 /// The fastest allowed (algorithm, protocol) that can run `query`; ties go

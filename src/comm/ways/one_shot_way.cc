@@ -26,7 +26,10 @@ class OneShotWay : public Way {
     Status s = parts_.links.oneShot()->allReduce(
         call.input, call.output, call.count, dataTypeSize(call.type), wc.hostOp, choice.protocol,
         parts_.links.waitContext(), parts_.recorder.hostWaits());
-    if (s.ok() && laneTakesNext(call, wc.hostOp)) tiny_.arm(call, choice, wc.hostOp);
+    // The lane skips the selector: not where a tuner plugin is to be asked about every call.
+    if (s.ok() && !choice.pluginAsked && laneTakesNext(call, wc.hostOp)) {
+      tiny_.arm(call, choice, wc.hostOp);
+    }
     return Outcome::ranIt(std::move(s), true);
   }
 

@@ -44,6 +44,8 @@ class ZeroCopyWay : public Way {
 
   Outcome run(WayCall& wc) override {
     const CollectiveCall& call = wc.call;
+    // A tuner plugin's answer runs as it says, as a forced BRAID_ALGO does.
+    if (wc.choice && wc.choice->pluginDecided) return Outcome::declined();
     if (!zeroCopyFits(parts_, call, wc.hostOp)) return Outcome::declined();
     wc.record.flush();  // the board meets the peers before the plan is known
     exec::ZeroCopyBoard& board = *parts_.links.zeroCopy();
