@@ -358,8 +358,9 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
     gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
     const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor) {
   if (plugin_) {
-    return transport::plugin::openGpuPluginRecvEnd(pluginLink(peer), socketTaker(greeting),
-                                                   {&runtime, stream, name, slot, cursor});
+    return transport::plugin::openGpuPluginRecvEnd(
+        pluginLink(peer), socketTaker(greeting),
+        pluginGpuSpec({&runtime, stream, name, slot, cursor}, /*sending=*/false));
   }
   if (ib_) {
     const std::string nic = plannedNic(greeting, /*sending=*/false);
@@ -390,7 +391,8 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
   BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket socket, connectSocket(peer, greeting));
   if (plugin_) {
     return transport::plugin::openGpuPluginSendEnd(
-        pluginLink(peer), std::move(socket), {&runtime, stream, name, slot, cursor}, proxyCursor);
+        pluginLink(peer), std::move(socket),
+        pluginGpuSpec({&runtime, stream, name, slot, cursor}, /*sending=*/true), proxyCursor);
   }
   if (ib_) {
     const std::string nic = plannedNic(greeting, /*sending=*/true);

@@ -1,6 +1,7 @@
 #include "transport/net/plugin/plugin_fifo.h"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,6 +14,8 @@
 #include "base/futex.h"
 #include "base/log.h"
 #include "kernels/engine/fifo.h"
+#include "transport/net/device_slots_fifo.h"
+#include "transport/net/gpu_net_bytes.h"
 #include "transport/net/plugin/net_plugin_abi.h"
 #include "transport/net/plugin/plugin_proxy.h"
 #include "transport/net/proxied_ends.h"
@@ -31,8 +34,20 @@ constexpr uint32_t kInFlight =
     std::min<uint32_t>(engine::kFifoSlots, static_cast<uint32_t>(netabi::kMaxRequests));
 // Every transfer of a FIFO carries this tag: a comm carries one FIFO, in order.
 constexpr int kTag = 0;
-// A GPU FIFO's word travels after the slot's bytes (SlotWords::kTrailer).
+// A GPU FIFO's word travels after the slot's bytes (SlotWords::kTrailer), or apart (kSeparate).
 constexpr uint32_t kWordBytes = sizeof(uint32_t);
+// Requests per slot: its data, and its word where that travels apart.
+constexpr int kMaxParts = 2;
+static_assert(kInFlight * kMaxParts + 1 <= static_cast<uint32_t>(netabi::kMaxRequests),
+              "a FIFO end's requests (two per slot, and a flush) must fit what a comm may have");
+
+// How a pump reaches its FIFO's slots.
+struct SlotAccess {
+  SlotWords words = SlotWords::kBare;
+  int type = netabi::kPtrHost;  // how the slots are registered
+  int dmabufFd = -1;            // kPtrDmabuf: the dmabuf of the slots, the pump's to close
+  bool flush = false;           // a receiver flushes each slot before publishing it
+};
 
 // Moves the handle over the rendezvous connection without blocking, across calls: true once all
 // of it went (or came); an error when the connection failed.
@@ -62,12 +77,18 @@ class PluginPump : public PluginEndpoint {
  protected:
   enum class State { kAwaitSocket, kHandle, kConnecting, kRunning, kFailed };
 
-  PluginPump(const engine::FifoRef& fifo, PluginLink link, SlotWords words)
+  PluginPump(const engine::FifoRef& fifo, PluginLink link, SlotAccess access)
       : fifo_(fifo),
         link_(std::move(link)),
-        trailer_(words == SlotWords::kTrailer ? kWordBytes : 0),
+        access_(access),
+        trailer_(access.words == SlotWords::kTrailer ? kWordBytes : 0),
+        parts_(access.words == SlotWords::kSeparate ? 2 : 1),
         net_(link_.plugin->net()),
         connectBy_(link_.timeoutMs > 0 ? Deadline::afterMs(link_.timeoutMs) : Deadline::never()) {}
+  void closeDmabuf() {
+    if (access_.dmabufFd >= 0) ::close(access_.dmabufFd);
+    access_.dmabufFd = -1;
+  }
 
   bool running() const { return state_ == State::kRunning; }
   /// Moves to kFailed and says why, naming the plugin, once: logged and told to the
@@ -98,13 +119,50 @@ class PluginPump : public PluginEndpoint {
          "collective?");
     return true;
   }
-  /// Files the request a post returned as slot next_'s; false to stop posting: the post failed
-  /// (said), or the plugin is busy and is asked again on the next pass.
-  bool filed(const Status& posted, void* request, const char* what) {
-    if (!check(posted, what) || request == nullptr) return false;
-    requests_[next_ % engine::kFifoSlots] = request;
+  /// Posts what is left of slot next_'s requests with `post` (isend or irecv): its data (`size`
+  /// bytes at `data`), then its word where that travels apart. True once all are posted (next_
+  /// moves on); false to stop posting: a post failed (said), or the plugin is busy and is asked
+  /// again on the next pass.
+  template <typename Post>
+  bool postSlot(Post post, char* data, size_t size, const char* what) {
+    const uint32_t i = next_ % engine::kFifoSlots;
+    while (partsPosted_ < parts_) {
+      void* request = nullptr;
+      const Status status = partsPosted_ == 0
+                                ? post(data, size, mhandle_, &request)
+                                : post(&words_[i], kWordBytes, wordMhandle_, &request);
+      if (!check(status, what) || request == nullptr) return false;
+      requests_[i][partsPosted_++] = request;
+    }
+    partsPosted_ = 0;
     ++next_;
     return true;
+  }
+  /// Tests slot `slot`'s requests in order from the first not yet done: true once all are, the
+  /// data's bytes in tested_ (for the caller to take and reset with takeTested()).
+  Result<bool> testSlot(uint32_t slot) {
+    void* const* requests = requests_[slot % engine::kFifoSlots];
+    while (partsDone_ < parts_) {
+      bool done = false;
+      size_t bytes = 0;
+      BRAID_TRY(net_.test(requests[partsDone_], &done, &bytes));
+      if (!done) return false;
+      if (partsDone_++ == 0) tested_ = bytes;
+    }
+    return true;
+  }
+  size_t takeTested() {
+    partsDone_ = 0;
+    return tested_;
+  }
+  /// Counts `bytes` a GPU FIFO end moved, by where the plugin found them.
+  void countBytes(size_t bytes) const {
+    if (access_.words == SlotWords::kBare) return;  // a host communicator's
+    if (access_.type == netabi::kPtrHost) {
+      net::countStagedBytes(bytes);
+    } else {
+      net::countDeviceRegisteredBytes(bytes);
+    }
   }
   /// One step of the handle's trip over the rendezvous connection (`sending` it, or receiving
   /// it); kConnecting once all of it went. Whether anything moved.
@@ -118,12 +176,21 @@ class PluginPump : public PluginEndpoint {
     state_ = State::kConnecting;
     return true;
   }
-  /// The FIFO's slots registered with the plugin on `comm`; the connection is done.
+  /// The FIFO's slots registered with the plugin on `comm` as access_ says, and the words'
+  /// array where the words travel apart; the connection is done.
   void registerSlots(void* comm) {
     comm_ = comm;
     const size_t bytes = static_cast<size_t>(fifo_.stride) * engine::kFifoSlots;
-    if (!check(net_.regMr(comm_, fifo_.slots, bytes, netabi::kPtrHost, &mhandle_),
-               "registering the FIFO with")) {
+    const Status registered = access_.type == netabi::kPtrDmabuf
+                                  ? net_.regMrDmaBuf(comm_, fifo_.slots, bytes, netabi::kPtrDmabuf,
+                                                     /*offset=*/0, access_.dmabufFd, &mhandle_)
+                                  : net_.regMr(comm_, fifo_.slots, bytes, access_.type, &mhandle_);
+    // The plugin holds what it needs of the dmabuf now (as NCCL closes it after registering).
+    closeDmabuf();
+    if (!check(registered, "registering the FIFO with")) return;
+    if (parts_ > 1 &&
+        !check(net_.regMr(comm_, words_, sizeof(words_), netabi::kPtrHost, &wordMhandle_),
+               "registering the FIFO's words with")) {
       return;
     }
     socket_.close();
@@ -134,7 +201,9 @@ class PluginPump : public PluginEndpoint {
   template <typename Close>
   void closeComm(Close close) {
     if (mhandle_ != nullptr) logIfFailed(net_.deregMr(comm_, mhandle_));
+    if (wordMhandle_ != nullptr) logIfFailed(net_.deregMr(comm_, wordMhandle_));
     if (comm_ != nullptr) logIfFailed(close(comm_));
+    closeDmabuf();
   }
   static void logIfFailed(const Status& status) {
     if (!status.ok()) BRAID_WARN("%s", status.message().c_str());
@@ -145,7 +214,9 @@ class PluginPump : public PluginEndpoint {
 
   engine::FifoRef fifo_;
   PluginLink link_;
+  SlotAccess access_;
   uint32_t trailer_;  // kWordBytes where each transfer ends with the slot's word, else 0
+  int parts_;         // requests per slot: 2 where the word travels apart
   NetPlugin& net_;
   Deadline connectBy_;
   State state_ = State::kAwaitSocket;  // the proxy thread's
@@ -155,14 +226,19 @@ class PluginPump : public PluginEndpoint {
   size_t handleMoved_ = 0;
   void* comm_ = nullptr;
   void* mhandle_ = nullptr;
-  void* requests_[engine::kFifoSlots] = {};
-  uint32_t next_ = 0;  // the next slot to isend, or to irecv into
+  void* wordMhandle_ = nullptr;
+  uint32_t words_[engine::kFifoSlots] = {};  // SlotWords::kSeparate: the slots' words, host memory
+  void* requests_[engine::kFifoSlots][kMaxParts] = {};
+  uint32_t next_ = 0;    // the next slot to isend, or to irecv into
+  int partsPosted_ = 0;  // slot next_'s requests posted so far
+  int partsDone_ = 0;    // the oldest slot's requests tested done so far
+  size_t tested_ = 0;    // the oldest slot's data bytes, once its data request is done
 };
 
 class PluginSendPump final : public PluginPump {
  public:
-  PluginSendPump(const engine::FifoRef& fifo, PluginLink link, Socket connected, SlotWords words)
-      : PluginPump(fifo, std::move(link), words) {
+  PluginSendPump(const engine::FifoRef& fifo, PluginLink link, Socket connected, SlotAccess access)
+      : PluginPump(fifo, std::move(link), access) {
     socket_ = std::move(connected);
     state_ = State::kHandle;
     released_ = engine::receiverCursor(fifo_.counters);
@@ -206,7 +282,7 @@ class PluginSendPump final : public PluginPump {
     while (next_ != tail && next_ - released_.mine < kInFlight) {
       const uint32_t word = engine::loadRelaxed(&fifo_.counters->bytes[next_ % engine::kFifoSlots]);
       // A host FIFO's word is its byte count; a GPU FIFO's carries kLastSlice too.
-      const uint32_t bytes = trailer_ != 0 ? word & ~engine::kLastSlice : word;
+      const uint32_t bytes = access_.words != SlotWords::kBare ? word & ~engine::kLastSlice : word;
       if (bytes > dataCapacity()) {
         fail("a slot of " + std::to_string(bytes) + " bytes, over the FIFO's " +
              std::to_string(dataCapacity()));
@@ -215,9 +291,12 @@ class PluginSendPump final : public PluginPump {
       char* slot = engine::slotAt(fifo_, next_);
       // The slot's bytes past `bytes` are free until it is released: the word goes there.
       if (trailer_ != 0) std::memcpy(slot + bytes, &word, kWordBytes);
-      void* request = nullptr;
-      const Status posted = net_.isend(comm_, slot, bytes + trailer_, kTag, mhandle_, &request);
-      if (!filed(posted, request, "sending to")) break;
+      words_[next_ % engine::kFifoSlots] = word;
+      auto isend = [this](void* data, size_t size, void* mhandle, void** request) {
+        return net_.isend(comm_, data, size, kTag, mhandle, request);
+      };
+      if (!postSlot(isend, slot, bytes + trailer_, "sending to")) break;
+      countBytes(bytes);
       moved = true;
     }
     return moved;
@@ -226,13 +305,10 @@ class PluginSendPump final : public PluginPump {
   bool complete() {
     bool moved = false;
     while (released_.mine != next_) {
-      bool done = false;
-      size_t bytes = 0;
-      if (!check(net_.test(requests_[released_.mine % engine::kFifoSlots], &done, &bytes),
-                 "testing a send to")) {
-        return false;
-      }
-      if (!done) break;
+      Result<bool> done = testSlot(released_.mine);
+      if (!check(done.status(), "testing a send to")) return false;
+      if (!done.value()) break;
+      takeTested();
       engine::releaseSlot(fifo_, released_);
       releasedCount_.store(released_.mine);
       moved = true;
@@ -247,10 +323,10 @@ class PluginSendPump final : public PluginPump {
 
 class PluginRecvPump final : public PluginPump {
  public:
-  PluginRecvPump(const engine::FifoRef& fifo, PluginLink link, SocketTaker take, SlotWords words)
-      : PluginPump(fifo, std::move(link), words), take_(std::move(take)) {
-    posted_ = engine::senderCursor(fifo_.counters);
-    next_ = posted_.mine;
+  PluginRecvPump(const engine::FifoRef& fifo, PluginLink link, SocketTaker take, SlotAccess access)
+      : PluginPump(fifo, std::move(link), access), take_(std::move(take)) {
+    published_ = engine::senderCursor(fifo_.counters);
+    next_ = published_.mine;
     link_.plugin->proxy().add(this);
   }
   ~PluginRecvPump() override {
@@ -300,11 +376,11 @@ class PluginRecvPump final : public PluginPump {
   bool post() {
     bool moved = false;
     const uint32_t head = engine::loadAcquire(&fifo_.counters->head);
-    while (next_ - head < engine::kFifoSlots && next_ - posted_.mine < kInFlight) {
-      void* request = nullptr;
-      const Status posted = net_.irecv(comm_, engine::slotAt(fifo_, next_), fifo_.slotBytes, kTag,
-                                       mhandle_, &request);
-      if (!filed(posted, request, "receiving from")) break;
+    while (next_ - head < engine::kFifoSlots && next_ - published_.mine < kInFlight) {
+      auto irecv = [this](void* data, size_t size, void* mhandle, void** request) {
+        return net_.irecv(comm_, data, size, kTag, mhandle, request);
+      };
+      if (!postSlot(irecv, engine::slotAt(fifo_, next_), fifo_.slotBytes, "receiving from")) break;
       moved = true;
     }
     return moved;
@@ -312,43 +388,71 @@ class PluginRecvPump final : public PluginPump {
   // Received slots published to the executor, oldest first.
   bool complete() {
     bool moved = false;
-    while (posted_.mine != next_) {
-      bool done = false;
-      size_t bytes = 0;
-      const Status tested = net_.test(requests_[posted_.mine % engine::kFifoSlots], &done, &bytes);
+    while (published_.mine != next_) {
+      Result<bool> tested = testSlot(published_.mine);
       if (!tested.ok() && !executorWaits()) {
-        endQuietly(tested);
+        endQuietly(tested.status());
         return false;
       }
-      if (!check(tested, "testing a receive from")) return false;
-      if (!done) break;
+      if (!check(tested.status(), "testing a receive from")) return false;
+      if (!tested.value() || !flushed()) break;
+      const size_t bytes = takeTested();
       if (bytes > fifo_.slotBytes || bytes < trailer_) {
         fail("a receive from rank " + std::to_string(link_.peer) + " of " + std::to_string(bytes) +
              " bytes, not within the slot's " + std::to_string(trailer_) + ".." +
              std::to_string(fifo_.slotBytes));
         return false;
       }
-      Result<uint32_t> word = wordOf(posted_.mine, bytes);
+      Result<uint32_t> word = wordOf(published_.mine, bytes);
       if (!word.ok()) {
         fail(word.status().message());
         return false;
       }
-      engine::postSlot(fifo_, posted_, word.value());
+      engine::postSlot(fifo_, published_, word.value());
+      countBytes(bytes - trailer_);
       moved = true;
     }
     if (moved) futex::wakeIfWaiting(&fifo_.counters->tail, &fifo_.counters->recvWaiting);
     return moved;
   }
 
+  // Whether the oldest slot, whose data and word came, is flushed where access_ asks: iflush of
+  // its data posted once (a null request: nothing to flush), then tested until done. A failed
+  // call fails the end (false).
+  bool flushed() {
+    if (!access_.flush || tested_ == 0) return true;
+    const uint32_t slot = published_.mine;
+    if (!flushPosted_) {
+      if (!check(net_.iflush(comm_, engine::slotAt(fifo_, slot), tested_, mhandle_, &flush_),
+                 "flushing a receive from")) {
+        return false;
+      }
+      flushPosted_ = true;
+    }
+    if (flush_ != nullptr) {
+      bool done = false;
+      size_t bytes = 0;
+      if (!check(net_.test(flush_, &done, &bytes), "testing a flush of a receive from")) {
+        return false;
+      }
+      if (!done) return false;
+      net::countFlush();
+    }
+    flush_ = nullptr;
+    flushPosted_ = false;
+    return true;
+  }
   // The word to post for slot `slot`, which received `bytes`: the count itself, or the word that
-  // came after the data, which must count the data.
+  // came after the data or apart from it, which must count the data.
   Result<uint32_t> wordOf(uint32_t slot, size_t bytes) const {
-    if (trailer_ == 0) return static_cast<uint32_t>(bytes);
-    uint32_t word = 0;
-    std::memcpy(&word, engine::slotAt(fifo_, slot) + bytes - kWordBytes, kWordBytes);
-    if ((word & ~engine::kLastSlice) != bytes - kWordBytes) {
+    if (access_.words == SlotWords::kBare) return static_cast<uint32_t>(bytes);
+    uint32_t word = words_[slot % engine::kFifoSlots];
+    if (trailer_ != 0) {
+      std::memcpy(&word, engine::slotAt(fifo_, slot) + bytes - kWordBytes, kWordBytes);
+    }
+    if ((word & ~engine::kLastSlice) != bytes - trailer_) {
       return remoteError("a receive from rank " + std::to_string(link_.peer) + " of " +
-                         std::to_string(bytes - kWordBytes) + " bytes whose word says " +
+                         std::to_string(bytes - trailer_) + " bytes whose word says " +
                          std::to_string(word & ~engine::kLastSlice) +
                          " (a peer not running braid's GPU FIFO?)");
     }
@@ -358,7 +462,7 @@ class PluginRecvPump final : public PluginPump {
   // what this end receives.
   bool executorWaits() const {
     return __atomic_load_n(&fifo_.counters->recvWaiting, __ATOMIC_ACQUIRE) != 0 &&
-           engine::loadAcquire(&fifo_.counters->head) == posted_.mine;
+           engine::loadAcquire(&fifo_.counters->head) == published_.mine;
   }
   // A receive failed while nobody waited on the FIFO: most often the sender's communicator went
   // away first and its plugin closed the connection, which the receives braid posts ahead then
@@ -374,7 +478,9 @@ class PluginRecvPump final : public PluginPump {
 
   SocketTaker take_;
   void* listenComm_ = nullptr;
-  engine::FifoCursor posted_{};  // as the local FIFO's sender
+  engine::FifoCursor published_{};  // as the local FIFO's sender
+  bool flushPosted_ = false;        // the oldest slot's iflush was called
+  void* flush_ = nullptr;           // and the request it gave, until done
 };
 
 using PluginSendEnd = net::PumpedEnd<net::ProxiedSendEnd, PluginSendPump>;
@@ -394,6 +500,42 @@ Status checkSlot(const PluginLink& link, size_t transfer) {
   return Status::success();
 }
 
+// A GPU FIFO end's FIFO and how its pump reaches the slots.
+struct GpuPluginFifo {
+  std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo;
+  SlotAccess access;
+};
+
+// The FIFO of a GPU end as spec.slots says, `cursor` the one its receiving side keeps: in pinned
+// host memory with room for the word after the data, or in device memory (the word apart), with
+// the dmabuf that registers it.
+Result<GpuPluginFifo> makeGpuFifo(const PluginLink& link, const GpuFifoSpec& spec,
+                                  kernels::engine::FifoCursor* cursor) {
+  GpuPluginFifo made;
+  if (spec.slots == GpuSlots::kStaged) {
+    const size_t capacity = spec.slotBytes + kWordBytes;
+    BRAID_TRY(checkSlot(link, capacity));
+    BRAID_ASSIGN_OR_RETURN(
+        made.fifo, net::makePinnedFifo(*spec.runtime, spec.name, capacity, cursor, spec.stream));
+    made.access.words = SlotWords::kTrailer;
+    return made;
+  }
+  BRAID_TRY(checkSlot(link, spec.slotBytes));
+  BRAID_ASSIGN_OR_RETURN(std::unique_ptr<net::DeviceSlotsFifo> fifo,
+                         net::DeviceSlotsFifo::create(*spec.runtime, spec.slotBytes, cursor));
+  made.access.words = SlotWords::kSeparate;
+  made.access.flush = spec.flush;
+  made.access.type = netabi::kPtrCuda;
+  if (spec.slots == GpuSlots::kDmabuf) {
+    Result<int> fd = spec.runtime->exportDmabuf(fifo->end().fifo.slots, fifo->slotsBytes());
+    if (!fd.ok()) return fd.status().withContext("GPU FIFO " + spec.name + ": GPUDirect RDMA");
+    made.access.type = netabi::kPtrDmabuf;
+    made.access.dmabufFd = fd.value();
+  }
+  made.fifo = std::move(fifo);
+  return made;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<SendEnd>> openPluginSendEnd(PluginLink link, Socket connected,
@@ -401,7 +543,7 @@ Result<std::unique_ptr<SendEnd>> openPluginSendEnd(PluginLink link, Socket conne
   BRAID_TRY(checkSlot(link, slotBytes));
   BRAID_ASSIGN_OR_RETURN(shm::PrivateFifo fifo, shm::createPrivateFifo(slotBytes));
   auto end = std::make_unique<PluginSendEnd>(std::move(fifo));
-  end->makePump(std::move(link), std::move(connected), SlotWords::kBare);
+  end->makePump(std::move(link), std::move(connected), SlotAccess{});
   return std::unique_ptr<SendEnd>(std::move(end));
 }
 
@@ -410,34 +552,25 @@ Result<std::unique_ptr<RecvEnd>> openPluginRecvEnd(PluginLink link, SocketTaker 
   BRAID_TRY(checkSlot(link, slotBytes));
   BRAID_ASSIGN_OR_RETURN(shm::PrivateFifo fifo, shm::createPrivateFifo(slotBytes));
   auto end = std::make_unique<PluginRecvEnd>(std::move(fifo));
-  end->makePump(std::move(link), std::move(take), SlotWords::kBare);
+  end->makePump(std::move(link), std::move(take), SlotAccess{});
   return std::unique_ptr<RecvEnd>(std::move(end));
 }
 
 Result<std::unique_ptr<cuda_ipc::GpuSendEnd>> openGpuPluginSendEnd(
     PluginLink link, Socket connected, const GpuFifoSpec& spec,
     kernels::engine::FifoCursor* proxyCursor) {
-  // The kernel fills at most spec.slotBytes; the FIFO has room for the word after them.
-  const size_t capacity = spec.slotBytes + kWordBytes;
-  BRAID_TRY(checkSlot(link, capacity));
-  BRAID_ASSIGN_OR_RETURN(
-      std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
-      net::makePinnedFifo(*spec.runtime, spec.name, capacity, proxyCursor, spec.stream));
-  auto end = std::make_unique<GpuPluginSendEnd>(std::move(fifo), spec.cursor);
-  end->makePump(std::move(link), std::move(connected), SlotWords::kTrailer);
+  BRAID_ASSIGN_OR_RETURN(GpuPluginFifo made, makeGpuFifo(link, spec, proxyCursor));
+  auto end = std::make_unique<GpuPluginSendEnd>(std::move(made.fifo), spec.cursor);
+  end->makePump(std::move(link), std::move(connected), made.access);
   return std::unique_ptr<cuda_ipc::GpuSendEnd>(std::move(end));
 }
 
 Result<std::unique_ptr<cuda_ipc::GpuRecvEnd>> openGpuPluginRecvEnd(PluginLink link,
                                                                    SocketTaker take,
                                                                    const GpuFifoSpec& spec) {
-  const size_t capacity = spec.slotBytes + kWordBytes;
-  BRAID_TRY(checkSlot(link, capacity));
-  BRAID_ASSIGN_OR_RETURN(
-      std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo,
-      net::makePinnedFifo(*spec.runtime, spec.name, capacity, spec.cursor, spec.stream));
-  auto end = std::make_unique<GpuPluginRecvEnd>(std::move(fifo));
-  end->makePump(std::move(link), std::move(take), SlotWords::kTrailer);
+  BRAID_ASSIGN_OR_RETURN(GpuPluginFifo made, makeGpuFifo(link, spec, spec.cursor));
+  auto end = std::make_unique<GpuPluginRecvEnd>(std::move(made.fifo));
+  end->makePump(std::move(link), std::move(take), made.access);
   return std::unique_ptr<cuda_ipc::GpuRecvEnd>(std::move(end));
 }
 
