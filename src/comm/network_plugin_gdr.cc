@@ -43,8 +43,8 @@ transport::plugin::GpuFifoSpec Network::pluginGpuSpec(transport::plugin::GpuFifo
   const bool inDevice = spec.slots != transport::plugin::GpuSlots::kStaged;
   // The device may ask for a flush whatever the GPU (ncclNetProperties_t's forceFlush), unless
   // NCCL_GDR_FLUSH_DISABLE.
-  spec.flush = inDevice && !sending && !config_.ib.gdrFlushDisable &&
-               (choice.flush || props.forceFlush);
+  spec.flush =
+      inDevice && !sending && !config_.ib.gdrFlushDisable && (choice.flush || props.forceFlush);
   std::string why = choice.why;
   const std::string noFlush = ", no flush";
   if (spec.flush && !choice.flush && why.size() >= noFlush.size() &&

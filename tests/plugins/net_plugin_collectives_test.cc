@@ -412,6 +412,19 @@ TEST(NetPluginFailure, ARegMrDmaBufThatFailsIsAnAsyncErrorNamingIt) {
       });
 }
 
+// NCCL_NET_GDR_READ=0: senders stage, receivers stay in device memory, and the two ends of each
+// FIFO agree on how the slot's word travels (apart, as the receiver needs).
+TEST(NetPluginGdr, StagedSendersAndDeviceReceiversAgree) {
+  Record record;
+  twoHosts(
+      [&](int) {
+        onGdrPlugin(record);
+        setenv("NCCL_NET_GDR_READ", "0", 1);
+      },
+      ncclSuccess, gpuSumOfOnes);
+  EXPECT_GT(record.count("regMrDmaBuf ").first, 0) << "no receiver registered its slots by dmabuf";
+}
+
 TEST(NetPluginGdr, AGpuFarFromTheDeviceStages) {
   Record record;
   twoHosts(

@@ -49,13 +49,23 @@ struct SlotAccess {
   bool flush = false;           // a receiver flushes each slot before publishing it
 };
 
-// Moves the handle over the rendezvous connection without blocking, across calls: true once all
-// of it went (or came); an error when the connection failed.
-Result<bool> moveSome(int fd, char* handle, size_t* done, bool sending) {
-  while (*done < netabi::kHandleMaxSize) {
-    const size_t left = netabi::kHandleMaxSize - *done;
-    const ssize_t n = sending ? send(fd, handle + *done, left, MSG_DONTWAIT | MSG_NOSIGNAL)
-                              : recv(fd, handle + *done, left, MSG_DONTWAIT);
+// What the ends trade over the rendezvous connection before the plugin connects: the receiver
+// sends the plugin's handle and whether its slots are in device memory, and the sender answers
+// (one byte) whether its are. Where either is, the slots' words travel apart
+// (SlotWords::kSeparate) at both ends: a staged end cannot find a device end's word after the
+// data, nor can a device end put one there (NCCL_NET_GDR_READ=0 stages senders only).
+struct Hello {
+  char handle[netabi::kHandleMaxSize];
+  uint8_t deviceSlots;
+};
+
+// Moves `size` bytes over the rendezvous connection without blocking, across calls: true once
+// all of them went (or came); an error when the connection failed.
+Result<bool> moveSome(int fd, char* bytes, size_t size, size_t* done, bool sending) {
+  while (*done < size) {
+    const size_t left = size - *done;
+    const ssize_t n = sending ? send(fd, bytes + *done, left, MSG_DONTWAIT | MSG_NOSIGNAL)
+                              : recv(fd, bytes + *done, left, MSG_DONTWAIT);
     if (n > 0) {
       *done += static_cast<size_t>(n);
       continue;
@@ -164,17 +174,45 @@ class PluginPump : public PluginEndpoint {
       net::countDeviceRegisteredBytes(bytes);
     }
   }
-  /// One step of the handle's trip over the rendezvous connection (`sending` it, or receiving
-  /// it); kConnecting once all of it went. Whether anything moved.
-  bool moveHandle(bool sending) {
-    Result<bool> moved = moveSome(socket_.fd(), handle_, &handleMoved_, sending);
+  /// One step of moving `size` bytes at `bytes` over the rendezvous connection: whether all
+  /// moved (false while not; failing where the connection failed or the deadline passed).
+  bool moveStep(char* bytes, size_t size, size_t* done, bool sending) {
+    Result<bool> moved = moveSome(socket_.fd(), bytes, size, done, sending);
     if (!moved.ok()) {
       fail("connecting to rank " + std::to_string(link_.peer) + ": " + moved.status().message());
       return false;
     }
-    if (!moved.value()) return lateConnecting();
+    if (!moved.value()) lateConnecting();
+    return moved.value();
+  }
+  /// One step of the Hello's trip (`sending` it, or receiving it); kConnecting once all of it
+  /// went. Whether it did.
+  bool moveHandle(bool sending) {
+    if (sending) hello_.deviceSlots = deviceSlots();
+    if (!moveStep(reinterpret_cast<char*>(&hello_), sizeof(hello_), &helloMoved_, sending)) {
+      return false;
+    }
+    if (!sending) agreeWords(hello_.deviceSlots != 0);
     state_ = State::kConnecting;
     return true;
+  }
+  /// One step of the sender's answer (`sending` it, or receiving it): whether it went.
+  bool moveReply(bool sending) {
+    if (replyMoved_ == sizeof(reply_)) return true;
+    if (sending) reply_ = deviceSlots();
+    if (!moveStep(reinterpret_cast<char*>(&reply_), sizeof(reply_), &replyMoved_, sending)) {
+      return false;
+    }
+    if (!sending) agreeWords(reply_ != 0);
+    return true;
+  }
+  uint8_t deviceSlots() const { return access_.words == SlotWords::kSeparate ? 1 : 0; }
+  /// Where the peer's slots are in device memory, this end's words travel apart too (Hello).
+  void agreeWords(bool peerInDevice) {
+    if (!peerInDevice || access_.words != SlotWords::kTrailer) return;
+    access_.words = SlotWords::kSeparate;
+    trailer_ = 0;
+    parts_ = kMaxParts;
   }
   /// The FIFO's slots registered with the plugin on `comm` as access_ says, and the words'
   /// array where the words travel apart; the connection is done.
@@ -222,8 +260,10 @@ class PluginPump : public PluginEndpoint {
   State state_ = State::kAwaitSocket;  // the proxy thread's
   std::atomic<bool> failed_{false};    // the same, for the end's thread
   Socket socket_;
-  char handle_[netabi::kHandleMaxSize] = {};
-  size_t handleMoved_ = 0;
+  Hello hello_{};
+  size_t helloMoved_ = 0;
+  uint8_t reply_ = 0;  // the sender's answer: its Hello::deviceSlots
+  size_t replyMoved_ = 0;
   void* comm_ = nullptr;
   void* mhandle_ = nullptr;
   void* wordMhandle_ = nullptr;
@@ -270,7 +310,8 @@ class PluginSendPump final : public PluginPump {
  private:
   bool connect() {
     void* comm = nullptr;
-    if (!check(net_.connect(link_.dev, handle_, &comm), "connecting to")) return false;
+    if (!moveReply(/*sending=*/true)) return false;
+    if (!check(net_.connect(link_.dev, hello_.handle, &comm), "connecting to")) return false;
     if (comm == nullptr) return lateConnecting();
     registerSlots(comm);
     return true;
@@ -359,12 +400,13 @@ class PluginRecvPump final : public PluginPump {
     std::optional<Socket> socket = take_();
     if (!socket) return lateConnecting();
     socket_ = std::move(*socket);
-    if (!check(net_.listen(link_.dev, handle_, &listenComm_), "listening for")) return false;
+    if (!check(net_.listen(link_.dev, hello_.handle, &listenComm_), "listening for")) return false;
     state_ = State::kHandle;
     return true;
   }
   bool accept() {
     void* comm = nullptr;
+    if (!moveReply(/*sending=*/false)) return false;
     if (!check(net_.accept(listenComm_, &comm), "accepting the FIFO of")) return false;
     if (comm == nullptr) return lateConnecting();
     logIfFailed(net_.closeListen(listenComm_));

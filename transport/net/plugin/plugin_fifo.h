@@ -28,6 +28,9 @@
 // the word travels as a transfer of its own, from and into a small host array of the pump's
 // (registered NCCL_PTR_HOST): the data's isend then the word's, the data's irecv then the word's
 // (a comm's requests complete in order, so the word of slot k is the second transfer of slot k).
+// The two ends of a FIFO may differ (NCCL_NET_GDR_READ=0 stages senders only), so the receiver
+// says with the handle whether its slots are in device memory and the sender answers the same;
+// where either is, both send the word apart (a staged end from and into its host array too).
 // That costs a second request per slot but keeps the kernel's FIFO protocol as it is: the
 // alternative, the kernel writing the word into device memory and the pump learning the count
 // some other way, would need a second protocol in the kernel for plugin ends. Once a slot's data
