@@ -366,14 +366,19 @@ void onGdrPlugin(const Record& record) {
   onTheDgxFixture(kDevices);
 }
 
-TEST(NetPluginGdr, GpuFifosRegisterTheirSlotsByDmabufAndFlushWhereTheDeviceAsks) {
-  Record record;
+// gpuSumOfOnes on the GDR plugin with `variable` set to `value` on both ranks.
+void gdrSumOfOnes(const Record& record, const char* variable, const char* value) {
   twoHosts(
       [&](int) {
         onGdrPlugin(record);
-        setenv("BRAID_TEST_NET_PLUGIN_FORCE_FLUSH", "1", 1);
+        setenv(variable, value, 1);
       },
       ncclSuccess, gpuSumOfOnes);
+}
+
+TEST(NetPluginGdr, GpuFifosRegisterTheirSlotsByDmabufAndFlushWhereTheDeviceAsks) {
+  Record record;
+  gdrSumOfOnes(record, "BRAID_TEST_NET_PLUGIN_FORCE_FLUSH", "1");
   expectEveryCommOnDevice(record, 1);
   const auto dmabufs = record.count("regMrDmaBuf ");
   EXPECT_GT(dmabufs.first, 0) << "no FIFO registered its slots by dmabuf";
@@ -385,12 +390,7 @@ TEST(NetPluginGdr, GpuFifosRegisterTheirSlotsByDmabufAndFlushWhereTheDeviceAsks)
 
 TEST(NetPluginGdr, WithDmabufOffCudaPointersAreRegisteredAndAHopperDoesNotFlush) {
   Record record;
-  twoHosts(
-      [&](int) {
-        onGdrPlugin(record);
-        setenv("NCCL_DMABUF_ENABLE", "0", 1);
-      },
-      ncclSuccess, gpuSumOfOnes);
+  gdrSumOfOnes(record, "NCCL_DMABUF_ENABLE", "0");
   EXPECT_GT(record.count("regMr cuda ").first, 0) << "no FIFO registered device pointers";
   EXPECT_EQ(record.count("regMrDmaBuf ").first, 0);
   EXPECT_EQ(record.count("iflush ").first, 0) << "a Hopper flushes only where asked";
@@ -416,23 +416,13 @@ TEST(NetPluginFailure, ARegMrDmaBufThatFailsIsAnAsyncErrorNamingIt) {
 // FIFO agree on how the slot's word travels (apart, as the receiver needs).
 TEST(NetPluginGdr, StagedSendersAndDeviceReceiversAgree) {
   Record record;
-  twoHosts(
-      [&](int) {
-        onGdrPlugin(record);
-        setenv("NCCL_NET_GDR_READ", "0", 1);
-      },
-      ncclSuccess, gpuSumOfOnes);
+  gdrSumOfOnes(record, "NCCL_NET_GDR_READ", "0");
   EXPECT_GT(record.count("regMrDmaBuf ").first, 0) << "no receiver registered its slots by dmabuf";
 }
 
 TEST(NetPluginGdr, AGpuFarFromTheDeviceStages) {
   Record record;
-  twoHosts(
-      [&](int) {
-        onGdrPlugin(record);
-        setenv("NCCL_NET_GDR_LEVEL", "LOC", 1);
-      },
-      ncclSuccess, gpuSumOfOnes);
+  gdrSumOfOnes(record, "NCCL_NET_GDR_LEVEL", "LOC");
   EXPECT_GT(record.count("sent ").second, 0);
   EXPECT_EQ(record.count("regMr cuda ").first, 0);
   EXPECT_EQ(record.count("regMrDmaBuf ").first, 0);
