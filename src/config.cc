@@ -64,6 +64,7 @@ Config Config::fromEnvironment() {
   c.hostIdOverride = env::get("HOSTID").value_or("");
   c.net = env::get("NET").value_or("");
   c.netPlugin = env::get("NET_PLUGIN");
+  c.profilerPlugin = env::get("PROFILER_PLUGIN");
   c.checkCalls = env::getInt("CHECK_CALLS", 0) != 0;
   c.heartbeatTimeoutMs = env::getInt("HEARTBEAT_TIMEOUT_MS", c.heartbeatTimeoutMs);
   c.flightRecorderDir = env::get("FLIGHT_RECORDER").value_or("");
@@ -241,6 +242,7 @@ std::string Config::describe() const {
     << " hostid=" << (hostIdOverride.empty() ? "auto" : hostIdOverride)
     << " net=" << (net.empty() ? "auto" : net)
     << " net_plugin=" << (netPlugin ? *netPlugin : "libnccl-net.so")
+    << " profiler_plugin=" << (profilerPlugin ? *profilerPlugin : "libnccl-profiler.so")
     << " ib_hca=" << (ib.hca.empty() ? "all" : ib.hca) << " ib_gid_index=" << ib.gidIndex
     << " ib_timeout=" << ib.timeout << " ib_retry_cnt=" << ib.retryCount
     << " ib_qps_per_connection=" << ib.qpsPerConnection

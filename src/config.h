@@ -59,6 +59,9 @@ struct Config {
   /// BRAID_NET_PLUGIN (NCCL_NET_PLUGIN): the network plugins to try, as NCCL reads it
   /// (transport/net/plugin/net_plugin_loader.h); unset = libnccl-net.so, "none" = none.
   std::optional<std::string> netPlugin;
+  /// BRAID_PROFILER_PLUGIN (NCCL_PROFILER_PLUGIN): the profiler plugin to load, as NCCL reads it
+  /// (profiler/profiler_loader.h); unset = libnccl-profiler.so, "none" = none.
+  std::optional<std::string> profilerPlugin;
   transport::ib::IbSettings ib;
   /// BRAID_CHECK_CALLS: ranks compare each collective call before moving data (comm/calls_check.cc)
   bool checkCalls = false;

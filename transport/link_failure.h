@@ -11,6 +11,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/proxy_events.h"
+
 namespace braid::transport {
 
 /// Called at most once per broken FIFO end, on its proxy's thread, with the peer's rank and
@@ -35,6 +37,10 @@ struct LinkWatch {
 
   LinkFailureHandler onFailure;
   std::shared_ptr<const std::atomic<bool>> stopped;  // null: never stops early
+  /// Where the end's proxy reports its proxy events (base/proxy_events.h), and the channel it
+  /// serves; null: no profiler asked for them.
+  std::shared_ptr<profile::ProxyEventSink> proxyEvents;
+  int channel = 0;
 };
 
 }  // namespace braid::transport

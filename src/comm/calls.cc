@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "base/log.h"
+#include "comm/call_events.h"
 #include "comm/gpu_side.h"
 
 namespace braid::comm {
@@ -71,18 +73,24 @@ Status Calls::run(const CollectiveCall& call) {
   BRAID_TRY(checkUsable());
   // The record keeps the call's fields; the words are made only for a failure.
   Recorder::Scope record(recorder_, call);
-  return record.close(dispatch(call, record));
+  Status s = dispatch(call, record);
+  if (profiler::CommProfiler* p = recorder_.profiler()) p->stopCall();
+  return record.close(std::move(s));
 }
 
 Status Calls::runTiny(const CollectiveCall& call) {
   BRAID_TRY(checkUsable());
+  profiler::CommProfiler* profiler = recorder_.profiler();
+  if (profiler != nullptr) profiler->startColl(collEventFields(call, &tiny_.choice(), 1));
   Status started = tiny_.start(call);
   // The input is on its way: the record is written now, before the wait.
   Recorder::Scope record(recorder_, call);
   record.plan(tiny_.choice(), nullptr, "one-shot (tiny lane)");
   WayCall wc{call, record, tiny_.hostOp(), {}, tiny_.choice()};
   const Outcome ran = Outcome::ranIt(tiny_.complete(call, std::move(started)), true);
-  return record.close(settle(wc, ran));
+  Status s = settle(wc, ran);
+  if (profiler != nullptr) profiler->stopCall();
+  return record.close(std::move(s));
 }
 
 Status Calls::dispatch(const CollectiveCall& call, Recorder::Scope& record) {
@@ -120,6 +128,16 @@ Status Calls::dispatchOnGpu(const CollectiveCall& call, Recorder::Scope& record)
 
 Status Calls::runWays(WayCall& wc) {
   double traceStart = 0;
+  if (profiler::CommProfiler* p = recorder_.profiler()) {
+    // The collective's event names its algorithm as it starts: the choice is made first (a
+    // failed one is left to the way that needs it to report).
+    if (!wc.choice) {
+      Result<tune::Choice> chosen = selector_->choose(wc.call);
+      if (chosen.ok()) wc.choice = chosen.value();
+      traceStart = recorder_.traceNowUs();
+    }
+    p->startColl(collEventFields(wc.call, wc.choice ? &*wc.choice : nullptr, links_.nchannels()));
+  }
   for (const std::unique_ptr<Way>& way : ways_) {
     if (way->needsChoice() && !wc.choice) {
       BRAID_ASSIGN_OR_RETURN(wc.choice, selector_->choose(wc.call));
@@ -168,7 +186,10 @@ Status Calls::sendRecv(const std::vector<P2pOp>& ops, void* stream) {
   Recorder::Scope record(recorder_, describeBatch(ops), "send/recv", "point-to-point",
                          gpu_ ? std::vector<uint32_t>{} : std::vector<uint32_t>{1});
   links_.expectTraffic();
+  profiler::CommProfiler* profiler = recorder_.profiler();
+  if (profiler != nullptr) profiler->startP2p(p2pEventFields(ops, 1));
   Status s = p2pWay_->run(ops, stream);
+  if (profiler != nullptr) profiler->stopCall();
   if (!s.ok()) s = gpu_ ? health_.explainFailure(s) : failed("send/recv", s);
   return record.close(std::move(s));
 }

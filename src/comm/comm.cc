@@ -113,6 +113,8 @@ Status Comm::Impl::finishCreate() {
   BRAID_TRY(recorder.startFlight());
   BRAID_TRY(members.loadTopology(config).withContext("topology"));
   BRAID_TRY(members.exchangePeers(config));
+  recorder.startProfiler();  // before the network, whose proxies report to it
+  network.reportProxyEvents(recorder.proxyEvents());
   if (members.spansHosts()) BRAID_TRY(network.connect(choosing.allowed));
   BRAID_TRY(members.planTopology(config).withContext("topology"));
   return connect().withContext("connecting the ring");
@@ -208,14 +210,20 @@ void Comm::abort() {
 }
 
 void Comm::beginFusedLaunch() {
+  if (profiler::CommProfiler* p = impl_->recorder.profiler()) p->openGroup();
   if (impl_->gpu) impl_->gpu->beginFusing();
 }
 
 Status Comm::endFusedLaunch() {
-  if (!impl_->gpu) return Status::success();
-  log::ScopedLogRank logRank(impl_->members.rank);
-  const gpu::DeviceGuard keep = impl_->keepCallersDevice();
-  return impl_->gpu->endFusing();
+  Status launched = Status::success();
+  if (impl_->gpu) {
+    log::ScopedLogRank logRank(impl_->members.rank);
+    const gpu::DeviceGuard keep = impl_->keepCallersDevice();
+    launched = impl_->gpu->endFusing();
+  }
+  // The group's event ends once its calls are launched, as NCCL's.
+  if (profiler::CommProfiler* p = impl_->recorder.profiler()) p->closeGroup();
+  return launched;
 }
 
 }  // namespace braid

@@ -67,6 +67,7 @@ Status Network::chooseTransport() {
     if (ib_) {
       ib_->stopDrainsWhen(health_.stopFlag());
       ib_->onFailure(linkWatch().onFailure);
+      ib_->reportProxyEvents(proxyEvents_);
     }
   }
   // Both ends of a FIFO must run the same transport: verbs only if every rank has it.
@@ -141,12 +142,15 @@ Status Network::connect(tune::Allowed& allowed) {
   return chooseTransport();
 }
 
-transport::LinkWatch Network::linkWatch() const {
+transport::LinkWatch Network::linkWatch(int channel) const {
   // A FIFO end that fails ends every call at once, here and, through the watch, elsewhere.
   Health* health = &health_;
-  return transport::LinkWatch(
+  transport::LinkWatch watch(
       [health](int peer, const std::string& why) { health->noteLinkFailure(peer, why); },
       health_.sharedStop());
+  watch.proxyEvents = proxyEvents_;
+  watch.channel = channel;
+  return watch;
 }
 
 transport::socket::SocketConnector Network::socketConnector(
@@ -321,7 +325,8 @@ std::string Network::plannedNic(const transport::net::Greeting& greeting, bool s
 Result<std::unique_ptr<transport::RecvEnd>> Network::awaitFifo(
     int peer, const transport::net::Greeting& greeting, size_t slotBytes) {
   if (plugin_) {
-    return transport::plugin::openPluginRecvEnd(pluginLink(peer), socketTaker(greeting), slotBytes);
+    return transport::plugin::openPluginRecvEnd(pluginLink(peer, greeting.channel),
+                                                socketTaker(greeting), slotBytes);
   }
   if (ib_) {
     return transport::ib::openIbRecvEnd(*ib_, socketTaker(greeting), slotBytes, peer,
@@ -332,7 +337,7 @@ Result<std::unique_ptr<transport::RecvEnd>> Network::awaitFifo(
                                                        stripeLayout(), linkWatch());
   }
   return transport::socket::openSocketRecvEnd(socketConnector(greeting), slotBytes, peer,
-                                              linkWatch());
+                                              linkWatch(greeting.channel));
 }
 
 Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
@@ -345,13 +350,15 @@ Result<std::unique_ptr<transport::SendEnd>> Network::connectFifo(
   }
   BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket socket, connectSocket(peer, greeting));
   if (plugin_) {
-    return transport::plugin::openPluginSendEnd(pluginLink(peer), std::move(socket), slotBytes);
+    return transport::plugin::openPluginSendEnd(pluginLink(peer, greeting.channel),
+                                                std::move(socket), slotBytes);
   }
   if (ib_) {
     return transport::ib::openIbSendEnd(*ib_, std::move(socket), slotBytes, peer, config_.timeoutMs,
                                         plannedNic(greeting, /*sending=*/true));
   }
-  return transport::socket::openSocketSendEnd(std::move(socket), slotBytes, peer, linkWatch());
+  return transport::socket::openSocketSendEnd(std::move(socket), slotBytes, peer,
+                                              linkWatch(greeting.channel));
 }
 
 Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
@@ -359,7 +366,7 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
     const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor) {
   if (plugin_) {
     return transport::plugin::openGpuPluginRecvEnd(
-        pluginLink(peer), socketTaker(greeting),
+        pluginLink(peer, greeting.channel), socketTaker(greeting),
         pluginGpuSpec({&runtime, stream, name, slot, cursor}, /*sending=*/false));
   }
   if (ib_) {
@@ -374,7 +381,8 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
                                                           stripeLayout(), linkWatch());
   }
   return transport::socket::openGpuSocketRecvEnd(runtime, name, slot, cursor, stream,
-                                                 socketConnector(greeting), peer, linkWatch());
+                                                 socketConnector(greeting), peer,
+                                                 linkWatch(greeting.channel));
 }
 
 Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo(
@@ -391,7 +399,7 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
   BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket socket, connectSocket(peer, greeting));
   if (plugin_) {
     return transport::plugin::openGpuPluginSendEnd(
-        pluginLink(peer), std::move(socket),
+        pluginLink(peer, greeting.channel), std::move(socket),
         pluginGpuSpec({&runtime, stream, name, slot, cursor}, /*sending=*/true), proxyCursor);
   }
   if (ib_) {
@@ -401,7 +409,8 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
         config_.timeoutMs, nic, gpuSlotPlace(runtime, ib_->portFor(nic), /*sending=*/true));
   }
   return transport::socket::openGpuSocketSendEnd(runtime, name, slot, cursor, proxyCursor, stream,
-                                                 std::move(socket), peer, linkWatch());
+                                                 std::move(socket), peer,
+                                                 linkWatch(greeting.channel));
 }
 
 void Network::expectTraffic() const {

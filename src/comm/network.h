@@ -59,6 +59,11 @@ class Network {
   /// stops pausing now (net::Doorbell). The socket proxies block where they progress and need
   /// nothing.
   void expectTraffic() const;
+  /// The profiler's sink for proxy events (null: none asked), which the host socket FIFO ends
+  /// made from now on report to (docs/profiling.md).
+  void reportProxyEvents(std::shared_ptr<profile::ProxyEventSink> sink) {
+    proxyEvents_ = std::move(sink);
+  }
   /// Where a network plugin carries the traffic: what each rank's plugin device moves, shared
   /// among the ranks of its host on that device, at the slowest rank, in GB/s (the plugins'
   /// reported speeds); 0 where no plugin does or a plugin reports no speed. The same on every
@@ -98,7 +103,7 @@ class Network {
   /// names a plugin that some rank lacks).
   Status choosePlugin();
   /// A plugin FIFO end's link to `peer`.
-  transport::plugin::PluginLink pluginLink(int peer) const;
+  transport::plugin::PluginLink pluginLink(int peer, int channel = 0) const;
   /// The plugin device this rank's FIFOs use: the one nearest its GPU or CPU on the topology,
   /// where the plugin says where its devices are; else the rank's local rank modulo the count.
   /// `gpuPath` gets the path from this rank's GPU to it, where the topology places both.
@@ -128,7 +133,8 @@ class Network {
   /// What a FIFO end whose connection breaks calls (Health::noteLinkFailure), and the flag that
   /// says the communicator stopped (Health::stop), after which a send end going away does not
   /// drain.
-  transport::LinkWatch linkWatch() const;
+  /// `channel` names the end's channel to the profiler's proxy events.
+  transport::LinkWatch linkWatch(int channel = 0) const;
   /// What waits for the connection that opens with `greeting` (on a proxy's thread), and the
   /// connection to `peer`'s listener that opens with it.
   transport::socket::SocketConnector socketConnector(
@@ -151,6 +157,7 @@ class Network {
   std::vector<sockaddr_storage> addresses_;
   std::vector<std::vector<braid::sockets::NamedAddress>> interfaces_;  ///< by rank; see above
   std::unique_ptr<transport::ib::IbNetwork> ib_;
+  std::shared_ptr<profile::ProxyEventSink> proxyEvents_;
   std::shared_ptr<transport::plugin::LoadedNetPlugin> plugin_;  ///< shared with the process's
                                                                 ///< other communicators
   int pluginDev_ = 0;                                           ///< choosePluginDevice's

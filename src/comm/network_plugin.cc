@@ -130,13 +130,13 @@ int Network::choosePluginDevice(std::optional<topology::PathType>* gpuPath) cons
   return members_.localRank() % static_cast<int>(devices.size());
 }
 
-transport::plugin::PluginLink Network::pluginLink(int peer) const {
+transport::plugin::PluginLink Network::pluginLink(int peer, int channel) const {
   transport::plugin::PluginLink link;
   link.plugin = plugin_;
   link.dev = pluginDev_;
   link.peer = peer;
   link.timeoutMs = config_.timeoutMs;
-  link.watch = linkWatch();
+  link.watch = linkWatch(channel);
   return link;
 }
 

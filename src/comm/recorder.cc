@@ -53,6 +53,16 @@ Status Recorder::startFlight() {
   return Status::success();
 }
 
+void Recorder::startProfiler() {
+  profiler::CommIdentity who;
+  who.commHash = members_.bootstrap()->magic();
+  who.commName = members_.name.c_str();
+  who.nNodes = members_.hostCount();
+  who.nranks = members_.nranks;
+  who.rank = members_.rank;
+  profiler_ = profiler::CommProfiler::open(config_.profilerPlugin, who);
+}
+
 void Recorder::begin(const std::string& what, const std::string& how,
                      const std::vector<uint32_t>& channelInstrs) {
   held_ = false;

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "exec/program.h"
 #include "flight/flight_recorder.h"
+#include "profiler/comm_profiler.h"
 #include "tune/select.h"
 #include "watch/peer_watch.h"
 
@@ -86,6 +87,16 @@ class Recorder {
   void dumpPlan(const CollectiveCall& call, const tune::Choice& choice,
                 const algo::Schedule* schedule, const char* board = nullptr,
                 const char* why = nullptr) const;
+  /// Loads the profiler plugin (NCCL_PROFILER_PLUGIN, profiler/profiler_loader.h) and calls its
+  /// init for this communicator: once the peers are known (the plugin is told the nodes).
+  void startProfiler();
+  /// The profiler plugin's side of this communicator; null without one, the one branch each
+  /// call pays for it.
+  profiler::CommProfiler* profiler() const { return profiler_.get(); }
+  /// Where network FIFO ends report their proxies' events; null unless the plugin asked.
+  std::shared_ptr<profile::ProxyEventSink> proxyEvents() const {
+    return profiler_ ? profiler_->proxySink() : nullptr;
+  }
   /// Now on the trace's clock; 0 without a trace.
   double traceNowUs() const { return trace_ ? trace_->nowUs() : 0; }
   /// SIGUSR1 no longer dumps this communicator's flight recorder.
@@ -100,6 +111,8 @@ class Recorder {
   std::unique_ptr<flight::FlightRecorder> flight_;
   mutable std::atomic<bool> faultDumped_{false};
   std::unique_ptr<trace::Recorder> trace_;
+  /// Shared with the proxies that report to it: the plugin's finalize comes with the last.
+  std::shared_ptr<profiler::CommProfiler> profiler_;
   /// plan's channel instruction counts, kept so that repeated calls allocate nothing.
   std::vector<uint32_t> instrs_;
   uint64_t flightSeq_ = 0;

@@ -55,6 +55,7 @@ constexpr int kMaxRequests = 32;
 constexpr const char* kName = "braidtest";
 
 ncclDebugLogger_t logger = nullptr;
+ncclProfilerCallback_t profiler = nullptr;  // v12: NCCL's profiler callback
 std::atomic<long> isendCalls{0};
 
 void record(const char* fmt, long value) {
@@ -95,6 +96,7 @@ struct Request {
   uint64_t header;
   size_t moved;  // of header then payload
   bool done;
+  void* profEvent = nullptr;  // its event through NCCL's profiler callback (v12), while it runs
 };
 
 struct Comm {
@@ -404,9 +406,18 @@ ncclResult_t isendV6(void* sendComm, void* data, int size, int tag, void* mhandl
   return isendCommon(sendComm, data, static_cast<size_t>(size), tag, mhandle, request);
 }
 #ifdef BRAID_TEST_PLUGIN_V12
+// Each transfer of a v12 table is an event of the plugin's own (NCCL's netPlugin events),
+// started under the transfer's profiler handle, updated with its bytes and stopped when done.
+void startProfiled(void** request, void* phandle, int64_t id) {
+  if (*request != nullptr && profiler != nullptr) {
+    profiler(&static_cast<Request*>(*request)->profEvent, kNetEventStart, phandle, id, nullptr);
+  }
+}
 ncclResult_t isendV12(void* sendComm, void* data, size_t size, int tag, void* mhandle,
-                      void* /*phandle*/, void** request) {
-  return isendCommon(sendComm, data, size, tag, mhandle, request);
+                      void* phandle, void** request) {
+  const ncclResult_t r = isendCommon(sendComm, data, size, tag, mhandle, request);
+  startProfiled(request, phandle, 1);
+  return r;
 }
 #endif
 
@@ -421,8 +432,10 @@ ncclResult_t irecvV6(void* recvComm, int n, void** data, int* sizes, int* /*tags
 }
 #ifdef BRAID_TEST_PLUGIN_V12
 ncclResult_t irecvV12(void* recvComm, int n, void** data, size_t* sizes, int* /*tags*/,
-                      void** mhandles, void** /*phandles*/, void** request) {
-  return irecvCommon(recvComm, n, data[0], sizes[0], mhandles[0], request);
+                      void** mhandles, void** phandles, void** request) {
+  const ncclResult_t r = irecvCommon(recvComm, n, data[0], sizes[0], mhandles[0], request);
+  startProfiled(request, phandles[0], 2);
+  return r;
 }
 #endif
 // GDR: a flush of what landed in device memory, done at once (TCP's bytes went through the CPU,
@@ -461,6 +474,9 @@ ncclResult_t test(void* request, int* done, int* sizes) {
   }
   *done = r->done ? 1 : 0;
   if (r->done) {
+    if (r->profEvent != nullptr) {
+      profiler(&r->profEvent, kNetEventUpdateAndStop, nullptr, 0, &r->size);
+    }
     if (sizes != nullptr) *sizes = static_cast<int>(r->size);
     if (r->sending) ++comm->sent;
     --comm->inFlight;
@@ -472,7 +488,10 @@ ncclResult_t test(void* request, int* done, int* sizes) {
 ncclResult_t closeComm(void* opaque) {
   auto* comm = static_cast<Comm*>(opaque);
   close(comm->fd);
-  for (Request* r : comm->queue) delete r;
+  for (Request* r : comm->queue) {
+    if (r->profEvent != nullptr) profiler(&r->profEvent, kNetEventStop, nullptr, 0, nullptr);
+    delete r;
+  }
   delete comm;
   return ncclSuccess;
 }
@@ -504,9 +523,10 @@ ncclResult_t acceptV6(void* listenComm, void** recvComm) {
 #ifdef BRAID_TEST_PLUGIN_V12
 int context;  // what init gives and listen/connect/finalize must be given back
 ncclResult_t initV12(void** ctx, uint64_t, ncclNetCommConfig_v12_t* config, ncclDebugLogger_t log,
-                     ncclProfilerCallback_t) {
+                     ncclProfilerCallback_t prof) {
   if (config == nullptr) return ncclInternalError;
   logger = log;
+  profiler = prof;
   *ctx = &context;
   record("init v%ld\n", 12);
   return initCommon();

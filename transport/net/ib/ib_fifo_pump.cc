@@ -205,6 +205,7 @@ Result<std::unique_ptr<IbSendPump>> IbSendPump::start(IbNetwork& network,
   pump->next_ = pump->released_.mine;
   pump->releasedCount_.store(pump->released_.mine);
   pump->socket_ = std::move(connected);
+  pump->events_.open(network.proxyEvents(), {peer, 0, /*isSend=*/true, fifo.slotBytes});
   const IbHello hello = pump->ourHello();
   braid::sockets::IoResult io = braid::sockets::sendAll(
       pump->socket_, &hello, sizeof(hello), Deadline::afterMs(timeoutMs > 0 ? timeoutMs : 60000));
@@ -266,6 +267,7 @@ bool IbSendPump::postSlot(uint32_t slot) {
       return false;
     }
   }
+  if (events_.on()) events_.beginSlot(slot, bytes);
   countSlotBytes(bytes);
   return true;
 }
@@ -281,6 +283,7 @@ void IbSendPump::completed(const ibv_wc& wc, uint32_t tag) {
   // Split: the slot is written once its last part is.
   if (parts_ > 1 && ++partsDone_[tag % kFifoSlots] < parts_) return;
   partsDone_[tag % kFifoSlots] = 0;
+  if (events_.on()) events_.endSlot(tag);
   written_.mark(tag);
   if (written_.release(fifo_, released_)) releasedCount_.store(released_.mine);
 }
@@ -303,6 +306,7 @@ Result<std::unique_ptr<IbRecvPump>> IbRecvPump::start(IbNetwork& network,
   }
   if (memory.flush) BRAID_TRY(pump->startFlush());
   pump->take_ = std::move(take);
+  pump->events_.open(network.proxyEvents(), {peer, 0, /*isSend=*/false, fifo.slotBytes});
   pump->state_.store(State::kAwaitSocket);
   pump->attach();
   return pump;
@@ -456,6 +460,10 @@ void IbRecvPump::completed(const ibv_wc& wc, uint32_t tag) {
     }
   }
   countSlotBytes(bytes);
+  if (events_.on()) {  // a receive's step: the slot that landed (its write was the sender's)
+    events_.beginSlot(slot, bytes);
+    events_.endSlot(slot);
+  }
   if (flushQp_ != nullptr) {
     postFlush(slot, word);  // published when the read completes
     return;

@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 
+#include "base/proxy_events.h"
 #include "base/socket.h"
 #include "braid/status.h"
 #include "kernels/engine/fifo.h"
@@ -115,6 +116,7 @@ class IbPump : public IbEndpoint {
   std::unique_ptr<IbQueuePairs> qps_;  // after the regions: destroyed before they deregister
   uint32_t id_;                        // in the wr_ids of everything this end posts
   bool attached_ = false;
+  profile::ProxyEventTrack events_;  // the proxy's events (channel unknown here: 0)
 };
 
 class IbSendPump final : public IbPump {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/proxy_events.h"
 #include "braid/status.h"
 #include "transport/link_failure.h"
 #include "transport/net/ib/ib_device.h"
@@ -54,6 +55,12 @@ class IbNetwork {
   void reportFailure(int peer, const std::string& why) const {
     if (onFailure_) onFailure_(peer, why);
   }
+  /// Where the FIFO ends made from now on report their proxy events (base/proxy_events.h);
+  /// null: no profiler asked for them.
+  void reportProxyEvents(std::shared_ptr<profile::ProxyEventSink> sink) {
+    proxyEvents_ = std::move(sink);
+  }
+  const std::shared_ptr<profile::ProxyEventSink>& proxyEvents() const { return proxyEvents_; }
 
  private:
   IbNetwork(const VerbsApi* verbs, IbSettings settings, std::shared_ptr<IbPortSet> shared,
@@ -66,6 +73,7 @@ class IbNetwork {
   int first_;
   const std::atomic<bool>* drainCancel_ = nullptr;
   OnFailure onFailure_;
+  std::shared_ptr<profile::ProxyEventSink> proxyEvents_;
 };
 
 }  // namespace braid::transport::ib

@@ -70,10 +70,12 @@ class NetPlugin {
                              void** mhandle) = 0;
   virtual Status deregMr(void* comm, void* mhandle) = 0;
   /// *request stays null when the plugin cannot take the transfer now; the caller retries.
+  /// `phandle` is the transfer's profiler handle, given to v10 and later plugins
+  /// (profile::NetEventParent; null: no profiler listens).
   virtual Status isend(void* sendComm, void* data, size_t size, int tag, void* mhandle,
-                       void** request) = 0;
+                       void* phandle, void** request) = 0;
   virtual Status irecv(void* recvComm, void* data, size_t size, int tag, void* mhandle,
-                       void** request) = 0;
+                       void* phandle, void** request) = 0;
   /// Makes `size` bytes received into device memory at `data` visible to the GPU (one buffer);
   /// *request is null where nothing needs flushing, else tested to completion with test().
   virtual Status iflush(void* recvComm, void* data, size_t size, void* mhandle, void** request) = 0;

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/plugin_log.h"
 #include "nccl.h"
 
 namespace braid::netabi {
@@ -35,18 +36,17 @@ inline constexpr int kMaxDevsPerNicV12 = 8;    ///< NCCL_NET_MAX_DEVS_PER_NIC_V1
 /// The largest transfer of plugins before v9, which did not say (NCCL's MAX_NET_SIZE).
 inline constexpr size_t kMaxNetSizeBeforeV9 = size_t{1} << 30;
 
-// ncclDebugLogLevel and the subsystem bits a plugin's log calls carry.
-enum ncclDebugLogLevel {
-  NCCL_LOG_NONE = 0,
-  NCCL_LOG_VERSION = 1,
-  NCCL_LOG_WARN = 2,
-  NCCL_LOG_INFO = 3,
-  NCCL_LOG_ABORT = 4,
-  NCCL_LOG_TRACE = 5
-};
-
-typedef void (*ncclDebugLogger_t)(ncclDebugLogLevel level, unsigned long flags, const char* file,
-                                  int line, const char* fmt, ...);
+// ncclDebugLogLevel and the logger every kind of plugin is given (base/plugin_log.h).
+using plugins::NCCL_LOG_ABORT;
+using plugins::NCCL_LOG_INFO;
+using plugins::NCCL_LOG_NONE;
+using plugins::NCCL_LOG_TRACE;
+using plugins::NCCL_LOG_VERSION;
+using plugins::NCCL_LOG_WARN;
+using plugins::ncclDebugLogger_t;
+using plugins::ncclDebugLogLevel;
+/// The profiler callback's `type`: ncclProfilerNetEventStart, Stop, Update, UpdateAndStop.
+enum { kNetEventStart = 0, kNetEventStop = 1, kNetEventUpdate = 2, kNetEventUpdateAndStop = 3 };
 typedef ncclResult_t (*ncclProfilerCallback_t)(void** eHandle, int type, void* pHandle,
                                                int64_t pluginId, void* extData);
 

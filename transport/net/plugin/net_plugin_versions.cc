@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "base/log.h"
+#include "base/proxy_events.h"
 #include "transport/net/plugin/net_plugin.h"
 #include "transport/net/plugin/net_plugin_abi.h"
 
@@ -21,22 +22,45 @@ using namespace braid::netabi;  // NOLINT(google-build-using-namespace): the ABI
 // A plugin's log lines go to braid's log, at the level the plugin asked, marked as its own.
 void pluginLog(ncclDebugLogLevel level, unsigned long /*flags*/, const char* /*file*/, int /*line*/,
                const char* fmt, ...) {
-  const log::Level ours = level == NCCL_LOG_WARN || level == NCCL_LOG_ABORT ? log::Level::kWarn
-                          : level == NCCL_LOG_TRACE                         ? log::Level::kTrace
-                                                                            : log::Level::kInfo;
-  if (level == NCCL_LOG_NONE || !log::enabled(ours)) return;
-  char text[1024];
   va_list args;
   va_start(args, fmt);
-  vsnprintf(text, sizeof(text), fmt, args);
+  plugins::writePluginLog("NET", level, fmt, args);
   va_end(args);
-  log::write(ours, "NET/Plugin: %s", text);
 }
 
-// No profiler plugin is loaded yet (docs/network.md): the plugin's events start nothing.
-ncclResult_t noProfiler(void** eHandle, int /*type*/, void* /*pHandle*/, int64_t /*pluginId*/,
-                        void* /*extData*/) {
-  if (eHandle != nullptr) *eHandle = nullptr;
+// What a plugin's profiler callback hands back as its event: the event and whom to tell.
+struct NetEvent {
+  std::shared_ptr<profile::ProxyEventSink> sink;
+  void* handle;
+};
+
+// The profiler callback of v10 and later plugins (NCCL's ncclProfilerCallback): a plugin's own
+// events, started under the transfer's proxy step (pHandle, a profile::NetEventParent, or null
+// where no profiler listens), updated and stopped through the handle it was given.
+ncclResult_t profilerCallback(void** eHandle, int type, void* pHandle, int64_t pluginId,
+                              void* extData) {
+  if (eHandle == nullptr) return ncclSuccess;
+  if (type == kNetEventStart) {
+    *eHandle = nullptr;
+    const auto* parent = static_cast<const profile::NetEventParent*>(pHandle);
+    if (parent == nullptr || !parent->sink) return ncclSuccess;
+    void* handle = parent->sink->startNetEvent(parent->step, pluginId, extData);
+    // The plugin holds the event until it stops it: the handle crosses the C ABI.
+    if (handle != nullptr) {
+      *eHandle = std::make_unique<NetEvent>(NetEvent{parent->sink, handle}).release();
+    }
+    return ncclSuccess;
+  }
+  auto* event = static_cast<NetEvent*>(*eHandle);
+  if (event == nullptr) return ncclSuccess;
+  if (type == kNetEventUpdate || type == kNetEventUpdateAndStop) {
+    event->sink->updateNetEvent(event->handle, extData);
+  }
+  if (type == kNetEventStop || type == kNetEventUpdateAndStop) {
+    event->sink->stop(event->handle);
+    std::unique_ptr<NetEvent> gone(event);
+    *eHandle = nullptr;
+  }
   return ncclSuccess;
 }
 
@@ -96,9 +120,9 @@ class VersionedNet final : public NetPlugin {
     if constexpr (V >= 11) {
       ncclNetCommConfig_v12_t config{kTrafficClassUndef};
       // One context per process: braid loads a plugin once and shares it (net_plugin_loader.h).
-      return failed(t_->init(&ctx_, /*commId=*/0, &config, pluginLog, noProfiler), "init");
+      return failed(t_->init(&ctx_, /*commId=*/0, &config, pluginLog, profilerCallback), "init");
     } else if constexpr (V == 10) {
-      return failed(t_->init(pluginLog, noProfiler), "init");
+      return failed(t_->init(pluginLog, profilerCallback), "init");
     } else {
       return failed(t_->init(pluginLog), "init");
     }
@@ -166,10 +190,10 @@ class VersionedNet final : public NetPlugin {
   Status deregMr(void* comm, void* mhandle) override {
     return failed(t_->deregMr(comm, mhandle), "deregMr");
   }
-  Status isend(void* sendComm, void* data, size_t size, int tag, void* mhandle,
+  Status isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* phandle,
                void** request) override {
     if constexpr (V >= 10) {
-      return failed(t_->isend(sendComm, data, size, tag, mhandle, nullptr, request), "isend");
+      return failed(t_->isend(sendComm, data, size, tag, mhandle, phandle, request), "isend");
     } else if constexpr (V == 9) {
       return failed(t_->isend(sendComm, data, size, tag, mhandle, request), "isend");
     } else {
@@ -178,7 +202,7 @@ class VersionedNet final : public NetPlugin {
                     "isend");
     }
   }
-  Status irecv(void* recvComm, void* data, size_t size, int tag, void* mhandle,
+  Status irecv(void* recvComm, void* data, size_t size, int tag, void* mhandle, void* phandle,
                void** request) override {
     void* datas[1] = {data};
     int tags[1] = {tag};
@@ -186,7 +210,7 @@ class VersionedNet final : public NetPlugin {
     if constexpr (V >= 9) {
       size_t sizes[1] = {size};
       if constexpr (V >= 10) {
-        void* phandles[1] = {nullptr};
+        void* phandles[1] = {phandle};
         return failed(t_->irecv(recvComm, 1, datas, sizes, tags, mhandles, phandles, request),
                       "irecv");
       } else {

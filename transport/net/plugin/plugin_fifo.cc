@@ -87,14 +87,16 @@ class PluginPump : public PluginEndpoint {
  protected:
   enum class State { kAwaitSocket, kHandle, kConnecting, kRunning, kFailed };
 
-  PluginPump(const engine::FifoRef& fifo, PluginLink link, SlotAccess access)
+  PluginPump(const engine::FifoRef& fifo, PluginLink link, SlotAccess access, bool isSend)
       : fifo_(fifo),
         link_(std::move(link)),
         access_(access),
         trailer_(access.words == SlotWords::kTrailer ? kWordBytes : 0),
         parts_(access.words == SlotWords::kSeparate ? 2 : 1),
         net_(link_.plugin->net()),
-        connectBy_(link_.timeoutMs > 0 ? Deadline::afterMs(link_.timeoutMs) : Deadline::never()) {}
+        connectBy_(link_.timeoutMs > 0 ? Deadline::afterMs(link_.timeoutMs) : Deadline::never()),
+        events_(link_.watch.proxyEvents,
+                {link_.peer, link_.watch.channel, isSend, static_cast<size_t>(fifo.slotBytes)}) {}
   void closeDmabuf() {
     if (access_.dmabufFd >= 0) ::close(access_.dmabufFd);
     access_.dmabufFd = -1;
@@ -138,9 +140,10 @@ class PluginPump : public PluginEndpoint {
     const uint32_t i = next_ % engine::kFifoSlots;
     while (partsPosted_ < parts_) {
       void* request = nullptr;
+      // The data carries the slot's profiler handle (profile::NetEventParent); the word none.
       const Status status = partsPosted_ == 0
-                                ? post(data, size, mhandle_, &request)
-                                : post(&words_[i], kWordBytes, wordMhandle_, &request);
+                                ? post(data, size, mhandle_, events_.netParent(next_), &request)
+                                : post(&words_[i], kWordBytes, wordMhandle_, nullptr, &request);
       if (!check(status, what) || request == nullptr) return false;
       requests_[i][partsPosted_++] = request;
     }
@@ -257,6 +260,7 @@ class PluginPump : public PluginEndpoint {
   int parts_;         // requests per slot: 2 where the word travels apart
   NetPlugin& net_;
   Deadline connectBy_;
+  profile::ProxyEventTrack events_;    // the proxy thread's, closed once it no longer drives this
   State state_ = State::kAwaitSocket;  // the proxy thread's
   std::atomic<bool> failed_{false};    // the same, for the end's thread
   Socket socket_;
@@ -278,7 +282,7 @@ class PluginPump : public PluginEndpoint {
 class PluginSendPump final : public PluginPump {
  public:
   PluginSendPump(const engine::FifoRef& fifo, PluginLink link, Socket connected, SlotAccess access)
-      : PluginPump(fifo, std::move(link), access) {
+      : PluginPump(fifo, std::move(link), access, /*isSend=*/true) {
     socket_ = std::move(connected);
     state_ = State::kHandle;
     released_ = engine::receiverCursor(fifo_.counters);
@@ -333,8 +337,11 @@ class PluginSendPump final : public PluginPump {
       // The slot's bytes past `bytes` are free until it is released: the word goes there.
       if (trailer_ != 0) std::memcpy(slot + bytes, &word, kWordBytes);
       words_[next_ % engine::kFifoSlots] = word;
-      auto isend = [this](void* data, size_t size, void* mhandle, void** request) {
-        return net_.isend(comm_, data, size, kTag, mhandle, request);
+      // The step starts before the isend, which hands its handle to the plugin's own events; a
+      // post the plugin asks to retry keeps it.
+      if (events_.on() && !events_.slotOpen(next_)) events_.beginSlot(next_, bytes);
+      auto isend = [this](void* data, size_t size, void* mhandle, void* phandle, void** request) {
+        return net_.isend(comm_, data, size, kTag, mhandle, phandle, request);
       };
       if (!postSlot(isend, slot, bytes + trailer_, "sending to")) break;
       countBytes(bytes);
@@ -350,6 +357,7 @@ class PluginSendPump final : public PluginPump {
       if (!check(done.status(), "testing a send to")) return false;
       if (!done.value()) break;
       takeTested();
+      if (events_.on()) events_.endSlot(released_.mine);
       engine::releaseSlot(fifo_, released_);
       releasedCount_.store(released_.mine);
       moved = true;
@@ -365,7 +373,7 @@ class PluginSendPump final : public PluginPump {
 class PluginRecvPump final : public PluginPump {
  public:
   PluginRecvPump(const engine::FifoRef& fifo, PluginLink link, SocketTaker take, SlotAccess access)
-      : PluginPump(fifo, std::move(link), access), take_(std::move(take)) {
+      : PluginPump(fifo, std::move(link), access, /*isSend=*/false), take_(std::move(take)) {
     published_ = engine::senderCursor(fifo_.counters);
     next_ = published_.mine;
     link_.plugin->proxy().add(this);
@@ -419,8 +427,8 @@ class PluginRecvPump final : public PluginPump {
     bool moved = false;
     const uint32_t head = engine::loadAcquire(&fifo_.counters->head);
     while (next_ - head < engine::kFifoSlots && next_ - published_.mine < kInFlight) {
-      auto irecv = [this](void* data, size_t size, void* mhandle, void** request) {
-        return net_.irecv(comm_, data, size, kTag, mhandle, request);
+      auto irecv = [this](void* data, size_t size, void* mhandle, void* phandle, void** request) {
+        return net_.irecv(comm_, data, size, kTag, mhandle, phandle, request);
       };
       if (!postSlot(irecv, engine::slotAt(fifo_, next_), fifo_.slotBytes, "receiving from")) break;
       moved = true;
@@ -450,7 +458,11 @@ class PluginRecvPump final : public PluginPump {
         fail(word.status().message());
         return false;
       }
+      // A receive's step is the slot that landed, handed on: an irecv posted ahead waits for a
+      // call that may not have started.
+      if (events_.on()) events_.beginSlot(published_.mine, bytes - trailer_);
       engine::postSlot(fifo_, published_, word.value());
+      if (events_.on()) events_.endSlot(published_.mine - 1);
       countBytes(bytes - trailer_);
       moved = true;
     }

@@ -37,6 +37,7 @@ class GpuSocketSendEnd final : public net::ProxiedGpuSendEnd {
   GpuSocketSendEnd(std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo, engine::FifoCursor* cursor,
                    Socket socket, SocketLink link)
       : net::ProxiedGpuSendEnd(std::move(fifo), cursor),
+        events_(link.proxyEvents(/*isSend=*/true, fifo_->end().fifo.slotBytes)),
         proxy_(std::move(socket), std::move(link)) {
     const cuda_ipc::GpuEnd e = fifo_->end();
     ref_ = e.fifo;
@@ -55,11 +56,13 @@ class GpuSocketSendEnd final : public net::ProxiedGpuSendEnd {
       }
       const uint64_t word = engine::postedWord(ref_, mine_);
       const size_t bytes = word & ~static_cast<uint64_t>(engine::kLastSlice);
+      if (events_.on()) events_.beginSlot(0, bytes);
       const IoResult io = sendSlot(proxy_.socket(), word, engine::slotAt(ref_, mine_.mine), bytes);
       if (!io.ok()) {
         proxy_.lost("sending to", io, /*midSlot=*/true);
         break;
       }
+      if (events_.on()) events_.endSlot(0);
       engine::releaseSlot(ref_, mine_);
     }
     proxy_.finished();
@@ -67,7 +70,8 @@ class GpuSocketSendEnd final : public net::ProxiedGpuSendEnd {
 
   engine::FifoRef ref_{};
   engine::FifoCursor mine_{};
-  ProxyThread proxy_;  // last: its thread uses the members above
+  profile::ProxyEventTrack events_;  // the proxy's events, which outlive its thread
+  ProxyThread proxy_;                // last: its thread uses the members above
 };
 
 class GpuSocketRecvEnd final : public net::ProxiedGpuRecvEnd {
@@ -76,6 +80,7 @@ class GpuSocketRecvEnd final : public net::ProxiedGpuRecvEnd {
                    SocketLink link)
       : net::ProxiedGpuRecvEnd(std::move(fifo)),
         connect_(std::move(connect)),
+        events_(link.proxyEvents(/*isSend=*/false, fifo_->end().fifo.slotBytes)),
         proxy_(std::move(link)) {
     ref_ = fifo_->end().fifo;
     mine_ = engine::senderCursor(ref_.counters);
@@ -100,14 +105,17 @@ class GpuSocketRecvEnd final : public net::ProxiedGpuRecvEnd {
                      [this] { return engine::sendRoom(ref_, mine_); })) {
         return;
       }
+      if (events_.on()) events_.beginSlot(0, bytes);
       if (!proxy_.receive(engine::slotAt(ref_, mine_.mine), bytes, /*midSlot=*/true)) return;
       engine::postSlot(ref_, mine_, static_cast<uint32_t>(word));
+      if (events_.on()) events_.endSlot(0);
     }
   }
 
   SocketConnector connect_;
   engine::FifoRef ref_{};
   engine::FifoCursor mine_{};
+  profile::ProxyEventTrack events_;  // the proxy's events, which outlive its thread
   ProxyThread proxy_;
 };
 

@@ -31,7 +31,9 @@ Result<LocalFifo> makeLocalFifo(size_t slotBytes) { return shm::createPrivateFif
 class SocketSendEnd final : public net::ProxiedSendEnd {
  public:
   SocketSendEnd(LocalFifo fifo, Socket socket, SocketLink link)
-      : net::ProxiedSendEnd(std::move(fifo)), proxy_(std::move(socket), std::move(link)) {
+      : net::ProxiedSendEnd(std::move(fifo)),
+        events_(link.proxyEvents(/*isSend=*/true, fifo_.send->slotBytes())),
+        proxy_(std::move(socket), std::move(link)) {
     proxy_.start([this] { run(); });
   }
   ~SocketSendEnd() override { proxy_.drainThenStop(); }
@@ -76,11 +78,13 @@ class SocketSendEnd final : public net::ProxiedSendEnd {
         slot = waited.value();
       }
       const void* lent = lent_[taken_++ % kFifoSlots].load(std::memory_order_acquire);
+      if (events_.on()) events_.beginSlot(0, bytes);
       const IoResult io = sendSlot(proxy_.socket(), bytes, lent != nullptr ? lent : slot, bytes);
       if (!io.ok()) {
         proxy_.lost("sending to", io, /*midSlot=*/true);
         break;
       }
+      if (events_.on()) events_.endSlot(0);
       if (lent != nullptr) {
         // The kernel has the bytes: the caller may have its memory back.
         __atomic_fetch_add(&returned_, 1u, __ATOMIC_SEQ_CST);
@@ -97,7 +101,8 @@ class SocketSendEnd final : public net::ProxiedSendEnd {
   uint32_t lendsPosted_ = 0;  // the executor's count of lends
   uint32_t returned_ = 0;     // lends given back: written by the proxy, a futex word
   uint32_t returnWaiting_ = 0;
-  ProxyThread proxy_;  // its thread uses fifo_ and stops before fifo_ goes
+  profile::ProxyEventTrack events_;  // the proxy's events, which outlive its thread
+  ProxyThread proxy_;                // its thread uses fifo_ and stops before fifo_ goes
 };
 
 class SocketRecvEnd final : public net::ProxiedRecvEnd {
@@ -105,6 +110,7 @@ class SocketRecvEnd final : public net::ProxiedRecvEnd {
   SocketRecvEnd(LocalFifo fifo, SocketConnector connect, SocketLink link)
       : net::ProxiedRecvEnd(std::move(fifo)),
         connect_(std::move(connect)),
+        events_(link.proxyEvents(/*isSend=*/false, fifo_.send->slotBytes())),
         proxy_(std::move(link)) {
     proxy_.start([this] { run(); });
   }
@@ -191,11 +197,13 @@ class SocketRecvEnd final : public net::ProxiedRecvEnd {
       while (!slot.ok() && !proxy_.stopping()) slot = fifo_.send->waitSlot(proxy_.waitContext());
       if (!slot.ok()) return;
       char* place = placeFor(header);
+      if (events_.on()) events_.beginSlot(0, header);
       if (!proxy_.receive(place != nullptr ? place : slot.value(), header, /*midSlot=*/true)) {
         return;
       }
       landed_[received_++ % kFifoSlots].store(place, std::memory_order_release);
       fifo_.send->post(header);
+      if (events_.on()) events_.endSlot(0);
     }
   }
 
@@ -205,6 +213,7 @@ class SocketRecvEnd final : public net::ProxiedRecvEnd {
   uint32_t received_ = 0;  // messages read (the proxy's)
   uint32_t taken_ = 0;     // messages released (the executor's)
   std::atomic<const void*> landed_[kFifoSlots] = {};
+  profile::ProxyEventTrack events_;  // the proxy's events, which outlive its thread
   ProxyThread proxy_;
 };
 

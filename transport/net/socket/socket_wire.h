@@ -34,9 +34,18 @@ braid::sockets::IoResult sendSlot(const braid::sockets::Socket& socket, uint64_t
 class SocketLink {
  public:
   SocketLink(int peer, LinkWatch watch)
-      : peer_(peer), onFailure_(std::move(watch.onFailure)), stopped_(std::move(watch.stopped)) {}
+      : peer_(peer),
+        onFailure_(std::move(watch.onFailure)),
+        stopped_(std::move(watch.stopped)),
+        proxyEvents_(std::move(watch.proxyEvents)),
+        channel_(watch.channel) {}
 
   int peer() const { return peer_; }
+  /// The proxy events of this link's end that sends (`isSend`) or receives slots of
+  /// `slotBytes`: off where no profiler asked for them (base/proxy_events.h).
+  profile::ProxyEventTrack proxyEvents(bool isSend, size_t slotBytes) const {
+    return profile::ProxyEventTrack(proxyEvents_, {peer_, channel_, isSend, slotBytes});
+  }
   /// How long a send end going away may spend sending what was posted: net::kDrainMs, cut short
   /// once the communicator stopped (LinkWatch).
   Deadline drainDeadline() const {
@@ -57,6 +66,8 @@ class SocketLink {
   int peer_;
   LinkFailureHandler onFailure_;
   std::shared_ptr<const std::atomic<bool>> stopped_;
+  std::shared_ptr<profile::ProxyEventSink> proxyEvents_;
+  int channel_ = 0;
 };
 
 }  // namespace braid::transport::socket
