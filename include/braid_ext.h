@@ -36,6 +36,11 @@
 extern "C" {
 #endif
 
+/** braid's vendor id in ncclConfigExt_t (ncclCollConfig_t::ext): the bytes "brd", below 2^24 as
+ *  NCCL asks of vendors. braid reads the options carrying it and ignores every other vendor's; it
+ *  defines no option yet, so an option with this id is refused (ncclInvalidArgument). */
+#define BRAID_CONFIG_EXT_VENDOR_ID 0x627264
+
 /** Variable-count all-gather. Every rank r contributes recvcounts[r] elements; on every rank,
  *  rank r's contribution lands at recvbuff + displs[r] (elements). This rank sends `sendcount`
  *  elements from sendbuff, and sendcount must equal recvcounts[rank]. Blocks in recvbuff may lie

@@ -1,18 +1,37 @@
 /*
- * nccl.h: the NCCL 2.30 C API as braid provides it.
+ * nccl.h: the NCCL 2.32 C API as braid provides it.
  *
  * braid's libnccl.so.2 is meant to replace NVIDIA's library without recompiling anything, so
- * this header reproduces NCCL 2.30.7's public interface exactly: the same names, constant values,
- * enum values, struct layouts and function signatures. A program built against either header
- * runs against either library, and so does one built against NCCL 2.28's or 2.29's: 2.30 only
- * adds to them (ncclConfig_t grew at its end; the library reads as much of it as the caller's
- * `size` says). The wording and organisation of this file are braid's own.
+ * this header reproduces NCCL 2.32.3's public interface: the same names, constant values, enum
+ * values, struct layouts and function signatures. A program built against either header runs
+ * against either library, and so does one built against NCCL 2.28's to 2.31's: each release only
+ * adds to the one before (ncclConfig_t grows at its end; the library reads as much of it as the
+ * caller's `size` says). The wording and organisation of this file are braid's own.
+ *
+ * History: which release each part comes from, and where its facts were taken.
+ *   - up to 2.28: the core API (communicators, collectives, point-to-point, groups, ncclConfig_t
+ *     up to nvlinkCentricSched, ncclSimInfo_t, windows, CTA policies, shrink).
+ *   - 2.29 / 2.30: ncclTimeout, revoke, grow and ncclCommGetUniqueId, suspend / resume / memory
+ *     statistics, ncclWinGetUserPtr, one-sided put / signal / wait, NCCL_WIN_STRICT_ORDERING, the
+ *     parameter API, ncclConfig_t's graphUsageMode .. graphStreamOrdering (NVIDIA/nccl v2.30.7-1).
+ *   - 2.31 (2.31.2, 2026-08): ncclConfig_t's launchOrderImplicit, numRmaSig, rmaEagerInit and
+ *     hostCftMode (the struct became ncclConfig_v23100), ncclHostCftMode_t, ncclConfigExt_t,
+ *     ncclCollConfig_t (then 64 bytes, ending at userProfilerTag) with NCCL_COLLCONFIG_INITIALIZER
+ *     and the eight nccl*Config collectives.
+ *   - 2.32 (2.32.3, 2026-09): ncclConfig_t's nvlsHostMode and ncclNvlsHostMode_t (the struct keeps
+ *     the name ncclConfig_v23100), ncclCollConfig_t's launchCompletionEvent (the struct became
+ *     ncclCollConfig_v23200), NCCL_WIN_GIN_ONLY and NCCL_WIN_CFT_COUNTED.
+ *   2.31's and 2.32's declarations were each read in at least two independent public sources that
+ *   agree; tests/api/nccl_2_32_3_functions.txt names them. Not declared here: 2.32's
+ *   ncclSetEncryption and its ncclEncryptionConfig_t, whose layout no two sources found so far
+ *   spell out (the library exports the function, which declines: docs/dropin.md), and the device
+ *   API's host functions, which NVIDIA declares in nccl_device.h rather than here.
  *
  * CUDA headers are optional. When <cuda_runtime.h> can be found, this header includes it (and
  * cuda_fp16.h / cuda_bf16.h / cuda_fp8.h, as NCCL's header does, so code that relies on getting
  * them transitively keeps compiling). Without them, or when BRAID_NCCL_H_NO_CUDA is defined, it
- * declares cudaStream_t itself with the very typedef the CUDA runtime uses, so the two
- * declarations agree and a later #include <cuda_runtime.h> is still accepted in C++ and C11.
+ * declares cudaStream_t and cudaEvent_t itself with the very typedefs the CUDA runtime uses, so
+ * the declarations agree and a later #include <cuda_runtime.h> is still accepted in C++ and C11.
  *
  * The header is valid C99 and C++. Every function has a twin with a `p` prefix (pncclAllReduce,
  * ...) that has the same behaviour; profilers and tracers interpose the plain name and forward to
@@ -46,9 +65,10 @@
 #include <cuda_fp8.h>
 #endif
 #elif !defined(__CUDA_RUNTIME_H__) && !defined(__DRIVER_TYPES_H__) && !defined(CUDART_VERSION)
-/* No CUDA headers: declare the stream handle exactly as the CUDA runtime does (an opaque pointer
- * to struct CUstream_st), so binaries and later CUDA includes agree with it. */
+/* No CUDA headers: declare the stream and event handles exactly as the CUDA runtime does (opaque
+ * pointers to struct CUstream_st and CUevent_st), so binaries and later CUDA includes agree. */
 typedef struct CUstream_st* cudaStream_t;
+typedef struct CUevent_st* cudaEvent_t;
 #endif
 /* clang-format on */
 
@@ -56,12 +76,12 @@ typedef struct CUstream_st* cudaStream_t;
 
 /** Version of the NCCL API this header describes. */
 #define NCCL_MAJOR 2
-#define NCCL_MINOR 30
-#define NCCL_PATCH 7
+#define NCCL_MINOR 32
+#define NCCL_PATCH 3
 #define NCCL_SUFFIX ""
 
 /** NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH); ncclGetVersion reports the same code. */
-#define NCCL_VERSION_CODE 23007
+#define NCCL_VERSION_CODE 23203
 
 /** Encodes a version as one integer. Releases up to 2.8 used X*1000 + Y*100 + Z; since 2.9 the
  *  code is X*10000 + Y*100 + Z, so that minor versions above 9 stay ordered. */
@@ -153,6 +173,11 @@ typedef enum BRAID_NCCL_ENUM_BASE {
 /** Flag of ncclCommWindowRegister (2.30): one-sided operations on the window complete in the
  *  order they were issued. */
 #define NCCL_WIN_STRICT_ORDERING 0x02
+/** Flags of ncclCommWindowRegister (2.32): register the window for GPU-initiated networking
+ *  (GIN) only, or for counted Compute Fabric Transport (CFT) writes only, instead of for every
+ *  capability the library has. */
+#define NCCL_WIN_GIN_ONLY 0x04
+#define NCCL_WIN_CFT_COUNTED 0x08
 
 /** Alignment, in bytes, that a window's buffer must have. */
 #define NCCL_WIN_REQUIRED_ALIGNMENT 4096
@@ -177,10 +202,31 @@ typedef enum BRAID_NCCL_ENUM_BASE {
 
 /* ---- Communicator configuration -------------------------------------------------------------- */
 
+/** Values of ncclConfig_t::hostCftMode (2.31): whether the communicator sets up host-side Compute
+ *  Fabric Transport endpoints at its first window registration (Enable), never (Disable), or
+ *  tries and goes on without them on failure (Fallback). Default leaves it to the library. */
+typedef enum BRAID_NCCL_ENUM_BASE {
+  ncclHostCftDefault = NCCL_CONFIG_UNDEF_INT,
+  ncclHostCftEnable = 1,
+  ncclHostCftDisable = 2,
+  ncclHostCftFallback = 3
+} ncclHostCftMode_t;
+
+/** Values of ncclConfig_t::nvlsHostMode (2.32): which host-side uses of NVLink SHARP the
+ *  communicator gives up. The two component bits combine with |; Disable sets every bit, present
+ *  and future; Enable (0) keeps them all. */
+typedef enum BRAID_NCCL_ENUM_BASE {
+  ncclNvlsHostModeDefault = NCCL_CONFIG_UNDEF_INT,
+  ncclNvlsHostModeEnable = 0,
+  ncclNvlsHostModeDisableTransport = 1 << 0,         /**< the NVLS transport and its registration */
+  ncclNvlsHostModeDisableSymmetricMultimem = 1 << 1, /**< multimem in symmetric kernels and CE */
+  ncclNvlsHostModeDisable = INT_MAX
+} ncclNvlsHostMode_t;
+
 /** Options for creating a communicator. Always start from NCCL_CONFIG_INITIALIZER, then set the
  *  fields you care about; fields left at their "undefined" marker take the library default.
  *  The first three fields identify the struct's version and must not be changed by hand. */
-typedef struct ncclConfig_v23000 {
+typedef struct ncclConfig_v23100 {
   size_t size;             /**< sizeof(ncclConfig_t) as the caller compiled it. */
   unsigned int magic;      /**< Marks an initialized struct. */
   unsigned int version;    /**< NCCL_VERSION_CODE of the caller's header. */
@@ -206,6 +252,15 @@ typedef struct ncclConfig_v23000 {
   int numRmaCtx;           /**< Contexts for one-sided (put / signal) operations. */
   int maxP2pPeers;         /**< Most peers of point-to-point operations at once. */
   int graphStreamOrdering; /**< Order captured work with the capturing stream's. */
+  /* Since 2.31. */
+  int launchOrderImplicit; /**< Let this communicator's launches overlap those of others that
+                                set it, ordered by the host calls alone (1), or not (0). */
+  int numRmaSig;           /**< One-sided signal indexes per context. */
+  int rmaEagerInit;        /**< Set up one-sided signals when the communicator is made (1) rather
+                                than at the first window registration (0). */
+  int hostCftMode;         /**< One of ncclHostCftMode_t. */
+  /* Since 2.32. */
+  int nvlsHostMode; /**< ncclNvlsHostMode_t bits. */
 } ncclConfig_t;
 
 /** Value to initialize every ncclConfig_t with. */
@@ -231,7 +286,77 @@ typedef struct ncclConfig_v23000 {
   NCCL_CONFIG_UNDEF_INT,                               /* graphUsageMode */      \
   NCCL_CONFIG_UNDEF_INT,                               /* numRmaCtx */           \
   NCCL_CONFIG_UNDEF_INT,                               /* maxP2pPeers */         \
-  NCCL_CONFIG_UNDEF_INT                                /* graphStreamOrdering */ \
+  NCCL_CONFIG_UNDEF_INT,                               /* graphStreamOrdering */ \
+  NCCL_CONFIG_UNDEF_INT,                               /* launchOrderImplicit */ \
+  NCCL_CONFIG_UNDEF_INT,                               /* numRmaSig */           \
+  NCCL_CONFIG_UNDEF_INT,                               /* rmaEagerInit */        \
+  NCCL_CONFIG_UNDEF_INT,                               /* hostCftMode */         \
+  NCCL_CONFIG_UNDEF_INT                                /* nvlsHostMode */        \
+}
+/* clang-format on */
+
+/* ---- Per-collective configuration (2.31) ----------------------------------------------------- */
+
+/** One vendor-specific option of a ncclCollConfig_t: a key (the vendor's id, non-zero and below
+ *  2^24, and the option's id within it) and one value. Options chain through `next` into a list
+ *  without cycles or repeated keys. A library reads only the options of its own vendor id; NVIDIA's
+ *  reads none (braid's id: braid_ext.h). */
+typedef struct ncclConfigExt {
+  struct ncclConfigExt* next; /**< The next option, or NULL. */
+  struct {
+    int vendorId; /**< The vendor the option belongs to. */
+    int optionId; /**< Which of that vendor's options. */
+  } key;
+  union {
+    int i;         /**< An integer value. */
+    const char* s; /**< A NUL-terminated string. */
+    void* raw;     /**< Anything pointer-sized. */
+  } val;
+} ncclConfigExt_t;
+
+/** Options of one collective call, passed to the nccl*Config collectives. Start from
+ *  NCCL_COLLCONFIG_INITIALIZER; fields left unset (NCCL_CONFIG_UNDEF_INT / NULL) fall through to
+ *  the communicator's setting. Every rank must pass the same options; the caller keeps the struct
+ *  and its ext list alive for the call. Like ncclConfig_t it only grows at its end: 2.31's ended
+ *  at userProfilerTag (64 bytes). */
+typedef struct ncclCollConfig_v23200 {
+  size_t size;              /**< sizeof(ncclCollConfig_t) as the caller compiled it. */
+  unsigned int magic;       /**< Marks an initialized struct. */
+  unsigned int version;     /**< NCCL_VERSION_CODE of the caller's header. */
+  ncclConfigExt_t* ext;     /**< Vendor-specific options, or NULL. */
+  int minCTAs;              /**< Lower bound on thread blocks (channels) for this call. */
+  int maxCTAs;              /**< Upper bound on them; the communicator's bound still holds. */
+  int nvlsCTAs;             /**< Thread blocks of NVLS algorithms for this call. */
+  int cgaClusterSize;       /**< Thread block cluster size; the same for every call of a group. */
+  const char* algSelection; /**< Which algorithms the call may use: names (matched by their
+                                 beginning, case-insensitive) joined by ',' (or), '+' (and) and
+                                 '^' (not); NULL or "" for any. */
+  int forceAlgSelection; /**< 1 (default): a selection that cannot be honoured is an error; 0: the
+                              library chooses as if none were given. */
+  int CTAPolicy;         /**< NCCL_CTA_POLICY_* bits for this call; unset: the communicator's. */
+  uint64_t userProfilerTag; /**< Opaque value handed to profiler plugins; 0: untagged. */
+  /* Since 2.32. */
+  cudaEvent_t launchCompletionEvent; /**< Recorded once the call's kernel is launched (see
+                                          docs/dropin.md for braid's point of recording); NULL:
+                                          none. The same presence on every rank. */
+} ncclCollConfig_t;
+
+/** Value to initialize every ncclCollConfig_t with. */
+/* clang-format off */
+#define NCCL_COLLCONFIG_INITIALIZER {                                              \
+  sizeof(ncclCollConfig_t),                            /* size */                  \
+  NCCL_API_MAGIC,                                      /* magic */                 \
+  NCCL_VERSION_CODE,                                   /* version */               \
+  NCCL_CONFIG_UNDEF_PTR,                               /* ext */                   \
+  NCCL_CONFIG_UNDEF_INT,                               /* minCTAs */               \
+  NCCL_CONFIG_UNDEF_INT,                               /* maxCTAs */               \
+  NCCL_CONFIG_UNDEF_INT,                               /* nvlsCTAs */              \
+  NCCL_CONFIG_UNDEF_INT,                               /* cgaClusterSize */        \
+  NCCL_CONFIG_UNDEF_PTR,                               /* algSelection */          \
+  1,                                                   /* forceAlgSelection */     \
+  NCCL_CONFIG_UNDEF_INT,                               /* CTAPolicy */             \
+  0,                                                   /* userProfilerTag */       \
+  NCCL_CONFIG_UNDEF_PTR                                /* launchCompletionEvent */ \
 }
 /* clang-format on */
 
@@ -626,6 +751,88 @@ BRAID_NCCL_EXPORT ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff,
 BRAID_NCCL_EXPORT ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count,
                                             ncclDataType_t datatype, int root, ncclComm_t comm,
                                             cudaStream_t stream);
+
+/* ---- Collectives with per-call options (2.31) ------------------------------------------------
+ *
+ * Each collective above has a form that takes a trailing ncclCollConfig_t (initialized with
+ * NCCL_COLLCONFIG_INITIALIZER, the same on every rank); config == NULL is the plain call.
+ */
+
+BRAID_NCCL_EXPORT ncclResult_t ncclAllReduceConfig(const void* sendbuff, void* recvbuff,
+                                                   size_t count, ncclDataType_t datatype,
+                                                   ncclRedOp_t op, ncclComm_t comm,
+                                                   cudaStream_t stream,
+                                                   const ncclCollConfig_t* config);
+BRAID_NCCL_EXPORT ncclResult_t pncclAllReduceConfig(const void* sendbuff, void* recvbuff,
+                                                    size_t count, ncclDataType_t datatype,
+                                                    ncclRedOp_t op, ncclComm_t comm,
+                                                    cudaStream_t stream,
+                                                    const ncclCollConfig_t* config);
+
+BRAID_NCCL_EXPORT ncclResult_t ncclBroadcastConfig(const void* sendbuff, void* recvbuff,
+                                                   size_t count, ncclDataType_t datatype, int root,
+                                                   ncclComm_t comm, cudaStream_t stream,
+                                                   const ncclCollConfig_t* config);
+BRAID_NCCL_EXPORT ncclResult_t pncclBroadcastConfig(const void* sendbuff, void* recvbuff,
+                                                    size_t count, ncclDataType_t datatype, int root,
+                                                    ncclComm_t comm, cudaStream_t stream,
+                                                    const ncclCollConfig_t* config);
+
+BRAID_NCCL_EXPORT ncclResult_t ncclReduceConfig(const void* sendbuff, void* recvbuff, size_t count,
+                                                ncclDataType_t datatype, ncclRedOp_t op, int root,
+                                                ncclComm_t comm, cudaStream_t stream,
+                                                const ncclCollConfig_t* config);
+BRAID_NCCL_EXPORT ncclResult_t pncclReduceConfig(const void* sendbuff, void* recvbuff, size_t count,
+                                                 ncclDataType_t datatype, ncclRedOp_t op, int root,
+                                                 ncclComm_t comm, cudaStream_t stream,
+                                                 const ncclCollConfig_t* config);
+
+BRAID_NCCL_EXPORT ncclResult_t ncclAllGatherConfig(const void* sendbuff, void* recvbuff,
+                                                   size_t sendcount, ncclDataType_t datatype,
+                                                   ncclComm_t comm, cudaStream_t stream,
+                                                   const ncclCollConfig_t* config);
+BRAID_NCCL_EXPORT ncclResult_t pncclAllGatherConfig(const void* sendbuff, void* recvbuff,
+                                                    size_t sendcount, ncclDataType_t datatype,
+                                                    ncclComm_t comm, cudaStream_t stream,
+                                                    const ncclCollConfig_t* config);
+
+BRAID_NCCL_EXPORT ncclResult_t ncclReduceScatterConfig(const void* sendbuff, void* recvbuff,
+                                                       size_t recvcount, ncclDataType_t datatype,
+                                                       ncclRedOp_t op, ncclComm_t comm,
+                                                       cudaStream_t stream,
+                                                       const ncclCollConfig_t* config);
+BRAID_NCCL_EXPORT ncclResult_t pncclReduceScatterConfig(const void* sendbuff, void* recvbuff,
+                                                        size_t recvcount, ncclDataType_t datatype,
+                                                        ncclRedOp_t op, ncclComm_t comm,
+                                                        cudaStream_t stream,
+                                                        const ncclCollConfig_t* config);
+
+BRAID_NCCL_EXPORT ncclResult_t ncclAlltoAllConfig(const void* sendbuff, void* recvbuff,
+                                                  size_t count, ncclDataType_t datatype,
+                                                  ncclComm_t comm, cudaStream_t stream,
+                                                  const ncclCollConfig_t* config);
+BRAID_NCCL_EXPORT ncclResult_t pncclAlltoAllConfig(const void* sendbuff, void* recvbuff,
+                                                   size_t count, ncclDataType_t datatype,
+                                                   ncclComm_t comm, cudaStream_t stream,
+                                                   const ncclCollConfig_t* config);
+
+BRAID_NCCL_EXPORT ncclResult_t ncclGatherConfig(const void* sendbuff, void* recvbuff, size_t count,
+                                                ncclDataType_t datatype, int root, ncclComm_t comm,
+                                                cudaStream_t stream,
+                                                const ncclCollConfig_t* config);
+BRAID_NCCL_EXPORT ncclResult_t pncclGatherConfig(const void* sendbuff, void* recvbuff, size_t count,
+                                                 ncclDataType_t datatype, int root, ncclComm_t comm,
+                                                 cudaStream_t stream,
+                                                 const ncclCollConfig_t* config);
+
+BRAID_NCCL_EXPORT ncclResult_t ncclScatterConfig(const void* sendbuff, void* recvbuff, size_t count,
+                                                 ncclDataType_t datatype, int root, ncclComm_t comm,
+                                                 cudaStream_t stream,
+                                                 const ncclCollConfig_t* config);
+BRAID_NCCL_EXPORT ncclResult_t pncclScatterConfig(const void* sendbuff, void* recvbuff,
+                                                  size_t count, ncclDataType_t datatype, int root,
+                                                  ncclComm_t comm, cudaStream_t stream,
+                                                  const ncclCollConfig_t* config);
 
 /* ---- Point-to-point -------------------------------------------------------------------------- */
 

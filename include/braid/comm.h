@@ -44,6 +44,10 @@ struct CommOptions {
   /// The communicator's name (ncclConfig_t's commName): said at INFO when it is made and in its
   /// flight recorder's dumps; empty: none.
   std::string name;
+  /// More ids after the one create() is given (ncclCommInitRankScalable's nId > 1), the same in
+  /// the same order on every rank: their roots share the rendezvous, each meeting one block of
+  /// the ranks. Empty: the one id.
+  std::vector<UniqueId> moreIds;
 };
 
 /// One send or receive of a point-to-point batch (Comm::sendRecv).
@@ -54,6 +58,24 @@ struct P2pOp {
   void* buffer = nullptr;  ///< read by a send, written by a receive
   size_t count = 0;        ///< elements of `type`; 0 is a no-op
   DataType type = DataType::kInt8;
+};
+
+/// How one collective call may run, beyond what its communicator decides (ncclCollConfig_t).
+/// Every field's zero leaves the communicator's choice; every rank must pass the same.
+struct CallTuning {
+  /// Bounds on the channels the call's schedule spreads over, within the communicator's.
+  int minChannels = 0;
+  int maxChannels = 0;
+  /// Use as few channels as the bounds allow (NCCL_CTA_POLICY_EFFICIENCY or _ZERO).
+  bool fewestChannels = false;
+  /// The (algorithm, protocol) pairs the call may use, bit algorithm * 2 + protocol of the
+  /// algorithms ring, tree, one-shot and the protocols simple, LL; 0: every pair the
+  /// communicator allows.
+  uint32_t pairs = 0;
+  /// With `pairs`: a collective none of the pairs can run is an error (else the communicator
+  /// chooses as if no pairs were given).
+  bool forcePairs = true;
+  bool any() const { return minChannels != 0 || maxChannels != 0 || fewestChannels || pairs != 0; }
 };
 
 /// One collective call with its arguments named: what allReduce ... reduce, allGatherV and
@@ -76,6 +98,8 @@ struct CollectiveCall {
   void* stream = nullptr;  ///< GPU communicators: the cudaStream_t to enqueue on
   /// allGatherV or reduceScatterV: blockCounts and blockOffsets must be given.
   bool variableCounts = false;
+  /// Per-call options (the nccl*Config collectives); the default leaves it all to the comm.
+  CallTuning tuning;
 };
 
 /// A collective call whose arguments a communicator checked (Comm::checkCollective), so that it

@@ -1,8 +1,8 @@
-// Reading a caller's ncclConfig_t. Programs built against NCCL 2.28's, 2.29's or 2.30's nccl.h
-// pass structs of different sizes (each release appends fields), so, as NCCL does, the library
-// checks the magic, then reads min(config->size, sizeof(ncclConfig_t)) bytes and takes the
-// fields beyond the caller's size as not set; a larger struct from a newer header is read up
-// to what braid knows.
+// Reading a caller's ncclConfig_t. Programs built against NCCL 2.28's to 2.32's nccl.h pass
+// structs of different sizes (80 to 120 bytes: each release appends fields), so, as NCCL does,
+// the library checks the magic, then reads min(config->size, sizeof(ncclConfig_t)) bytes and
+// takes the fields beyond the caller's size as not set; a larger struct from a newer header is
+// read up to what braid knows.
 #pragma once
 
 #include <string>

@@ -17,4 +17,5 @@ struct ncclGinBarrierHandle;
 struct ncclLLA2AHandle;
 struct ncclGinOutboxHandle;
 struct ncclGinInboxA2AHandle;
+struct ncclCftBarrierHandle;
 }

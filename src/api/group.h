@@ -31,6 +31,11 @@ ncclResult_t runOrDefer(const void* key, std::function<Status()> op,
 ncclResult_t runOrDefer(Comm* comm, std::function<Status()> op,
                         std::function<Result<double>()> estimate = nullptr);
 
+/// Runs `fn` now when not in a group; otherwise once the communicator's operations of the
+/// outermost group have been launched (their fused kernel enqueued), if they all succeeded. What
+/// must follow a call's launch on its stream (a launch-completion event's record) goes here.
+ncclResult_t runAfterLaunch(Comm* comm, std::function<Status()> fn);
+
 /// Runs `fn` now when not in a group; otherwise once the outermost group's
 /// operations have all run (ncclCommDestroy: a communicator goes only after
 /// the operations queued for it, a finalize among them).

@@ -33,6 +33,7 @@ struct GroupTarget {
   const void* key;
   Comm* comm = nullptr;  // for sends and receives
   std::vector<GroupOp> ops;
+  std::vector<std::function<Status()>> afterLaunch;  // runAfterLaunch's, in the order given
 };
 
 struct GroupState {
@@ -87,7 +88,10 @@ Status runTarget(const GroupTarget& target) {
   target.comm->beginFusedLaunch();
   Status s = runTargetOps(target);
   Status launched = target.comm->endFusedLaunch();
-  return s.ok() ? launched : s;
+  if (!s.ok()) return s;
+  BRAID_TRY(launched);
+  for (const auto& fn : target.afterLaunch) BRAID_TRY(fn());
+  return Status::success();
 }
 
 // The model's time for runTarget(target): its operations one after another.
@@ -138,7 +142,7 @@ GroupTarget& targetFor(const void* key) {
   auto it = std::find_if(targets.begin(), targets.end(),
                          [key](const GroupTarget& t) { return t.key == key; });
   if (it != targets.end()) return *it;
-  targets.push_back({key, nullptr, {}});
+  targets.push_back({key, nullptr, {}, {}});
   return targets.back();
 }
 
@@ -157,6 +161,14 @@ ncclResult_t runOrDefer(Comm* comm, std::function<Status()> op,
   GroupTarget& target = targetFor(comm);
   target.comm = comm;
   target.ops.push_back({std::move(op), std::nullopt, nullptr, std::move(estimate)});
+  return ncclSuccess;
+}
+
+ncclResult_t runAfterLaunch(Comm* comm, std::function<Status()> fn) {
+  if (tlsGroupDepth == 0) return report(fn());
+  GroupTarget& target = targetFor(comm);
+  target.comm = comm;
+  target.afterLaunch.push_back(std::move(fn));
   return ncclSuccess;
 }
 

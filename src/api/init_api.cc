@@ -80,9 +80,11 @@ Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& commId, int ran
 // Inside a group, creation runs at ncclGroupEnd, concurrently with the
 // creation of other ranks, which is how one thread creates several ranks.
 ncclResult_t initRankOrDefer(ncclComm_t* comm, int nranks, const ncclUniqueId& commId, int rank,
-                             const ncclConfig_t* config, bool hostMemory = false) {
+                             const ncclConfig_t* config, bool hostMemory = false,
+                             std::vector<braid::UniqueId> moreIds = {}) {
   braid::CommOptions options;
   options.hostMemory = hostMemory;
+  options.moreIds = std::move(moreIds);
   Status checked = checkConfig(config);
   if (!checked.ok()) {
     if (comm != nullptr) *comm = nullptr;
@@ -128,16 +130,23 @@ BRAID_NCCL_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nrank
   return initRankOrDefer(comm, nranks, commId, rank, config);
 }
 
-// Every rank holds the same nId ids; NCCL spreads the rendezvous over their
-// roots. braid's root answers each rank with one address (bootstrap/root.h),
-// so one root serves a large job: every rank meets at the first id's, and
-// the others are checked for presence and left unused.
+// Every rank holds the same nId ids; as NCCL, braid spreads the rendezvous over their roots,
+// each meeting one contiguous block of the ranks (bootstrap/root_blocks.h). The communicator is
+// the first id's.
 BRAID_NCCL_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm, int nranks, int myrank,
                int nId, ncclUniqueId* commIds, ncclConfig_t* config) {
   if (nId < 1)
     return report(braid::invalidArgument("nId must be at least 1, got " + std::to_string(nId)));
   if (commIds == nullptr) return report(braid::invalidArgument("commIds is NULL"));
-  return initRankOrDefer(newcomm, nranks, commIds[0], myrank, config);
+  if (nId > nranks && nranks >= 1) {
+    return report(braid::invalidArgument("ncclCommInitRankScalable: nId " + std::to_string(nId) +
+                                         " is more than the " + std::to_string(nranks) +
+                                         " ranks: each id's root must meet at least one rank"));
+  }
+  std::vector<braid::UniqueId> moreIds(nId > 1 ? nId - 1 : 0);
+  for (int i = 1; i < nId; ++i)
+    memcpy(moreIds[i - 1].bytes, commIds[i].internal, sizeof(commIds[i].internal));
+  return initRankOrDefer(newcomm, nranks, commIds[0], myrank, config, false, std::move(moreIds));
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclCommInitRank, ncclComm_t* comm, int nranks, ncclUniqueId commId,

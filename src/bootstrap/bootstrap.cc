@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cinttypes>
 #include <cstring>
 #include <thread>
@@ -24,6 +25,7 @@
 #include "base/socket_greeting.h"
 #include "base/socket_io.h"
 #include "bootstrap/root.h"
+#include "bootstrap/root_blocks.h"
 
 namespace braid::bootstrap {
 namespace {
@@ -41,7 +43,14 @@ struct Joining {
   int64_t timeoutMs;
   Deadline deadline;
   sockaddr_storage root;
-  UniqueIdContents id;  ///< whose secret every connection proves
+  UniqueIdContents id;  ///< whose secret every connection proves (the first id's)
+  /// Every id's contents (ncclCommInitRankScalable: several), and the one whose root this rank
+  /// meets (root_blocks.h).
+  std::vector<UniqueIdContents> roots;
+  int iroot = 0;
+
+  int nroots() const { return static_cast<int>(roots.size()); }
+  const UniqueIdContents& myRoot() const { return roots[iroot]; }
 
   int successor() const { return (rank + 1) % nranks; }
   int predecessor() const { return (rank - 1 + nranks) % nranks; }
@@ -87,52 +96,129 @@ sockaddr_storage listenAddressFor(const sockaddr_storage& root) {
   return local;
 }
 
-/// Sends the Hello and returns the successor's listen address from the root.
-Result<sockaddr_storage> joinThroughRoot(const Joining& j, const sockaddr_storage& listenAddr) {
-  std::string rootText = sockets::addressToString(j.root);
-  Result<sockets::Socket> connected = sockets::connectWithRetry(j.root, j.deadline);
-  if (!connected.ok()) {
-    return Status(connected.status().code(),
-                  "bootstrap: rank " + std::to_string(j.rank) +
-                      " could not reach the root: " + connected.status().message());
-  }
-  const sockets::Socket& root = connected.value();
-  wire::Hello hello{};
-  hello.magic = j.magic;
-  hello.rank = j.rank;
-  hello.nranks = j.nranks;
-  hello.timeoutMs = j.timeoutMs;
-  hello.remainingMs = j.deadline.isNever() ? 0 : std::max<int64_t>(1, j.deadline.remainingMs());
-  hello.listenAddr = listenAddr;
-  sockets::IoResult io = sockets::sendProvenGreeting(root, proofOf(j.id, kProveRootHello), &hello,
-                                                     sizeof(hello), j.deadline);
-  Deadline answerBy = j.deadline.isNever()
-                          ? j.deadline
-                          : Deadline::afterMs(j.deadline.remainingMs() + kRootAnswerGraceMs)
-                                .cancelledBy(j.deadline.cancelFlag());
-  wire::ReplyHeader header{};
-  if (io.ok()) io = sockets::recvAll(root, &header, sizeof(header), answerBy);
+/// Why a transfer with the root at `rootText` failed, as a rank says it.
+Status rootIoFailure(const Joining& j, const sockets::IoResult& io, const std::string& rootText) {
   if (io.end == sockets::IoEnd::kCancelled) return j.cancelled("waiting for the root's answer");
   if (io.end == sockets::IoEnd::kTimedOut) {
     return j.timedOut("waiting for all " + std::to_string(j.nranks) +
                       " ranks to join (the root at " + rootText + " did not answer)");
   }
-  if (!io.ok()) {
-    return remoteError("bootstrap: lost the connection to the root at " + rootText + ": " +
-                       io.describe());
+  return remoteError("bootstrap: lost the connection to the root at " + rootText + ": " +
+                     io.describe());
+}
+
+/// A Hello sent: the connection, and how the greeting went (what connecting failed on is an
+/// error of its own).
+struct SentHello {
+  sockets::Socket socket;
+  sockets::IoResult io;
+};
+
+/// Connects to the root of id `iroot` and sends it a Hello as `helloRank` (this rank's, or one
+/// past that root's block for an introduction).
+Result<SentHello> helloToRoot(const Joining& j, int iroot, int helloRank,
+                              const sockaddr_storage& listenAddr) {
+  const UniqueIdContents& id = j.roots[iroot];
+  Result<sockets::Socket> connected = sockets::connectWithRetry(rootAddress(id), j.deadline);
+  if (!connected.ok()) {
+    return Status(connected.status().code(),
+                  "bootstrap: rank " + std::to_string(j.rank) + " could not reach the root" +
+                      (j.nroots() > 1 ? " of id " + std::to_string(iroot) : std::string()) + ": " +
+                      connected.status().message());
   }
-  const wire::ReplyRead read = wire::classifyReply(header);
-  if (read == wire::ReplyRead::kError) {
-    std::string message(header.length, '\0');
-    io = sockets::recvAll(root, message.data(), message.size(), answerBy);
-    if (!io.ok()) message = "(the root's message was cut off: " + io.describe() + ")";
-    return remoteError("bootstrap: " + wire::printableText(message));
+  wire::Hello hello{};
+  hello.magic = id.magic;
+  hello.rank = helloRank;
+  hello.nranks = j.nranks;
+  hello.nroots = j.nroots();
+  hello.iroot = iroot;
+  hello.timeoutMs = j.timeoutMs;
+  hello.remainingMs = j.deadline.isNever() ? 0 : std::max<int64_t>(1, j.deadline.remainingMs());
+  hello.listenAddr = listenAddr;
+  SentHello sent{std::move(connected).value(), {}};
+  sent.io = sockets::sendProvenGreeting(sent.socket, proofOf(id, kProveRootHello), &hello,
+                                        sizeof(hello), j.deadline);
+  return sent;
+}
+
+/// The root's answer to a Hello: the connection and the answer's header.
+struct RootAnswer {
+  sockets::Socket socket;
+  wire::ReplyHeader header{};
+};
+
+/// How many times a rank sends its Hello to a root that dropped it unread (root.h).
+constexpr int kHelloAttempts = 20;
+
+/// Sends a Hello (helloToRoot) and reads the answer's header, sending it again while the root
+/// drops it unread: a reset before any answer means the root never filed it.
+Result<RootAnswer> askRoot(const Joining& j, int iroot, int helloRank,
+                           const sockaddr_storage& listenAddr, const Deadline& answerBy) {
+  const std::string rootText = sockets::addressToString(rootAddress(j.roots[iroot]));
+  for (int attempt = 1;; ++attempt) {
+    BRAID_ASSIGN_OR_RETURN(SentHello sent, helloToRoot(j, iroot, helloRank, listenAddr));
+    RootAnswer answer{std::move(sent.socket), {}};
+    sockets::IoResult io = sent.io;
+    if (io.ok())
+      io = sockets::recvAll(answer.socket, &answer.header, sizeof(answer.header), answerBy);
+    if (io.ok()) return answer;
+    if (io.end != sockets::IoEnd::kPeerClosed || attempt == kHelloAttempts) {
+      return rootIoFailure(j, io, rootText);
+    }
+    BRAID_INFO(
+        "bootstrap: rank %d: the root at %s dropped its Hello unread (attempt %d of %d); "
+        "sending it again",
+        j.rank, rootText.c_str(), attempt, kHelloAttempts);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2 * attempt));
   }
+}
+
+/// The text of an error answer (its header read), as the rank reports it.
+Status rootError(const RootAnswer& answer, const Deadline& answerBy) {
+  std::string message(answer.header.length, '\0');
+  sockets::IoResult io = sockets::recvAll(answer.socket, message.data(), message.size(), answerBy);
+  if (!io.ok()) message = "(the root's message was cut off: " + io.describe() + ")";
+  return remoteError("bootstrap: " + wire::printableText(message));
+}
+
+/// How long a rank waits for the root's answer.
+Deadline answerDeadline(const Joining& j) {
+  return j.deadline.isNever() ? j.deadline
+                              : Deadline::afterMs(j.deadline.remainingMs() + kRootAnswerGraceMs)
+                                    .cancelledBy(j.deadline.cancelFlag());
+}
+
+/// With several ids, the first rank of a block tells the previous block's root where it
+/// listens, the ring successor of that root's last rank (root.h); the root files it at once.
+Status introduceToPreviousRoot(const Joining& j, const sockaddr_storage& listenAddr) {
+  if (j.nroots() == 1 || j.rank != firstRankOfRoot(j.iroot, j.nranks, j.nroots())) {
+    return Status::success();
+  }
+  const int before = j.predecessor();
+  const int iroot = rootOfRank(before, j.nranks, j.nroots());
+  const Deadline answerBy = answerDeadline(j);
+  BRAID_ASSIGN_OR_RETURN(const RootAnswer answer,
+                         askRoot(j, iroot, before + 1, listenAddr, answerBy));
+  const wire::ReplyRead read = wire::classifyReply(answer.header);
+  if (read == wire::ReplyRead::kError) return rootError(answer, answerBy);
+  if (read == wire::ReplyRead::kFiled) return Status::success();
+  return remoteError("bootstrap: malformed answer to rank " + std::to_string(j.rank) +
+                     "'s introduction from the root of id " + std::to_string(iroot));
+}
+
+/// Sends the Hello and returns the successor's listen address from the root.
+Result<sockaddr_storage> joinThroughRoot(const Joining& j, const sockaddr_storage& listenAddr) {
+  std::string rootText = sockets::addressToString(j.root);
+  const Deadline answerBy = answerDeadline(j);
+  BRAID_ASSIGN_OR_RETURN(const RootAnswer answer,
+                         askRoot(j, j.iroot, j.rank, listenAddr, answerBy));
+  const wire::ReplyRead read = wire::classifyReply(answer.header);
+  if (read == wire::ReplyRead::kError) return rootError(answer, answerBy);
   sockaddr_storage successor{};
   if (read != wire::ReplyRead::kAddress) {
     return remoteError("bootstrap: malformed answer from the root at " + rootText);
   }
-  io = sockets::recvAll(root, &successor, sizeof(successor), answerBy);
+  sockets::IoResult io = sockets::recvAll(answer.socket, &successor, sizeof(successor), answerBy);
   if (!io.ok()) {
     return remoteError("bootstrap: lost the connection to the root at " + rootText + ": " +
                        io.describe());
@@ -279,29 +365,76 @@ void SocketBootstrap::abort() {
 
 }  // namespace
 
-Result<std::unique_ptr<Bootstrap>> Bootstrap::create(const UniqueId& id, int rank, int nranks,
-                                                     int64_t timeoutMs,
-                                                     const std::atomic<bool>* cancel) {
+namespace {
+
+/// What a rank of `nranks` made from `ids` (several: ncclCommInitRankScalable) joins with:
+/// every id unpacked and distinct, the communicator's identity the first id's.
+Result<Joining> prepareJoining(const std::vector<UniqueId>& ids, int rank, int nranks,
+                               int64_t timeoutMs, const std::atomic<bool>* cancel) {
   if (nranks < 1 || rank < 0 || rank >= nranks) {
     return invalidArgument("bootstrap: rank " + std::to_string(rank) + " of " +
                            std::to_string(nranks) + " is out of range");
   }
-  BRAID_ASSIGN_OR_RETURN(UniqueIdContents contents, unpackUniqueId(id));
+  if (ids.empty() || ids.size() > static_cast<size_t>(nranks)) {
+    return invalidArgument("bootstrap: " + std::to_string(ids.size()) + " unique ids for " +
+                           std::to_string(nranks) +
+                           " ranks: give from 1 to as many ids as ranks, each root meeting one "
+                           "block of ranks at least");
+  }
+  std::vector<UniqueIdContents> roots;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    Result<UniqueIdContents> unpacked = unpackUniqueId(ids[i]);
+    if (!unpacked.ok()) return unpacked.status().withContext("unique id " + std::to_string(i));
+    const UniqueIdContents& contents = unpacked.value();
+    for (size_t k = 0; k < roots.size(); ++k) {
+      if (roots[k].magic == contents.magic) {
+        return invalidArgument("bootstrap: unique ids " + std::to_string(k) + " and " +
+                               std::to_string(i) + " are the same id; each root needs its own");
+      }
+    }
+    roots.push_back(contents);
+  }
+  const int iroot = rootOfRank(rank, nranks, static_cast<int>(roots.size()));
   Joining j{rank,
             nranks,
-            contents.magic,
+            roots[0].magic,
             timeoutMs,
             Deadline::afterMs(timeoutMs).cancelledBy(cancel),
-            rootAddress(contents),
-            contents};
+            rootAddress(roots[iroot]),
+            roots[0],
+            roots,
+            iroot};
+  return j;
+}
 
-  if ((contents.flags & kRootStartedByRank0) != 0 && rank == 0) {
-    Result<sockets::Socket> listener = sockets::listenOn(j.root, /*reuseAddr=*/true);
-    if (!listener.ok()) {
-      return listener.status().withContext("bootstrap: rank 0 cannot start the root");
-    }
-    BRAID_TRY(startRoot(std::move(listener).value(), contents, timeoutMs));
+/// An id of a fixed address (BRAID_COMM_ID) has no root until the first rank of its block
+/// starts one there.
+Status startRootIfMine(const Joining& j) {
+  if ((j.myRoot().flags & kRootStartedByRank0) == 0 ||
+      j.rank != firstRankOfRoot(j.iroot, j.nranks, j.nroots())) {
+    return Status::success();
   }
+  Result<sockets::Socket> listener = sockets::listenOn(j.root, /*reuseAddr=*/true);
+  if (!listener.ok()) {
+    return listener.status().withContext("bootstrap: rank " + std::to_string(j.rank) +
+                                         " cannot start the root");
+  }
+  return startRoot(std::move(listener).value(), j.myRoot(), j.timeoutMs);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Bootstrap>> Bootstrap::create(const UniqueId& id, int rank, int nranks,
+                                                     int64_t timeoutMs,
+                                                     const std::atomic<bool>* cancel) {
+  return create(std::vector<UniqueId>{id}, rank, nranks, timeoutMs, cancel);
+}
+
+Result<std::unique_ptr<Bootstrap>> Bootstrap::create(const std::vector<UniqueId>& ids, int rank,
+                                                     int nranks, int64_t timeoutMs,
+                                                     const std::atomic<bool>* cancel) {
+  BRAID_ASSIGN_OR_RETURN(const Joining j, prepareJoining(ids, rank, nranks, timeoutMs, cancel));
+  BRAID_TRY(startRootIfMine(j));
 
   // One rank has no ring; it still meets the root, whose thread ends then.
   sockets::Socket listener;
@@ -311,6 +444,7 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::create(const UniqueId& id, int ran
     BRAID_ASSIGN_OR_RETURN(listener, sockets::listenOn(localAddr, false));
     BRAID_ASSIGN_OR_RETURN(listenAddr, sockets::boundAddress(listener));
   }
+  BRAID_TRY(introduceToPreviousRoot(j, listenAddr));
   BRAID_ASSIGN_OR_RETURN(sockaddr_storage successorAddr, joinThroughRoot(j, listenAddr));
   sockets::Socket next;
   sockets::Socket prev;
@@ -328,8 +462,7 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::create(const UniqueId& id, int ran
     BRAID_TRY(greeted);
     BRAID_ASSIGN_OR_RETURN(prev, std::move(accepted));
   }
-  BRAID_INFO("bootstrap: rank %d of %d joined (magic 0x%016" PRIx64 ")", rank, nranks,
-             contents.magic);
+  BRAID_INFO("bootstrap: rank %d of %d joined (magic 0x%016" PRIx64 ")", rank, nranks, j.magic);
   return std::unique_ptr<Bootstrap>(
       std::make_unique<SocketBootstrap>(j, std::move(next), std::move(prev), localAddr));
 }

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/socket_greeting.h"
 #include "bootstrap/unique_id.h"
@@ -30,6 +31,12 @@ class Bootstrap {
   /// allGather later, also ends once `*cancel` is true (the communicator's stop flag).
   static Result<std::unique_ptr<Bootstrap>> create(const UniqueId& id, int rank, int nranks,
                                                    int64_t timeoutMs,
+                                                   const std::atomic<bool>* cancel = nullptr);
+  /// The same from several ids (ncclCommInitRankScalable: the same ids in the same order on
+  /// every rank, at most one per rank): each id's root meets one block of the ranks
+  /// (root_blocks.h), and the communicator is the first id's (its magic and secret).
+  static Result<std::unique_ptr<Bootstrap>> create(const std::vector<UniqueId>& ids, int rank,
+                                                   int nranks, int64_t timeoutMs,
                                                    const std::atomic<bool>* cancel = nullptr);
   virtual ~Bootstrap() = default;
 

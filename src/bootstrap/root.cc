@@ -16,6 +16,7 @@
 
 #include "base/deadline.h"
 #include "base/log.h"
+#include "bootstrap/root_blocks.h"
 
 namespace braid::bootstrap {
 namespace {
@@ -60,14 +61,25 @@ class Root {
   void failAll();
   std::string missingRanks() const;
 
+  /// Slots of the block's ranks, then (several roots) the next block's first rank's.
+  int slots() const { return count_ + (nroots_ > 1 ? 1 : 0); }
+  /// The rank a slot stands for: nranks_ for the introduction of rank 0 to the last root.
+  int rankOfSlot(int slot) const { return first_ + slot; }
+  /// The first Hello admitted sets the communicator's shape and this root's block.
+  void learnShape(const wire::Hello& hello);
+
   sockets::Socket listener_;
   uint64_t magic_;
   sockets::Proof proof_;  ///< what a rank's Hello must prove
   Deadline deadline_;
   int64_t firingTimeoutMs_;  ///< the timeout deadline_ stands for, for the message
   int nranks_ = -1;          ///< set by the first admitted Hello
+  int nroots_ = 1;
+  int iroot_ = 0;
+  int first_ = 0;  ///< the first rank of this root's block
+  int count_ = 0;  ///< the ranks of the block
   int arrived_ = 0;
-  std::vector<sockets::Socket> ranks_;
+  std::vector<sockets::Socket> ranks_;  ///< by slot
   std::vector<sockaddr_storage> addresses_;
 };
 
@@ -76,7 +88,7 @@ void Root::run() {
   std::string where = bound.ok() ? sockets::addressToString(bound.value()) : "<unknown>";
   BRAID_INFO("bootstrap root: listening on %s, magic 0x%016" PRIx64, where.c_str(), magic_);
   sockets::GreetingAcceptor acceptor(listener_, sizeof(wire::Hello), proof_);
-  while (nranks_ < 0 || arrived_ < nranks_) {
+  while (nranks_ < 0 || arrived_ < slots()) {
     sockets::Socket connection;
     std::vector<char> greeting;
     sockets::IoResult io = acceptor.next(deadline_, &connection, &greeting);
@@ -103,19 +115,51 @@ void Root::run() {
 }
 
 std::string Root::validate(const wire::Hello& hello) const {
-  const bool joined =
-      nranks_ >= 0 && hello.rank >= 0 && hello.rank < nranks_ && ranks_[hello.rank].valid();
-  return checkHello(hello, magic_, nranks_, joined);
+  const int slot = hello.rank - first_;
+  const bool joined = nranks_ >= 0 && slot >= 0 && slot < slots() && ranks_[slot].valid();
+  std::string problem = checkHello(hello, magic_, nranks_, joined);
+  if (!problem.empty() || nranks_ < 0) return problem;
+  if (hello.nroots != nroots_ || hello.iroot != iroot_) {
+    return "rank " + std::to_string(hello.rank) + " counts " + std::to_string(hello.nroots) +
+           " ids and this root as id " + std::to_string(hello.iroot) +
+           "; the ranks before it said " + std::to_string(nroots_) + " and " +
+           std::to_string(iroot_);
+  }
+  if (slot < 0 || slot >= slots()) {
+    return "rank " + std::to_string(hello.rank) + " is not among the ranks " +
+           std::to_string(first_) + ".." + std::to_string(first_ + slots() - 1) +
+           " this root (id " + std::to_string(iroot_) + " of " + std::to_string(nroots_) +
+           ") meets";
+  }
+  return "";
+}
+
+void Root::learnShape(const wire::Hello& hello) {
+  nranks_ = hello.nranks;
+  nroots_ = hello.nroots;
+  iroot_ = hello.iroot;
+  first_ = firstRankOfRoot(iroot_, nranks_, nroots_);
+  count_ = ranksOfRoot(iroot_, nranks_, nroots_);
+  ranks_.resize(slots());
+  addresses_.resize(slots());
 }
 
 void Root::admit(sockets::Socket connection, const wire::Hello& hello) {
   if (nranks_ < 0) {
-    nranks_ = hello.nranks;
-    ranks_.resize(nranks_);
-    addresses_.resize(nranks_);
+    learnShape(hello);
+    // The first Hello was checked against no block: check it now that there is one.
+    const std::string problem = validate(hello);
+    if (!problem.empty()) {
+      BRAID_WARN("bootstrap root: rejected the first rank: %s", problem.c_str());
+      sendError(connection, "the bootstrap root rejected this rank: " + problem);
+      nranks_ = -1;
+      return;
+    }
   }
-  ranks_[hello.rank] = std::move(connection);
-  addresses_[hello.rank] = hello.listenAddr;
+  const int slot = hello.rank - first_;
+  if (slot == count_) sendReply(connection, wire::ReplyKind::kFiled, nullptr, 0);  // introduction
+  ranks_[slot] = std::move(connection);
+  addresses_[slot] = hello.listenAddr;
   ++arrived_;
   // Give up no later than the rank that will give up first, so that it hears
   // which ranks are missing rather than a bare timeout of its own.
@@ -134,17 +178,25 @@ void Root::answerAll() {
   // Close the listener first: by the time any rank has its answer, a later
   // communicator on the same fixed address cannot reach this root by mistake.
   listener_.close();
-  for (int rank = 0; rank < nranks_; ++rank) {
-    const sockaddr_storage& next = addresses_[(rank + 1) % nranks_];
-    sendReply(ranks_[rank], wire::ReplyKind::kPeerAddress, &next, sizeof(next));
+  // The successor of the block's last rank is the next block's first (its introduction's slot),
+  // or with one root the block's first.
+  for (int slot = 0; slot < count_; ++slot) {
+    const sockaddr_storage& next = addresses_[(slot + 1) % slots()];
+    sendReply(ranks_[slot], wire::ReplyKind::kPeerAddress, &next, sizeof(next));
   }
-  BRAID_INFO("bootstrap root: all %d ranks joined", nranks_);
+  if (nroots_ == 1) {
+    BRAID_INFO("bootstrap root: all %d ranks joined", nranks_);
+  } else {
+    BRAID_INFO("bootstrap root %d of %d: its %d ranks of %d joined", iroot_, nroots_, count_,
+               nranks_);
+  }
 }
 
 std::string Root::missingRanks() const {
   std::vector<int> missing;
-  for (int rank = 0; rank < nranks_; ++rank) {
-    if (!ranks_[rank].valid()) missing.push_back(rank);
+  for (int slot = 0; slot < slots(); ++slot) {
+    // The introduction of rank 0 to the last root stands for rank 0.
+    if (!ranks_[slot].valid()) missing.push_back(rankOfSlot(slot) % nranks_);
   }
   std::string text = missing.size() == 1 ? "rank " : "ranks ";
   for (size_t i = 0; i < missing.size() && i < kMaxListedRanks; ++i) {
@@ -184,6 +236,9 @@ ReplyRead classifyReply(const ReplyHeader& header) {
       header.length == sizeof(sockaddr_storage)) {
     return ReplyRead::kAddress;
   }
+  if (header.kind == static_cast<uint32_t>(ReplyKind::kFiled) && header.length == 0) {
+    return ReplyRead::kFiled;
+  }
   return ReplyRead::kMalformed;
 }
 
@@ -217,10 +272,17 @@ std::string checkHello(const wire::Hello& hello, uint64_t magic, int nranks, boo
              hello.magic, magic);
     return text;
   }
-  if (hello.nranks < 1 || hello.nranks > kMaxRanks || hello.rank < 0 ||
-      hello.rank >= hello.nranks) {
+  // An introduction to the last of several roots comes from rank 0 as rank nranks.
+  const int rankLimit = hello.nroots > 1 ? hello.nranks : hello.nranks - 1;
+  if (hello.nranks < 1 || hello.nranks > kMaxRanks || hello.rank < 0 || hello.rank > rankLimit) {
     snprintf(text, sizeof(text), "rank %d of %d is out of range (at most %d ranks)", hello.rank,
              hello.nranks, kMaxRanks);
+    return text;
+  }
+  if (hello.nroots < 1 || hello.nroots > hello.nranks || hello.iroot < 0 ||
+      hello.iroot >= hello.nroots) {
+    snprintf(text, sizeof(text), "rank %d names root %d of %d ids, out of range for %d ranks",
+             hello.rank, hello.iroot, hello.nroots, hello.nranks);
     return text;
   }
   if (nranks >= 0 && hello.nranks != nranks) {

@@ -1,13 +1,23 @@
-// The bootstrap root: one thread per communicator that meets every rank once.
+// The bootstrap root: one thread per unique id that meets every rank of its block once.
 //
 // Each rank connects and sends a Hello (magic, rank, nranks, its listen
-// address). When all nranks have arrived the root closes its listener and
+// address). When all ranks have arrived the root closes its listener and
 // answers each rank with the listen address of its ring successor, the only
 // peer a rank connects to; everything else travels around the ring. Sending
 // one address rather than the whole table keeps the root's work linear in the
 // number of ranks. If the deadline passes first, every waiting rank is told
-// which ranks never came. Also the wire format the ranks speak with the root
-// and with each other: fixed-size structs in host byte order, since every
+// which ranks never came.
+//
+// A communicator made from several ids (ncclCommInitRankScalable) has a root per id, each
+// meeting one block of ranks (root_blocks.h). The last rank of a block has its successor in the
+// next block: the first rank of that block introduces itself to this root too, with a Hello
+// whose rank is one past the block (nranks where the next block is the first), which the root
+// answers at once with kFiled.
+//
+// A root holds at most GreetingAcceptor::kMaxPending connections whose greeting it has not read;
+// under a burst of ranks it drops the oldest, which the rank sees as a reset before any answer.
+// The Hello was then not filed, so the rank sends it again (bootstrap.cc). Also the wire format the
+// ranks speak with the root and with each other: fixed-size structs in host byte order, since every
 // rank of a job runs the same build on the same architecture.
 #pragma once
 
@@ -28,8 +38,10 @@ namespace wire {
 /// Rank -> root, the first bytes on the connection.
 struct Hello {
   uint64_t magic;
-  int32_t rank;
+  int32_t rank;  ///< the rank's own, or one past the root's block for an introduction
   int32_t nranks;
+  int32_t nroots;               ///< the ids the communicator is made from (1 but for several ids)
+  int32_t iroot;                ///< which of them this root's is
   int64_t timeoutMs;            ///< the rank's timeout (<= 0: none), for messages
   int64_t remainingMs;          ///< the rank's time left; the root gives up no later
   sockaddr_storage listenAddr;  ///< where the rank accepts its ring predecessor
@@ -38,6 +50,7 @@ struct Hello {
 enum class ReplyKind : uint32_t {
   kPeerAddress = 1,  ///< followed by the successor's sockaddr_storage
   kError = 2,        ///< followed by `length` bytes of message text
+  kFiled = 3,        ///< an introduction was filed (nothing follows)
 };
 
 /// Root -> rank.
@@ -49,7 +62,7 @@ inline constexpr uint32_t kMaxErrorBytes = 4096;
 
 /// What a rank reads after a reply's header: the successor's address, an error's text of
 /// `length` bytes, or nothing (the header is malformed: the rank gives up).
-enum class ReplyRead { kAddress, kError, kMalformed };
+enum class ReplyRead { kAddress, kError, kFiled, kMalformed };
 ReplyRead classifyReply(const ReplyHeader& header);
 /// Whether an address a rank got from the root is one it can connect to: IPv4 or IPv6, a port.
 bool isRankAddress(const sockaddr_storage& address);
@@ -73,7 +86,8 @@ Status startRoot(sockets::Socket listener, const UniqueIdContents& id, int64_t t
 
 /// Why the root turns `hello` away ("" when it is admitted), given what it has seen so far:
 /// `nranks` (-1 before the first rank) and whether the rank joined already. Also the fuzz
-/// target's entry point (tests/fuzz).
+/// target's entry point (tests/fuzz). That the rank belongs to the root's block is the root's
+/// own check (it knows the block from its first Hello).
 std::string checkHello(const wire::Hello& hello, uint64_t magic, int nranks, bool alreadyJoined);
 /// At most this many ranks: a Hello asking for more is refused, never allocated for.
 inline constexpr int kMaxRanks = 1 << 20;

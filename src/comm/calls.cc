@@ -146,8 +146,8 @@ Status Calls::runWays(WayCall& wc) {
     const Outcome outcome = way->run(wc);
     if (!outcome.taken) continue;
     if (wc.choice) {
-      const int channels =
-          outcome.channels != 0 ? static_cast<int>(outcome.channels) : links_.nchannels();
+      const int planned = wc.choice->channels != 0 ? wc.choice->channels : links_.nchannels();
+      const int channels = outcome.channels != 0 ? static_cast<int>(outcome.channels) : planned;
       recorder_.traceCall(wc.call, *wc.choice, channels, traceStart, outcome.ran);
     }
     return settle(wc, outcome);

@@ -97,7 +97,9 @@ Result<std::unique_ptr<Comm>> Comm::create(const UniqueId& id, int nranks, int r
              bootstrap::describeUniqueId(id).c_str(), options.name.empty() ? "" : ", name \"",
              options.name.c_str(), options.name.empty() ? "" : "\"");
 
-  BRAID_TRY(impl->members.joinBootstrap(id, config.timeoutMs, impl->health.stopFlag()));
+  std::vector<UniqueId> ids{id};
+  ids.insert(ids.end(), options.moreIds.begin(), options.moreIds.end());
+  BRAID_TRY(impl->members.joinBootstrap(ids, config.timeoutMs, impl->health.stopFlag()));
   test_fault::reached("bootstrap.joined");
   Impl* raw = impl.get();
   BRAID_TRY(

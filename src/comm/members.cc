@@ -39,10 +39,10 @@ uint64_t randomNonce() {
 
 }  // namespace
 
-Status Members::joinBootstrap(const UniqueId& id, int64_t timeoutMs,
+Status Members::joinBootstrap(const std::vector<UniqueId>& ids, int64_t timeoutMs,
                               const std::atomic<bool>* cancel) {
   BRAID_ASSIGN_OR_RETURN(bootstrap_,
-                         bootstrap::Bootstrap::create(id, rank, nranks, timeoutMs, cancel));
+                         bootstrap::Bootstrap::create(ids, rank, nranks, timeoutMs, cancel));
   return Status::success();
 }
 

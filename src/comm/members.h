@@ -95,8 +95,10 @@ class Members {
   /// The machine; empty when discovery failed.
   const std::optional<topology::Graph>& machine() const { return machine_; }
 
-  /// Joins communicator `id`'s bootstrap, giving up when `cancel` rises (Comm::create).
-  Status joinBootstrap(const UniqueId& id, int64_t timeoutMs, const std::atomic<bool>* cancel);
+  /// Joins the bootstrap of the communicator of `ids` (one, or ncclCommInitRankScalable's
+  /// several), giving up when `cancel` rises (Comm::create).
+  Status joinBootstrap(const std::vector<UniqueId>& ids, int64_t timeoutMs,
+                       const std::atomic<bool>* cancel);
 
   bool onOtherHost(int peer) const { return onOtherHostThan(peer, rank); }
   bool onOtherHostThan(int a, int b) const { return peers_[a].hostId != peers_[b].hostId; }

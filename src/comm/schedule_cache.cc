@@ -37,6 +37,7 @@ const CachedSchedule* ScheduleCache::find(const CollectiveCall& call,
   for (const auto& c : entries_) {
     if (c.collective == call.collective && c.count == call.count && c.elemBytes == elemBytes &&
         c.root == call.root && c.algorithm == choice.algorithm && c.protocol == choice.protocol &&
+        c.channels == choice.channels &&
         sameBlocks(c.blockCounts, call.blockCounts, members_.nranks) &&
         sameBlocks(c.blockOffsets, call.blockOffsets, members_.nranks)) {
       return &c;
@@ -52,7 +53,7 @@ Status ScheduleCache::generate(const CollectiveCall& call, const tune::Choice& c
   sizes.nranks = members_.nranks;
   sizes.rank = members_.rank;
   sizes.count = call.count;
-  sizes.nchannels = links_.nchannels();
+  sizes.nchannels = choice.channels != 0 ? choice.channels : links_.nchannels();
   algo::sizeForSlots(
       sizes, choice.protocol == algo::Protocol::kLl ? links_.llSlotBytes() : links_.slotBytes(),
       transport::kFifoSlots, elemBytes);
@@ -84,6 +85,7 @@ Status ScheduleCache::generate(const CollectiveCall& call, const tune::Choice& c
   entry.root = call.root;
   entry.algorithm = choice.algorithm;
   entry.protocol = choice.protocol;
+  entry.channels = choice.channels;
   entry.schedule = std::move(made).value();
   return Status::success();
 }

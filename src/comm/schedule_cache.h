@@ -2,8 +2,8 @@
 // repeat (a training step repeats a handful of shapes).
 //
 // A shape's first call takes four steps, each a function of its own: find (a recent call had
-// the same collective, count, type size, root, algorithm, protocol and blocks), generate (the
-// ring's or the tree's schedule, algo/), lower (exec::lowerSchedule: the program the executors
+// the same collective, count, type size, root, algorithm, protocol, channels and blocks), generate
+// (the ring's or the tree's schedule, algo/), lower (exec::lowerSchedule: the program the executors
 // run, which applies avg's division as its last instructions where the rank holds final values)
 // and link (the FIFOs behind every port: Links' on the host; on a GPU the GPU side's, and the
 // program copied to the device). Keeping the entry may evict the oldest; a GPU communicator's
@@ -38,6 +38,7 @@ struct CachedSchedule {
   int root = -1;
   algo::Algorithm algorithm = algo::Algorithm::kRing;
   algo::Protocol protocol = algo::Protocol::kSimple;
+  int channels = 0;                 ///< tune::Choice::channels: 0 for all the communicator's
   std::vector<size_t> blockCounts;  ///< variable-count calls only (CollectiveCall)
   std::vector<size_t> blockOffsets;
   algo::Schedule schedule;

@@ -21,13 +21,48 @@ ChoiceKey choiceKey(const CollectiveCall& call, int nranks) {
   return key;
 }
 
+// The channels a call with options spreads over, out of the communicator's `nchannels`: its
+// bounds within them (a lower bound above the upper becomes 1, as NCCL resets minCTAs), then
+// the fewest or the most they allow.
+int tunedChannels(const CallTuning& t, int nchannels) {
+  int lo = t.minChannels > 0 ? std::min(t.minChannels, nchannels) : 1;
+  const int hi = t.maxChannels > 0 ? std::min(t.maxChannels, nchannels) : nchannels;
+  if (lo > hi) lo = 1;
+  return t.fewestChannels ? lo : hi;
+}
+
 }  // namespace
+
+// A call with options of its own: its pairs narrow what the communicator allows (the
+// environment's BRAID_ALGO / BRAID_PROTO still win, as NCCL's variables win over the call's) and
+// its channels are the model's; the answer is not kept, since the cache keys calls by shape.
+Result<tune::Choice> Selector::chooseTuned(const CollectiveCall& call, tune::Query q,
+                                           tune::Allowed a) const {
+  const CallTuning& t = call.tuning;
+  q.nchannels = tunedChannels(t, settings_.nchannels);
+  tune::Allowed narrowed = a;
+  if (t.pairs != 0) narrowed.pairs &= t.pairs;
+  BRAID_ASSIGN_OR_RETURN(tune::Choice choice, tune::choose(settings_.model, q, narrowed));
+  if (t.pairs != 0 && choice.fellBack) {
+    if (t.forcePairs) {
+      return invalidArgument(std::string("the call's algSelection allows nothing that runs ") +
+                             collectiveName(call.collective) +
+                             " on this communicator (forceAlgSelection is 1)");
+    }
+    BRAID_ASSIGN_OR_RETURN(choice, tune::choose(settings_.model, q, a));
+  }
+  choice.channels = q.nchannels == settings_.nchannels ? 0 : q.nchannels;
+  return choice;
+}
 
 Result<tune::Choice> Selector::choose(const CollectiveCall& call) {
   const SelectorSettings& s = settings_;
   const int nranks = s.nranks;
   const ChoiceKey key = choiceKey(call, nranks);
-  if (const tune::Choice* cached = choices_.find(key)) return *cached;
+  const bool tuned = call.tuning.any();
+  if (!tuned) {
+    if (const tune::Choice* cached = choices_.find(key)) return *cached;
+  }
   tune::Query q;
   q.collective = call.collective;
   q.bytes = key.bytes;
@@ -55,6 +90,7 @@ Result<tune::Choice> Selector::choose(const CollectiveCall& call) {
     a.algorithm[static_cast<int>(algo::Algorithm::kRing)] = false;
     a.algorithm[static_cast<int>(algo::Algorithm::kTree)] = true;
   }
+  if (tuned) return chooseTuned(call, q, a);
   BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, tune::choose(s.model, q, a));
   choices_.insert(key, choice);
   return choice;

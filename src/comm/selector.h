@@ -112,6 +112,11 @@ class Selector {
   size_t keptChoices() const { return choices_.size(); }
 
  private:
+  /// choose's answer for a call with options of its own (CollectiveCall::tuning), from the query
+  /// and allowed set a call without them would have.
+  Result<tune::Choice> chooseTuned(const CollectiveCall& call, tune::Query q,
+                                   tune::Allowed a) const;
+
   SelectorSettings settings_;
   ChoiceCache choices_;  ///< the answers for recent calls
 };

@@ -14,8 +14,8 @@ using algo::Protocol;
 Status considerProtocols(const Model& model, const Query& query, const Allowed& allowed,
                          Algorithm algorithm, std::optional<Choice>& best) {
   for (int p = 0; p < algo::kNumProtocols; ++p) {
-    if (!allowed.protocol[p]) continue;
     const auto protocol = static_cast<Protocol>(p);
+    if (!allowed.protocol[p] || (allowed.pairs & pairBit(algorithm, protocol)) == 0) continue;
     BRAID_ASSIGN_OR_RETURN(const double us, predictUs(model, query, algorithm, protocol));
     if (!best || us < best->predictedUs) best = Choice{algorithm, protocol, us, false};
   }
@@ -111,6 +111,7 @@ Result<Choice> choose(const Model& model, const Query& query, const Allowed& all
   if (best) return *best;
   // Nothing allowed runs this collective: the ring runs them all.
   Allowed ring = allowed;
+  ring.pairs = ~0u;  // a call's own pairs left nothing: the fallback may take any
   bool anyProtocol = false;
   for (bool p : allowed.protocol) anyProtocol = anyProtocol || p;
   if (!anyProtocol) ring.protocol[static_cast<int>(Protocol::kSimple)] = true;

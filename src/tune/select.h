@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "algo/algorithm.h"
@@ -20,7 +21,15 @@ struct Allowed {
   /// staging buffer); above it one-shot is not considered. 0: never one-shot.
   /// parseAllowed leaves it at 0: the communicator sets it.
   size_t oneShotMaxBytes = 0;
+  /// The (algorithm, protocol) pairs allowed (pairBit): all of them but for a call whose own
+  /// options narrow them (CallTuning::pairs).
+  uint32_t pairs = ~0u;
 };
+
+/// The bit of (algorithm, protocol) in Allowed::pairs and CallTuning::pairs.
+inline constexpr uint32_t pairBit(algo::Algorithm a, algo::Protocol p) {
+  return 1u << (static_cast<int>(a) * algo::kNumProtocols + static_cast<int>(p));
+}
 
 /// The selector's answer.
 struct Choice {
@@ -30,6 +39,9 @@ struct Choice {
   /// No allowed algorithm can run this collective (BRAID_ALGO=tree and an
   /// all_gather, say), so the ring was taken anyway; worth an INFO line.
   bool fellBack = false;
+  /// The channels the call's schedule spreads over when its options narrowed them; 0: all the
+  /// communicator's.
+  int channels = 0;
 };
 
 /// The fastest allowed (algorithm, protocol) that can run `query`; ties go

@@ -1,11 +1,11 @@
 /*
  * abi_facts.h: the list of ABI facts that braid's nccl.h must share with NVIDIA's.
  *
- * braid's header is NCCL 2.30.7's API; the header installed here to compare with is NVIDIA's
- * 2.28.9. 2.30 only adds to 2.28 (a result code, four config fields at the end, functions), so
- * the list holds what the two releases share, which is what a program built against either
- * relies on; what 2.30 changed (the version, ncclNumResults, the config's size) is checked
- * against 2.30.7's values in abi_test.cc.
+ * braid's header is NCCL 2.32.3's API; the header installed here to compare with is NVIDIA's
+ * 2.28.9. 2.29 to 2.32 only add to 2.28 (a result code, config fields at the end, new types,
+ * functions), so the list holds what the releases share, which is what a program built against
+ * either relies on; what they changed (the version, ncclNumResults, the config's size) is
+ * checked against 2.32.3's values in abi_test.cc.
  *
  * The two headers declare the same names, so no translation unit can include both. Instead each
  * fact is written once here as an expression over the nccl.h names, and every translation unit

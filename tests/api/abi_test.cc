@@ -1,14 +1,15 @@
-// abi_test.cc: braid's nccl.h against NVIDIA's NCCL ABI: 2.30.7's, which braid implements, and
+// abi_test.cc: braid's nccl.h against NVIDIA's NCCL ABI: 2.32.3's, which braid implements, and
 // 2.28.9's, whose header is installed here.
 //
 // A program compiled against NVIDIA's nccl.h must run against braid's libnccl.so.2 and the
 // other way round, so every constant, enum value, struct layout, initializer value and function
-// type has to agree. The facts 2.28.9 and 2.30.7 share are listed once in abi_facts.h and
+// type has to agree. The facts 2.28.9 and 2.32.3 share are listed once in abi_facts.h and
 // evaluated three times: here through braid's header in C++, in c_compile_check.c through
 // braid's header in C, and in upstream_abi_facts.cc through NVIDIA's 2.28.9 header when it is
 // installed (else those tests skip). The static_asserts and the golden values below hold 2.30.7's
-// facts (from its nccl.h.in, tag v2.30.7-1) and those that matter most even where NVIDIA's
-// header is absent.
+// facts (from its nccl.h.in, tag v2.30.7-1), 2.31.2's and 2.32.3's (from the sources
+// nccl_2_32_3_functions.txt names) and those that matter most even where NVIDIA's header is
+// absent.
 #include <gtest/gtest.h>
 
 #include <climits>
@@ -27,13 +28,15 @@ namespace {
 
 // --- Facts that hold without any reference header (x86-64 / aarch64 Linux, LP64). ---
 
-static_assert(NCCL_VERSION_CODE == 23007);
+static_assert(NCCL_VERSION_CODE == 23203);
 static_assert(NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH) == NCCL_VERSION_CODE);
 static_assert(NCCL_VERSION(2, 8, 4) == 2804, "releases up to 2.8 use the old encoding");
 static_assert(sizeof(ncclUniqueId) == 128);
 static_assert(std::is_same_v<cudaStream_t, CUstream_st*>);
 static_assert(std::is_same_v<ncclComm_t, ncclComm*>);
-static_assert(std::is_same_v<ncclConfig_t, ncclConfig_v23000>);
+static_assert(std::is_same_v<ncclConfig_t, ncclConfig_v23100>);
+static_assert(std::is_same_v<ncclCollConfig_t, ncclCollConfig_v23200>);
+static_assert(std::is_same_v<cudaEvent_t, CUevent_st*>);
 static_assert(std::is_same_v<ncclSimInfo_t, ncclSimInfo_v22200>);
 static_assert(sizeof(ncclRedOp_t) == 4 && sizeof(ncclDataType_t) == 4);
 static_assert(sizeof(ncclResult_t) == 4 && sizeof(ncclScalarResidence_t) == 4);
@@ -75,6 +78,27 @@ static_assert(
 static_assert(
     std::is_same_v<decltype(ncclParamGetAllParameterKeys), ncclResult_t(const char***, int*)>);
 static_assert(std::is_same_v<decltype(ncclParamDumpAll), void()>);
+// 2.31's per-collective forms: the plain collective's parameters, then the config.
+static_assert(std::is_same_v<decltype(ncclAllReduceConfig),
+                             ncclResult_t(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t,
+                                          ncclComm_t, cudaStream_t, const ncclCollConfig_t*)>);
+static_assert(std::is_same_v<decltype(ncclBroadcastConfig),
+                             ncclResult_t(const void*, void*, size_t, ncclDataType_t, int,
+                                          ncclComm_t, cudaStream_t, const ncclCollConfig_t*)>);
+static_assert(std::is_same_v<decltype(ncclReduceConfig),
+                             ncclResult_t(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t,
+                                          int, ncclComm_t, cudaStream_t, const ncclCollConfig_t*)>);
+static_assert(std::is_same_v<decltype(ncclAllGatherConfig),
+                             ncclResult_t(const void*, void*, size_t, ncclDataType_t, ncclComm_t,
+                                          cudaStream_t, const ncclCollConfig_t*)>);
+static_assert(std::is_same_v<decltype(ncclReduceScatterConfig),
+                             ncclResult_t(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t,
+                                          ncclComm_t, cudaStream_t, const ncclCollConfig_t*)>);
+static_assert(std::is_same_v<decltype(ncclAlltoAllConfig), decltype(ncclAllGatherConfig)>);
+static_assert(std::is_same_v<decltype(ncclGatherConfig), decltype(ncclBroadcastConfig)>);
+static_assert(std::is_same_v<decltype(ncclScatterConfig), decltype(ncclBroadcastConfig)>);
+static_assert(std::is_same_v<decltype(pncclScatterConfig), decltype(ncclScatterConfig)>);
+static_assert(sizeof(ncclHostCftMode_t) == 4 && sizeof(ncclNvlsHostMode_t) == 4);
 
 size_t indexOf(const std::vector<std::string>& names, const std::string& name) {
   for (size_t i = 0; i < names.size(); ++i) {
@@ -115,19 +139,45 @@ TEST(NcclAbiTest, LayoutOfConfigMatchesLp64Golden) {
       BRAID_FIELD(numRmaCtx, 84),
       BRAID_FIELD(maxP2pPeers, 88),
       BRAID_FIELD(graphStreamOrdering, 92),
+      // 2.31
+      BRAID_FIELD(launchOrderImplicit, 96),
+      BRAID_FIELD(numRmaSig, 100),
+      BRAID_FIELD(rmaEagerInit, 104),
+      BRAID_FIELD(hostCftMode, 108),
+      // 2.32
+      BRAID_FIELD(nvlsHostMode, 112),
   };
 #undef BRAID_FIELD
   for (const Field& field : fields) EXPECT_EQ(field.offset, field.expected) << field.name;
-  EXPECT_EQ(sizeof(ncclConfig_t), 96u);
+  EXPECT_EQ(sizeof(ncclConfig_t), 120u);
   EXPECT_EQ(sizeof(ncclSimInfo_t), 24u);
   EXPECT_EQ(offsetof(ncclSimInfo_t, estimatedTime), 16u);
+}
+
+// ncclCollConfig_t: 2.31's 64 bytes, then 2.32's event (72); ncclConfigExt_t's 24.
+TEST(NcclAbiTest, LayoutOfCollConfigMatchesLp64Golden) {
+  EXPECT_EQ(offsetof(ncclCollConfig_t, ext), 16u);
+  EXPECT_EQ(offsetof(ncclCollConfig_t, minCTAs), 24u);
+  EXPECT_EQ(offsetof(ncclCollConfig_t, maxCTAs), 28u);
+  EXPECT_EQ(offsetof(ncclCollConfig_t, nvlsCTAs), 32u);
+  EXPECT_EQ(offsetof(ncclCollConfig_t, cgaClusterSize), 36u);
+  EXPECT_EQ(offsetof(ncclCollConfig_t, algSelection), 40u);
+  EXPECT_EQ(offsetof(ncclCollConfig_t, forceAlgSelection), 48u);
+  EXPECT_EQ(offsetof(ncclCollConfig_t, CTAPolicy), 52u);
+  EXPECT_EQ(offsetof(ncclCollConfig_t, userProfilerTag), 56u);
+  EXPECT_EQ(offsetof(ncclCollConfig_t, launchCompletionEvent), 64u);
+  EXPECT_EQ(sizeof(ncclCollConfig_t), 72u);
+  EXPECT_EQ(offsetof(ncclConfigExt_t, key.vendorId), 8u);
+  EXPECT_EQ(offsetof(ncclConfigExt_t, key.optionId), 12u);
+  EXPECT_EQ(offsetof(ncclConfigExt_t, val), 16u);
+  EXPECT_EQ(sizeof(ncclConfigExt_t), 24u);
 }
 
 TEST(NcclAbiTest, InitializersMatchGolden) {
   const ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   EXPECT_EQ(config.size, sizeof(ncclConfig_t));
   EXPECT_EQ(config.magic, 0xcafebeefu);
-  EXPECT_EQ(config.version, 23007u);
+  EXPECT_EQ(config.version, 23203u);
   EXPECT_EQ(config.blocking, INT_MIN);
   EXPECT_EQ(config.netName, nullptr);
   EXPECT_EQ(config.commName, nullptr);
@@ -136,11 +186,31 @@ TEST(NcclAbiTest, InitializersMatchGolden) {
   EXPECT_EQ(config.numRmaCtx, INT_MIN);
   EXPECT_EQ(config.maxP2pPeers, INT_MIN);
   EXPECT_EQ(config.graphStreamOrdering, INT_MIN);
+  EXPECT_EQ(config.launchOrderImplicit, INT_MIN);
+  EXPECT_EQ(config.numRmaSig, INT_MIN);
+  EXPECT_EQ(config.rmaEagerInit, INT_MIN);
+  EXPECT_EQ(config.hostCftMode, INT_MIN);
+  EXPECT_EQ(config.nvlsHostMode, INT_MIN);
+
+  const ncclCollConfig_t coll = NCCL_COLLCONFIG_INITIALIZER;
+  EXPECT_EQ(coll.size, sizeof(ncclCollConfig_t));
+  EXPECT_EQ(coll.magic, 0xcafebeefu);
+  EXPECT_EQ(coll.version, 23203u);
+  EXPECT_EQ(coll.ext, nullptr);
+  EXPECT_EQ(coll.minCTAs, INT_MIN);
+  EXPECT_EQ(coll.maxCTAs, INT_MIN);
+  EXPECT_EQ(coll.nvlsCTAs, INT_MIN);
+  EXPECT_EQ(coll.cgaClusterSize, INT_MIN);
+  EXPECT_EQ(coll.algSelection, nullptr);
+  EXPECT_EQ(coll.forceAlgSelection, 1);
+  EXPECT_EQ(coll.CTAPolicy, INT_MIN);
+  EXPECT_EQ(coll.userProfilerTag, 0u);
+  EXPECT_EQ(coll.launchCompletionEvent, nullptr);
 
   const ncclSimInfo_t simInfo = NCCL_SIM_INFO_INITIALIZER;
   EXPECT_EQ(simInfo.size, sizeof(ncclSimInfo_t));
   EXPECT_EQ(simInfo.magic, 0x74685283u);
-  EXPECT_EQ(simInfo.version, 23007u);
+  EXPECT_EQ(simInfo.version, 23203u);
   EXPECT_EQ(simInfo.estimatedTime, -1.0f);
 }
 
@@ -154,6 +224,17 @@ TEST(NcclAbiTest, EnumValuesMatchGolden) {
   EXPECT_EQ(ncclStatGpuMemTotal, 3);
   EXPECT_EQ(NCCL_SUSPEND_MEM, 1);
   EXPECT_EQ(NCCL_WIN_STRICT_ORDERING, 2);
+  EXPECT_EQ(NCCL_WIN_GIN_ONLY, 4);
+  EXPECT_EQ(NCCL_WIN_CFT_COUNTED, 8);
+  EXPECT_EQ(ncclHostCftDefault, INT_MIN);
+  EXPECT_EQ(ncclHostCftEnable, 1);
+  EXPECT_EQ(ncclHostCftDisable, 2);
+  EXPECT_EQ(ncclHostCftFallback, 3);
+  EXPECT_EQ(ncclNvlsHostModeDefault, INT_MIN);
+  EXPECT_EQ(ncclNvlsHostModeEnable, 0);
+  EXPECT_EQ(ncclNvlsHostModeDisableTransport, 1);
+  EXPECT_EQ(ncclNvlsHostModeDisableSymmetricMultimem, 2);
+  EXPECT_EQ(ncclNvlsHostModeDisable, INT_MAX);
   EXPECT_EQ(NCCL_API_MAGIC, 0xcafebeefu);
   EXPECT_EQ(ncclAvg, 4);
   EXPECT_EQ(ncclNumOps, 5);
@@ -188,7 +269,7 @@ class UpstreamAbiTest : public ::testing::Test {
   void SetUp() override {
     if (!braidUpstreamAbiFacts(&upstream_)) {
       GTEST_SKIP() << "NVIDIA's nccl.h 2.28.9 (/usr/local/cuda/include) is not installed: the "
-                      "facts 2.28.9 and 2.30.7 share are not compared";
+                      "facts 2.28.9 and 2.32.3 share are not compared";
     }
     ours_ = braidFacts();
   }

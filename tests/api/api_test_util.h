@@ -9,11 +9,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,6 +76,21 @@ inline ::testing::AssertionResult failsWith(const std::function<ncclResult_t()>&
     }
   }
   return ::testing::AssertionSuccess() << "\"" << text << "\"";
+}
+
+/// The whole text of the file at `path` ("" when it cannot be read).
+inline std::string fileText(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+/// How many times `what` occurs in `text`, overlapping occurrences counted.
+inline size_t occurrencesOf(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 /// A new unique id, whose root listens from now on; a failure shows in the test that asked.

@@ -182,25 +182,46 @@ TEST_F(ExportsTest, EveryDeclaredFunctionResolvesWithDlsym) {
   }
 }
 
+// The names a function list (nccl_2_*_functions.txt) holds, the first word of each line that is
+// neither empty nor a comment, and those of them (or their twins) that `exported` lacks.
+struct ListCheck {
+  size_t listed = 0;
+  std::vector<std::string> missing;
+};
+
+ListCheck checkList(const char* path, const std::vector<std::string>& exported) {
+  ListCheck check;
+  std::ifstream list(path);
+  EXPECT_TRUE(list) << "cannot read " << path;
+  for (std::string line; std::getline(list, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const std::string name = line.substr(0, line.find_first_of(" \t"));
+    ++check.listed;
+    for (const std::string& wanted : {name, "p" + name}) {
+      bool found = false;
+      for (const std::string& ours : exported) found = found || ours == wanted;
+      if (!found) check.missing.push_back(wanted);
+    }
+  }
+  return check;
+}
+
 // Every function NVIDIA's libnccl.so.2 2.30.7 exports, and its pnccl twin, is in braid's: the
 // list (nccl_2_30_7_functions.txt) says how it was made from NVIDIA's sources.
 TEST_F(ExportsTest, EveryFunctionOfNccl2307IsExportedWithItsTwin) {
-  std::ifstream list(BRAID_NCCL_FUNCTION_LIST);
-  ASSERT_TRUE(list) << "cannot read " << BRAID_NCCL_FUNCTION_LIST;
-  std::vector<std::string> missing;
-  size_t listed = 0;
-  for (std::string line; std::getline(list, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    ++listed;
-    for (const std::string& name : {line, "p" + line}) {
-      bool found = false;
-      for (const std::string& ours : info_.definedSymbols) found = found || ours == name;
-      if (!found) missing.push_back(name);
-    }
-  }
-  EXPECT_EQ(listed, 82u) << "the list of NCCL 2.30.7's functions changed";
-  EXPECT_TRUE(missing.empty()) << path_ << " lacks " << missing.size() << ", the first "
-                               << (missing.empty() ? "" : missing.front());
+  const ListCheck check = checkList(BRAID_NCCL_FUNCTION_LIST, info_.definedSymbols);
+  EXPECT_EQ(check.listed, 82u) << "the list of NCCL 2.30.7's functions changed";
+  EXPECT_TRUE(check.missing.empty()) << path_ << " lacks " << check.missing.size() << ", the first "
+                                     << (check.missing.empty() ? "" : check.missing.front());
+}
+
+// The same of 2.32.3's (nccl_2_32_3_functions.txt, which names the sources of what 2.31 and 2.32
+// added).
+TEST_F(ExportsTest, EveryFunctionOfNccl2323IsExportedWithItsTwin) {
+  const ListCheck check = checkList(BRAID_NCCL_2_32_FUNCTION_LIST, info_.definedSymbols);
+  EXPECT_EQ(check.listed, 97u) << "the list of NCCL 2.32.3's functions changed";
+  EXPECT_TRUE(check.missing.empty()) << path_ << " lacks " << check.missing.size() << ", the first "
+                                     << (check.missing.empty() ? "" : check.missing.front());
 }
 
 // Every symbol NVIDIA's libnccl.so.2 exports is in braid's, so that no program linked against

@@ -15,7 +15,7 @@
 #include "api/matrix_cases.h"
 #include "api/process_cases.h"
 
-namespace {
+namespace ring_order_processes_test {
 
 using braid::testing::matrix::Case;
 using braid::testing::matrix::Coll;
@@ -71,4 +71,4 @@ INSTANTIATE_TEST_SUITE_P(Pinned, RingOrderProcesses, ::testing::Values("ring", "
                            return std::string(info.param);
                          });
 
-}  // namespace
+}  // namespace ring_order_processes_test

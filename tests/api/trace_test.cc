@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,20 +13,9 @@
 
 namespace {
 
+using braid::testing::fileText;
+using braid::testing::occurrencesOf;
 using braid::testing::ScopedEnv;
-
-std::string readFile(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-size_t occurrences(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 TEST(Trace, EachRankWritesItsCollectivesAndSteps) {
   const std::string pattern = "/tmp/braid-trace-test-" + std::to_string(getpid()) + "-%r.json";
@@ -50,13 +37,13 @@ TEST(Trace, EachRankWritesItsCollectivesAndSteps) {
   }
   for (int r = 0; r < nranks; ++r) {
     const std::string path = pattern.substr(0, pattern.find("%r")) + std::to_string(r) + ".json";
-    const std::string json = readFile(path);
+    const std::string json = fileText(path);
     SCOPED_TRACE(path);
     ASSERT_FALSE(json.empty());
     EXPECT_EQ(json.rfind("{\"displayTimeUnit\"", 0), 0u);
     EXPECT_EQ(json.substr(json.size() - 4), "\n]}\n");
-    EXPECT_EQ(occurrences(json, "\"name\":\"AllReduce\""), 2u);
-    EXPECT_EQ(occurrences(json, "\"algorithm\":\"tree\""), 2u);
+    EXPECT_EQ(occurrencesOf(json, "\"name\":\"AllReduce\""), 2u);
+    EXPECT_EQ(occurrencesOf(json, "\"algorithm\":\"tree\""), 2u);
     EXPECT_NE(json.find("\"protocol\":"), std::string::npos);
     EXPECT_NE(json.find("\"bytes\":4000"), std::string::npos);
     // Every rank of a tree talks to at least one peer.

@@ -51,7 +51,13 @@ void fuzzHello(const uint8_t* data, size_t size) {
   check(hello.magic == magic, "a Hello of another magic was admitted");
   check(hello.nranks >= 1 && hello.nranks <= bootstrap::kMaxRanks,
         "a Hello for " + std::to_string(hello.nranks) + " ranks was admitted");
-  check(hello.rank >= 0 && hello.rank < hello.nranks, "a Hello's rank is out of range");
+  // An introduction to the last of several roots comes as rank nranks (bootstrap/root.h).
+  check(hello.rank >= 0 &&
+            (hello.rank < hello.nranks || (hello.nroots > 1 && hello.rank == hello.nranks)),
+        "a Hello's rank is out of range");
+  check(hello.nroots >= 1 && hello.nroots <= hello.nranks && hello.iroot >= 0 &&
+            hello.iroot < hello.nroots,
+        "a Hello naming a root out of range was admitted");
   check(nranksSoFar < 0 || hello.nranks == nranksSoFar, "a Hello disagreeing on nranks");
   check((state & 1) == 0, "a rank that joined already was admitted again");
 }
@@ -65,6 +71,9 @@ void fuzzReply(const uint8_t* data, size_t size) {
       break;
     case bootstrap::wire::ReplyRead::kAddress:
       check(header.length == sizeof(sockaddr_storage), "an address of the wrong size");
+      break;
+    case bootstrap::wire::ReplyRead::kFiled:
+      check(header.length == 0, "a filed introduction with a payload");
       break;
     case bootstrap::wire::ReplyRead::kMalformed:
       break;

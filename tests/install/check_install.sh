@@ -26,7 +26,7 @@ step "what is installed"
 {
   printf 'bin/%s\n' "${TOOLS[@]}"
   printf '%s\n' include/braid_ext.h include/nccl.h
-  for file in libnccl.so libnccl.so.2 libnccl.so.2.30.7 pkgconfig/braid.pc \
+  for file in libnccl.so libnccl.so.2 libnccl.so.2.32.3 pkgconfig/braid.pc \
     cmake/braid/braidConfig.cmake cmake/braid/braidConfigVersion.cmake \
     cmake/braid/braidTargets.cmake; do
     echo "$LIBDIR/$file"
@@ -38,8 +38,8 @@ diff "$CHECK_TMP/expected" "$CHECK_TMP/installed" >"$CHECK_TMP/files.diff" ||
   fail "the installed files differ from those expected (< expected, > installed)" \
     "$CHECK_TMP/files.diff"
 [[ $(readlink "$lib/libnccl.so") == libnccl.so.2 &&
-  $(readlink "$lib/libnccl.so.2") == libnccl.so.2.30.7 ]] ||
-  fail "libnccl.so -> libnccl.so.2 -> libnccl.so.2.30.7 links are wrong"
+  $(readlink "$lib/libnccl.so.2") == libnccl.so.2.32.3 ]] ||
+  fail "libnccl.so -> libnccl.so.2 -> libnccl.so.2.32.3 links are wrong"
 [[ -f $prefix/share/doc/braid/README.md ]] || fail "README.md is not installed"
 check_headers_compile "$prefix/include"
 

@@ -35,7 +35,7 @@ deb=${debs[0]}
 
 step "contents of $(basename "$deb")"
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$CHECK_TMP/contents"
-for file in "$lib/libnccl.so.2" "$lib/libnccl.so.2.30.7" "$lib/libnccl.so" \
+for file in "$lib/libnccl.so.2" "$lib/libnccl.so.2.32.3" "$lib/libnccl.so" \
   "$prefix/include/nccl.h" "$prefix/include/braid_ext.h" "$lib/pkgconfig/braid.pc" \
   "$lib/cmake/braid/braidConfig.cmake" "$lib/cmake/braid/braidConfigVersion.cmake" \
   "${TOOLS[@]/#/$prefix/bin/}"; do

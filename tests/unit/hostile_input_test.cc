@@ -102,6 +102,7 @@ TEST(HostileRoot, HellosThatAskTooMuchAreRefused) {
   h.magic = 7;
   h.rank = 0;
   h.nranks = bootstrap::kMaxRanks + 1;
+  h.nroots = 1;
   h.listenAddr = loopback();
   EXPECT_NE(bootstrap::checkHello(h, 7, -1, false).find("out of range"), std::string::npos);
   h.nranks = 4;
@@ -114,6 +115,18 @@ TEST(HostileRoot, HellosThatAskTooMuchAreRefused) {
   EXPECT_NE(bootstrap::checkHello(h, 7, 4, true).find("already joined"), std::string::npos);
   h.listenAddr.ss_family = 99;
   EXPECT_NE(bootstrap::checkHello(h, 7, 4, false).find("family"), std::string::npos);
+  h.listenAddr = loopback();
+  // Several ids: a root beyond them, or more roots than ranks, is refused; an introduction to
+  // the last root comes as rank nranks.
+  h.nroots = 2;
+  h.iroot = 2;
+  EXPECT_NE(bootstrap::checkHello(h, 7, 4, false).find("root 2 of 2"), std::string::npos);
+  h.iroot = 1;
+  h.rank = 4;
+  EXPECT_EQ(bootstrap::checkHello(h, 7, 4, false), "");
+  h.nroots = 5;
+  EXPECT_NE(bootstrap::checkHello(h, 7, 4, false).find("out of range for 4 ranks"),
+            std::string::npos);
 }
 
 TEST(HostileRendezvous, OnlyProvenConnectionsAreFiled) {
