@@ -29,7 +29,7 @@ std::string busIdOfPciPath(const std::string& path) {
 }
 
 int nearestNetDevice(const Graph& graph, const Paths& paths, int from,
-                     const std::vector<std::string>& busIds, int spread) {
+                     const std::vector<std::string>& busIds, int spread, PathType* type) {
   const int host = graph.node(from).host;
   std::vector<int> nearest;  // device indices
   const Path* best = nullptr;
@@ -47,6 +47,7 @@ int nearestNetDevice(const Graph& graph, const Paths& paths, int from,
     }
   }
   if (nearest.empty()) return -1;
+  if (type != nullptr) *type = best->type;
   const int count = static_cast<int>(nearest.size());
   return nearest[((spread % count) + count) % count];
 }

@@ -22,8 +22,9 @@ std::string busIdOfPciPath(const std::string& path);
 /// The device of `busIds` (one per device of the plugin; empty where unknown) that a rank at node
 /// `from` of `graph` is nearest to: the best path (betterPath) from `from` to the node with that
 /// bus ID on the same host; among equally near devices the `spread`-th modulo their number.
-/// -1 where none of the devices is a node of the host.
+/// -1 where none of the devices is a node of the host. `type`, where given, gets the path's type
+/// (what NCCL_NET_GDR_LEVEL is held to where `from` is a GPU).
 int nearestNetDevice(const Graph& graph, const Paths& paths, int from,
-                     const std::vector<std::string>& busIds, int spread);
+                     const std::vector<std::string>& busIds, int spread, PathType* type = nullptr);
 
 }  // namespace braid::topology

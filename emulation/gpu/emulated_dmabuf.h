@@ -8,6 +8,13 @@
 // importer may keep or the exporter's user may close) plus the range it stands for, kept here by
 // descriptor and checked against the file's identity: a descriptor closed and reused for another
 // file is no dmabuf, as the kernel would say of it.
+//
+// An importer in another library, which cannot see this table (a network plugin loaded with
+// dlopen, knowing nothing of braid, whose regMrDmaBuf is given the fd), finds where the range
+// starts as the descriptor's file position (lseek(fd, 0, SEEK_CUR)), which the export sets:
+// it then maps the range as mmap(fd, position + offset), where a real plugin's NIC driver asks
+// the kernel's dma-buf framework for the pages (a real dmabuf maps its range from offset 0, and
+// its position is 0).
 #pragma once
 
 #include <cstdint>

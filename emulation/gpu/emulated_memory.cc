@@ -263,6 +263,14 @@ Result<int> EmulatedMemory::exportDmabuf(void* pointer, size_t bytes) {
     return systemError(std::string("emulated GPU: exporting a dmabuf: ") + strerror(errno));
   }
   recordDmabuf(fd, DmabufRange{at - it->first, bytes});
+  // The descriptor's position marks where the range starts in the file, for an importer outside
+  // this library (a network plugin's regMrDmaBuf, emulated_dmabuf.h): its own open file
+  // description, which nothing reads or writes through.
+  if (lseek(fd, static_cast<off_t>(at - it->first), SEEK_SET) < 0) {
+    const int saved = errno;
+    close(fd);
+    return systemError(std::string("emulated GPU: exporting a dmabuf: ") + strerror(saved));
+  }
   return fd;
 }
 

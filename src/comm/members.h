@@ -129,7 +129,10 @@ class Members {
   /// near several going round them by local rank (topology::nearestNetDevice); -1 where the graph
   /// is unknown or holds none of them. Reads the host's own graph: call it before planTopology
   /// joins the hosts' graphs.
-  int nearestNetDevice(const std::vector<std::string>& busIds) const;
+  /// `gpuPath`, where given, gets the path from the rank's GPU to that device (nullopt where the
+  /// rank's GPU is not on the topology).
+  int nearestNetDevice(const std::vector<std::string>& busIds,
+                       std::optional<topology::PathType>* gpuPath = nullptr) const;
   /// The path from this rank's GPU to the verbs port named `port` (or, where the machine names
   /// its NICs otherwise, the RDMA NIC at `portIndex` in the order rdmaNicIndex counts): what
   /// NCCL_NET_GDR_LEVEL is held to. nullopt where the machine does not place both.

@@ -344,7 +344,8 @@ int Members::rdmaNicIndex(const std::string& nic) const {
   return -1;
 }
 
-int Members::nearestNetDevice(const std::vector<std::string>& busIds) const {
+int Members::nearestNetDevice(const std::vector<std::string>& busIds,
+                              std::optional<topology::PathType>* gpuPath) const {
   if (!machine_) return -1;
   topology::RankLocation here;
   here.numaId = peers_[rank].numaId;
@@ -352,8 +353,15 @@ int Members::nearestNetDevice(const std::vector<std::string>& busIds) const {
   if (gpu >= 0) here.gpuBusId = machine_->node(gpu).busId;
   Result<topology::Placement> placed = topology::placeRanks(*machine_, {here});
   if (!placed.ok() || placed.value()[0].device < 0) return -1;
-  return topology::nearestNetDevice(*machine_, topology::Paths(*machine_), placed.value()[0].device,
-                                    busIds, localRank());
+  const int from = placed.value()[0].device;
+  topology::PathType type = topology::PathType::kDis;
+  const int nearest = topology::nearestNetDevice(*machine_, topology::Paths(*machine_), from,
+                                                 busIds, localRank(), &type);
+  if (gpuPath != nullptr && nearest >= 0 && gpu >= 0 &&
+      machine_->node(from).type == topology::NodeType::kGpu) {
+    *gpuPath = type;
+  }
+  return nearest;
 }
 
 std::optional<topology::PathType> Members::gpuNicPath(const std::string& port,

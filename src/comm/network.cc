@@ -365,9 +365,9 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> Network::awaitGpuFifo(
     gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
     const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor) {
   if (plugin_) {
-    return transport::plugin::openGpuPluginRecvEnd(pluginLink(peer, greeting.channel),
-                                                   socketTaker(greeting),
-                                                   {&runtime, stream, name, slot, cursor});
+    return transport::plugin::openGpuPluginRecvEnd(
+        pluginLink(peer, greeting.channel), socketTaker(greeting),
+        pluginGpuSpec({&runtime, stream, name, slot, cursor}, /*sending=*/false));
   }
   if (ib_) {
     const std::string nic = plannedNic(greeting, /*sending=*/false);
@@ -400,7 +400,7 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
   if (plugin_) {
     return transport::plugin::openGpuPluginSendEnd(
         pluginLink(peer, greeting.channel), std::move(socket),
-        {&runtime, stream, name, slot, cursor}, proxyCursor);
+        pluginGpuSpec({&runtime, stream, name, slot, cursor}, /*sending=*/true), proxyCursor);
   }
   if (ib_) {
     const std::string nic = plannedNic(greeting, /*sending=*/true);

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -45,6 +46,9 @@ class Network {
  public:
   Network(const Config& config, const Members& members, Health& health)
       : config_(config), members_(members), health_(health) {}
+  /// Says at INFO what the process's GPU FIFOs moved through a network plugin, by where the
+  /// plugin found the bytes (network_plugin_gdr.cc).
+  ~Network();
 
   /// Joins the network: the listener, the exchange of addresses, the choice of transport. Takes
   /// from `allowed` what does not cross hosts (LL, the one-shot).
@@ -104,7 +108,14 @@ class Network {
   transport::plugin::PluginLink pluginLink(int peer, int channel = 0) const;
   /// The plugin device this rank's FIFOs use: the one nearest its GPU or CPU on the topology,
   /// where the plugin says where its devices are; else the rank's local rank modulo the count.
-  int choosePluginDevice() const;
+  /// `gpuPath` gets the path from this rank's GPU to it, where the topology places both.
+  int choosePluginDevice(std::optional<topology::PathType>* gpuPath) const;
+  /// `spec` with where a GPU FIFO end over the plugin keeps its slots: device memory the
+  /// plugin's device reaches (GPUDirect RDMA, by dmabuf or NCCL_PTR_CUDA) or pinned host memory,
+  /// as transport::ib::chooseGdr decides from this GPU, the device's ptrSupport and the path
+  /// between them; and whether a receiving end flushes (the rules, or the device's forceFlush).
+  /// Said once per direction at INFO (network_plugin_gdr.cc).
+  transport::plugin::GpuFifoSpec pluginGpuSpec(transport::plugin::GpuFifoSpec spec, bool sending);
   /// The verbs port the topology planned for the FIFO end that opens with `greeting` (empty
   /// where it planned none), said at INFO with the port it resolves to.
   std::string plannedNic(const transport::net::Greeting& greeting, bool sending) const;
@@ -152,6 +163,7 @@ class Network {
   std::shared_ptr<transport::plugin::LoadedNetPlugin> plugin_;  ///< shared with the process's
                                                                 ///< other communicators
   int pluginDev_ = 0;                                           ///< choosePluginDevice's
+  std::optional<topology::PathType> pluginGpuPath_;             ///< and the GPU's path to it
   double pluginNetworkGBs_ = 0;                                 ///< see pluginNetworkGBs()
   double pluginLatencyUs_ = 0;                                  ///< see pluginLatencyUs()
   std::mutex gdrMutex_;

@@ -68,7 +68,7 @@ Status Network::choosePlugin() {
   BRAID_ASSIGN_OR_RETURN(plugin_, transport::plugin::loadNetPlugin(config_.netPlugin, config_.net));
   std::vector<PluginName> names(members_.nranks);
   if (plugin_) {
-    pluginDev_ = choosePluginDevice();
+    pluginDev_ = choosePluginDevice(&pluginGpuPath_);
     PluginName& mine = names[members_.rank];
     snprintf(mine.name, sizeof(mine.name), "%s", plugin_->net().name().c_str());
     const transport::plugin::DeviceProps& props = plugin_->devices()[pluginDev_];
@@ -113,11 +113,11 @@ Status Network::choosePlugin() {
   return Status::success();
 }
 
-int Network::choosePluginDevice() const {
+int Network::choosePluginDevice(std::optional<topology::PathType>* gpuPath) const {
   const std::vector<transport::plugin::DeviceProps>& devices = plugin_->devices();
   std::vector<std::string> busIds;
   for (const auto& props : devices) busIds.push_back(topology::busIdOfPciPath(props.pciPath));
-  const int nearest = members_.nearestNetDevice(busIds);
+  const int nearest = members_.nearestNetDevice(busIds, gpuPath);
   if (nearest >= 0) {
     BRAID_INFO("network: NET plugin device %d (%s, %s) is the nearest to this rank's %s", nearest,
                devices[nearest].name.c_str(), busIds[nearest].c_str(),

@@ -98,13 +98,13 @@ expected_rows() {
   done
 }
 
-# expect_gdr device|staged ERR NRANKS: each rank's log (ERR, ERR.1 ...) has the verbs transport's
+# expect_gdr device|staged ERR NRANKS: each rank's log (ERR, ERR.1 ...) has the verbs transport's (or plugin's)
 # count of its GPU FIFOs' bytes, all through device memory or all staged, and says so at INFO.
 expect_gdr() {
   local want=$1 err=$2 n=$3 r log line device staged flushes
   for ((r = 0; r < n; r++)); do
     log=$(rank_file "$err" "$r")
-    line=$(grep 'verbs: GPU FIFOs moved' "$log" | tail -1)
+    line=$(grep -E '(verbs|NET plugin .*): GPU FIFOs moved' "$log" | tail -1)
     [[ -n $line ]] || fail "rank $r did not count its GPU FIFOs' bytes" "$log"
     device=$(sed -n 's/.*moved \([0-9]*\) bytes through device-memory.*/\1/p' <<<"$line")
     staged=$(sed -n 's/.*, \([0-9]*\) staged through host memory.*/\1/p' <<<"$line")

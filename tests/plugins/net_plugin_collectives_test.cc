@@ -238,9 +238,36 @@ ncclResult_t awaitAsyncError(ncclComm_t comm) {
   return async;
 }
 
-// The same failure under a kernel: GPU communicators of the emulated GPU, whose FIFOs to the
-// other host the plugin carries. The call returns at once; the failed isend turns the
-// communicator's asynchronous error, the kernel ends, and the next call names the plugin.
+// Under a kernel: an all-reduce on GPU communicators (emulated GPU) whose FIFOs to the other
+// host the plugin carries, where rank 0's plugin fails its `call`. The call returns at once; the
+// failure turns the communicator's asynchronous error, the kernel ends, and the next call names
+// the plugin and the call (on rank 0, which heard it in its own words). A call that fails as the
+// FIFOs connect (`atConnection`) may have failed before the first call, which then fails at once.
+void expectAsyncErrorNaming(int rank, ncclComm_t comm, const std::string& call,
+                            bool atConnection = false) {
+  const braidDeviceApi* gpu = braidGetDeviceApi();
+  ASSERT_EQ(gpu->deviceCount(), 1) << "the emulated GPU did not come up";
+  constexpr size_t kCount = 1 << 20;
+  void* data = nullptr;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(gpu->alloc(&data, kCount * sizeof(float)), ncclSuccess);
+  ASSERT_EQ(gpu->streamCreate(&stream), ncclSuccess);
+  ASSERT_EQ(gpu->fill(data, 0, kCount * sizeof(float), stream), ncclSuccess);
+  const ncclResult_t first = ncclAllReduce(data, data, kCount, ncclFloat32, ncclSum, comm, stream);
+  if (!atConnection) ASSERT_EQ(first, ncclSuccess) << ncclGetLastError(comm);
+  EXPECT_NE(awaitAsyncError(comm), ncclSuccess) << "rank " << rank << " never heard";
+  EXPECT_EQ(gpu->streamSynchronize(stream), ncclSuccess) << "the kernel did not end";
+  EXPECT_NE(ncclAllReduce(data, data, kCount, ncclFloat32, ncclSum, comm, stream), ncclSuccess);
+  const std::string error = ncclGetLastError(comm);
+  if (rank == 0) {
+    EXPECT_NE(error.find("NET plugin braidtest"), std::string::npos) << error;
+    EXPECT_NE(error.find(call), std::string::npos) << error;
+  }
+  EXPECT_EQ(ncclCommAbort(comm), ncclSuccess);
+  gpu->streamDestroy(stream);
+  gpu->release(data);
+}
+
 TEST(NetPluginFailure, AnIsendThatFailsUnderAKernelIsAnAsyncErrorNamingThePlugin) {
   twoHosts(
       [](int rank) {
@@ -249,32 +276,7 @@ TEST(NetPluginFailure, AnIsendThatFailsUnderAKernelIsAnAsyncErrorNamingThePlugin
         setenv("BRAID_TEST_NET_PLUGIN_FAIL_AFTER", rank == 0 ? "3" : "1000000", 1);
         setenv("BRAID_TIMEOUT_MS", "60000", 1);
       },
-      ncclSuccess,
-      [](int rank, ncclComm_t comm) {
-        const braidDeviceApi* gpu = braidGetDeviceApi();
-        ASSERT_EQ(gpu->deviceCount(), 1) << "the emulated GPU did not come up";
-        constexpr size_t kCount = 1 << 20;
-        void* data = nullptr;
-        cudaStream_t stream = nullptr;
-        ASSERT_EQ(gpu->alloc(&data, kCount * sizeof(float)), ncclSuccess);
-        ASSERT_EQ(gpu->streamCreate(&stream), ncclSuccess);
-        ASSERT_EQ(gpu->fill(data, 0, kCount * sizeof(float), stream), ncclSuccess);
-        ASSERT_EQ(ncclAllReduce(data, data, kCount, ncclFloat32, ncclSum, comm, stream),
-                  ncclSuccess)
-            << ncclGetLastError(comm);
-        EXPECT_NE(awaitAsyncError(comm), ncclSuccess) << "rank " << rank << " never heard";
-        EXPECT_EQ(gpu->streamSynchronize(stream), ncclSuccess) << "the kernel did not end";
-        EXPECT_NE(ncclAllReduce(data, data, kCount, ncclFloat32, ncclSum, comm, stream),
-                  ncclSuccess);
-        const std::string error = ncclGetLastError(comm);
-        if (rank == 0) {
-          EXPECT_NE(error.find("NET plugin braidtest"), std::string::npos) << error;
-          EXPECT_NE(error.find("isend"), std::string::npos) << error;
-        }
-        EXPECT_EQ(ncclCommAbort(comm), ncclSuccess);
-        gpu->streamDestroy(stream);
-        gpu->release(data);
-      });
+      ncclSuccess, [](int rank, ncclComm_t comm) { expectAsyncErrorNaming(rank, comm, "isend"); });
 }
 
 // The plugin's devices on the topology: NCCL_TOPO_FILE is the DGX-like fixture (a NIC beside
@@ -288,6 +290,12 @@ void expectEveryCommOnDevice(const Record& record, long dev) {
     EXPECT_EQ(seen.second, dev * seen.first) << what << "on another device than " << dev;
   }
 }
+
+// Two devices: one under the fixture's other PCIe switch, one beside its GPU 0 (0000:1b:00.0,
+// under the switch of 0000:18:00.0).
+constexpr const char* kDevices =
+    "/sys/devices/pci0000:15/0000:15:01.0/0000:16:01.0/0000:40:00.0,"
+    "/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:18:00.0";
 
 void onTheDgxFixture(const std::string& devices) {
   setenv("NCCL_TOPO_FILE", BRAID_TESTS_DIR "/data/topologies/dgx-h100-like.nccl.xml", 1);
@@ -309,6 +317,30 @@ TEST(NetPluginDevices, AHostRankTakesTheDeviceUnderItsCpu) {
   expectEveryCommOnDevice(record, 1);
 }
 
+// A GPU communicator's all-reduce of ones on 2 ranks (emulated GPU), over a FIFO's slot, checked,
+// then the communicator destroyed.
+void gpuSumOfOnes(int, ncclComm_t comm) {
+  const braidDeviceApi* gpu = braidGetDeviceApi();
+  ASSERT_EQ(gpu->deviceCount(), 1) << "the emulated GPU did not come up";
+  constexpr size_t kCount = 300001;
+  void* data = nullptr;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(gpu->alloc(&data, kCount * sizeof(float)), ncclSuccess);
+  ASSERT_EQ(gpu->streamCreate(&stream), ncclSuccess);
+  std::vector<float> ones(kCount, 1.0f);
+  ASSERT_EQ(gpu->copy(data, ones.data(), kCount * sizeof(float), stream), ncclSuccess);
+  ASSERT_EQ(ncclAllReduce(data, data, kCount, ncclFloat32, ncclSum, comm, stream), ncclSuccess)
+      << ncclGetLastError(comm);
+  std::vector<float> out(kCount, 0.0f);
+  ASSERT_EQ(gpu->copy(out.data(), data, kCount * sizeof(float), stream), ncclSuccess);
+  ASSERT_EQ(gpu->streamSynchronize(stream), ncclSuccess) << ncclGetLastError(comm);
+  EXPECT_EQ(out[0], 2.0f);
+  EXPECT_EQ(out[kCount - 1], 2.0f);
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  gpu->streamDestroy(stream);
+  gpu->release(data);
+}
+
 TEST(NetPluginDevices, AGpuRankTakesTheDeviceBesideItsGpu) {
   Record record;
   twoHosts(
@@ -316,34 +348,85 @@ TEST(NetPluginDevices, AGpuRankTakesTheDeviceBesideItsGpu) {
         setenv("BRAID_EMULATE_GPUS", "1", 1);
         setenv("NCCL_NET_PLUGIN", pluginPath("braidtest").c_str(), 1);
         setenv("BRAID_TEST_NET_PLUGIN_RECORD", record.path().c_str(), 1);
-        // The fixture's GPU 0 (0000:1b:00.0) shares a PCIe switch with 0000:18:00.0.
-        onTheDgxFixture(
-            "/sys/devices/pci0000:15/0000:15:01.0/0000:16:01.0/0000:40:00.0,"
-            "/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:18:00.0");
+        onTheDgxFixture(kDevices);
+      },
+      ncclSuccess, gpuSumOfOnes);
+  expectEveryCommOnDevice(record, 1);
+}
+
+// GPUDirect RDMA through a plugin (plugin_fifo.h): the GDR variant reports HOST|CUDA|DMABUF, the
+// GPU sits beside its device on the fixture, so the GPU FIFOs' slots are in device memory and
+// registered by dmabuf, the plugin moving their bytes through its mapping of the dmabuf; what
+// lands is flushed because the device asks (forceFlush: the emulated GPU is a Hopper, where the
+// rules alone would not).
+void onGdrPlugin(const Record& record) {
+  setenv("BRAID_EMULATE_GPUS", "1", 1);
+  setenv("NCCL_NET_PLUGIN", pluginPath("braidtest-gdr").c_str(), 1);
+  setenv("BRAID_TEST_NET_PLUGIN_RECORD", record.path().c_str(), 1);
+  onTheDgxFixture(kDevices);
+}
+
+// gpuSumOfOnes on the GDR plugin with `variable` set to `value` on both ranks.
+void gdrSumOfOnes(const Record& record, const char* variable, const char* value) {
+  twoHosts(
+      [&](int) {
+        onGdrPlugin(record);
+        setenv(variable, value, 1);
+      },
+      ncclSuccess, gpuSumOfOnes);
+}
+
+TEST(NetPluginGdr, GpuFifosRegisterTheirSlotsByDmabufAndFlushWhereTheDeviceAsks) {
+  Record record;
+  gdrSumOfOnes(record, "BRAID_TEST_NET_PLUGIN_FORCE_FLUSH", "1");
+  expectEveryCommOnDevice(record, 1);
+  const auto dmabufs = record.count("regMrDmaBuf ");
+  EXPECT_GT(dmabufs.first, 0) << "no FIFO registered its slots by dmabuf";
+  EXPECT_EQ(record.count("regMr cuda ").first, 0);
+  const auto flushes = record.count("iflush ");
+  EXPECT_GT(flushes.first, 0) << "nothing received into device memory was flushed";
+  EXPECT_GT(flushes.second, 0) << "the flushes covered no byte";
+}
+
+TEST(NetPluginGdr, WithDmabufOffCudaPointersAreRegisteredAndAHopperDoesNotFlush) {
+  Record record;
+  gdrSumOfOnes(record, "NCCL_DMABUF_ENABLE", "0");
+  EXPECT_GT(record.count("regMr cuda ").first, 0) << "no FIFO registered device pointers";
+  EXPECT_EQ(record.count("regMrDmaBuf ").first, 0);
+  EXPECT_EQ(record.count("iflush ").first, 0) << "a Hopper flushes only where asked";
+}
+
+// A plugin that claims DMABUF but fails to register one: the FIFO ends, and the call with it,
+// naming the plugin and regMrDmaBuf.
+TEST(NetPluginFailure, ARegMrDmaBufThatFailsIsAnAsyncErrorNamingIt) {
+  Record record;
+  twoHosts(
+      [&](int rank) {
+        onGdrPlugin(record);
+        if (rank == 0) setenv("BRAID_TEST_NET_PLUGIN_FAIL_DMABUF", "1", 1);
+        setenv("BRAID_TIMEOUT_MS", "60000", 1);
       },
       ncclSuccess,
-      [](int, ncclComm_t comm) {
-        const braidDeviceApi* gpu = braidGetDeviceApi();
-        ASSERT_EQ(gpu->deviceCount(), 1) << "the emulated GPU did not come up";
-        constexpr size_t kCount = 4096;
-        void* data = nullptr;
-        cudaStream_t stream = nullptr;
-        ASSERT_EQ(gpu->alloc(&data, kCount * sizeof(float)), ncclSuccess);
-        ASSERT_EQ(gpu->streamCreate(&stream), ncclSuccess);
-        std::vector<float> ones(kCount, 1.0f);
-        ASSERT_EQ(gpu->copy(data, ones.data(), kCount * sizeof(float), stream), ncclSuccess);
-        ASSERT_EQ(ncclAllReduce(data, data, kCount, ncclFloat32, ncclSum, comm, stream),
-                  ncclSuccess)
-            << ncclGetLastError(comm);
-        std::vector<float> out(kCount, 0.0f);
-        ASSERT_EQ(gpu->copy(out.data(), data, kCount * sizeof(float), stream), ncclSuccess);
-        ASSERT_EQ(gpu->streamSynchronize(stream), ncclSuccess) << ncclGetLastError(comm);
-        EXPECT_EQ(out[kCount - 1], 2.0f);
-        EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
-        gpu->streamDestroy(stream);
-        gpu->release(data);
+      [](int rank, ncclComm_t comm) {
+        expectAsyncErrorNaming(rank, comm, "regMrDmaBuf", /*atConnection=*/true);
       });
-  expectEveryCommOnDevice(record, 1);
+}
+
+// NCCL_NET_GDR_READ=0: senders stage, receivers stay in device memory, and the two ends of each
+// FIFO agree on how the slot's word travels (apart, as the receiver needs).
+TEST(NetPluginGdr, StagedSendersAndDeviceReceiversAgree) {
+  Record record;
+  gdrSumOfOnes(record, "NCCL_NET_GDR_READ", "0");
+  EXPECT_GT(record.count("regMrDmaBuf ").first, 0) << "no receiver registered its slots by dmabuf";
+}
+
+TEST(NetPluginGdr, AGpuFarFromTheDeviceStages) {
+  Record record;
+  gdrSumOfOnes(record, "NCCL_NET_GDR_LEVEL", "LOC");
+  EXPECT_GT(record.count("sent ").second, 0);
+  EXPECT_EQ(record.count("regMr cuda ").first, 0);
+  EXPECT_EQ(record.count("regMrDmaBuf ").first, 0);
+  EXPECT_EQ(record.count("iflush ").first, 0);
 }
 
 }  // namespace

@@ -7,6 +7,14 @@
 //                                must take the newer one (without it: v6 only)
 //   BRAID_TEST_PLUGIN_NO_DEVICE  initializes but reports no device (braid falls back)
 //   BRAID_TEST_PLUGIN_FAILING    isend fails after BRAID_TEST_NET_PLUGIN_FAIL_AFTER calls
+//   BRAID_TEST_PLUGIN_GDR        reaches GPU memory as a GPUDirect RDMA NIC does: ptrSupport
+//                                HOST|CUDA|DMABUF (no CUDA with BRAID_TEST_NET_PLUGIN_NO_CUDA=1;
+//                                forceFlush with BRAID_TEST_NET_PLUGIN_FORCE_FLUSH=1, v12),
+//                                regMr of NCCL_PTR_CUDA pointers, regMrDmaBuf, which maps the
+//                                dmabuf and moves the region's bytes through that mapping (as a
+//                                NIC through the pages the dma-buf framework gives it), and an
+//                                iflush of what landed in device memory; regMrDmaBuf fails
+//                                with BRAID_TEST_NET_PLUGIN_FAIL_DMABUF=1
 //
 // It behaves as the API asks and checks that braid does too: connect and accept never block
 // (connect says "not yet" at least once, so braid's retry is used), isend returns a null request
@@ -14,7 +22,8 @@
 // memory registered with regMr as host memory, and transfers complete in order per comm.
 // BRAID_TEST_NET_PLUGIN_RECORD, where set, names a file each process appends to: "init vN" at
 // init, "sent N" at each closeSend, "listen dev N" and "connect dev N" as comms are made, so a
-// test sees which table was used, that bytes went through it and on which device. listenAddress()
+// test sees which table was used, that bytes went through it and on which device; the GDR
+// variant adds "regMrDmaBuf N" (bytes), "regMr cuda N" and "iflush N" (bytes). listenAddress()
 // says where it listens. Its devices (all the same TCP stack) are one with no PCI path, or one
 // per entry of BRAID_TEST_NET_PLUGIN_DEVICES (comma-separated PCI paths, as a NIC's sysfs path),
 // each of BRAID_TEST_NET_PLUGIN_SPEED_MBPS (10000) and BRAID_TEST_NET_PLUGIN_LATENCY_US (0).
@@ -24,6 +33,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -65,9 +75,15 @@ struct Handle {
 };
 static_assert(sizeof(Handle) <= kHandleMaxSize, "the handle must fit NCCL's");
 
+// A registered region: where the caller sees it, and where this plugin moves its bytes (`io`: the
+// same, or the mapping of a dmabuf, unmapped at deregMr).
 struct Region {
   const char* data;
   size_t size;
+  int type;
+  char* io;
+  void* mapping;
+  size_t mappingBytes;
 };
 
 struct Comm;
@@ -174,6 +190,10 @@ void fillCommon(int dev, Props* p) {
   p->pciPath = theDevices().hasPath ? const_cast<char*>(theDevices().paths[dev]) : nullptr;
   p->guid = 0xb4a1d + dev;
   p->ptrSupport = kPtrHost;
+#ifdef BRAID_TEST_PLUGIN_GDR
+  p->ptrSupport |= kPtrDmabuf;
+  if (envInt("BRAID_TEST_NET_PLUGIN_NO_CUDA", 0) == 0) p->ptrSupport |= kPtrCuda;
+#endif
   p->speed = envInt("BRAID_TEST_NET_PLUGIN_SPEED_MBPS", 10000);
   p->port = 1;
   p->latency = static_cast<float>(envInt("BRAID_TEST_NET_PLUGIN_LATENCY_US", 0));
@@ -192,6 +212,7 @@ ncclResult_t getPropertiesV12(int dev, ncclNetProperties_v12_t* props) {
   if (!validDev(dev)) return ncclInvalidArgument;
   fillCommon(dev, props);
   props->netDeviceType = NCCL_NET_DEVICE_HOST;
+  props->forceFlush = envInt("BRAID_TEST_NET_PLUGIN_FORCE_FLUSH", 0);
   props->maxP2pBytes = size_t{1} << 30;
   props->maxCollBytes = size_t{1} << 30;
   props->maxMultiRequestSize = 1;
@@ -292,20 +313,62 @@ ncclResult_t acceptCommon(void* listenComm, void** recvComm) {
   return ncclSuccess;
 }
 
+#ifdef BRAID_TEST_PLUGIN_GDR
+constexpr bool kGdr = true;
+#else
+constexpr bool kGdr = false;
+#endif
+
+// Host memory, and (GDR) device pointers, which the emulated GPU's process can reach as they are,
+// as a NIC reaches them through nvidia-peermem.
 ncclResult_t regMrCommon(void* comm, void* data, size_t size, int type, void** mhandle) {
-  if (comm == nullptr || type != kPtrHost) return ncclInternalError;
-  *mhandle = new Region{static_cast<const char*>(data), size};
+  if (comm == nullptr || (type != kPtrHost && !(kGdr && type == kPtrCuda))) {
+    return ncclInternalError;
+  }
+  if (type == kPtrCuda) record("regMr cuda %ld\n", static_cast<long>(size));
+  *mhandle =
+      new Region{static_cast<const char*>(data), size, type, static_cast<char*>(data), nullptr, 0};
   return ncclSuccess;
 }
 ncclResult_t regMrV6(void* comm, void* data, int size, int type, void** mhandle) {
   return regMrCommon(comm, data, static_cast<size_t>(size), type, mhandle);
 }
-ncclResult_t regMrDmaBuf(void*, void*, size_t, int, uint64_t, int, void**) {
-  return ncclInternalError;  // host memory only
+// Maps the dmabuf's pages from `offset` (where the emulated GPU's export starts in its file: the
+// descriptor's position, emulation/gpu/emulated_dmabuf.h) and moves the region's bytes through
+// that mapping, never through `data`: a wrong fd or offset shows as wrong results.
+ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                         void** mhandle) {
+  if (!kGdr || comm == nullptr || type != kPtrDmabuf || fd < 0 || size == 0) {
+    return ncclInternalError;
+  }
+  if (envInt("BRAID_TEST_NET_PLUGIN_FAIL_DMABUF", 0) != 0) {
+    if (logger)
+      logger(NCCL_LOG_WARN, 0, __FILE__, __LINE__, "braidtest: regMrDmaBuf fails on purpose");
+    return ncclSystemError;
+  }
+  const off_t start = lseek(fd, 0, SEEK_CUR);
+  if (start < 0) return ncclSystemError;
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t at = static_cast<uint64_t>(start) + offset;
+  const uint64_t first = at / page * page;
+  const size_t bytes = static_cast<size_t>((at + size - first + page - 1) / page * page);
+  void* mapping =
+      mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(first));
+  if (mapping == MAP_FAILED) return ncclSystemError;
+  record("regMrDmaBuf %ld\n", static_cast<long>(size));
+  *mhandle = new Region{static_cast<const char*>(data),
+                        size,
+                        type,
+                        static_cast<char*>(mapping) + (at - first),
+                        mapping,
+                        bytes};
+  return ncclSuccess;
 }
 ncclResult_t deregMr(void* comm, void* mhandle) {
   if (comm == nullptr || mhandle == nullptr) return ncclInternalError;
-  delete static_cast<Region*>(mhandle);
+  auto* region = static_cast<Region*>(mhandle);
+  if (region->mapping != nullptr) munmap(region->mapping, region->mappingBytes);
+  delete region;
   return ncclSuccess;
 }
 
@@ -319,8 +382,9 @@ ncclResult_t post(Comm* comm, bool sending, void* data, size_t size, void* mhand
     return ncclInternalError;
   }
   if (comm->inFlight >= kMaxRequests || ++calls % 5 == 0) return ncclSuccess;
-  auto* r = new Request{comm, sending, static_cast<char*>(data), size, sending ? size : 0, size,
-                        0,    false};
+  const auto* region = static_cast<const Region*>(mhandle);
+  char* io = region->io + (static_cast<const char*>(data) - region->data);
+  auto* r = new Request{comm, sending, io, size, sending ? size : 0, size, 0, false};
   comm->queue.push_back(r);
   ++comm->inFlight;
   *request = r;
@@ -374,9 +438,24 @@ ncclResult_t irecvV12(void* recvComm, int n, void** data, size_t* sizes, int* /*
   return r;
 }
 #endif
-ncclResult_t iflush(void*, int, void**, int*, void**, void** request) {
+// GDR: a flush of what landed in device memory, done at once (TCP's bytes went through the CPU,
+// which the GPU sees); braid must test it to completion. Host memory needs none: braid must not
+// ask, nor without GDR.
+ncclResult_t iflush(void* recvComm, int n, void** data, int* sizes, void** mhandles,
+                    void** request) {
   *request = nullptr;
-  return ncclInternalError;  // nothing to flush in host memory; braid must not ask
+  if (!kGdr || recvComm == nullptr || n != 1 || sizes[0] < 0 ||
+      !owns(mhandles[0], data[0], static_cast<size_t>(sizes[0])) ||
+      static_cast<const Region*>(mhandles[0])->type == kPtrHost) {
+    if (logger)
+      logger(NCCL_LOG_WARN, 0, __FILE__, __LINE__, "braidtest: a flush braid must not ask");
+    return ncclInternalError;
+  }
+  record("iflush %ld\n", sizes[0]);
+  auto* comm = static_cast<Comm*>(recvComm);
+  ++comm->inFlight;
+  *request = new Request{comm, false, nullptr, 0, 0, 0, 0, true};
+  return ncclSuccess;
 }
 
 // Moves the comm's queue from its head up to `request`, done once it has moved: what comes

@@ -50,6 +50,23 @@ TEST(NetDevices, AGpuTakesTheDeviceBesideIt) {
   }
 }
 
+// The path to the device taken, which NCCL_NET_GDR_LEVEL is held to: beside the GPU, within a
+// PCIe switch (PXB at most); a device of another switch, farther.
+TEST(NetDevices, TheTakenDevicesPathTypeIsGiven) {
+  const Graph graph = loadFixture(kDgx);
+  const Paths paths(graph);
+  const int gpu0 = graph.findByBusId(0, "0000:1b:00.0");
+  ASSERT_GE(gpu0, 0);
+  PathType beside = PathType::kDis;
+  ASSERT_EQ(nearestNetDevice(graph, paths, gpu0, dgxDevicesShuffled(), 0, &beside), 2);
+  EXPECT_EQ(beside, paths.between(gpu0, graph.findByBusId(0, "0000:18:00.0")).type);
+  EXPECT_LE(beside, PathType::kPxb);
+  PathType far = PathType::kDis;
+  ASSERT_EQ(nearestNetDevice(graph, paths, gpu0, {"0000:4f:00.0"}, 0, &far), 0);
+  EXPECT_EQ(far, paths.between(gpu0, graph.findByBusId(0, "0000:4f:00.0")).type);
+  EXPECT_GT(far, beside);
+}
+
 TEST(NetDevices, RanksEquallyNearSeveralDevicesGoRoundThem) {
   const Graph graph = loadFixture(kDgx);
   const Paths paths(graph);

@@ -28,9 +28,10 @@ GdrChoice chooseGdr(const IbSettings& settings, const GdrFacts& facts, bool send
     } else if (!facts.gpuDmabuf) {
       why += "the GPU exports no dmabuf";
     } else {
-      why += "the verbs library or device registers no dmabuf";
+      why += "the NIC registers no dmabuf";
     }
-    return {SlotPlace::kStaged, false, why + ", and nvidia-peermem is not loaded"};
+    return {SlotPlace::kStaged, false,
+            why + ", and it takes no device pointer (nvidia-peermem, a plugin's NCCL_PTR_CUDA)"};
   }
   if (sending && (settings.gdrRead == 0 || (settings.gdrRead < 0 && facts.computeMajor < 8))) {
     return {SlotPlace::kStaged, false,

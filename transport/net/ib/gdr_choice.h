@@ -1,7 +1,10 @@
-// Whether a GPU rank's verbs FIFO end keeps its slots in device memory that the NIC reads and
+// Whether a GPU rank's network FIFO end keeps its slots in device memory that the NIC reads and
 // writes directly (GPUDirect RDMA), or in pinned host memory that every byte crosses (staging):
 // NCCL's rules (its ncclTopoCheckGdr and net_ib's registration), as pure functions of what the
-// machine offers and what the user set.
+// machine offers and what the user set. The verbs transport asks them of its ports
+// (src/comm/network_gdr.cc); a network plugin's GPU FIFOs of the plugin's device, whose
+// ptrSupport stands for what the NIC registers: NCCL_PTR_DMABUF for nicDmabuf, NCCL_PTR_CUDA for
+// peermem (src/comm/network_plugin_gdr.cc).
 //
 //   - The NIC must reach device memory: by dmabuf (the GPU exports one, libibverbs has
 //     ibv_reg_dmabuf_mr and the device takes it, NCCL_DMABUF_ENABLE not 0), else by ibv_reg_mr
@@ -42,8 +45,8 @@ struct GdrFacts {
   std::optional<topology::PathType> distance;  ///< GPU to the end's NIC; nullopt: unknown
   int computeMajor = 0;
   bool gpuDmabuf = false;  ///< the runtime exports dmabufs of this GPU's memory
-  bool nicDmabuf = false;  ///< the NIC's verbs register dmabufs
-  bool peermem = false;    ///< nvidia-peermem (or nv_peer_mem) is loaded
+  bool nicDmabuf = false;  ///< the NIC's verbs (a plugin: NCCL_PTR_DMABUF) register dmabufs
+  bool peermem = false;    ///< nvidia-peermem is loaded (a plugin: NCCL_PTR_CUDA)
 };
 
 struct GdrChoice {

@@ -6,9 +6,9 @@
 // call returns a Status that names the plugin and the call that failed. The version adapters are
 // in net_plugin_versions.cc; the loader that finds the table is net_plugin_loader.h.
 //
-// What braid does not call yet is not here: regMrDmaBuf and iflush (GPU memory), the device
-// offload calls (getDeviceMr, irecvConsumed), virtual devices (makeVDevice), setNetAttr, and the
-// collective network (ncclCollNetPlugin_vN), which the loader declines with an INFO line.
+// What braid does not call yet is not here: the device offload calls (getDeviceMr,
+// irecvConsumed), virtual devices (makeVDevice), setNetAttr, and the collective network
+// (ncclCollNetPlugin_vN), which the loader declines with an INFO line.
 #pragma once
 
 #include <cstddef>
@@ -62,8 +62,12 @@ class NetPlugin {
   /// calls again.
   virtual Status connect(int dev, void* handle, void** sendComm) = 0;
   virtual Status accept(void* listenComm, void** recvComm) = 0;
-  /// `type` is netabi::kPtrHost (braid registers host memory only so far).
+  /// `type` is netabi::kPtrHost, or kPtrCuda for device memory (GPUDirect RDMA by pointer).
   virtual Status regMr(void* comm, void* data, size_t size, int type, void** mhandle) = 0;
+  /// Device memory the plugin reaches through the dmabuf `fd` (`data` is `offset` bytes into
+  /// it); an error naming the call where the plugin's table has none.
+  virtual Status regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                             void** mhandle) = 0;
   virtual Status deregMr(void* comm, void* mhandle) = 0;
   /// *request stays null when the plugin cannot take the transfer now; the caller retries.
   /// `phandle` is the transfer's profiler handle, given to v10 and later plugins
@@ -72,6 +76,9 @@ class NetPlugin {
                        void* phandle, void** request) = 0;
   virtual Status irecv(void* recvComm, void* data, size_t size, int tag, void* mhandle,
                        void* phandle, void** request) = 0;
+  /// Makes `size` bytes received into device memory at `data` visible to the GPU (one buffer);
+  /// *request is null where nothing needs flushing, else tested to completion with test().
+  virtual Status iflush(void* recvComm, void* data, size_t size, void* mhandle, void** request) = 0;
   /// *size: the bytes sent or received, once *done.
   virtual Status test(void* request, bool* done, size_t* size) = 0;
   virtual Status closeSend(void* sendComm) = 0;

@@ -182,6 +182,11 @@ class VersionedNet final : public NetPlugin {
       return failed(t_->regMr(comm, data, static_cast<int>(size), type, mhandle), "regMr");
     }
   }
+  Status regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                     void** mhandle) override {
+    if (t_->regMrDmaBuf == nullptr) return missing("regMrDmaBuf");
+    return failed(t_->regMrDmaBuf(comm, data, size, type, offset, fd, mhandle), "regMrDmaBuf");
+  }
   Status deregMr(void* comm, void* mhandle) override {
     return failed(t_->deregMr(comm, mhandle), "deregMr");
   }
@@ -217,6 +222,14 @@ class VersionedNet final : public NetPlugin {
       return failed(t_->irecv(recvComm, 1, datas, sizes, tags, mhandles, request), "irecv");
     }
   }
+  Status iflush(void* recvComm, void* data, size_t size, void* mhandle, void** request) override {
+    if (t_->iflush == nullptr) return missing("iflush");
+    if (size > INT_MAX) return tooLarge("iflush", size);
+    void* datas[1] = {data};
+    int sizes[1] = {static_cast<int>(size)};
+    void* mhandles[1] = {mhandle};
+    return failed(t_->iflush(recvComm, 1, datas, sizes, mhandles, request), "iflush");
+  }
   Status test(void* request, bool* done, size_t* size) override {
     int finished = 0;
     int sizes[1] = {0};
@@ -233,6 +246,13 @@ class VersionedNet final : public NetPlugin {
   Status tooLarge(const char* call, size_t size) const {
     return invalidUsage("NET plugin " + name() + " (v" + std::to_string(V) + "): " + call + " of " +
                         std::to_string(size) + " bytes, over what its int sizes hold");
+  }
+
+  // A call braid needs that the table leaves null.
+  Status missing(const char* call) const {
+    return invalidUsage("NET plugin " + name() + " (v" + std::to_string(V) +
+                        "): its table has no " + call +
+                        ", which device memory it claims to reach (ptrSupport) needs");
   }
 
   const Table* t_;
