@@ -273,7 +273,8 @@ std::string checkHello(const wire::Hello& hello, uint64_t magic, int nranks, boo
     return text;
   }
   // An introduction to the last of several roots comes from rank 0 as rank nranks.
-  const int rankLimit = hello.nroots > 1 ? hello.nranks : hello.nranks - 1;
+  // In 64 bits: nranks comes off the wire, and INT_MIN - 1 is undefined.
+  const int64_t rankLimit = int64_t{hello.nranks} - (hello.nroots > 1 ? 0 : 1);
   if (hello.nranks < 1 || hello.nranks > kMaxRanks || hello.rank < 0 || hello.rank > rankLimit) {
     snprintf(text, sizeof(text), "rank %d of %d is out of range (at most %d ranks)", hello.rank,
              hello.nranks, kMaxRanks);

@@ -127,6 +127,10 @@ TEST(HostileRoot, HellosThatAskTooMuchAreRefused) {
   h.nroots = 5;
   EXPECT_NE(bootstrap::checkHello(h, 7, 4, false).find("out of range for 4 ranks"),
             std::string::npos);
+  // The most negative count is refused, not overflowed into a limit (the fuzzer found it).
+  h.nroots = 1;
+  h.nranks = INT32_MIN;
+  EXPECT_NE(bootstrap::checkHello(h, 7, -1, false).find("out of range"), std::string::npos);
 }
 
 TEST(HostileRendezvous, OnlyProvenConnectionsAreFiled) {
