@@ -22,17 +22,17 @@
 #define BRAID_WINDOW_MAGIC 0x6e697762u /* "bwin" */
 
 struct ncclWindow_vidmem {
-  uint32_t magic;          /* BRAID_WINDOW_MAGIC while registered */
-  int winFlags;            /* the flags given to ncclCommWindowRegister */
-  int worldRank;           /* the registering rank */
-  int worldSize;           /* ranks of its communicator */
-  int lsaRank;             /* the registering rank's place in its load/store team */
-  int lsaSize;             /* ranks in the team */
-  int lsaFirstWorldRank;   /* the world rank of the team's rank 0 */
-  int reserved;            /* zero */
-  size_t size;             /* bytes of this rank's buffer */
-  char* localBase;         /* this rank's buffer (ncclWinGetUserPtr) */
-  char* const* lsaBases;   /* lsaSize entries, device-readable: team rank r's buffer, mapped here */
+  uint32_t magic;        /* BRAID_WINDOW_MAGIC while registered */
+  int winFlags;          /* the flags given to ncclCommWindowRegister */
+  int worldRank;         /* the registering rank */
+  int worldSize;         /* ranks of its communicator */
+  int lsaRank;           /* the registering rank's place in its load/store team */
+  int lsaSize;           /* ranks in the team */
+  int lsaFirstWorldRank; /* the world rank of the team's rank 0 */
+  int reserved;          /* zero */
+  size_t size;           /* bytes of this rank's buffer */
+  char* localBase;       /* this rank's buffer (ncclWinGetUserPtr) */
+  char* const* lsaBases; /* lsaSize entries, device-readable: team rank r's buffer, mapped here */
 };
 
 #endif /* BRAID_NCCL_DEVICE_WINDOW_LAYOUT_H_ */

@@ -46,6 +46,7 @@ Schedule newSchedule(const ScheduleSizes& p, Collective collective, int root) {
   s.nranks = p.nranks;
   s.root = root;
   s.count = p.count;
+  s.chunkElems = p.chunkElems;
   s.channels.resize(p.nchannels);
   return s;
 }
@@ -114,9 +115,9 @@ std::string formatSchedule(const Schedule& s, DataType type) {
   char line[256];
   snprintf(line, sizeof(line),
            "schedule: rank %d of %d, %s of %zu x %s, %zu channel(s), "
-           "slices of up to %zu elements\n",
+           "chunks of up to %zu elements, slices of up to %zu\n",
            s.rank, s.nranks, collectiveName(s.collective), s.count, dataTypeName(type),
-           s.channels.size(), s.sliceElems);
+           s.channels.size(), s.chunkElems, s.sliceElems);
   out += line;
   if (s.root >= 0) out += "  root: " + std::to_string(s.root) + "\n";
   for (size_t c = 0; c < s.channels.size(); ++c) {

@@ -122,6 +122,7 @@ struct Schedule {
   int root = -1;          ///< root of broadcast and reduce, -1 for the others
   size_t count = 0;       ///< elements of the collective (per rank, as the API counts)
   size_t sliceElems = 0;  ///< largest slice an executor moves at once
+  size_t chunkElems = 0;  ///< most elements of one chunk (one message), for dumps
   std::vector<ChannelSchedule> channels;
 };
 

@@ -46,7 +46,10 @@ class Calls {
         Links& links);
 
   /// The selector, once the communicator is connected: it chooses for the ways that need it.
-  void useSelector(Selector& selector) { selector_ = &selector; }
+  void useSelector(Selector& selector) {
+    selector_ = &selector;
+    schedules_.attachTuner(selector.tuner());
+  }
   /// A GPU communicator's side, once made: the calls then run there, in the GPU's ways.
   void attachGpu(GpuSide* gpu);
   /// Forgets the cached schedules, and with them their device programs and FIFO ports (a GPU

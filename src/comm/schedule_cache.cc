@@ -6,7 +6,9 @@
 
 #include "algo/ring.h"
 #include "algo/tree.h"
+#include "base/log.h"
 #include "comm/gpu_side.h"
+#include "comm/selector.h"
 
 namespace braid::comm {
 namespace {
@@ -22,22 +24,23 @@ bool sameBlocks(const std::vector<size_t>& cached, const size_t* call, int nrank
 
 Result<const CachedSchedule*> ScheduleCache::get(const CollectiveCall& call,
                                                  const tune::Choice& choice) {
-  if (const CachedSchedule* found = find(call, choice)) return found;
+  BRAID_ASSIGN_OR_RETURN(const algo::ScheduleSizes sizes, sizesFor(call, choice));
+  if (const CachedSchedule* found = find(call, choice, sizes)) return found;
   CachedSchedule entry;
-  BRAID_TRY(generate(call, choice, entry));
+  BRAID_TRY(generate(call, choice, sizes, entry));
   BRAID_TRY(lowerAndLink(call, entry));
   return keep(std::move(entry));
 }
 
 // Variable-count calls are kept too, by their blocks: a training step repeats them with the
 // same counts as often as the uniform ones.
-const CachedSchedule* ScheduleCache::find(const CollectiveCall& call,
-                                          const tune::Choice& choice) const {
+const CachedSchedule* ScheduleCache::find(const CollectiveCall& call, const tune::Choice& choice,
+                                          const algo::ScheduleSizes& sizes) const {
   const size_t elemBytes = dataTypeSize(call.type);
   for (const auto& c : entries_) {
     if (c.collective == call.collective && c.count == call.count && c.elemBytes == elemBytes &&
         c.root == call.root && c.algorithm == choice.algorithm && c.protocol == choice.protocol &&
-        c.nchannels == channelsOf(choice) &&
+        c.nchannels == sizes.nchannels && c.chunkElems == sizes.chunkElems &&
         sameBlocks(c.blockCounts, call.blockCounts, members_.nranks) &&
         sameBlocks(c.blockOffsets, call.blockOffsets, members_.nranks)) {
       return &c;
@@ -51,8 +54,8 @@ int ScheduleCache::channelsOf(const tune::Choice& choice) const {
   return choice.nchannels > 0 ? std::min(choice.nchannels, all) : all;
 }
 
-Status ScheduleCache::generate(const CollectiveCall& call, const tune::Choice& choice,
-                               CachedSchedule& entry) const {
+Result<algo::ScheduleSizes> ScheduleCache::sizesFor(const CollectiveCall& call,
+                                                    const tune::Choice& choice) {
   const size_t elemBytes = dataTypeSize(call.type);
   algo::ScheduleSizes sizes;
   sizes.nranks = members_.nranks;
@@ -62,6 +65,30 @@ Status ScheduleCache::generate(const CollectiveCall& call, const tune::Choice& c
   algo::sizeForSlots(
       sizes, choice.protocol == algo::Protocol::kLl ? links_.llSlotBytes() : links_.slotBytes(),
       transport::kFifoSlots, elemBytes);
+  if (tuner_ == nullptr || !choice.pluginAsked) return sizes;
+  const size_t ours = sizes.chunkElems * elemBytes;
+  BRAID_ASSIGN_OR_RETURN(const size_t asked,
+                         tuner_->chunkBytes(call.collective, timedBytes(call, members_.nranks),
+                                            choice, sizes.nchannels, ours));
+  if (asked == ours) return sizes;
+  if (asked > ours && !saidClamp_) {
+    BRAID_INFO(
+        "TUNER/Plugin: chunk size %zu exceeds the %zu bytes braid's FIFOs give a chunk, "
+        "clamping",
+        asked, ours);
+    saidClamp_ = true;
+  }
+  // Whole packs of the grain, at least one, at most the rule's chunk; a slice within a chunk.
+  const size_t elems = std::min(asked, ours) / elemBytes;
+  sizes.chunkElems = std::max(sizes.grainElems, elems / sizes.grainElems * sizes.grainElems);
+  sizes.maxSliceElems = std::min(sizes.maxSliceElems, sizes.chunkElems);
+  sizes.minSliceElems = std::min(sizes.minSliceElems, sizes.maxSliceElems);
+  return sizes;
+}
+
+Status ScheduleCache::generate(const CollectiveCall& call, const tune::Choice& choice,
+                               const algo::ScheduleSizes& sizes, CachedSchedule& entry) const {
+  const size_t elemBytes = dataTypeSize(call.type);
   Result<algo::Schedule> made = invalidArgument("no schedule");
   if (choice.algorithm == algo::Algorithm::kTree) {
     algo::TreeParams p;
@@ -91,6 +118,7 @@ Status ScheduleCache::generate(const CollectiveCall& call, const tune::Choice& c
   entry.algorithm = choice.algorithm;
   entry.protocol = choice.protocol;
   entry.nchannels = sizes.nchannels;
+  entry.chunkElems = sizes.chunkElems;
   entry.schedule = std::move(made).value();
   return Status::success();
 }

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "exec/device_program.h"
 #include "exec/program.h"
+#include "tune/plugin/tuner_session.h"
 #include "tune/select.h"
 
 namespace braid::comm {
@@ -38,7 +39,8 @@ struct CachedSchedule {
   int root = -1;
   algo::Algorithm algorithm = algo::Algorithm::kRing;
   algo::Protocol protocol = algo::Protocol::kSimple;
-  int nchannels = 0;  ///< the channels its schedule runs on (a tuner plugin may ask for fewer)
+  int nchannels = 0;      ///< the channels its schedule runs on (a tuner plugin may ask for fewer)
+  size_t chunkElems = 0;  ///< its chunks' most elements (a tuner plugin may change them)
   std::vector<size_t> blockCounts;  ///< variable-count calls only (CollectiveCall)
   std::vector<size_t> blockOffsets;
   algo::Schedule schedule;
@@ -58,6 +60,9 @@ class ScheduleCache {
 
   /// A GPU communicator's side, once made: schedules are linked and uploaded there.
   void attachGpu(GpuSide* gpu) { gpu_ = gpu; }
+  /// The communicator's tuner plugin session, where it has one: a call the plugin was asked
+  /// about takes the chunk its getChunkSize gives, as NCCL's does.
+  void attachTuner(tune::TunerSession* tuner) { tuner_ = tuner; }
   /// The schedule of `call` as `choice` runs it, made and linked if no recent call had it.
   Result<const CachedSchedule*> get(const CollectiveCall& call, const tune::Choice& choice);
   /// Forgets every schedule, and with them their device programs and FIFO ports (a GPU
@@ -65,12 +70,18 @@ class ScheduleCache {
   void clear() { entries_.clear(); }
 
  private:
-  const CachedSchedule* find(const CollectiveCall& call, const tune::Choice& choice) const;
+  const CachedSchedule* find(const CollectiveCall& call, const tune::Choice& choice,
+                             const algo::ScheduleSizes& sizes) const;
   /// The channels `choice` runs on: what it asks for, at most the communicator's.
   int channelsOf(const tune::Choice& choice) const;
-  /// The schedule of `call` (algo/), dumped with BRAID_DUMP_SCHEDULE; the entry's key too.
+  /// How `call` is cut as `choice` runs it: its channels, and chunks and slices by the FIFO
+  /// slots' rule (algo::sizeForSlots) or, where the tuner plugin was asked, the chunk its
+  /// getChunkSize gives, within what the rule allows (as NCCL clamps it to its buffers).
+  Result<algo::ScheduleSizes> sizesFor(const CollectiveCall& call, const tune::Choice& choice);
+  /// The schedule of `call` cut by `sizes` (algo/), dumped with BRAID_DUMP_SCHEDULE; the
+  /// entry's key too.
   Status generate(const CollectiveCall& call, const tune::Choice& choice,
-                  CachedSchedule& entry) const;
+                  const algo::ScheduleSizes& sizes, CachedSchedule& entry) const;
   /// The entry's program, and its FIFOs (and device image) linked.
   Status lowerAndLink(const CollectiveCall& call, CachedSchedule& entry);
   /// Keeps `entry`, evicting the oldest when full.
@@ -81,6 +92,8 @@ class ScheduleCache {
   Links& links_;
   const Recorder& recorder_;
   GpuSide* gpu_ = nullptr;
+  tune::TunerSession* tuner_ = nullptr;
+  bool saidClamp_ = false;  // a plugin's chunk beyond the FIFO's is said once
   std::vector<CachedSchedule> entries_;
 };
 

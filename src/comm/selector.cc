@@ -4,19 +4,12 @@
 namespace braid::comm {
 namespace {
 
-// What the selector's answer depends on in `call`: the size it is timed at
-// (nccl-tests' size: the whole gathered or scattered buffer, from the
-// largest block when the blocks vary) and whether only the ring can run it.
+// What the selector's answer depends on in `call`: the size it is timed at and whether only the
+// ring can run it.
 ChoiceKey choiceKey(const CollectiveCall& call, int nranks) {
-  const bool gathers =
-      call.collective == Collective::kAllGather || call.collective == Collective::kReduceScatter;
-  size_t elems = call.count;
-  if (call.blockCounts != nullptr) {
-    elems = *std::max_element(call.blockCounts, call.blockCounts + nranks);
-  }
   ChoiceKey key;
   key.collective = call.collective;
-  key.bytes = elems * dataTypeSize(call.type) * (gathers ? nranks : 1);
+  key.bytes = timedBytes(call, nranks);
   key.variableCounts = call.blockCounts != nullptr;
   return key;
 }
@@ -32,6 +25,16 @@ int tunedChannels(const CallTuning& t, int nchannels) {
 }
 
 }  // namespace
+
+size_t timedBytes(const CollectiveCall& call, int nranks) {
+  const bool gathers =
+      call.collective == Collective::kAllGather || call.collective == Collective::kReduceScatter;
+  size_t elems = call.count;
+  if (call.blockCounts != nullptr) {
+    elems = *std::max_element(call.blockCounts, call.blockCounts + nranks);
+  }
+  return elems * dataTypeSize(call.type) * (gathers ? nranks : 1);
+}
 
 // A call with options of its own: its pairs narrow what the communicator allows (the
 // environment's BRAID_ALGO / BRAID_PROTO still win, as NCCL's variables win over the call's) and

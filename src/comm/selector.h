@@ -97,6 +97,10 @@ struct SelectorSettings {
   bool oneShotBoard = false;  ///< a one-shot board was made (host or GPU)
 };
 
+/// The size a call is timed at, for braid's model and a tuner plugin alike: nccl-tests' size
+/// (the whole gathered or scattered buffer, from the largest block when the blocks vary).
+size_t timedBytes(const CollectiveCall& call, int nranks);
+
 class Selector {
  public:
   /// A selector of a made communicator: its settings are final, but for the one-shot boards,
@@ -115,6 +119,7 @@ class Selector {
   const tune::Model& model() const { return settings_.model; }
   /// The communicator's tuner plugin session; null when it has none.
   const tune::TunerSession* tuner() const { return tuner_.get(); }
+  tune::TunerSession* tuner() { return tuner_.get(); }
   /// The one-shot boards are gone (a suspend): no call takes the one-shot until they are back.
   void disableOneShot() {
     settings_.allowed.oneShotMaxBytes = 0;

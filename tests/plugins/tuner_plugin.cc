@@ -7,9 +7,12 @@
 //   BRAID_TEST_TUNER_ALGO      tree or ring: all_reduce runs it (v6: the entry made cheapest in
 //                              the cost table; v2: named as the algorithm, the protocol Simple)
 //   BRAID_TEST_TUNER_CHANNELS  a channel count it sets for every call
+//   BRAID_TEST_TUNER_CHUNK     v6: the chunk size in bytes its getChunkSize gives every call
+//   BRAID_TEST_TUNER_CHUNK_FAIL 1: getChunkSize fails with ncclInternalError
 //   BRAID_TEST_TUNER_FAIL_INIT 1: init fails with ncclInternalError
 //   BRAID_TEST_TUNER_RECORD    a file each process appends to: "init vN ranks R nodes H",
-//                              "call F bytes B" for each getCollInfo, "finalize vN"
+//                              "call F bytes B" for each getCollInfo, "chunk F algo A proto P
+//                              channels C size S" for each getChunkSize (S: braid's), "finalize vN"
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -126,7 +129,14 @@ ncclResult_t getCollInfoV6(void* context, ncclFunc_t collType, size_t nBytes, in
   return ncclSuccess;
 }
 
-ncclResult_t getChunkSizeV6(void*, ncclFunc_t, size_t, int, int, int, size_t*) {
+ncclResult_t getChunkSizeV6(void* context, ncclFunc_t collType, size_t /*nBytes*/, int algo,
+                            int proto, int nChannels, size_t* chunkSize) {
+  if (!valid(context) || chunkSize == nullptr) return ncclInvalidArgument;
+  record("chunk %d algo %d proto %d channels %d size %zu\n", static_cast<int>(collType), algo,
+         proto, nChannels, *chunkSize);
+  if (getenv("BRAID_TEST_TUNER_CHUNK_FAIL") != nullptr) return ncclInternalError;
+  const char* chunk = getenv("BRAID_TEST_TUNER_CHUNK");
+  if (chunk != nullptr) *chunkSize = strtoull(chunk, nullptr, 10);
   return ncclSuccess;
 }
 #endif

@@ -7,6 +7,8 @@
 //     is right, and each rank initialized and finalized its context once;
 //   - a tuner that sets the channel count: the schedule has that many channels, and no more than
 //     the communicator's when it asks for more;
+//   - a v6 tuner's getChunkSize: asked with braid's chunk, its answer cuts the schedule's chunks,
+//     and one beyond what braid's FIFOs give a chunk is clamped, said at INFO;
 //   - a tuner whose init fails: the communicator runs as without one, said at INFO;
 //   - a tuner inside the network plugin's library (2 hosts by BRAID_HOSTID, NCCL_NET_PLUGIN):
 //     found there when no tuner library opens;
@@ -100,9 +102,18 @@ class RankRun {
     ncclComm_t comm = nullptr;
     ASSERT_EQ(ncclCommInitRank(&comm, kRanks, id, rank), ncclSuccess) << ncclGetLastError(nullptr);
     std::vector<float> data(kCount, static_cast<float>(rank + 1));
-    ASSERT_EQ(ncclAllReduce(data.data(), data.data(), kCount, ncclFloat32, ncclSum, comm, nullptr),
-              ncclSuccess)
-        << ncclGetLastError(nullptr);
+    const ncclResult_t result =
+        ncclAllReduce(data.data(), data.data(), kCount, ncclFloat32, ncclSum, comm, nullptr);
+    if (getenv("BRAID_TEST_TUNER_CHUNK_FAIL") != nullptr) {
+      // The plugin's failure is the call's, as in NCCL; a rank whose peer failed first may see
+      // that instead. The test reads which from the log.
+      EXPECT_TRUE(result == ncclInternalError || result == ncclRemoteError) << result;
+      fprintf(stderr, "call failed: %s\n", ncclGetLastError(comm));
+      ncclCommAbort(comm);
+      fflush(stderr);
+      return;
+    }
+    ASSERT_EQ(result, ncclSuccess) << ncclGetLastError(nullptr);
     const float sum = kRanks * (kRanks + 1) / 2.0f;
     for (size_t i = 0; i < kCount; i += 4099) ASSERT_EQ(data[i], sum) << "element " << i;
     EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
@@ -176,6 +187,44 @@ TEST(TunerPlugin, SetsTheChannelCountWithinTheCommunicators) {
                    {"BRAID_TEST_TUNER_CHANNELS", "64"}});
   EXPECT_EQ(occurrences(allReduceLines(many.logs()), "4 channel(s)"), size_t{kRanks})
       << many.logs();
+}
+
+// The chunk size the all_reduce's dump line gives ("chunks of up to N elements"); 0 if none.
+size_t dumpedChunkElems(const std::string& lines) {
+  const std::string mark = "chunks of up to ";
+  const size_t at = lines.find(mark);
+  return at == std::string::npos ? 0 : std::stoul(lines.substr(at + mark.size()));
+}
+
+TEST(TunerPlugin, GetChunkSizeCutsTheSchedulesChunks) {
+  const std::string tuner = tunerPath("braidtuner");
+  RankRun asked(Env{{"NCCL_TUNER_PLUGIN", tuner}});
+  const size_t ours = dumpedChunkElems(allReduceLines(asked.logs()));
+  ASSERT_GT(ours, size_t{16384}) << asked.logs();
+  // Asked with braid's own chunk: ncclFuncAllReduce 4, NCCL_ALGO_RING 1, NCCL_PROTO_SIMPLE 2.
+  EXPECT_GE(occurrences(asked.record(), "chunk 4 algo 1 proto 2 channels "), size_t{kRanks})
+      << asked.record();
+  EXPECT_GE(occurrences(asked.record(), " size " + std::to_string(ours * sizeof(float))),
+            size_t{kRanks})
+      << asked.record();
+
+  RankRun smaller(Env{{"NCCL_TUNER_PLUGIN", tuner}, {"BRAID_TEST_TUNER_CHUNK", "65536"}});
+  const std::string lines = allReduceLines(smaller.logs());
+  EXPECT_EQ(occurrences(lines, "chunks of up to 16384 elements"), size_t{kRanks}) << lines;
+
+  RankRun larger(Env{{"NCCL_TUNER_PLUGIN", tuner}, {"BRAID_TEST_TUNER_CHUNK", "1073741824"}});
+  EXPECT_EQ(dumpedChunkElems(allReduceLines(larger.logs())), ours) << larger.logs();
+  EXPECT_EQ(occurrences(larger.logs(), "TUNER/Plugin: chunk size 1073741824 exceeds"),
+            size_t{kRanks})
+      << larger.logs();
+}
+
+TEST(TunerPlugin, AFailedGetChunkSizeFailsTheCallNamingIt) {
+  RankRun run(
+      Env{{"NCCL_TUNER_PLUGIN", tunerPath("braidtuner")}, {"BRAID_TEST_TUNER_CHUNK_FAIL", "1"}});
+  EXPECT_GE(occurrences(run.record(), "chunk 4 "), size_t{1}) << run.record();
+  EXPECT_GE(occurrences(run.logs(), "call failed: "), size_t{kRanks}) << run.logs();
+  EXPECT_GE(occurrences(run.logs(), "getChunkSize failed with result 3"), size_t{1}) << run.logs();
 }
 
 TEST(TunerPlugin, AFailedInitLeavesTheCommunicatorToChooseAlone) {

@@ -54,6 +54,16 @@ class TunerPlugin {
                              int numPipeOps, CostTable& table, bool regBuff, int* nChannels) = 0;
   /// Ends the context (finalize; destroy before v5).
   virtual Status finalize(void* context) = 0;
+  /// Whether the plugin answers getChunkSize (v6, where its table's entry is not null).
+  virtual bool offersChunkSize() const { return false; }
+  /// The plugin's getChunkSize for one call: it may change `*chunkSize`, the bytes of one chunk
+  /// braid would move, for the algorithm and protocol (NCCL's indices) on `nChannels` channels.
+  virtual Status getChunkSize(void* context, tunerabi::ncclFunc_t collective, size_t bytes,
+                              int algorithm, int protocol, int nChannels, size_t* chunkSize) {
+    (void)context, (void)collective, (void)bytes, (void)algorithm, (void)protocol;
+    (void)nChannels, (void)chunkSize;
+    return invalidUsage("TUNER plugin " + describe() + " has no getChunkSize");
+  }
 
  protected:
   TunerPlugin(std::string name, int version, std::string path)

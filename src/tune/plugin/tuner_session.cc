@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "base/log.h"
+#include "tune/plugin/cost_table.h"
 
 namespace braid::tune {
 
@@ -49,6 +50,16 @@ Choice TunerSession::decide(Collective collective, size_t bytes, const CostTable
   }
   saidEmpty_ = true;
   return kept;
+}
+
+Result<size_t> TunerSession::chunkBytes(Collective collective, size_t bytes, const Choice& choice,
+                                        int nchannels, size_t ours) {
+  const int algorithm = ncclAlgorithmIndex(choice.algorithm);
+  if (!plugin_.offersChunkSize() || algorithm < 0) return ours;
+  size_t chunk = ours;
+  BRAID_TRY(plugin_.getChunkSize(context_, ncclFunc(collective), bytes, algorithm,
+                                 ncclProtocolIndex(choice.protocol), nchannels, &chunk));
+  return chunk;
 }
 
 }  // namespace braid::tune

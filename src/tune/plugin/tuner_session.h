@@ -33,6 +33,13 @@ class TunerSession {
   Choice decide(Collective collective, size_t bytes, const CostTable& offered, const Choice& ours,
                 int maxChannels);
 
+  /// The bytes of one chunk of a call braid runs as `choice` on `nchannels` channels, where its
+  /// own rule gives `ours`: the plugin's getChunkSize may change them (v6, where offered), as
+  /// NCCL asks it once the algorithm is chosen. The caller clamps the answer to what its FIFOs
+  /// hold. Errors: the plugin's getChunkSize failed (NCCL fails the call then too).
+  Result<size_t> chunkBytes(Collective collective, size_t bytes, const Choice& choice,
+                            int nchannels, size_t ours);
+
   const TunerPlugin& plugin() const { return plugin_; }
 
  private:

@@ -94,6 +94,27 @@ class VersionedTuner : public TunerPlugin {
     }
   }
 
+  bool offersChunkSize() const override {
+    if constexpr (V >= 6) {
+      return t_->getChunkSize != nullptr;
+    } else {
+      return false;
+    }
+  }
+
+  Status getChunkSize(void* context, ncclFunc_t collective, size_t bytes, int algorithm,
+                      int protocol, int nChannels, size_t* chunkSize) override {
+    if constexpr (V >= 6) {
+      if (t_->getChunkSize != nullptr) {
+        return failed(
+            t_->getChunkSize(context, collective, bytes, algorithm, protocol, nChannels, chunkSize),
+            "getChunkSize");
+      }
+    }
+    return TunerPlugin::getChunkSize(context, collective, bytes, algorithm, protocol, nChannels,
+                                     chunkSize);
+  }
+
  private:
   Status failed(int result, const char* call) const {
     if (result == ncclSuccess) return Status::success();
