@@ -17,6 +17,10 @@
 
 namespace braid {
 
+namespace profiler {
+class CommProfiler;  // src/profiler/comm_profiler.h
+}  // namespace profiler
+
 /// 128 opaque bytes naming a communicator being created; the same size and
 /// layout as ncclUniqueId. Made by Comm::newUniqueId on one rank and passed to
 /// all the others (by MPI, a file, the launcher).
@@ -58,6 +62,8 @@ struct P2pOp {
   void* buffer = nullptr;  ///< read by a send, written by a receive
   size_t count = 0;        ///< elements of `type`; 0 is a no-op
   DataType type = DataType::kInt8;
+  /// The profiler plugin's point-to-point API event for it (v5 on); null: none.
+  void* profilerApiEvent = nullptr;
 };
 
 /// How one collective call may run, beyond what its communicator decides (ncclCollConfig_t).
@@ -100,6 +106,9 @@ struct CollectiveCall {
   bool variableCounts = false;
   /// Per-call options (the nccl*Config collectives); the default leaves it all to the comm.
   CallTuning tuning;
+  /// The profiler plugin's event for the call as the application made it (NCCL's collective
+  /// API event, v5 on): the parent of the call's own event. Null: none.
+  void* profilerApiEvent = nullptr;
 };
 
 /// A collective call whose arguments a communicator checked (Comm::checkCollective), so that it
@@ -313,6 +322,9 @@ class Comm {
 
   /// Whether the communicator runs on a GPU (device memory, streams).
   bool onGpu() const;
+  /// The communicator's profiler plugin (NCCL_PROFILER_PLUGIN); null where none is loaded.
+  /// The API layer starts NCCL's API events with it as the application calls.
+  profiler::CommProfiler* profilerPlugin() const;
 
   /// Within a group (ncclGroupStart/End): collectives and point-to-point
   /// batches issued between beginFusedLaunch and endFusedLaunch on a GPU

@@ -2,8 +2,10 @@
 #include "api/collective_call.h"
 
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "api/api_events.h"
 #include "api/group.h"
 
 namespace braid::api {
@@ -50,7 +52,15 @@ ncclResult_t runCollective(const char* name, ncclComm_t handle, ncclDataType_t d
     if (!redOp.ok()) return report(redOp.status().withContext(name));
     call.op = redOp.value();
   }
-  if (groupDepth() == 0) return report(c->runCollective(call).withContext(name));
+  std::optional<ApiEvent> api;
+  if (c->profilerPlugin() != nullptr) {
+    api.emplace(*c, collectiveApiFields(*c, call), true);
+    call.profilerApiEvent = api->handle();
+  }
+  if (groupDepth() == 0) {
+    if (api) api->stop();
+    return report(c->runCollective(call).withContext(name));
+  }
   std::shared_ptr<Blocks> blocks;
   if (call.variableCounts) blocks = copyBlocks(call, c->size());
   Result<CheckedCollective> checked = c->checkCollective(call);

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/api_events.h"
 #include "api/group.h"
 #include "base/worker_pool.h"
 
@@ -114,6 +115,15 @@ Result<double> estimateTarget(const GroupTarget& target) {
   return sum;
 }
 
+// The communicators of the targets (those with calls: a communicator being created has none).
+std::vector<Comm*> commsOf(const std::vector<GroupTarget>& targets) {
+  std::vector<Comm*> comms;
+  for (const GroupTarget& t : targets) {
+    if (t.comm != nullptr) comms.push_back(t.comm);
+  }
+  return comms;
+}
+
 // Runs every target's operations; targets run concurrently, on this
 // thread's workers (made once, reused by every group it ends). Returns the
 // first failure in the order the targets were first used.
@@ -205,7 +215,10 @@ BRAID_NCCL_API(ncclResult_t, ncclGroupEnd) {
   auto targets = std::move(g.targets);
   auto after = std::move(g.after);
   g = {};
+  const std::vector<braid::Comm*> comms = braid::api::commsOf(targets);
+  braid::api::groupEndBegins(comms);
   const braid::Status ran = braid::api::runGroup(targets);
+  braid::api::groupEnded(comms);  // before a destroy queued in the group runs
   for (auto& fn : after) fn();
   return braid::api::report(ran);
 }
@@ -229,6 +242,8 @@ BRAID_NCCL_API(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t* simInfo) {
   auto targets = std::move(g.targets);
   auto after = std::move(g.after);
   g = {};
+  braid::api::groupEndBegins({});
+  braid::api::groupEnded({});   // nothing runs
   for (auto& fn : after) fn();  // destroys are not simulated: the handles go as asked
   double longest = 0;
   for (const auto& target : targets) {

@@ -2,6 +2,9 @@
 // a host communicator (so a send needs its receive posted by then), and is
 // enqueued on the stream on a GPU one; inside a group they are fused at
 // ncclGroupEnd and may be issued in any order.
+#include <optional>
+
+#include "api/api_events.h"
 #include "api/group.h"
 
 using braid::Status;
@@ -21,9 +24,15 @@ ncclResult_t pointToPoint(const char* name, braid::P2pOp::Kind kind, void* buffe
   op.buffer = buffer;
   op.count = count;
   op.type = type.value();
+  std::optional<braid::api::ApiEvent> api;
+  if (c.value()->profilerPlugin() != nullptr) {
+    api.emplace(*c.value(), braid::api::p2pApiFields(*c.value(), op, stream), false);
+    op.profilerApiEvent = api->handle();
+  }
   // Checked now, also in a group (Comm::checkSendRecv), and not again when it runs.
   auto checked = c.value()->checkSendRecv({op});
   if (!checked.ok()) return report(checked.status().withContext(name));
+  if (api) api->stop();  // queued, or about to run
   return braid::api::sendRecvOrDefer(c.value(), checked.value(), stream);
 }
 

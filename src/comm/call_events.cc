@@ -36,6 +36,7 @@ profiler::CollFields collEventFields(const CollectiveCall& call, const tune::Cho
   f.root = rooted(call.collective) ? call.root : 0;
   f.datatype = profiler::datatypeName(static_cast<int>(call.type));
   f.nChannels = static_cast<uint8_t>(nchannels);
+  f.apiEvent = call.profilerApiEvent;
   if (choice != nullptr) {
     f.algo = algorithmEventName(choice->algorithm);
     f.proto = protocolEventName(choice->protocol);
@@ -54,6 +55,7 @@ std::vector<profiler::P2pFields> p2pEventFields(const std::vector<P2pOp>& ops, i
     f.count = op.count;
     f.peer = op.peer;
     f.nChannels = static_cast<uint8_t>(nchannels);
+    f.apiEvent = op.profilerApiEvent;
     out.push_back(f);
   }
   return out;

@@ -211,6 +211,8 @@ void Comm::abort() {
   }
 }
 
+profiler::CommProfiler* Comm::profilerPlugin() const { return impl_->recorder.profiler(); }
+
 void Comm::beginFusedLaunch() {
   if (profiler::CommProfiler* p = impl_->recorder.profiler()) p->openGroup();
   if (impl_->gpu) impl_->gpu->beginFusing();

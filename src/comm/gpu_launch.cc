@@ -196,7 +196,11 @@ Status GpuSide::flush() {
   // The device is current (every entry holds a gpu::DeviceGuard): whether the stream is being
   // captured is the one question a launch asks, since capture may begin between any two calls.
   BRAID_ASSIGN_OR_RETURN(const bool capturing, rt.streamCapturing(p.stream));
-  BRAID_TRY(orderedLaunch(launch, p.stream, capturing));
+  profiler::CommProfiler* profiler = recorder_.profiler();
+  void* launchEvent = profiler != nullptr ? profiler->startKernelLaunch(p.stream) : nullptr;
+  Status launched = orderedLaunch(launch, p.stream, capturing);
+  if (launchEvent != nullptr) profiler->stop(launchEvent);
+  BRAID_TRY(launched);
   BRAID_TRACE("gpu: launched %u call(s) on %u block(s)", args.ncalls, launch.blocks);
   return Status::success();
 }

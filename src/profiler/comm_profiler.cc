@@ -21,6 +21,14 @@ constexpr uint64_t kGroupNeeds =
 constexpr uint64_t kCollNeeds = kColl | kProxyOp | kProxyStep | kKernelCh | kNetPlugin;
 constexpr uint64_t kP2pNeeds = kP2p | kProxyOp | kProxyStep | kKernelCh | kNetPlugin;
 constexpr uint64_t kProxyOpNeeds = kProxyOp | kProxyStep | kNetPlugin;
+// The API events, as NCCL asks: a group API event when the plugin wants any event at all, a
+// call's when it wants the call's or anything under it.
+constexpr uint64_t kGroupApiNeeds = kGroupApi | kCollApi | kP2pApi | kKernelLaunch | kGroup |
+                                    kColl | kP2p | kProxyOp | kProxyStep | kKernelCh | kNetPlugin |
+                                    kCeColl | kCeSync | kCeBatch;
+constexpr uint64_t kCollApiNeeds = kCollApi | kColl | kProxyOp | kProxyStep | kKernelCh |
+                                   kNetPlugin | kCeColl | kCeSync | kCeBatch;
+constexpr uint64_t kP2pApiNeeds = kP2pApi | kP2p | kProxyOp | kProxyStep | kKernelCh | kNetPlugin;
 constexpr uint64_t kProxyStepNeeds = kProxyStep | kNetPlugin;
 
 // "Profiler event mask: 0x1a (26) - Enabled: Coll ProxyOp ProxyStep", as NCCL says it.
@@ -150,6 +158,37 @@ void CommProfiler::stopCall() {
     if (h.handle != nullptr) plugin_.stop(h.handle);
   }
   if (groupStarted_ && groupImplicit_) closeGroup();
+}
+
+void* CommProfiler::startGroupApi(bool graphCaptured, int groupDepth) {
+  if ((mask_ & kGroupApiNeeds) == 0) return nullptr;
+  Event e;
+  e.type = kGroupApi;
+  e.graphCaptured = graphCaptured;
+  e.groupDepth = groupDepth;
+  return startEvent(e);
+}
+
+void CommProfiler::recordGroupApi(void* handle, profabi::ncclProfilerEventState_t state) {
+  if (handle != nullptr) plugin_.recordGroupApi(handle, state);
+}
+
+void* CommProfiler::startCallApi(void* groupApi, const ApiFields& fields, bool collective) {
+  if ((mask_ & (collective ? kCollApiNeeds : kP2pApiNeeds)) == 0) return nullptr;
+  Event e;
+  e.type = collective ? kCollApi : kP2pApi;
+  e.parent = groupApi;
+  e.api = fields;
+  return startEvent(e);
+}
+
+void* CommProfiler::startKernelLaunch(void* stream) {
+  if ((mask_ & kKernelLaunch) == 0) return nullptr;
+  Event e;
+  e.type = kKernelLaunch;
+  e.parent = launchParent_;
+  e.stream = stream;
+  return startEvent(e);
 }
 
 void* CommProfiler::startOp(const profile::ProxyOpWhere& where, uint64_t* call) {

@@ -58,6 +58,20 @@ class CommProfiler final : public profile::ProxyEventSink,
   /// The call started last has run: its events stop, and the group it opened alone.
   void stopCall();
 
+  // NCCL's API events (v5 on), which the API layer starts as the application calls
+  // (api/api_events.h); each is null where the plugin asked for none of the events under it.
+  /// The group API event of the calls a thread makes until its outermost group ends (one call
+  /// outside a group is a group of its own, of depth 1).
+  void* startGroupApi(bool graphCaptured, int groupDepth);
+  void recordGroupApi(void* handle, profabi::ncclProfilerEventState_t state);
+  /// A collective's (`collective`) or point-to-point call's API event, under `groupApi`.
+  void* startCallApi(void* groupApi, const ApiFields& fields, bool collective);
+  /// The group API event of the calls this communicator launches next: their kernel launch's
+  /// parent.
+  void setLaunchParent(void* groupApi) { launchParent_ = groupApi; }
+  /// A GPU communicator's kernel launch on `stream`; the caller stops it once launched.
+  void* startKernelLaunch(void* stream);
+
   // ProxyEventSink: the proxies' side.
   uint64_t callNumber() const override { return callNumber_.load(std::memory_order_acquire); }
   void* startOp(const profile::ProxyOpWhere& where, uint64_t* call) override;
@@ -91,7 +105,8 @@ class CommProfiler final : public profile::ProxyEventSink,
   bool groupStarted_ = false;  // its event (or an implicit one) started
   bool groupImplicit_ = false;
   void* group_ = nullptr;
-  uint64_t seqNumbers_[8] = {};  // per ncclFunc_t of v1 (nccl_names.h), as NCCL counts them
+  void* launchParent_ = nullptr;  // the group API event of the calls launched next
+  uint64_t seqNumbers_[8] = {};   // per ncclFunc_t of v1 (nccl_names.h), as NCCL counts them
 
   // The running call's events, which the proxies parent their ops to.
   std::mutex callMutex_;

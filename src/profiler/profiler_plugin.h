@@ -25,8 +25,9 @@ struct CollFields {
   int root = 0;
   const char* datatype = "";  ///< "ncclFloat32", ...
   uint8_t nChannels = 0;
-  const char* algo = "";   ///< "RING", "TREE", or braid's own ("ONE_SHOT", "ZERO_COPY")
-  const char* proto = "";  ///< "SIMPLE", "LL"
+  const char* algo = "";     ///< "RING", "TREE", or braid's own ("ONE_SHOT", "ZERO_COPY")
+  const char* proto = "";    ///< "SIMPLE", "LL"
+  void* apiEvent = nullptr;  ///< v5 on: the collective API event it came from (its parentObj)
 };
 
 /// A send's or receive's fields.
@@ -37,6 +38,18 @@ struct P2pFields {
   size_t count = 0;
   int peer = -1;
   uint8_t nChannels = 0;
+  void* apiEvent = nullptr;  ///< v5 on: the point-to-point API event it came from
+};
+
+/// A collective or point-to-point call as the application made it (NCCL's collApi and p2pApi
+/// descriptors, v5 on); `root` is the collective's.
+struct ApiFields {
+  const char* func = "";  ///< "AllReduce", "Send", ...
+  size_t count = 0;
+  const char* datatype = "";
+  int root = 0;
+  void* stream = nullptr;
+  bool graphCaptured = false;
 };
 
 /// One event as braid describes it: its type (a profabi bit) and the fields of that type.
@@ -48,6 +61,10 @@ struct Event {
   void* parent = nullptr;
   CollFields coll;
   P2pFields p2p;
+  ApiFields api;               ///< collApi and p2pApi
+  bool graphCaptured = false;  ///< groupApi
+  int groupDepth = 0;          ///< groupApi
+  void* stream = nullptr;      ///< kernelLaunch
   profabi::ProxyOpDescr proxyOp{};
   int step = 0;
   profabi::NetPluginDescr netPlugin{};
@@ -75,6 +92,8 @@ class ProfilerPlugin {
   virtual void stop(void* handle) = 0;
   /// A proxy step's state, with the bytes it moves (v4 and later carry them).
   virtual void recordStep(void* handle, profabi::ncclProfilerEventState_t state, size_t bytes) = 0;
+  /// A group API event's state (v5 and later), with no arguments, as NCCL records it.
+  virtual void recordGroupApi(void* handle, profabi::ncclProfilerEventState_t state) = 0;
   /// A network plugin's event was updated with `data` (v4 and later carry it; v1 to v3 are told
   /// nothing, as NCCL's adapters tell them nothing).
   virtual void recordNet(void* handle, void* data) = 0;

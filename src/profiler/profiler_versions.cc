@@ -32,8 +32,8 @@ template <int V>
 using TableOf = std::tuple_element_t<V - 1, Tables>;
 
 // The event types each version knows: v1 and v2 have no kernel channel or network plugin
-// events (v3 brings them); the API events come with v5. braid starts none of those three kinds
-// yet, but a type a version lacks must never reach it.
+// events (v3 brings them); the API events come with v5. A type a version lacks must never
+// reach it.
 template <int V>
 constexpr uint64_t knownTypes() {
   uint64_t types = kGroup | kColl | kP2p | kProxyOp | kProxyStep | kProxyCtrl;
@@ -45,7 +45,7 @@ constexpr uint64_t knownTypes() {
 template <int V, typename Descr>
 void fillColl(Descr& d, const CollFields& c, void* group) {
   if constexpr (V >= 5) {
-    d.parentObj = nullptr;  // the collective API event braid does not start
+    d.parentObj = c.apiEvent;
     d.coll.parentGroup = group;
   } else {
     d.parentObj = group;
@@ -86,7 +86,7 @@ void fillColl(Descr& d, const CollFields& c, void* group) {
 template <int V, typename Descr>
 void fillP2p(Descr& d, const P2pFields& p, void* group) {
   if constexpr (V >= 5) {
-    d.parentObj = nullptr;
+    d.parentObj = p.apiEvent;
     d.p2p.parentGroup = group;
   } else {
     d.parentObj = group;
@@ -106,6 +106,33 @@ void fillP2p(Descr& d, const P2pFields& p, void* group) {
   d.p2p.count = p.count;
   d.p2p.peer = p.peer;
   if constexpr (V >= 4) d.p2p.nChannels = p.nChannels;
+}
+
+// The fields the collective and point-to-point API descriptors share.
+template <typename CallApi>
+void fillCallApi(CallApi& a, const ApiFields& f) {
+  a.func = f.func;
+  a.count = f.count;
+  a.datatype = f.datatype;
+  a.stream = f.stream;
+  a.graphCaptured = f.graphCaptured;
+}
+
+// The API events' descriptors (v5 on): the group API, the collective and point-to-point API
+// calls, and a kernel launch.
+template <typename Descr>
+void fillApi(Descr& d, const Event& e) {
+  if (e.type == kGroupApi) {
+    d.groupApi.graphCaptured = e.graphCaptured;
+    d.groupApi.groupDepth = e.groupDepth;
+  } else if (e.type == kCollApi) {
+    fillCallApi(d.collApi, e.api);
+    d.collApi.root = e.api.root;
+  } else if (e.type == kP2pApi) {
+    fillCallApi(d.p2pApi, e.api);
+  } else if (e.type == kKernelLaunch) {
+    d.kernelLaunch.stream = e.stream;
+  }
 }
 
 template <int V>
@@ -145,6 +172,8 @@ class VersionedPlugin final : public ProfilerPlugin {
       d.proxyStep.step = e.step;
     } else if (e.type == kNetPlugin) {
       if constexpr (V >= 3) d.netPlugin = e.netPlugin;
+    } else {
+      if constexpr (V >= 5) fillApi(d, e);
     }
     void* handle = nullptr;
     if (t_->startEvent(context, &handle, &d) != ncclSuccess) return nullptr;
@@ -159,6 +188,11 @@ class VersionedPlugin final : public ProfilerPlugin {
     if constexpr (V >= 4) args.proxyStep.transSize = bytes;
     (void)bytes;
     (void)t_->recordEventState(handle, state, &args);
+  }
+
+  void recordGroupApi(void* handle, ncclProfilerEventState_t state) override {
+    if constexpr (V >= 5) (void)t_->recordEventState(handle, state, nullptr);
+    (void)handle, (void)state;
   }
 
   void recordNet(void* handle, void* data) override {

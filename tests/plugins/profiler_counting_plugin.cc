@@ -2,9 +2,11 @@
 // starts and stops, per type, and checks what NCCL's contract promises a plugin: every handle it
 // is asked to stop is one it started and has not stopped; a collective's or point-to-point's
 // group is open when the call starts and stays open until the call stops; a proxy step's op and
-// a proxy op's call are events it started. At finalize it appends one line of counts for the
-// communicator to the file BRAID_TEST_PROFILER_OUT names, after a line per collective and
-// point-to-point event with its fields, so that a test reads what every rank saw.
+// a proxy op's call are events it started; the API events (v6) come in NCCL's order, a call's
+// API event under a running group API event and the call under its API event. At finalize it
+// appends one line of counts for the communicator to the file BRAID_TEST_PROFILER_OUT names, after
+// a line per collective and point-to-point event with its fields, so that a test reads what every
+// rank saw.
 //
 // One source, the variants by macro: v6 (the default), v4 (BRAID_TEST_PROFILER_V4) and v1
 // (BRAID_TEST_PROFILER_V1), each exporting that table only; BRAID_TEST_PROFILER_FAILING_INIT,
@@ -62,6 +64,7 @@ struct Event {
   bool stopped = false;
   int openChildren = 0;  // calls of a group, not stopped yet
   Event* group = nullptr;
+  int apiState = 0;  // a group API event: 1 once ncclGroupStart's part ended, 2 once the end began
 };
 
 struct Context {
@@ -79,6 +82,13 @@ struct Context {
   int orphanNet = 0;          // a network plugin's event whose parent is given but no step
   int netUpdates = 0;         // recordEventState calls on network plugin events
   int unknownTypes = 0;
+  // The API events (v5 on): a call API event or a kernel launch whose parent is not a running
+  // group API event; a call whose API parent is not a call API event of its kind; a group API
+  // event whose states did not come in order (start's end, then end's start, then its stop).
+  int orphanApis = 0;
+  int orphanCalls = 0;
+  int apiParented = 0;  // calls whose parent is their API event
+  int badGroupStates = 0;
   std::string lines;  // one per call event, with its fields
   std::deque<Event> events;
 };
@@ -152,6 +162,17 @@ ncclResult_t startEvent(void* context, void** handle, Descr* d) {
       ++group->openChildren;
     }
     describeCall(c, *d);
+    if (kVersion >= 5 && d->parentObj != nullptr) {
+      const int api = typeIndex(d->type == kColl ? kCollApi : kP2pApi);
+      if (started(d->parentObj, api)) {
+        ++c->apiParented;
+      } else {
+        ++c->orphanCalls;
+      }
+    }
+  } else if (d->type == kCollApi || d->type == kP2pApi || d->type == kKernelLaunch) {
+    auto* group = static_cast<Event*>(d->parentObj);
+    if (!started(group, typeIndex(kGroupApi)) || group->stopped) ++c->orphanApis;
   } else if (d->type == kProxyStep) {
     if (!started(d->parentObj, typeIndex(kProxyOp))) ++c->orphanSteps;
   } else if (d->type == kNetPlugin) {
@@ -178,6 +199,7 @@ ncclResult_t stopEvent(void* handle) {
   }
   e->stopped = true;
   ++e->context->stops[e->type];
+  if (e->type == typeIndex(kGroupApi) && e->apiState != 2) ++e->context->badGroupStates;
   if (e->openChildren != 0) ++e->context->groupStoppedEarly;
   if (e->group != nullptr) --e->group->openChildren;
   return ncclSuccess;
@@ -191,6 +213,13 @@ ncclResult_t recordEventState(void* handle, ncclProfilerEventState_t state, Args
     return ncclSuccess;
   }
   if (state == ncclProfilerNetPluginUpdate) ++e->context->netUpdates;
+  if (state == ncclProfilerGroupStartApiStop || state == ncclProfilerGroupEndApiStart) {
+    const int want = state == ncclProfilerGroupStartApiStop ? 0 : 1;
+    if (e->type != typeIndex(kGroupApi) || e->apiState != want || args != nullptr) {
+      ++e->context->badGroupStates;
+    }
+    e->apiState = want + 1;
+  }
   if (state == ncclProfilerProxyStepSendWait || state == ncclProfilerProxyStepRecvWait) {
     ++e->context->steps;
 #if !defined(BRAID_TEST_PROFILER_V1)
@@ -249,7 +278,11 @@ ncclResult_t finalize(void* context) {
            " unparentedOps=" + std::to_string(c->unparentedOps) +
            " orphanNet=" + std::to_string(c->orphanNet) +
            " netUpdates=" + std::to_string(c->netUpdates) +
-           " unknownTypes=" + std::to_string(c->unknownTypes) + "\n";
+           " unknownTypes=" + std::to_string(c->unknownTypes) +
+           " orphanApis=" + std::to_string(c->orphanApis) +
+           " orphanCalls=" + std::to_string(c->orphanCalls) +
+           " apiParented=" + std::to_string(c->apiParented) +
+           " badGroupStates=" + std::to_string(c->badGroupStates) + "\n";
     for (Event& e : c->events) gStarted.erase(&e);
   }
   delete c;

@@ -170,10 +170,18 @@ void expectEveryCallOnce(const Record& record, int version) {
     EXPECT_EQ(steps.first, steps.second);
     EXPECT_EQ(w.at("steps"), std::to_string(steps.first)) << "a state for every step";
     if (version >= 4) EXPECT_NE(w.at("stepBytes"), "0");
-    for (const char* zero : {"badStops", "outsideGroup", "groupStoppedEarly", "orphanSteps",
-                             "orphanOps", "unknownTypes"}) {
+    for (const char* zero :
+         {"badStops", "outsideGroup", "groupStoppedEarly", "orphanSteps", "orphanOps",
+          "unknownTypes", "orphanApis", "orphanCalls", "badGroupStates"}) {
       EXPECT_EQ(w.at(zero), "0") << zero;
     }
+    // The API events (v5 on): a group API event per group or lone call, a call API event per
+    // call made, each the parent of its call's event.
+    const int apis = version >= 5 ? 1 : 0;
+    EXPECT_EQ(startsStops(w, "groupApi"), std::make_pair(6 * apis, 6 * apis));
+    EXPECT_EQ(startsStops(w, "collApi"), std::make_pair(6 * apis, 6 * apis));
+    EXPECT_EQ(startsStops(w, "p2pApi"), std::make_pair(2 * apis, 2 * apis));
+    EXPECT_EQ(w.at("apiParented"), std::to_string(8 * apis));
   }
   EXPECT_EQ(ranks.size(), size_t{kRanks}) << "every rank's communicator reported";
 }
@@ -446,7 +454,7 @@ TEST(ProfilerPlugin, ANameIsTriedAsLibncclProfilerName) {
 // Two emulated-GPU ranks, on one host (acrossHosts false: a rank per device) or on two
 // (BRAID_HOSTID, sockets between them), run three all-reduces, a group of two and a group of a
 // send and a receive, checking the results; the record says what each rank saw.
-void runGpuRanks(const Record& record, bool acrossHosts) {
+void runGpuRanks(const Record& record, bool acrossHosts, const char* mask = nullptr) {
   setenv("BRAID_DEBUG", "INFO", 1);
   ncclUniqueId id;
   ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
@@ -455,6 +463,7 @@ void runGpuRanks(const Record& record, bool acrossHosts) {
     if (acrossHosts) setenv("BRAID_HOSTID", rank == 0 ? "gpu-host-a" : "gpu-host-b", 1);
     setenv("NCCL_PROFILER_PLUGIN", pluginPath("braidcount").c_str(), 1);
     setenv("BRAID_TEST_PROFILER_OUT", record.path().c_str(), 1);
+    if (mask != nullptr) setenv("BRAID_TEST_PROFILER_MASK", mask, 1);
     const braidDeviceApi* dev = braidGetDeviceApi();
     ASSERT_TRUE(dev->emulated);
     ASSERT_EQ(dev->setDevice(rank), ncclSuccess);
@@ -500,10 +509,15 @@ void expectGpuCallsOnce(const Record& record) {
     EXPECT_EQ(startsStops(w, "group"), std::make_pair(5, 5));
     EXPECT_EQ(startsStops(w, "coll"), std::make_pair(5, 5));
     EXPECT_EQ(startsStops(w, "p2p"), std::make_pair(2, 2));
-    for (const char* zero : {"badStops", "outsideGroup", "groupStoppedEarly", "orphanSteps",
-                             "orphanOps", "unknownTypes"}) {
+    for (const char* zero :
+         {"badStops", "outsideGroup", "groupStoppedEarly", "orphanSteps", "orphanOps",
+          "unknownTypes", "orphanApis", "orphanCalls", "badGroupStates"}) {
       EXPECT_EQ(w.at(zero), "0") << zero;
     }
+    EXPECT_EQ(startsStops(w, "groupApi"), std::make_pair(5, 5));
+    EXPECT_EQ(startsStops(w, "collApi"), std::make_pair(5, 5));
+    EXPECT_EQ(startsStops(w, "p2pApi"), std::make_pair(2, 2));
+    EXPECT_EQ(w.at("apiParented"), "7");
   }
   std::vector<std::string> seqs;
   for (const std::string& line : record.lines("coll ")) seqs.push_back(words(line).at("seq"));
@@ -516,6 +530,21 @@ TEST(ProfilerPlugin, AGpuCommunicatorSeesEveryCallOnce) {
   Record record;
   runGpuRanks(record, /*acrossHosts=*/false);
   expectGpuCallsOnce(record);
+}
+
+// A plugin that asks for kernel launches gets one under each group API event at least (a
+// group's calls that cannot share a kernel launch apart), each parented to the running group
+// API event (the counting plugin checks it: orphanApis).
+TEST(ProfilerPlugin, AGpuCommunicatorsKernelLaunchesComeUnderTheirGroupApiEvent) {
+  Record record;
+  runGpuRanks(record, /*acrossHosts=*/false, /*mask=Group..ProxyStep, KernelLaunch*/ "0x81f");
+  expectGpuCallsOnce(record);
+  for (const std::string& line : record.lines("finalize ")) {
+    SCOPED_TRACE(line);
+    const auto launches = startsStops(words(line), "kernelLaunch");
+    EXPECT_GE(launches.first, 5);
+    EXPECT_EQ(launches.first, launches.second);
+  }
 }
 
 // Across hosts, a GPU communicator's socket proxies (transport/net/socket/gpu_socket_fifo.cc)
