@@ -11,22 +11,11 @@
 #include <cstring>
 #include <string>
 
+#include "gpu/cuda_driver.h"
 #include "gpu/runtime.h"
 
 namespace braid::gpu {
-namespace {
 
-Status cudaStatus(cudaError_t err, const char* call) {
-  if (err == cudaSuccess) return Status::success();
-  cudaGetLastError();  // clear the sticky copy of a non-sticky error
-  return Status(ErrorCode::kCudaError, std::string(call) + " failed: " + cudaGetErrorString(err) +
-                                           " (" + cudaGetErrorName(err) + ")");
-}
-
-#define BRAID_CUDA_CALL(call) cudaStatus((call), #call)
-
-/// A driver function found through the runtime, as driverLaunchKernel finds cuLaunchKernel:
-/// libnccl.so.2 links no libcuda. Null where the driver has none of that version.
 void* driverEntryPoint(const char* symbol, unsigned sinceCuda) {
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult result = cudaDriverEntryPointSymbolNotFound;
@@ -38,6 +27,17 @@ void* driverEntryPoint(const char* symbol, unsigned sinceCuda) {
   }
   return fn;
 }
+
+namespace {
+
+Status cudaStatus(cudaError_t err, const char* call) {
+  if (err == cudaSuccess) return Status::success();
+  cudaGetLastError();  // clear the sticky copy of a non-sticky error
+  return Status(ErrorCode::kCudaError, std::string(call) + " failed: " + cudaGetErrorString(err) +
+                                           " (" + cudaGetErrorName(err) + ")");
+}
+
+#define BRAID_CUDA_CALL(call) cudaStatus((call), #call)
 
 /// cuLaunchKernel, found through the runtime (libnccl.so.2 links no libcuda): it takes a
 /// parameter buffer of the size a launch gives (Launch::argBytes), where cudaLaunchKernel copies
@@ -244,6 +244,13 @@ class CudaRuntime final : public Runtime {
     }
     return fd;
   }
+  bool vmmSupported(int device) override { return cudaVmmSupported(device); }
+  Result<void*> vmmAlloc(size_t bytes) override { return cudaVmmAlloc(bytes); }
+  Status vmmFree(void* base) override { return cudaVmmFree(base); }
+  Result<VmmRange> vmmRange(const void* p, size_t bytes) override { return cudaVmmRange(p, bytes); }
+  Result<int> vmmExport(void* base) override { return cudaVmmExport(base); }
+  Result<void*> vmmImport(int fd, size_t bytes) override { return cudaVmmImport(fd, bytes); }
+  Status vmmUnmap(void* mapped) override { return cudaVmmUnmap(mapped); }
   Result<void*> ipcOpen(const IpcHandle& handle) override {
     cudaIpcMemHandle_t h;
     memcpy(&h, handle.bytes, sizeof(h));

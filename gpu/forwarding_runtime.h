@@ -35,6 +35,13 @@ class ForwardingRuntime : public Runtime {
   }
   Status fill(void* d, int v, size_t b, Stream st) override { return inner_.fill(d, v, b, st); }
   Result<IpcHandle> ipcHandle(void* p) override { return inner_.ipcHandle(p); }
+  bool vmmSupported(int d) override { return inner_.vmmSupported(d); }
+  Result<void*> vmmAlloc(size_t b) override { return inner_.vmmAlloc(b); }
+  Status vmmFree(void* p) override { return inner_.vmmFree(p); }
+  Result<VmmRange> vmmRange(const void* p, size_t b) override { return inner_.vmmRange(p, b); }
+  Result<int> vmmExport(void* p) override { return inner_.vmmExport(p); }
+  Result<void*> vmmImport(int fd, size_t b) override { return inner_.vmmImport(fd, b); }
+  Status vmmUnmap(void* p) override { return inner_.vmmUnmap(p); }
   bool dmabufSupported(int d) override { return inner_.dmabufSupported(d); }
   Result<int> exportDmabuf(void* p, size_t b) override { return inner_.exportDmabuf(p, b); }
   Result<void*> ipcOpen(const IpcHandle& h) override { return inner_.ipcOpen(h); }

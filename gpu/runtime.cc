@@ -54,6 +54,13 @@ class RefusingRuntime final : public Runtime {
   Result<IpcHandle> ipcHandle(void*) override { return refuse(); }
   Result<void*> ipcOpen(const IpcHandle&) override { return refuse(); }
   Status ipcClose(void*) override { return refuse(); }
+  bool vmmSupported(int) override { return false; }
+  Result<void*> vmmAlloc(size_t) override { return refuse(); }
+  Status vmmFree(void*) override { return refuse(); }
+  Result<VmmRange> vmmRange(const void*, size_t) override { return refuse(); }
+  Result<int> vmmExport(void*) override { return refuse(); }
+  Result<void*> vmmImport(int, size_t) override { return refuse(); }
+  Status vmmUnmap(void*) override { return refuse(); }
   bool dmabufSupported(int) override { return false; }
   Result<int> exportDmabuf(void*, size_t) override { return refuse(); }
   Result<Stream> streamCreate() override { return refuse(); }

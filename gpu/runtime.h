@@ -74,6 +74,12 @@ struct IpcHandle {
   unsigned char bytes[64];
 };
 
+/// Where a range of shareable memory lies in its allocation (Runtime::vmmRange).
+struct VmmRange {
+  void* base = nullptr;  ///< the allocation's start
+  size_t bytes = 0;      ///< the allocation's size (a multiple of its granularity)
+};
+
 /// What a launch runs: the __global__ function for the CUDA runtime, and
 /// its CPU instance for the emulated GPU (one call per thread of each block,
 /// the block's threads a team). Both take one parameter of `paramBytes` (its declared size),
@@ -136,6 +142,33 @@ class Runtime {
   /// Maps another process's allocation; fails for this process's own, as CUDA does.
   virtual Result<void*> ipcOpen(const IpcHandle& handle) = 0;
   virtual Status ipcClose(void* mapped) = 0;
+
+  // Shareable device memory (CUDA virtual memory: cuMemCreate with a POSIX file descriptor
+  // handle, cuMemAddressReserve, cuMemMap, cuMemSetAccess): what ncclMemAlloc hands out, so that
+  // the other processes of the host can map it (symmetric memory windows,
+  // docs/symmetric-memory.md).
+  /// Whether `device` makes such memory (CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+  /// and POSIX file descriptor handles).
+  virtual bool vmmSupported(int device) = 0;
+  /// At least `bytes` (rounded up to the allocation granularity) of shareable memory on the current
+  /// device, readable and writable by it and by every device that reaches it by peer access.
+  virtual Result<void*> vmmAlloc(size_t bytes) = 0;
+  /// Unmaps and releases a vmmAlloc allocation, given its start.
+  virtual Status vmmFree(void* base) = 0;
+  /// The shareable allocation holding [pointer, pointer + bytes): its start and size. Fails for
+  /// memory that is not (cudaMalloc'd memory, host memory, a range leaving the allocation), as
+  /// cuMemRetainAllocationHandle fails for it.
+  virtual Result<VmmRange> vmmRange(const void* pointer, size_t bytes) = 0;
+  /// A POSIX file descriptor naming the shareable allocation that starts at `base`
+  /// (cuMemExportToShareableHandle); the caller closes it. It means something to another process
+  /// only once passed there (SCM_RIGHTS), as any descriptor.
+  virtual Result<int> vmmExport(void* base) = 0;
+  /// Maps the allocation an exported descriptor names (`bytes`, its size) at a new address of this
+  /// process, readable and writable by the current device (cuMemImportFromShareableHandle,
+  /// cuMemAddressReserve, cuMemMap, cuMemSetAccess). The descriptor stays the caller's.
+  virtual Result<void*> vmmImport(int fd, size_t bytes) = 0;
+  /// Unmaps what vmmImport mapped at `mapped`.
+  virtual Status vmmUnmap(void* mapped) = 0;
 
   // GPUDirect RDMA. A NIC reaches device memory through a dmabuf the driver exports
   // (cuMemGetHandleForAddressRange, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD).

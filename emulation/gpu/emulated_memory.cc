@@ -185,6 +185,8 @@ PointerInfo EmulatedMemory::pointerInfo(const void* pointer) {
   switch (it->second.origin) {
     case Origin::kDeviceAlloc:
     case Origin::kIpcMapping:
+    case Origin::kVmmAlloc:
+    case Origin::kVmmImport:
       return {MemoryKind::kDevice, it->second.device};
     case Origin::kHostAlloc:
     case Origin::kHostRegister:

@@ -10,8 +10,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "braid/status.h"
+#include "emulation/gpu/emulated_vmm.h"
 #include "gpu/runtime.h"
 #include "transport/shm/shm_segment.h"
 
@@ -34,18 +36,32 @@ class EmulatedMemory {
   /// of the host page, or a range that leaves the allocation.
   Result<int> exportDmabuf(void* pointer, size_t bytes);
 
+  // Shareable memory (emulated_vmm.h; emulated_memory_vmm.cc). `physicalDevice` is the machine's
+  // device behind `device`, the process's number for it.
+  Result<void*> vmmAlloc(size_t bytes, int device, int physicalDevice);
+  Status vmmFree(void* base);
+  Result<VmmRange> vmmRange(const void* pointer, size_t bytes);
+  Result<int> vmmExport(void* base);
+  /// `visible` maps this process's device numbers to the machine's (the mapping's device is
+  /// the memory's, as this process numbers it; -1 where it does not see it).
+  Result<void*> vmmImport(int fd, size_t bytes, const std::vector<int>& visible);
+  Status vmmUnmap(void* mapped);
+
  private:
-  enum class Origin { kDeviceAlloc, kIpcMapping, kHostAlloc, kHostRegister };
+  enum class Origin { kDeviceAlloc, kIpcMapping, kHostAlloc, kHostRegister, kVmmAlloc, kVmmImport };
   struct Range {
     size_t bytes = 0;
     Origin origin = Origin::kDeviceAlloc;
     int device = -1;
     std::unique_ptr<transport::shm::ShmSegment> segment;  ///< device memory and IPC mappings
     std::unique_ptr<unsigned char[], void (*)(unsigned char*)> host{nullptr, nullptr};
+    std::unique_ptr<VmmMapping> vmm;  ///< shareable memory and its imports
   };
   /// The range that starts at `pointer` and came from `origin`; null if none.
   Range* exact(const void* pointer, Origin origin);
   Status release(void* pointer, Origin origin, const char* what);
+  /// Keeps `mapping` as a range of `origin` on `device`: its address.
+  void* keepMapping(VmmMapping mapping, Origin origin, int device);
 
   std::mutex mutex_;
   std::map<uintptr_t, Range> ranges_;  ///< by start address

@@ -226,6 +226,27 @@ class EmulatedRuntime final : public Runtime {
     }
     return memory_.exportDmabuf(p, bytes);
   }
+  bool vmmSupported(int device) override { return device >= 0 && device < devices_; }
+  Result<void*> vmmAlloc(size_t bytes) override {
+    BRAID_TRY(checkUnsafe("cuMemCreate"));
+    return memory_.vmmAlloc(bytes, tlsDevice, physical_[tlsDevice]);
+  }
+  Status vmmFree(void* base) override {
+    BRAID_TRY(checkUnsafe("cuMemRelease"));
+    return memory_.vmmFree(base);
+  }
+  Result<VmmRange> vmmRange(const void* p, size_t bytes) override {
+    return memory_.vmmRange(p, bytes);
+  }
+  Result<int> vmmExport(void* base) override { return memory_.vmmExport(base); }
+  Result<void*> vmmImport(int fd, size_t bytes) override {
+    BRAID_TRY(checkUnsafe("cuMemMap"));
+    return memory_.vmmImport(fd, bytes, physical_);
+  }
+  Status vmmUnmap(void* mapped) override {
+    BRAID_TRY(checkUnsafe("cuMemUnmap"));
+    return memory_.vmmUnmap(mapped);
+  }
   Result<void*> ipcOpen(const IpcHandle& h) override {
     BRAID_TRY(checkUnsafe("cudaIpcOpenMemHandle"));
     return memory_.ipcOpen(h);

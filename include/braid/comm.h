@@ -139,6 +139,15 @@ class CheckedBatch {
   std::vector<P2pOp> ops_;
 };
 
+/// A symmetric memory window as its pointer queries see it (Comm::lookupWindow).
+struct WindowInfo {
+  int worldRank = -1;           ///< the registering rank
+  int worldSize = 0;            ///< ranks of its communicator
+  int lsaFirstWorldRank = 0;    ///< the world rank of the load/store team's rank 0
+  size_t bytes = 0;             ///< this rank's buffer
+  std::vector<void*> lsaBases;  ///< where each team rank's buffer is mapped in this process
+};
+
 /// Where a communicator's calls run. On a host communicator every call
 /// completes before it returns and `stream` is ignored. On a GPU
 /// communicator (made while a CUDA device is current) buffers are device
@@ -338,6 +347,21 @@ class Comm {
   /// names the registration for deregisterBuffer.
   Result<void*> registerBuffer(void* buffer, size_t bytes);
   Status deregisterBuffer(void* handle);
+
+  /// Registers `bytes` at `buffer` as a symmetric memory window with `flags`
+  /// (ncclCommWindowRegister; collective): the window's handle (an ncclWindow_t), or null where
+  /// this communicator makes no windows (a host communicator, one spanning hosts, GPUs that do
+  /// not all reach each other), as NCCL's without symmetric support. docs/symmetric-memory.md.
+  Result<void*> registerWindow(void* buffer, size_t bytes, int flags);
+  /// Releases a window this communicator registered; fails for any other handle.
+  Status deregisterWindow(void* window);
+  /// This rank's buffer of a window this communicator registered; null where it makes none.
+  Result<void*> windowUserPointer(void* window) const;
+  /// Whether this communicator makes no windows (registerWindow answers null).
+  bool declinesWindows() const;
+  /// The live window `window` of any communicator of this process (the pointer queries get only
+  /// the handle); fails for one that is not.
+  static Result<WindowInfo> lookupWindow(const void* window);
 
   /// Waits for every rank to reach finalize; afterwards only destruction is allowed.
   Status finalize();

@@ -5,14 +5,19 @@
 // ncclConfig_t: read and written up to the caller's `size`).
 //
 // ncclCommQueryProperties answers truthfully: braid has no device API, no multimem, no GIN and
-// no host RMA. The device pointers are of a window's memory, and braid makes no windows
-// (window_api.cc), so they refuse the NULL window braid hands out, saying why.
+// no host RMA. The device pointers are of a window's memory (window_api.cc, src/comm/windows.h):
+// a load/store team rank's buffer as this process maps it, checked as NCCL checks it (a window
+// braid did not make, an offset past the window or a rank outside the team is an invalid
+// argument; a world rank outside this host's team has no pointer, NULL, as NCCL answers). There
+// is no multimem (NVLS) in braid: the multimem pointers of a live window are NULL, as NCCL's are
+// on a communicator without NVLS.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
 #include "api/api_util.h"
 #include "api/device_types.h"
+#include "base/log.h"
 
 using braid::api::commFrom;
 using braid::api::notImplemented;
@@ -48,13 +53,32 @@ namespace {
 
 constexpr const char* kGinPlan = "braid has no GPU-initiated networking (GIN) yet";
 
-// The device pointer calls' refusal: every window braid hands out is NULL.
-ncclResult_t noWindow(const char* function, void** outPtr) {
-  if (outPtr != nullptr) *outPtr = nullptr;
-  return report(braid::invalidArgument(
-      std::string(function) +
-      ": the window is not one braid made (braid makes no windows yet: ncclCommWindowRegister "
-      "returns NULL, as NCCL's does without symmetric memory)"));
+/// The live window `window`, for `function`'s checks; its failure names the function.
+braid::Result<braid::WindowInfo> windowFor(const char* function, ncclWindow_t window,
+                                           void** outPtr) {
+  if (outPtr == nullptr) return braid::invalidArgument(std::string(function) + ": outPtr is NULL");
+  *outPtr = nullptr;
+  auto info = braid::Comm::lookupWindow(window);
+  if (!info.ok()) return info.status().withContext(function);
+  return info;
+}
+
+/// Team rank `lsaRank`'s buffer at `offset`, checked as NCCL checks them.
+ncclResult_t lsaPointer(const char* function, const braid::WindowInfo& w, size_t offset,
+                        int lsaRank, void** outPtr) {
+  const int lsaSize = static_cast<int>(w.lsaBases.size());
+  if (lsaRank < 0 || lsaRank >= lsaSize) {
+    return report(braid::invalidArgument(
+        std::string(function) + ": rank " + std::to_string(lsaRank) +
+        " is outside the window's load/store team [0, " + std::to_string(lsaSize) + ")"));
+  }
+  if (offset >= w.bytes) {
+    return report(braid::invalidArgument(std::string(function) + ": offset " +
+                                         std::to_string(offset) + " is past the window's " +
+                                         std::to_string(w.bytes) + " bytes"));
+  }
+  *outPtr = static_cast<char*>(w.lsaBases[lsaRank]) + offset;
+  return ncclSuccess;
 }
 
 }  // namespace
@@ -95,26 +119,50 @@ BRAID_NCCL_API(ncclResult_t, ncclCommQueryProperties, ncclComm_t comm,
 
 BRAID_NCCL_API(ncclResult_t, ncclGetLsaMultimemDevicePointer, ncclWindow_t window, size_t offset,
                void** outPtr) {
-  (void)window, (void)offset;
-  return noWindow("ncclGetLsaMultimemDevicePointer", outPtr);
+  (void)offset;
+  auto w = windowFor("ncclGetLsaMultimemDevicePointer", window, outPtr);
+  if (!w.ok()) return report(w.status());
+  BRAID_INFO(
+      "ncclGetLsaMultimemDevicePointer: braid has no multimem (NVLS): NULL, as NCCL "
+      "answers without NVLS");
+  return ncclSuccess;
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclGetMultimemDevicePointer, ncclWindow_t window, size_t offset,
                struct ncclMultimemHandle multimem, void** outPtr) {
-  (void)window, (void)offset, (void)multimem;
-  return noWindow("ncclGetMultimemDevicePointer", outPtr);
+  (void)offset;
+  auto w = windowFor("ncclGetMultimemDevicePointer", window, outPtr);
+  if (!w.ok()) return report(w.status());
+  if (multimem.mcBasePtr == nullptr) {
+    return report(braid::invalidArgument(
+        "ncclGetMultimemDevicePointer: the multimem handle's mcBasePtr is NULL"));
+  }
+  BRAID_INFO(
+      "ncclGetMultimemDevicePointer: braid has no multimem (NVLS): NULL, as NCCL answers "
+      "without NVLS");
+  return ncclSuccess;
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclGetLsaDevicePointer, ncclWindow_t window, size_t offset,
                int lsaRank, void** outPtr) {
-  (void)window, (void)offset, (void)lsaRank;
-  return noWindow("ncclGetLsaDevicePointer", outPtr);
+  auto w = windowFor("ncclGetLsaDevicePointer", window, outPtr);
+  if (!w.ok()) return report(w.status());
+  return lsaPointer("ncclGetLsaDevicePointer", w.value(), offset, lsaRank, outPtr);
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclGetPeerDevicePointer, ncclWindow_t window, size_t offset, int peer,
                void** outPtr) {
-  (void)window, (void)offset, (void)peer;
-  return noWindow("ncclGetPeerDevicePointer", outPtr);
+  auto w = windowFor("ncclGetPeerDevicePointer", window, outPtr);
+  if (!w.ok()) return report(w.status());
+  if (peer < 0 || peer >= w.value().worldSize) {
+    return report(braid::invalidArgument("ncclGetPeerDevicePointer: peer " + std::to_string(peer) +
+                                         " is outside the communicator's " +
+                                         std::to_string(w.value().worldSize) + " ranks"));
+  }
+  const int lsaRank = peer - w.value().lsaFirstWorldRank;
+  // A rank of the communicator outside this host's team has no pointer: NULL, as NCCL answers.
+  if (lsaRank < 0 || lsaRank >= static_cast<int>(w.value().lsaBases.size())) return ncclSuccess;
+  return lsaPointer("ncclGetPeerDevicePointer", w.value(), offset, lsaRank, outPtr);
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclGinOutboxCreateRequirement, int nBlocks, int sizeLog2,

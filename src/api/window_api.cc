@@ -1,16 +1,21 @@
 // Memory windows and the one-sided operations on them (ncclCommWindowRegister, NCCL 2.30's
 // ncclWinGetUserPtr, ncclPutSignal, ncclSignal, ncclWaitSignal).
 //
-// braid has no symmetric memory yet, so it declines windows exactly as NCCL 2.30 does on a
-// communicator without symmetric support: registering succeeds and makes no window (*win =
-// NULL), deregistering NULL succeeds, and a window's user pointer is NULL. Programs that test
-// for the NULL window (PyTorch does) fall back to their ordinary path. Without symmetric memory
-// NCCL's communicator has no host RMA either (ncclCommQueryProperties: hostRmaSupport false),
-// and its one-sided calls (put, signal, wait) fail with ncclInvalidArgument saying so; braid's
-// answer the same, never a silent success.
+// Windows are braid::Comm's (src/comm/windows.h, docs/symmetric-memory.md): on a GPU
+// communicator whose ranks share one host and reach each other's GPUs, a buffer from
+// ncclMemAlloc registered by every rank becomes a window every rank maps; elsewhere registering
+// succeeds and makes no window (*win = NULL), as NCCL 2.30.7 does on a communicator without
+// symmetric support, and a window's user pointer is then NULL. Registration is collective, so
+// within a group it runs at ncclGroupEnd, concurrently with the other communicators' (ranks as
+// threads of one process register from one thread in a group, as with NCCL).
+//
+// braid has no host RMA yet (ncclCommQueryProperties: hostRmaSupport false), so the one-sided
+// calls (put, signal, wait) fail with ncclInvalidArgument saying so, as NCCL's answer on such a
+// communicator: never a silent success.
 #include <string>
 
 #include "api/api_util.h"
+#include "api/group.h"
 #include "base/log.h"
 
 using braid::api::commFrom;
@@ -18,12 +23,9 @@ using braid::api::report;
 
 namespace {
 
-constexpr const char* kNoWindows =
-    "braid has no symmetric memory yet: ncclCommWindowRegister makes no window (NULL), as NCCL "
-    "does on a communicator without symmetric support";
 constexpr const char* kNoHostRma =
     "host RMA is not supported in this communicator (ncclCommQueryProperties: hostRmaSupport = "
-    "false; braid has no symmetric memory yet), as NCCL answers on such a communicator";
+    "false; braid has no one-sided operations yet), as NCCL answers on such a communicator";
 
 }  // namespace
 
@@ -42,18 +44,19 @@ BRAID_NCCL_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff
     return report(braid::invalidArgument("ncclCommWindowRegister: unknown flags " +
                                          std::to_string(winFlags)));
   }
-  BRAID_INFO("ncclCommWindowRegister: %s", kNoWindows);
-  return ncclSuccess;
+  braid::Comm* k = c.value();
+  return braid::api::runOrDefer(k, [k, buff, size, win, winFlags]() -> braid::Status {
+    BRAID_ASSIGN_OR_RETURN(void* made, k->registerWindow(buff, size, winFlags));
+    *win = static_cast<ncclWindow_t>(made);
+    return braid::Status::success();
+  });
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclCommWindowDeregister, ncclComm_t comm, ncclWindow_t win) {
   auto c = commFrom(comm);
   if (!c.ok()) return report(c.status());
-  if (win != nullptr) {
-    return report(braid::invalidArgument(
-        "ncclCommWindowDeregister: braid made no window, so this one is not braid's"));
-  }
-  return ncclSuccess;
+  if (win == nullptr) return ncclSuccess;  // a declined registration's window, as NCCL allows
+  return report(c.value()->deregisterWindow(win));
 }
 
 BRAID_NCCL_API(ncclResult_t, ncclWinGetUserPtr, ncclComm_t comm, ncclWindow_t win,
@@ -63,8 +66,10 @@ BRAID_NCCL_API(ncclResult_t, ncclWinGetUserPtr, ncclComm_t comm, ncclWindow_t wi
   if (outUserPtr == nullptr) {
     return report(braid::invalidArgument("ncclWinGetUserPtr: outUserPtr is NULL"));
   }
-  (void)win;
-  *outUserPtr = nullptr;  // NCCL's answer without symmetric support
+  *outUserPtr = nullptr;
+  auto user = c.value()->windowUserPointer(win);
+  if (!user.ok()) return report(user.status());
+  *outUserPtr = user.value();
   return ncclSuccess;
 }
 

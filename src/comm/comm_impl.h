@@ -32,6 +32,7 @@
 #include "comm/recorder.h"
 #include "comm/registrations.h"
 #include "comm/selector.h"
+#include "comm/windows.h"
 #include "config.h"
 #include "gpu/metered_runtime.h"
 
@@ -68,6 +69,9 @@ class Comm::Impl {
   std::unique_ptr<comm::GpuSide> gpu;
   /// ncclCommRegister's.
   comm::Registrations registrations;
+  /// A GPU communicator's symmetric memory windows (null on host communicators). After the GPU
+  /// side, whose runtime releases them: it goes first.
+  std::unique_ptr<comm::Windows> windows;
 
   /// Around a call that may set this communicator's device: the caller's current device stays
   /// as it was (gpu::DeviceGuard); nothing on a host communicator.

@@ -35,6 +35,7 @@ Status Comm::Impl::connectGpu() {
   BRAID_TRY(side->chooseChannels());
   choosing.nchannels = links.nchannels();
   gpu = std::move(side);
+  windows = std::make_unique<comm::Windows>(config, members, *gpu);
   calls.attachGpu(gpu.get());
   choosing.onGpu = true;
   BRAID_TRY(gpu->connect(choosing));  // the GPU's model from here on

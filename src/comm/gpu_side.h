@@ -137,6 +137,14 @@ class GpuSide {
   /// Whether `buffer` is memory this GPU can address (device_buffer_check.h); `name` is the
   /// buffer's in the message.
   Status checkBuffer(const void* buffer, const char* name) const;
+  /// Whether every rank's GPU reaches this one's memory by peer access (ranks of other hosts
+  /// and of this GPU count as reaching it): what symmetric memory windows need (comm/windows.h).
+  bool reachedByEveryPeer() const {
+    for (bool r : peerReaches_) {
+      if (!r) return false;
+    }
+    return true;
+  }
   /// The GPU one-shot boards; null where the one-shot is not allowed.
   const exec::DeviceOneShot* oneShot() const { return oneShot_.get(); }
   /// Device memory that releaseMemory keeps: the FIFO ends' cursors.

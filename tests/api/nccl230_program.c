@@ -187,6 +187,29 @@ static void checkParameters(void) {
   ncclParamDumpAll();
 }
 
+/* A window of a buffer from ncclMemAlloc on a GPU communicator of one rank: the rank's own
+ * buffer through every pointer query, none after deregistration. */
+static void checkGpuWindow(ncclComm_t comm) {
+  void* buffer = NULL;
+  void* pointer = NULL;
+  ncclWindow_t win = NULL;
+  EXPECT_RESULT(ncclMemAlloc(&buffer, 4096), ncclSuccess);
+  EXPECT_RESULT(ncclCommWindowRegister(comm, buffer, 4096, &win, NCCL_WIN_COLL_SYMMETRIC),
+                ncclSuccess);
+  EXPECT("a window", win != NULL);
+  EXPECT_RESULT(ncclWinGetUserPtr(comm, win, &pointer), ncclSuccess);
+  EXPECT("the user pointer", pointer == buffer);
+  EXPECT_RESULT(ncclGetLsaDevicePointer(win, 8, 0, &pointer), ncclSuccess);
+  EXPECT("the LSA pointer", pointer == (char*)buffer + 8);
+  EXPECT_RESULT(ncclGetPeerDevicePointer(win, 16, 0, &pointer), ncclSuccess);
+  EXPECT("the peer pointer", pointer == (char*)buffer + 16);
+  EXPECT_RESULT(ncclGetLsaMultimemDevicePointer(win, 0, &pointer), ncclSuccess);
+  EXPECT("no multimem pointer", pointer == NULL);
+  EXPECT_RESULT(ncclCommWindowDeregister(comm, win), ncclSuccess);
+  EXPECT_RESULT(ncclGetLsaDevicePointer(win, 0, 0, &pointer), ncclInvalidArgument);
+  EXPECT_RESULT(ncclMemFree(buffer), ncclSuccess);
+}
+
 static void checkOneRank(ncclComm_t comm) {
   CommProperties props;
   ncclWindow_t win = (ncclWindow_t)1;
@@ -208,12 +231,20 @@ static void checkOneRank(ncclComm_t comm) {
   EXPECT_RESULT(ncclCommSuspend(comm, 4), ncclInvalidArgument);
   EXPECT_RESULT(sumOnes(comm, 4, 1.0f), ncclSuccess);
 
-  /* Windows are declined as NCCL declines them without symmetric memory. */
-  EXPECT_RESULT(ncclCommWindowRegister(comm, buffer, sizeof buffer, &win, NCCL_WIN_DEFAULT),
-                ncclSuccess);
-  EXPECT("no window", win == NULL);
-  EXPECT_RESULT(ncclWinGetUserPtr(comm, win, &user), ncclSuccess);
-  EXPECT("no user pointer", user == NULL);
+  if (onGpu) {
+    checkGpuWindow(comm);
+    /* Memory that is not shareable fails on a GPU communicator, as NCCL's does, the window NULL. */
+    EXPECT_RESULT(ncclCommWindowRegister(comm, buffer, sizeof buffer, &win, NCCL_WIN_DEFAULT),
+                  ncclUnhandledCudaError);
+    EXPECT("no window", win == NULL);
+  } else {
+    /* A host communicator declines as NCCL declines without symmetric memory. */
+    EXPECT_RESULT(ncclCommWindowRegister(comm, buffer, sizeof buffer, &win, NCCL_WIN_DEFAULT),
+                  ncclSuccess);
+    EXPECT("no window", win == NULL);
+    EXPECT_RESULT(ncclWinGetUserPtr(comm, win, &user), ncclSuccess);
+    EXPECT("no user pointer", user == NULL);
+  }
   EXPECT_RESULT(ncclCommWindowDeregister(comm, win), ncclSuccess);
   EXPECT_RESULT(ncclPutSignal(buffer, 1, ncclInt8, 0, win, 0, 0, 0, 0, comm, NULL),
                 ncclInvalidArgument);
