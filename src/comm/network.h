@@ -93,8 +93,9 @@ class Network {
       gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
       const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor);
   /// A GPU rank over verbs with PXN on: serves the other GPU ranks of its host whose
-  /// point-to-point sends PXN routes through it (pxn_relays.h), as rank `rank` on `device`.
-  Status serveRelays(gpu::Runtime& runtime, int device);
+  /// point-to-point sends PXN routes through it (pxn_relays.h), on `device`; `reachesUs[r]`:
+  /// whether rank r's GPU reaches this GPU's memory.
+  Status serveRelays(gpu::Runtime& runtime, int device, std::vector<bool> reachesUs);
   Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> connectGpuFifo(
       gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
       const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor,

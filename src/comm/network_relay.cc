@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "base/log.h"
 #include "comm/network.h"
@@ -18,15 +19,18 @@
 
 namespace braid::comm {
 
-Status Network::serveRelays(gpu::Runtime& runtime, int device) {
+Status Network::serveRelays(gpu::Runtime& runtime, int device, std::vector<bool> reachesUs) {
   if (!ib_ || relays_ != nullptr || config_.pxnDisable || config_.p2pPxnLevel == 0) {
     return Status::success();
   }
+  PxnRelays::Host host{&runtime, device, members_.rank, std::move(reachesUs)};
   BRAID_ASSIGN_OR_RETURN(
-      relays_, PxnRelays::start(
-                   runtime, device, members_.rank, *net_, *ib_,
-                   [this](const transport::net::Greeting& g) { return connectSocket(g.receiver, g); },
-                   config_.timeoutMs));
+      relays_,
+      PxnRelays::start(
+          std::move(host), *net_, *ib_,
+          [this](const transport::net::Greeting& g) { return connectSocket(g.receiver, g); },
+          [this, &runtime](int port) { return gpuSlotPlace(runtime, port, /*sending=*/true); },
+          config_.timeoutMs));
   return Status::success();
 }
 
@@ -64,8 +68,8 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectRelayed
   // The relay published the FIFO before it answered: it maps at once.
   std::unique_ptr<transport::cuda_ipc::GpuSendEnd> end;
   while (!end) {
-    BRAID_ASSIGN_OR_RETURN(end, transport::cuda_ipc::GpuSendEnd::tryOpen(runtime, name, slot,
-                                                                         cursor));
+    BRAID_ASSIGN_OR_RETURN(end,
+                           transport::cuda_ipc::GpuSendEnd::tryOpen(runtime, name, slot, cursor));
     if (end) break;
     if (deadline.expired()) {
       return remoteError("PXN relay rank " + std::to_string(relay) + " answered, but its FIFO " +
@@ -73,9 +77,11 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectRelayed
     }
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  BRAID_INFO("channel %d: to rank %d through PXN relay rank %d's process on %s (slots in its "
-             "pinned host memory)",
-             greeting.channel, peer, relay, nic.c_str());
+  BRAID_INFO("channel %d: to rank %d through PXN relay rank %d's process on %s (slots in its %s)",
+             greeting.channel, peer, relay, nic.c_str(),
+             end->placement() == transport::cuda_ipc::FifoPlacement::kDeviceMemory
+                 ? "GPU's memory"
+                 : "pinned host memory");
   return end;
 }
 

@@ -7,12 +7,14 @@
 // is doing then. So a thread of its own serves the requests, one at a time: each makes a FIFO
 // in this process's pinned host memory, connects to the receiver and starts a send pump on this
 // process's port of the receiver's rail (ib::IbRelay); the verbs proxy drives the pump from
-// then on. The relays live until the communicator goes, each saying at INFO what it posted.
+// then on. The FIFO's slots are in this GPU's memory where GPUDirect RDMA applies to this GPU
+// and that port and the sender's GPU reaches this one's memory, else in pinned host memory. The
+// relays live until the communicator goes, each saying at INFO what it posted.
 #pragma once
 
 #include <atomic>
-#include <memory>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
@@ -33,26 +35,36 @@ class PxnRelays {
   using Connector =
       std::function<Result<braid::sockets::Socket>(const transport::net::Greeting& greeting)>;
 
-  /// Serves the relay requests `rendezvous` files, as rank `rank` on `device`.
-  static Result<std::unique_ptr<PxnRelays>> start(gpu::Runtime& runtime, int device, int rank,
+  /// Whether a sending end on port `port` may keep its slots in this GPU's memory
+  /// (Network::gpuSlotPlace), asked on the relays' thread.
+  using GdrFor = std::function<transport::ib::GdrChoice(int port)>;
+  /// What the relays need beside the network: this rank, its GPU, and by rank whether that
+  /// rank's GPU reaches this GPU's memory (GpuSide::placementFor).
+  struct Host {
+    gpu::Runtime* runtime = nullptr;
+    int device = -1;
+    int rank = -1;
+    std::vector<bool> reachesUs;
+  };
+
+  /// Serves the relay requests `rendezvous` files.
+  static Result<std::unique_ptr<PxnRelays>> start(Host host,
                                                   transport::net::SocketRendezvous& rendezvous,
-                                                  transport::ib::IbNetwork& ib,
-                                                  Connector connect, int64_t timeoutMs);
+                                                  transport::ib::IbNetwork& ib, Connector connect,
+                                                  GdrFor gdrFor, int64_t timeoutMs);
   /// Stops serving, then stops each relay (draining what its sender posted).
   ~PxnRelays();
   PxnRelays(const PxnRelays&) = delete;
   PxnRelays& operator=(const PxnRelays&) = delete;
 
  private:
-  PxnRelays(gpu::Runtime& runtime, int device, int rank,
-            transport::net::SocketRendezvous& rendezvous, transport::ib::IbNetwork& ib,
-            Connector connect, int64_t timeoutMs)
-      : runtime_(runtime),
-        device_(device),
-        rank_(rank),
+  PxnRelays(Host host, transport::net::SocketRendezvous& rendezvous, transport::ib::IbNetwork& ib,
+            Connector connect, GdrFor gdrFor, int64_t timeoutMs)
+      : host_(std::move(host)),
         rendezvous_(rendezvous),
         ib_(ib),
         connect_(std::move(connect)),
+        gdrFor_(std::move(gdrFor)),
         timeoutMs_(timeoutMs) {}
   void serve();
   /// One request: the relay made and the sender answered.
@@ -63,12 +75,11 @@ class PxnRelays {
     std::unique_ptr<transport::ib::IbRelay> relay;
   };
 
-  gpu::Runtime& runtime_;
-  const int device_;
-  const int rank_;
+  const Host host_;
   transport::net::SocketRendezvous& rendezvous_;
   transport::ib::IbNetwork& ib_;
   const Connector connect_;
+  const GdrFor gdrFor_;
   const int64_t timeoutMs_;
   gpu::Stream stream_ = nullptr;  ///< the thread's, where it lays the FIFOs out
   std::vector<Relayed> relays_;   ///< the thread's, until it is joined

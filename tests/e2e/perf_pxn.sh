@@ -15,6 +15,10 @@
 #     own FIFOs' bytes and those it relayed, all on its nearest NIC; the relayed bytes > 0, and
 #     the emulated HCA of each process transmitted nothing on any other NIC: the senders posted
 #     nothing themselves for their relayed FIFOs.
+#   - where the relay's slots are: E2E_RELAY_SLOTS=device (the default: the DGX file's GPUs sit
+#     beside their NICs, so GPUDirect RDMA applies) has every relay's in its GPU's memory,
+#     registered by dmabuf, and no process staging any byte through host memory; staged (with
+#     NCCL_NET_GDR_LEVEL=LOC) has them in the relay's pinned host memory.
 # MODE direct (NCCL_PXN_DISABLE=1 with NCCL_CROSS_NIC=0): the same sends take the receiver's rail
 # from the sender's own process: no relay anywhere, and each sender posted its own bytes on the
 # rails of its receivers.
@@ -32,6 +36,15 @@ export E2E_RUN_LIMIT_S=${E2E_RUN_LIMIT_S:-100}
 if [[ $mode == direct ]]; then
   export NCCL_PXN_DISABLE=1 NCCL_CROSS_NIC=0
 fi
+slots=${E2E_RELAY_SLOTS:-device}
+case $slots in
+  device) slots_in="device memory (dmabuf)" ;;
+  staged)
+    slots_in="pinned host memory (staged)"
+    export NCCL_NET_GDR_LEVEL=LOC
+    ;;
+  *) fail "E2E_RELAY_SLOTS is device or staged, not $slots" ;;
+esac
 netns_hosts 2
 
 log_of() { if (($1 == 0)); then echo "$E2E_TMP/err"; else echo "$E2E_TMP/err.$1"; fi; }
@@ -70,8 +83,8 @@ check() {
         fail "rank $r's relay to rank $peer posts on $port, not the receiver's ${own_nic[$peer]}" "$(log_of "$r")"
       [[ $port == "${own_nic[$relay]}" ]] ||
         fail "rank $r's relay rank $relay posts on $port, not its own NIC" "$(log_of "$relay")"
-      grep -q "PXN relay: rank $relay relays rank $r's FIFO to rank $peer (channel -1) on $port" \
-        "$(log_of "$relay")" || fail "rank $relay does not say it relays rank $r's FIFO to $peer" \
+      grep -q "PXN relay: rank $relay relays rank $r's FIFO to rank $peer (channel -1) on $port, its slots in $slots_in" \
+        "$(log_of "$relay")" || fail "rank $relay does not say it relays rank $r's FIFO to $peer with its slots in $slots_in" \
         "$(log_of "$relay")"
       posted=$(grep -oE "PXN relay: rank $r's FIFO to rank $peer \(channel -1\) on $port: [0-9]+ bytes posted" \
         "$(log_of "$relay")" | grep -oE '[0-9]+ bytes' | grep -oE '[0-9]+' | tail -1)
@@ -97,6 +110,11 @@ check() {
       fi
     done <<<"$([[ -z $line ]] || sed -E 's/.*this process: //; s/, /\n/g' <<<"$line" |
       sed -E 's/^([^ ]+) ([0-9]+) own \+ ([0-9]+) relayed$/\1 \2 \3/')"
+    if [[ $mode == relay && $slots == device ]]; then
+      # (No count where a rank's GPU FIFOs never crossed hosts, as most of sendrecv's.)
+      line=$(grep -oE 'verbs: GPU FIFOs moved [0-9]+ bytes through device-memory registrations, [0-9]+ staged' "$(log_of "$r")" | tail -1 || true)
+      [[ -z $line && -z ${relay_ranks[$r]:-} ]] || [[ $line == *", 0 staged" ]] || fail "rank $r staged bytes through host memory ($1): ${line:-no count}" "$(log_of "$r")"
+    fi
     if [[ $mode == relay ]]; then
       [[ -z ${relay_ranks[$r]:-} ]] || ((relayed_here > 0)) || fail "rank $r relayed no bytes for the ranks of its host ($1): $line" "$(log_of "$r")"
       # The emulated HCA counts what left each NIC of this process: nothing but its own.
@@ -123,4 +141,5 @@ run alltoall
 check alltoall
 run sendrecv
 check sendrecv
+[[ $mode == direct ]] || SUMMARY+="relays' slots in $slots_in; "
 echo "PASS [$E2E_NAME]: $mode, ${SUMMARY%; }; every result checked"

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/log.h"
+#include "transport/net/ib/dmabuf_fd.h"
 
 namespace braid::transport::ib {
 namespace {
@@ -51,8 +52,8 @@ Result<RelayRequest> readRelayRequest(const braid::sockets::Socket& socket,
   if (request.slotBytes == 0 || request.slotBytes > kMaxIbSlotBytes ||
       request.fifoName[0] == '\0') {
     return invalidArgument("PXN relay: a request for slots of " +
-                           std::to_string(request.slotBytes) + " bytes named '" +
-                           request.fifoName + "': not a FIFO a relay can carry");
+                           std::to_string(request.slotBytes) + " bytes named '" + request.fifoName +
+                           "': not a FIFO a relay can carry");
   }
   return request;
 }
@@ -78,26 +79,40 @@ Result<std::unique_ptr<IbRelay>> IbRelay::open(gpu::Runtime& runtime, gpu::Strea
                                                const std::string& fifoName, size_t slotBytes,
                                                IbNetwork& network, ReceiverConnector connect,
                                                int receiver, int64_t timeoutMs,
-                                               const std::string& nic, bool* reachedReceiver) {
+                                               const std::string& nic, const GdrChoice& gdr,
+                                               bool* reachedReceiver) {
   *reachedReceiver = false;
   std::unique_ptr<IbRelay> relay(new IbRelay());
   relay->fifoName_ = fifoName;
   relay->port_ = network.portAt(network.portFor(nic)).name();
+  relay->place_ = inDeviceMemory(gdr.place) ? gdr.place : SlotPlace::kStaged;
+  SlotMemory memory;
+  memory.place = relay->place_;
+  memory.relayed = true;
+  DmabufFd dmabuf;
   // The pump is the FIFO's receiver and keeps its own cursor (engine::receiverCursor): the
   // FIFO needs none in device memory.
-  BRAID_ASSIGN_OR_RETURN(
-      relay->fifo_,
-      cuda_ipc::GpuRecvEnd::create(runtime, fifoName, slotBytes,
-                                   cuda_ipc::FifoPlacement::kPinnedHost, nullptr, stream));
+  if (inDeviceMemory(relay->place_)) {
+    size_t slotsBytes = 0;
+    BRAID_ASSIGN_OR_RETURN(relay->fifo_, cuda_ipc::GpuRecvEnd::createSplit(
+                                             runtime, fifoName, slotBytes, stream, &slotsBytes));
+    if (relay->place_ == SlotPlace::kDmabuf) {
+      Result<int> fd = runtime.exportDmabuf(relay->fifo_->end().fifo.slots, slotsBytes);
+      if (!fd.ok()) return fd.status().withContext("PXN relay FIFO " + fifoName);
+      dmabuf = DmabufFd(fd.value());
+      memory.dmabufFd = dmabuf.get();
+    }
+  } else {
+    BRAID_ASSIGN_OR_RETURN(
+        relay->fifo_,
+        cuda_ipc::GpuRecvEnd::create(runtime, fifoName, slotBytes,
+                                     cuda_ipc::FifoPlacement::kPinnedHost, nullptr, stream));
+  }
   BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket toReceiver, connect());
   *reachedReceiver = true;
-  SlotMemory memory;
-  memory.place = SlotPlace::kStaged;
-  memory.relayed = true;
   BRAID_ASSIGN_OR_RETURN(relay->pump_,
-                         IbSendPump::start(network, relay->fifo_->end().fifo,
-                                           std::move(toReceiver), receiver, timeoutMs, nic,
-                                           memory));
+                         IbSendPump::start(network, relay->fifo_->end().fifo, std::move(toReceiver),
+                                           receiver, timeoutMs, nic, memory));
   return relay;
 }
 

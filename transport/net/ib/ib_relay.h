@@ -10,7 +10,9 @@
 // end is unchanged) and starts a send pump over the FIFO on the NIC S named, then answers. S's
 // kernel then sends into P's FIFO with the flag protocol it speaks to any FIFO of its host; the
 // pump takes each posted slot as that FIFO's receiver, as it takes a FIFO of its own process.
-// Every byte crosses host memory once (staged), as without GPUDirect RDMA.
+// Its slots are in P's pinned host memory (every byte staged there once), or, where GPUDirect
+// RDMA applies to P's GPU and NIC and S's GPU reaches P's memory, in P's GPU memory, which the
+// NIC reads by its dmabuf (or nvidia-peermem) registration: no byte through host memory.
 #pragma once
 
 #include <cstdint>
@@ -65,23 +67,31 @@ class IbRelay {
   /// Publishes the FIFO of `slotBytes` slots under `fifoName`, connects to `receiver` and starts
   /// the pump there, on the port named `nic` (IbNetwork::portFor). `*reachedReceiver` says
   /// whether it connected before it failed (the sender may then no longer send directly).
+  /// Where `gdr` puts a sender's slots in device memory (GPUDirect RDMA: the relay's GPU and
+  /// NIC allow it, and the sender's GPU reaches the relay's memory), the FIFO is split
+  /// (GpuRecvEnd::createSplit): its slots in the relay GPU's memory, registered with the NIC,
+  /// so that the bytes go GPU to GPU by CUDA IPC, then GPU to NIC, never through host memory.
   static Result<std::unique_ptr<IbRelay>> open(gpu::Runtime& runtime, gpu::Stream stream,
                                                const std::string& fifoName, size_t slotBytes,
                                                IbNetwork& network, ReceiverConnector connect,
                                                int receiver, int64_t timeoutMs,
-                                               const std::string& nic, bool* reachedReceiver);
+                                               const std::string& nic, const GdrChoice& gdr,
+                                               bool* reachedReceiver);
   ~IbRelay();
 
   /// The bytes its pump posted so far.
   uint64_t bytesPosted() const { return pump_ != nullptr ? pump_->bytesPosted() : 0; }
   /// The port it posts on.
   const std::string& port() const { return port_; }
+  /// Where its slots are.
+  SlotPlace place() const { return place_; }
 
  private:
   IbRelay() = default;
 
   std::string fifoName_;
   std::string port_;
+  SlotPlace place_ = SlotPlace::kStaged;
   std::unique_ptr<cuda_ipc::GpuRecvEnd> fifo_;
   std::unique_ptr<IbSendPump> pump_;  // after the FIFO: stops before it goes
 };
