@@ -47,8 +47,8 @@ class Network {
  public:
   Network(const Config& config, const Members& members, Health& health)
       : config_(config), members_(members), health_(health) {}
-  /// Says at INFO what the process's GPU FIFOs moved through a network plugin, by where the
-  /// plugin found the bytes (network_plugin_gdr.cc).
+  /// Stops the PXN relays first; says at INFO what the process's GPU FIFOs moved through a
+  /// network plugin, by where the plugin found the bytes (network_plugin_gdr.cc).
   ~Network();
 
   /// Joins the network: the listener, the exchange of addresses, the choice of transport. Takes

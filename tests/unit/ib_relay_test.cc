@@ -13,9 +13,9 @@
 
 #include "base/socket.h"
 #include "gpu/runtime.h"
+#include "support/network_fifo_checks.h"
 #include "transport/cuda_ipc/gpu_fifo.h"
 #include "transport/net/ib/ib_network.h"
-#include "support/network_fifo_checks.h"
 #include "transport/net/ib/ib_relay.h"
 #include "transport/net/socket_rendezvous.h"
 
@@ -69,16 +69,15 @@ TEST(IbRelayRequest, ARequestAndItsAnswerTravelWhole) {
   ASSERT_TRUE(made.ok());
   Connected c = requestRelay(*made.value(), fifoGreeting(1, 12, -1));
   const Deadline deadline = Deadline::afterMs(5000);
-  ASSERT_TRUE(ib::sendRelayRequest(c.sender, ib::makeRelayRequest(65536, "mlx5_4:1", "/braid-x"),
-                                   deadline)
-                  .ok());
+  ASSERT_TRUE(
+      ib::sendRelayRequest(c.sender, ib::makeRelayRequest(65536, "mlx5_4:1", "/braid-x"), deadline)
+          .ok());
   auto request = ib::readRelayRequest(c.relay, deadline);
   ASSERT_TRUE(request.ok()) << request.status().message();
   EXPECT_EQ(request.value().slotBytes, 65536u);
   EXPECT_STREQ(request.value().nic, "mlx5_4:1");
   EXPECT_STREQ(request.value().fifoName, "/braid-x");
-  ASSERT_TRUE(
-      ib::sendRelayReply(c.relay, ib::RelayOutcome::kDeclined, "no memory", deadline).ok());
+  ASSERT_TRUE(ib::sendRelayReply(c.relay, ib::RelayOutcome::kDeclined, "no memory", deadline).ok());
   auto reply = ib::readRelayReply(c.sender, deadline);
   ASSERT_TRUE(reply.ok());
   EXPECT_EQ(reply.value().outcome, ib::RelayOutcome::kDeclined);
@@ -93,9 +92,8 @@ TEST(IbRelayRequest, ARequestForNoFifoOrSlotsNoVerbsFifoCarriesIsRefused) {
                                    {ib::kMaxIbSlotBytes + 1, "/braid-x"},
                                    {4096, ""}}) {
     Connected c = requestRelay(*made.value(), fifoGreeting(1, 12, -1));
-    ASSERT_TRUE(ib::sendRelayRequest(c.sender, ib::makeRelayRequest(slot, "emu_0:1", name),
-                                     deadline)
-                    .ok());
+    ASSERT_TRUE(
+        ib::sendRelayRequest(c.sender, ib::makeRelayRequest(slot, "emu_0:1", name), deadline).ok());
     auto request = ib::readRelayRequest(c.relay, deadline);
     ASSERT_FALSE(request.ok()) << "slots of " << slot << " named '" << name << "'";
     EXPECT_NE(request.status().message().find("not a FIFO a relay can carry"), std::string::npos)
@@ -160,8 +158,8 @@ TEST(IbRelayOpen, AReceiverThatCannotBeReachedFailsTheRelayBeforeItReachedIt) {
   bool reached = true;
   auto relay = ib::IbRelay::open(
       *gpu, nullptr, "/braid-relay-open-" + std::to_string(::getpid()), 4096, *network.value(),
-      []() -> Result<braid::sockets::Socket> { return remoteError("rank 9 is not listening"); },
-      9, 1000, "", ib::GdrChoice{}, &reached);
+      []() -> Result<braid::sockets::Socket> { return remoteError("rank 9 is not listening"); }, 9,
+      1000, "", ib::GdrChoice{}, &reached);
   ASSERT_FALSE(relay.ok());
   EXPECT_FALSE(reached) << "the sender may still send directly";
   EXPECT_NE(relay.status().message().find("rank 9 is not listening"), std::string::npos);
