@@ -147,22 +147,55 @@ TEST(IbRelaySplitFifo, CountersInPinnedHostMemorySlotsOnAPageOfDeviceMemoryMappe
   EXPECT_EQ(gpu->pointerInfo(mapped.slots).value().kind, gpu::MemoryKind::kDevice);
 }
 
-TEST(IbRelayOpen, AReceiverThatCannotBeReachedFailsTheRelayBeforeItReachedIt) {
-  ib::IbSettings settings;
-  settings.emulate = 1;
-  std::string why;
-  auto network = ib::IbNetwork::open(settings, 0, &why);
-  ASSERT_TRUE(network.ok() && network.value() != nullptr) << why;
+/// A relay's surroundings: one emulated NIC and one emulated GPU.
+struct RelayHost {
+  RelayHost() {
+    ib::IbSettings settings;
+    settings.emulate = 1;
+    std::string why;
+    auto opened = ib::IbNetwork::open(settings, 0, &why);
+    EXPECT_TRUE(opened.ok() && opened.value() != nullptr) << why;
+    if (opened.ok()) network = std::move(opened).value();
+    EXPECT_TRUE(gpu->setDevice(0).ok());
+  }
+  /// IbRelay::open of a FIFO of 4096-byte slots to rank 9, by `connect`, on `port`.
+  Result<std::unique_ptr<ib::IbRelay>> open(const ib::IbRelay::ReceiverConnector& connect,
+                                            const std::string& port, bool* reached) {
+    return ib::IbRelay::open(*gpu, nullptr, "/braid-relay-" + std::to_string(::getpid()), 4096,
+                             *network, connect, 9, 1000, port, ib::GdrChoice{}, reached);
+  }
+  std::unique_ptr<ib::IbNetwork> network;
   std::unique_ptr<gpu::Runtime> gpu = gpu::makeEmulatedRuntime(1);
-  ASSERT_TRUE(gpu->setDevice(0).ok());
+};
+
+TEST(IbRelayOpen, AReceiverThatCannotBeReachedFailsTheRelayBeforeItReachedIt) {
+  RelayHost host;
+  ASSERT_NE(host.network, nullptr);
   bool reached = true;
-  auto relay = ib::IbRelay::open(
-      *gpu, nullptr, "/braid-relay-open-" + std::to_string(::getpid()), 4096, *network.value(),
-      []() -> Result<braid::sockets::Socket> { return remoteError("rank 9 is not listening"); }, 9,
-      1000, "", ib::GdrChoice{}, &reached);
+  auto relay = host.open(
+      []() -> Result<braid::sockets::Socket> { return remoteError("rank 9 is not listening"); },
+      host.network->portAt(0).name(), &reached);
   ASSERT_FALSE(relay.ok());
   EXPECT_FALSE(reached) << "the sender may still send directly";
   EXPECT_NE(relay.status().message().find("rank 9 is not listening"), std::string::npos);
+}
+
+TEST(IbRelayOpen, APortThisProcessDidNotOpenIsDeclinedBeforeTheReceiverIsAsked) {
+  RelayHost host;
+  ASSERT_NE(host.network, nullptr);
+  int asked = 0;
+  bool reached = true;
+  auto relay = host.open(
+      [&]() -> Result<braid::sockets::Socket> {
+        ++asked;
+        return remoteError("unexpected");
+      },
+      "mlx5_7:1", &reached);
+  ASSERT_FALSE(relay.ok());
+  EXPECT_FALSE(reached);
+  EXPECT_EQ(asked, 0);
+  EXPECT_NE(relay.status().message().find("no port mlx5_7:1"), std::string::npos)
+      << relay.status().message();
 }
 
 }  // namespace

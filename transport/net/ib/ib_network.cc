@@ -75,6 +75,13 @@ int IbNetwork::portFor(const std::string& nic) const {
   return first_;
 }
 
+bool IbNetwork::opened(const std::string& nic) const {
+  for (const IbPort* port : ports_) {
+    if (port->name() == nic) return true;
+  }
+  return false;
+}
+
 std::string IbNetwork::describe() const {
   std::string text;
   for (const auto& port : ports_) text += (text.empty() ? "" : ", ") + port->name();

@@ -82,6 +82,12 @@ Result<std::unique_ptr<IbRelay>> IbRelay::open(gpu::Runtime& runtime, gpu::Strea
                                                const std::string& nic, const GdrChoice& gdr,
                                                bool* reachedReceiver) {
   *reachedReceiver = false;
+  // Elsewhere than on the receiver's rail the relay's bytes would leave by a NIC neither end
+  // planned: declined, the sender sends by its own.
+  if (!network.opened(nic)) {
+    return invalidArgument("PXN relay: this process has no port " +
+                           (nic.empty() ? std::string("(none named)") : nic) + " to post on");
+  }
   std::unique_ptr<IbRelay> relay(new IbRelay());
   relay->fifoName_ = fifoName;
   relay->port_ = network.portAt(network.portFor(nic)).name();

@@ -65,8 +65,9 @@ class IbRelay {
   /// Connects to the relayed FIFO's receiver (its own greeting, from the relay's process).
   using ReceiverConnector = std::function<Result<braid::sockets::Socket>()>;
   /// Publishes the FIFO of `slotBytes` slots under `fifoName`, connects to `receiver` and starts
-  /// the pump there, on the port named `nic` (IbNetwork::portFor). `*reachedReceiver` says
-  /// whether it connected before it failed (the sender may then no longer send directly).
+  /// the pump there, on the port named `nic`, which this process must have opened.
+  /// `*reachedReceiver` says whether it connected before it failed (the sender may then no
+  /// longer send directly).
   /// Where `gdr` puts a sender's slots in device memory (GPUDirect RDMA: the relay's GPU and
   /// NIC allow it, and the sender's GPU reaches the relay's memory), the FIFO is split
   /// (GpuRecvEnd::createSplit): its slots in the relay GPU's memory, registered with the NIC,
