@@ -31,6 +31,12 @@ Status Comm::Impl::connectGpu() {
   auto side = std::make_unique<comm::GpuSide>(config, members, health, recorder, links, network);
   gpuMemory = std::make_unique<gpu::MeteredRuntime>(gpu::runtime());
   BRAID_TRY(side->open(members.cudaDevice, *gpuMemory));
+  // Ranks of this host whose sends PXN routes through this GPU ask from now on.
+  std::vector<bool> reachesUs(members.nranks);
+  for (int r = 0; r < members.nranks; ++r) {
+    reachesUs[r] = side->placementFor(r) == transport::cuda_ipc::FifoPlacement::kDeviceMemory;
+  }
+  BRAID_TRY(network.serveRelays(gpu::runtime(), members.cudaDevice, std::move(reachesUs)));
   // A GPU rank's channels are blocks of its kernel: how many comes from the device.
   BRAID_TRY(side->chooseChannels());
   choosing.nchannels = links.nchannels();

@@ -119,6 +119,10 @@ class Members {
   /// receiving, this rank's own nearest NIC. Empty where the topology planned none; `*how`
   /// then empty too, else what the log says of the choice.
   std::string p2pNic(int peer, bool sending, std::string* how) const;
+  /// The rank of this host whose process relays this rank's point-to-point sends to `peer`
+  /// (NCCL's PXN: its GPU is this one's NVLink peer, nearest the NIC of `peer`'s rail); -1
+  /// where they leave directly.
+  int p2pRelay(int peer) const;
   /// Where the NIC named `nic` stands among the RDMA NICs of this rank's host in the machine,
   /// in node order; -1 when it is none of them. A topology file (NCCL_TOPO_FILE) may name its
   /// NICs otherwise than this process's verbs devices (the emulated HCA's emu_0...): the
@@ -213,6 +217,7 @@ class Members {
   /// by peer; and its own nearest NIC, where it receives. Empty without a plan.
   std::vector<std::string> p2pSendNics_;
   std::vector<std::string> p2pSendHow_;
+  std::vector<int> p2pRelays_;
   std::string ownNic_;
 
   /// The NUMA node this rank runs on, for PeerInfo (-1: unknown).

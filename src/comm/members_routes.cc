@@ -23,6 +23,7 @@ void Members::keepP2pRoutes(const topology::Graph& graph, const topology::Paths&
   ownNic_ = graph.node(plan.rankNics[rank]).name;
   p2pSendNics_.assign(nranks, "");
   p2pSendHow_.assign(nranks, "");
+  p2pRelays_.assign(nranks, -1);
   for (int peer = 0; peer < nranks; ++peer) {
     if (plan.placement[peer].host == plan.placement[rank].host) continue;
     const topology::P2pNetRoute route =
@@ -30,6 +31,7 @@ void Members::keepP2pRoutes(const topology::Graph& graph, const topology::Paths&
     if (route.nic < 0) continue;
     p2pSendNics_[peer] = graph.node(route.nic).name;
     p2pSendHow_[peer] = topology::describeRoute(route);
+    p2pRelays_[peer] = route.relayRank;
   }
 }
 
@@ -44,6 +46,11 @@ std::string Members::p2pNic(int peer, bool sending, std::string* how) const {
   }
   *how = p2pSendHow_[peer];
   return p2pSendNics_[peer];
+}
+
+int Members::p2pRelay(int peer) const {
+  if (peer < 0 || static_cast<size_t>(peer) >= p2pRelays_.size()) return -1;
+  return p2pRelays_[peer];
 }
 
 void Members::leaveOutFilteredNics(const Config& config) {

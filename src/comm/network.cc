@@ -396,6 +396,16 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
                                                           stream, std::move(sockets), peer,
                                                           stripeLayout(), linkWatch());
   }
+  std::string nic;
+  if (ib_) {
+    nic = plannedNic(greeting, /*sending=*/true);
+    if (const int relay = relayOf(greeting); relay >= 0) {
+      BRAID_ASSIGN_OR_RETURN(
+          std::unique_ptr<transport::cuda_ipc::GpuSendEnd> relayed,
+          connectRelayedGpuFifo(runtime, relay, greeting, name, slot, cursor, nic));
+      if (relayed) return relayed;
+    }
+  }
   BRAID_ASSIGN_OR_RETURN(braid::sockets::Socket socket, connectSocket(peer, greeting));
   if (plugin_) {
     return transport::plugin::openGpuPluginSendEnd(
@@ -403,7 +413,6 @@ Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> Network::connectGpuFifo
         pluginGpuSpec({&runtime, stream, name, slot, cursor}, /*sending=*/true), proxyCursor);
   }
   if (ib_) {
-    const std::string nic = plannedNic(greeting, /*sending=*/true);
     return transport::ib::openGpuIbSendEnd(
         runtime, name, slot, cursor, proxyCursor, stream, *ib_, std::move(socket), peer,
         config_.timeoutMs, nic, gpuSlotPlace(runtime, ib_->portFor(nic), /*sending=*/true));

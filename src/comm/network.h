@@ -26,6 +26,7 @@
 #include "braid/status.h"
 #include "comm/health.h"
 #include "comm/members.h"
+#include "comm/pxn_relays.h"
 #include "config.h"
 #include "gpu/runtime.h"
 #include "transport/connection.h"
@@ -46,8 +47,8 @@ class Network {
  public:
   Network(const Config& config, const Members& members, Health& health)
       : config_(config), members_(members), health_(health) {}
-  /// Says at INFO what the process's GPU FIFOs moved through a network plugin, by where the
-  /// plugin found the bytes (network_plugin_gdr.cc).
+  /// Stops the PXN relays first; says at INFO what the process's GPU FIFOs moved through a
+  /// network plugin, by where the plugin found the bytes (network_plugin_gdr.cc).
   ~Network();
 
   /// Joins the network: the listener, the exchange of addresses, the choice of transport. Takes
@@ -91,6 +92,10 @@ class Network {
   Result<std::unique_ptr<transport::cuda_ipc::GpuRecvEnd>> awaitGpuFifo(
       gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
       const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor);
+  /// A GPU rank over verbs with PXN on: serves the other GPU ranks of its host whose
+  /// point-to-point sends PXN routes through it (pxn_relays.h), on `device`; `reachesUs[r]`:
+  /// whether rank r's GPU reaches this GPU's memory.
+  Status serveRelays(gpu::Runtime& runtime, int device, std::vector<bool> reachesUs);
   Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> connectGpuFifo(
       gpu::Runtime& runtime, gpu::Stream stream, int peer, const transport::net::Greeting& greeting,
       const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor,
@@ -116,6 +121,16 @@ class Network {
   /// between them; and whether a receiving end flushes (the rules, or the device's forceFlush).
   /// Said once per direction at INFO (network_plugin_gdr.cc).
   transport::plugin::GpuFifoSpec pluginGpuSpec(transport::plugin::GpuFifoSpec spec, bool sending);
+  /// The rank whose process relays the GPU FIFO that opens with `greeting` (a point-to-point
+  /// send PXN routes through an NVLink peer, over verbs); -1 where it leaves directly.
+  int relayOf(const transport::net::Greeting& greeting) const;
+  /// That FIFO's sending end through relay `relay` (network_relay.cc): the kernel sends into
+  /// a FIFO of the relay's process, whose proxy posts it on `nic`. Null (not an error) where
+  /// the relay declined before reaching the receiver: the caller then sends directly.
+  Result<std::unique_ptr<transport::cuda_ipc::GpuSendEnd>> connectRelayedGpuFifo(
+      gpu::Runtime& runtime, int relay, const transport::net::Greeting& greeting,
+      const std::string& name, size_t slot, kernels::engine::FifoCursor* cursor,
+      const std::string& nic);
   /// The verbs port the topology planned for the FIFO end that opens with `greeting` (empty
   /// where it planned none), said at INFO with the port it resolves to.
   std::string plannedNic(const transport::net::Greeting& greeting, bool sending) const;
@@ -159,6 +174,7 @@ class Network {
   std::vector<sockaddr_storage> addresses_;
   std::vector<std::vector<braid::sockets::NamedAddress>> interfaces_;  ///< by rank; see above
   std::unique_ptr<transport::ib::IbNetwork> ib_;
+  std::unique_ptr<PxnRelays> relays_;  ///< after net_ and ib_, which its relays use
   std::shared_ptr<profile::ProxyEventSink> proxyEvents_;
   std::shared_ptr<transport::plugin::LoadedNetPlugin> plugin_;  ///< shared with the process's
                                                                 ///< other communicators

@@ -65,6 +65,9 @@ transport::plugin::GpuFifoSpec Network::pluginGpuSpec(transport::plugin::GpuFifo
 }
 
 Network::~Network() {
+  // The relays' thread calls back into this object (gpuSlotPlace, connectSocket), whose
+  // members declared after relays_ would go first: it stops before anything does.
+  relays_.reset();
   if (!plugin_) return;
   // What this process's GPU FIFOs moved so far, by where the plugin found the bytes: the figure a
   // run with GPUDirect RDMA checks for zero staged bytes (gpu_net_bytes.h).

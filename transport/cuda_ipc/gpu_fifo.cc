@@ -32,7 +32,7 @@ namespace engine = kernels::engine;
 using shm::ShmSegment;
 
 constexpr uint64_t kRecordMagic = 0x3150494449415242ull;  // "BRAIDIP1"
-constexpr uint32_t kRecordVersion = 3;
+constexpr uint32_t kRecordVersion = 4;
 constexpr size_t kPage = 4096;
 
 struct Record {
@@ -42,8 +42,10 @@ struct Record {
   uint64_t slotBytes;
   uint64_t stride;
   uint32_t flagBits;  ///< LL: flags modulo 2^flagBits
-  uint32_t reserved;
+  uint32_t split;     ///< 1: counters in `region`, slots in `slotsRegion` (createSplit)
   RegionRecord region;
+  RegionRecord slotsRegion;  ///< split: where the slots lie, from `slotsOffset` on
+  uint64_t slotsOffset;
 };
 static_assert(sizeof(Record) <= kPage, "a record fits its page");
 
@@ -109,16 +111,39 @@ class RecvEndImpl final : public GpuRecvEnd {
 
 class SendEndImpl final : public GpuSendEnd {
  public:
-  SendEndImpl(std::unique_ptr<MappedRegion> region, GpuEnd end)
-      : region_(std::move(region)), end_(end) {}
+  SendEndImpl(std::unique_ptr<MappedRegion> region, GpuEnd end,
+              std::unique_ptr<MappedRegion> slots = nullptr)
+      : region_(std::move(region)), slots_(std::move(slots)), end_(end) {}
 
   GpuEnd end() const override { return end_; }
-  FifoPlacement placement() const override { return region_->placement(); }
+  FifoPlacement placement() const override { return (slots_ ? slots_ : region_)->placement(); }
 
  private:
   std::unique_ptr<MappedRegion> region_;
+  std::unique_ptr<MappedRegion> slots_;  ///< a split FIFO's slots (createSplit)
   GpuEnd end_;
 };
+
+class SplitRecvEnd final : public GpuRecvEnd {
+ public:
+  SplitRecvEnd(std::unique_ptr<OwnedRegion> counters, std::unique_ptr<OwnedRegion> slots,
+               ShmSegment record, GpuEnd end)
+      : counters_(std::move(counters)),
+        slots_(std::move(slots)),
+        record_(std::move(record)),
+        end_(end) {}
+
+  GpuEnd end() const override { return end_; }
+  FifoPlacement placement() const override { return FifoPlacement::kDeviceMemory; }
+
+ private:
+  std::unique_ptr<OwnedRegion> counters_;
+  std::unique_ptr<OwnedRegion> slots_;
+  ShmSegment record_;
+  GpuEnd end_;
+};
+
+constexpr size_t roundToPage(size_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
 
 }  // namespace
 
@@ -154,6 +179,41 @@ Result<std::unique_ptr<GpuRecvEnd>> GpuRecvEnd::create(gpu::Runtime& runtime,
       std::make_unique<RecvEndImpl>(std::move(region), std::move(record), end));
 }
 
+Result<std::unique_ptr<GpuRecvEnd>> GpuRecvEnd::createSplit(gpu::Runtime& runtime,
+                                                            const std::string& name,
+                                                            size_t slotBytes, gpu::Stream stream,
+                                                            size_t* slotsBytes) {
+  BRAID_TRY(checkFormat(name, slotBytes, {}));
+  Result<std::unique_ptr<OwnedRegion>> counters =
+      OwnedRegion::create(runtime, FifoPlacement::kPinnedHost, pinnedSegmentName(name),
+                          std::vector<unsigned char>(kPage, 0), stream);
+  if (!counters.ok()) return counters.status().withContext("GPU FIFO " + name + "'s counters");
+  const size_t stride = strideFor(slotBytes, engine::FifoProtocol::kSimple);
+  *slotsBytes = engine::kFifoSlots * stride;
+  // A page more than the slots: the allocation promises less than a page's alignment.
+  Result<std::unique_ptr<OwnedRegion>> slots =
+      OwnedRegion::create(runtime, FifoPlacement::kDeviceMemory, "",
+                          std::vector<unsigned char>(*slotsBytes + kPage, 0), stream);
+  if (!slots.ok()) return slots.status().withContext("GPU FIFO " + name + "'s slots");
+  const uintptr_t start = reinterpret_cast<uintptr_t>(slots.value()->data());
+  const uint64_t offset = roundToPage(start) - start;
+  BRAID_ASSIGN_OR_RETURN(ShmSegment record, ShmSegment::create(name, kPage));
+  auto* r = new (record.data()) Record();
+  r->version = kRecordVersion;
+  r->slotBytes = slotBytes;
+  r->stride = stride;
+  r->protocol = static_cast<uint32_t>(engine::FifoProtocol::kSimple);
+  r->split = 1;
+  r->region = counters.value()->record();
+  r->slotsRegion = slots.value()->record();
+  r->slotsOffset = offset;
+  r->magic.store(kRecordMagic, std::memory_order_release);
+  GpuEnd end = endAt(counters.value()->data(), slotBytes, nullptr, {});
+  end.fifo.slots = static_cast<char*>(slots.value()->data()) + offset;
+  return std::unique_ptr<GpuRecvEnd>(std::make_unique<SplitRecvEnd>(
+      std::move(counters).value(), std::move(slots).value(), std::move(record), end));
+}
+
 Result<std::unique_ptr<GpuSendEnd>> GpuSendEnd::tryOpen(gpu::Runtime& runtime,
                                                         const std::string& name, size_t slotBytes,
                                                         engine::FifoCursor* cursor,
@@ -183,11 +243,19 @@ Result<std::unique_ptr<GpuSendEnd>> GpuSendEnd::tryOpen(gpu::Runtime& runtime,
       MappedRegion::open(runtime, r->region, pinnedSegmentName(name));
   if (!mapped.ok()) return mapped.status().withContext("GPU FIFO " + name);
   std::unique_ptr<MappedRegion> region = std::move(mapped).value();
-  const FifoPlacement placement = region->placement();
+  std::unique_ptr<MappedRegion> slots;
+  if (r->split != 0) {
+    Result<std::unique_ptr<MappedRegion>> mappedSlots =
+        MappedRegion::open(runtime, r->slotsRegion, "");
+    if (!mappedSlots.ok()) return mappedSlots.status().withContext("GPU FIFO " + name + "'s slots");
+    slots = std::move(mappedSlots).value();
+  }
   // Both ends hold what they need: the names can go.
-  unlinkFifoNames(name, placement);
-  const GpuEnd end = endAt(region->data(), slotBytes, cursor, format);
-  return std::unique_ptr<GpuSendEnd>(std::make_unique<SendEndImpl>(std::move(region), end));
+  unlinkFifoNames(name, region->placement());
+  GpuEnd end = endAt(region->data(), slotBytes, cursor, format);
+  if (slots) end.fifo.slots = static_cast<char*>(slots->data()) + r->slotsOffset;
+  return std::unique_ptr<GpuSendEnd>(
+      std::make_unique<SendEndImpl>(std::move(region), end, std::move(slots)));
 }
 
 }  // namespace braid::transport::cuda_ipc

@@ -52,6 +52,15 @@ class GpuRecvEnd {
                                                     size_t slotBytes, FifoPlacement placement,
                                                     kernels::engine::FifoCursor* cursor,
                                                     gpu::Stream stream, FifoFormat format = {});
+  /// A Simple FIFO split between two memories, for a proxy that sends its slots over the
+  /// network by GPUDirect RDMA (a PXN relay, transport/net/ib/ib_relay.h): its counters in
+  /// pinned host memory, which the proxy polls, and its slots in this rank's GPU memory, which
+  /// the NIC reads. The slots start on a page and take a whole number of pages
+  /// (`*slotsBytes`), so that a dmabuf export of them covers nothing else. The sender maps both
+  /// (tryOpen), its GPU writing the slots by CUDA IPC: it must reach this GPU's memory.
+  static Result<std::unique_ptr<GpuRecvEnd>> createSplit(gpu::Runtime& runtime,
+                                                         const std::string& name, size_t slotBytes,
+                                                         gpu::Stream stream, size_t* slotsBytes);
   virtual ~GpuRecvEnd() = default;
   virtual GpuEnd end() const = 0;
   virtual FifoPlacement placement() const = 0;

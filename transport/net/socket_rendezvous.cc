@@ -114,4 +114,21 @@ std::optional<Socket> SocketRendezvous::tryAccept(const Greeting& greeting) {
   return socket;
 }
 
+std::optional<std::pair<Greeting, Socket>> SocketRendezvous::acceptRelayRequest(
+    const Deadline& deadline, const std::atomic<bool>* stop) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    // Relay requests sort with the FIFOs they name; they are few, and only the relaying
+    // process asks.
+    for (auto it = connections_.begin(); it != connections_.end(); ++it) {
+      if (!it->first.asksRelay()) continue;
+      std::pair<Greeting, Socket> found{it->first, std::move(it->second)};
+      connections_.erase(it);
+      return found;
+    }
+    if (deadline.expired() || (stop != nullptr && stop->load())) return std::nullopt;
+    arrived_.wait_for(lock, std::chrono::milliseconds(deadline.remainingMs(kCheckMs)));
+  }
+}
+
 }  // namespace braid::transport::net

@@ -20,6 +20,7 @@
 #include <optional>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 #include "base/deadline.h"
 #include "base/socket.h"
@@ -47,6 +48,19 @@ struct Greeting {
     g.protocol = protocol;
     return g;
   }
+  /// The stripe number of a request to the listener's process to relay this FIFO's sending end
+  /// (NCCL's PXN: ib/ib_relay.h): the FIFO's sender asks, naming its receiver and channel.
+  static constexpr int32_t kRelayStripe = -1;
+  /// This FIFO's relay request.
+  Greeting relayRequest() const {
+    Greeting g = *this;
+    g.stripe = kRelayStripe;
+    g.stripes = 1;
+    return g;
+  }
+  bool asksRelay() const { return stripe == kRelayStripe; }
+  /// The FIFO a relay request names, as its receiver files it.
+  Greeting relayed() const { return stripeOf(0, 1); }
   /// The greeting of the same FIFO's connection number `index`.
   Greeting stripeOf(int index, int count) const {
     Greeting g = *this;
@@ -84,6 +98,10 @@ class SocketRendezvous {
   /// The connection that opened with `greeting` if it has arrived; never waits. For a proxy
   /// that serves many connections from one thread (transport/net/ib).
   std::optional<braid::sockets::Socket> tryAccept(const Greeting& greeting);
+  /// A relay request (Greeting::asksRelay) that has arrived, whatever FIFO it names, with its
+  /// connection; waits for one until the deadline or `stop`. For the process that relays.
+  std::optional<std::pair<Greeting, braid::sockets::Socket>> acceptRelayRequest(
+      const Deadline& deadline, const std::atomic<bool>* stop);
 
  private:
   SocketRendezvous(braid::sockets::Socket listener, const sockaddr_storage& address,

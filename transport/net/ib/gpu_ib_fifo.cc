@@ -1,12 +1,11 @@
 #include "transport/net/ib/gpu_ib_fifo.h"
 #include "base/socket.h"
 
-#include <unistd.h>
-
 #include <string>
 #include <utility>
 
 #include "transport/net/device_slots_fifo.h"
+#include "transport/net/ib/dmabuf_fd.h"
 #include "transport/net/proxied_gpu_ends.h"
 
 namespace braid::transport::ib {
@@ -16,25 +15,6 @@ namespace engine = kernels::engine;
 
 using GpuIbSendEnd = net::PumpedEnd<net::ProxiedGpuSendEnd, IbSendPump>;
 using GpuIbRecvEnd = net::PumpedEnd<net::ProxiedGpuRecvEnd, IbRecvPump>;
-
-/// A dmabuf descriptor closed when it goes: the NIC's registration holds its own reference.
-class DmabufFd {
- public:
-  DmabufFd() = default;
-  explicit DmabufFd(int fd) : fd_(fd) {}
-  DmabufFd(DmabufFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  DmabufFd& operator=(DmabufFd&& other) noexcept {
-    std::swap(fd_, other.fd_);
-    return *this;
-  }
-  ~DmabufFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_ = -1;
-};
 
 /// The FIFO a GPU end of `place` runs on, and, for kDmabuf, the export of its slots.
 struct GpuIbFifo {

@@ -3,6 +3,8 @@
 // (GID, LID) queue pairs on it go by.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +42,10 @@ class IbPort {
   ibv_gid gid{};
   int maxQpWr = 0;
   CqCapacity completions;  ///< cq's entries promised to queue pairs
+  /// The bytes this process's send pumps posted on the port: for FIFOs of its own ranks, and
+  /// relayed for other ranks' (PXN, ib_relay.h). Said at INFO when a communicator closes.
+  std::atomic<uint64_t> postedOwn{0};
+  std::atomic<uint64_t> postedRelayed{0};
 
  private:
   const VerbsApi& verbs_;

@@ -269,6 +269,10 @@ bool IbSendPump::postSlot(uint32_t slot) {
   }
   if (events_.on()) events_.beginSlot(slot, bytes);
   countSlotBytes(bytes);
+  bytesPosted_.fetch_add(bytes, std::memory_order_relaxed);
+  IbPort& first = qps_->port(0);  // every pair of an end is on its one port
+  (memory_.relayed ? first.postedRelayed : first.postedOwn)
+      .fetch_add(bytes, std::memory_order_relaxed);
   return true;
 }
 

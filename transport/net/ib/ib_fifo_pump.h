@@ -62,6 +62,8 @@ struct SlotMemory {
   /// it (NCCL's flush; unless NCCL_GDR_FLUSH_DISABLE), so that the NIC's PCIe writes are visible
   /// before the kernel reads.
   bool flush = false;
+  /// A relay's FIFO (ib_relay.h): another rank's bytes, counted apart on the port.
+  bool relayed = false;
 };
 
 /// What the halves share: the handshake, the failure, the registration with the proxy.
@@ -134,6 +136,8 @@ class IbSendPump final : public IbPump {
 
   bool progress() override;
   void completed(const ibv_wc& wc, uint32_t tag) override;
+  /// The bytes it posted so far (from any thread).
+  uint64_t bytesPosted() const { return bytesPosted_.load(std::memory_order_relaxed); }
 
  private:
   using IbPump::IbPump;
@@ -146,6 +150,7 @@ class IbSendPump final : public IbPump {
   kernels::engine::FifoCursor released_{};               // as the local FIFO's receiver
   std::atomic<uint32_t> releasedCount_{0};               // released_.mine, for the destructor
   net::SlotsInOrder written_;                            // completed writes, released in order
+  std::atomic<uint64_t> bytesPosted_{0};
 };
 
 class IbRecvPump final : public IbPump {

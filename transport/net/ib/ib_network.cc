@@ -1,5 +1,6 @@
 #include "transport/net/ib/ib_network.h"
 
+#include <string>
 #include <utility>
 
 #include "base/log.h"
@@ -28,6 +29,17 @@ IbNetwork::~IbNetwork() {
         static_cast<unsigned long long>(device), static_cast<unsigned long long>(staged),
         static_cast<unsigned long long>(net::flushes()));
   }
+  // What this process's send pumps posted on each port, its own FIFOs' and those it relays
+  // for other ranks of its host (PXN): where a test sees which process's NIC carried a send.
+  std::string posted;
+  for (const IbPort* port : ports_) {
+    const uint64_t own = port->postedOwn.load();
+    const uint64_t relayed = port->postedRelayed.load();
+    if (own + relayed == 0) continue;
+    posted += (posted.empty() ? "" : ", ") + port->name() + " " + std::to_string(own) + " own + " +
+              std::to_string(relayed) + " relayed";
+  }
+  if (!posted.empty()) BRAID_INFO("verbs: bytes posted by this process: %s", posted.c_str());
 }
 
 Result<std::unique_ptr<IbNetwork>> IbNetwork::open(const IbSettings& settings, int localRank,
@@ -61,6 +73,13 @@ int IbNetwork::portFor(const std::string& nic) const {
     if (ports_[i]->name() == nic) return static_cast<int>(i);
   }
   return first_;
+}
+
+bool IbNetwork::opened(const std::string& nic) const {
+  for (const IbPort* port : ports_) {
+    if (port->name() == nic) return true;
+  }
+  return false;
 }
 
 std::string IbNetwork::describe() const {

@@ -36,6 +36,8 @@ class IbNetwork {
   /// BRAID_IB_HCA left out) spread by this rank's place on its host, so the ranks of a host use
   /// different NICs.
   int portFor(const std::string& nic) const;
+  /// Whether this process opened the port named `nic`.
+  bool opened(const std::string& nic) const;
   /// The port `index`, counted round the ports opened.
   IbPort& portAt(int index) const { return *ports_[static_cast<size_t>(index) % ports_.size()]; }
   int portCount() const { return static_cast<int>(ports_.size()); }
