@@ -124,10 +124,12 @@ IoResult runTransfers(Transfer* transfers, int count, const Deadline& deadline) 
     for (int i = 0; i < nfds; ++i) {
       Transfer& t = *waiting[i];
       // Only while a bulk's worth is still to come: the mark never asks for more than will
-      // arrive, since the sender sends all of what is left. Not on a sealed connection, where
-      // part of what is left may already sit in the seal's frame.
+      // arrive, since the sender sends all of what is left. On a sealed connection, the rest of
+      // the frame arriving (part of what is left may already sit in the seal).
       if (t.wakeAfter > 0 && t.seal == nullptr)
         setLowWater(t, t.left >= t.wakeAfter ? static_cast<int>(t.wakeAfter) : 1);
+      if (t.wakeAfter > 0 && t.seal != nullptr)
+        setLowWater(t, static_cast<int>(std::min(t.seal->bytesToFrameEnd(), t.wakeAfter)));
     }
     int rc = ::poll(fds, nfds, deadline.pollMs());
     if (rc < 0 && errno != EINTR) {

@@ -196,6 +196,12 @@ bool SocketSeal::readFrameBytes(int fd, ssize_t* result) {
   }
 }
 
+size_t SocketSeal::bytesToFrameEnd() const {
+  if (arrivingHave_ < kSealHeaderBytes) return kSealHeaderBytes - arrivingHave_;
+  const size_t length = std::min<size_t>(frameLength(arriving_.data()), kSealMaxFrameBytes);
+  return kSealHeaderBytes + length + kSealTagBytes - arrivingHave_;
+}
+
 ssize_t SocketSeal::recv(int fd, void* data, size_t bytes) {
   while (true) {
     if (broken_) {

@@ -35,7 +35,7 @@ inline constexpr size_t kSealNonceBytes = 16;
 inline constexpr size_t kSealTagBytes = 16;
 inline constexpr size_t kSealHeaderBytes = 4;
 /// The most plaintext one frame carries: larger transfers go as several frames.
-inline constexpr size_t kSealMaxFrameBytes = 64 * 1024;
+inline constexpr size_t kSealMaxFrameBytes = 256 * 1024;
 /// What the connector's hello opens with: a listener that reads anything else is talking to a
 /// peer that does not seal.
 inline constexpr std::array<char, 8> kSealMagic = {'b', 'r', 'a', 'i', 'd', 'A', 'E', 'S'};
@@ -82,6 +82,10 @@ class SocketSeal {
   ssize_t recv(int fd, void* data, size_t bytes);
   /// Plaintext already opened and not yet read: a poll on the socket would not see it.
   bool hasPlaintext() const { return plainRead_ < plain_.size(); }
+  /// How many bytes of the arriving frame are still to come (its header's, while that is not
+  /// whole): a receive may wait for that many at once (SO_RCVLOWAT), since a sender always
+  /// finishes the frames it began.
+  size_t bytesToFrameEnd() const;
 
  private:
   struct Direction {
