@@ -113,6 +113,49 @@ TEST(EncryptedProcesses, EveryCollectiveOverSealedSockets) {
   });
 }
 
+/// An all_reduce of ones on `comm`: every element equals the rank count.
+bool sumsToRanks(ncclComm_t comm) {
+  int nranks = 0;
+  if (ncclCommCount(comm, &nranks) != ncclSuccess) return false;
+  std::vector<float> data(4096, 1.0f);
+  if (ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm, nullptr) !=
+      ncclSuccess) {
+    return false;
+  }
+  for (float v : data) {
+    if (v != static_cast<float>(nranks)) return false;
+  }
+  return true;
+}
+
+// ncclCommShrink on 3 ranks on hosts of their own: the new id goes to the survivors as the
+// watch's letters, over connections sealed as the rest.
+TEST(EncryptedProcesses, ShrinkSendsItsLettersSealed) {
+  Encrypted encrypted(kKey);
+  ASSERT_TRUE(encrypted.ok()) << ncclGetLastError(nullptr);
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess) << ncclGetLastError(nullptr);
+  braid::testing::runProcesses(3, [&](int rank) {
+    setenv("BRAID_HOST_COMM", "1", 1);
+    setenv("BRAID_HOSTID", ("encrypted-shrink-" + std::to_string(rank)).c_str(), 1);
+    setenv("BRAID_NET", "Socket", 1);
+    ncclComm_t comm = nullptr;
+    ASSERT_EQ(ncclCommInitRank(&comm, 3, id, rank), ncclSuccess) << ncclGetLastError(nullptr);
+    ASSERT_TRUE(sumsToRanks(comm)) << ncclGetLastError(comm);
+    if (rank == 2) {
+      EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+      return;
+    }
+    int exclude[1] = {2};
+    ncclComm_t smaller = nullptr;
+    ASSERT_EQ(ncclCommShrink(comm, exclude, 1, &smaller, nullptr, NCCL_SHRINK_DEFAULT), ncclSuccess)
+        << ncclGetLastError(comm);
+    EXPECT_TRUE(sumsToRanks(smaller)) << ncclGetLastError(smaller);
+    EXPECT_EQ(ncclCommDestroy(smaller), ncclSuccess);
+    EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  });
+}
+
 TEST(EncryptedProcesses, WrongKeyRefusedOnBothEnds) {
   Encrypted encrypted(kKey);
   ASSERT_TRUE(encrypted.ok()) << ncclGetLastError(nullptr);
