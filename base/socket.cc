@@ -78,7 +78,9 @@ void tuneConnection(int fd) {
 Socket& Socket::operator=(Socket&& other) noexcept {
   if (this != &other) {
     close();
-    fd_ = other.release();
+    fd_ = other.fd_;
+    other.fd_ = -1;
+    seal_ = std::move(other.seal_);
   }
   return *this;
 }
@@ -86,12 +88,14 @@ Socket& Socket::operator=(Socket&& other) noexcept {
 int Socket::release() {
   int fd = fd_;
   fd_ = -1;
+  seal_.reset();
   return fd;
 }
 
 void Socket::close() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  seal_.reset();
 }
 
 void Socket::shutdown() const {

@@ -12,9 +12,11 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <memory>
 #include <string>
 
 #include "base/deadline.h"
+#include "base/socket_seal.h"
 #include "braid/status.h"
 
 namespace braid::sockets {
@@ -25,15 +27,22 @@ class Socket {
   Socket() = default;
   explicit Socket(int fd) : fd_(fd) {}
   ~Socket() { close(); }
-  Socket(Socket&& other) noexcept : fd_(other.release()) {}
+  Socket(Socket&& other) noexcept : fd_(other.fd_), seal_(std::move(other.seal_)) {
+    other.fd_ = -1;
+  }
   Socket& operator=(Socket&& other) noexcept;
   Socket(const Socket&) = delete;
   Socket& operator=(const Socket&) = delete;
 
   int fd() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
+  /// Gives up the descriptor (and forgets its seal).
   int release();
   void close();
+  /// The seal every transfer on this connection goes through (socket_seal.h); null: plaintext.
+  /// Owned here, so that it moves and ends with the connection.
+  SocketSeal* seal() const { return seal_.get(); }
+  void attachSeal(std::unique_ptr<SocketSeal> seal) { seal_ = std::move(seal); }
   /// Wakes every thread blocked on this socket (poll returns, reads see EOF,
   /// accept fails) without closing the descriptor, so it is safe to call
   /// while another thread still uses it.
@@ -41,6 +50,7 @@ class Socket {
 
  private:
   int fd_ = -1;
+  std::unique_ptr<SocketSeal> seal_;
 };
 
 /// The system's words for an errno (thread-safe, unlike strerror).

@@ -15,6 +15,8 @@
 
 #include "base/hmac.h"
 #include "base/log.h"
+#include "base/seal_handshake.h"
+#include "base/socket_address.h"
 
 namespace braid::sockets {
 
@@ -40,10 +42,12 @@ ProofTag proofTag(const Proof& proof, const Challenge& challenge, const void* gr
   return tag;
 }
 
-IoResult sendProvenGreeting(const Socket& socket, const Proof& proof, const void* greeting,
-                            size_t bytes, const Deadline& deadline) {
+IoResult sendProvenGreeting(Socket& socket, const Proof& proof, const void* greeting, size_t bytes,
+                            const Deadline& deadline) {
   Challenge challenge;
   IoResult io = recvAll(socket, challenge.data(), challenge.size(), deadline);
+  if (!io.ok()) return io;
+  io = sealAsConnector(socket, challenge, deadline);
   if (!io.ok()) return io;
   std::vector<char> message(bytes + kProofTagBytes);
   memcpy(message.data(), greeting, bytes);
@@ -68,6 +72,7 @@ bool GreetingAcceptor::acceptPending() {
         const ssize_t sent =
             ::send(fd, p.challenge.data(), p.challenge.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
         if (sent != static_cast<ssize_t>(p.challenge.size())) continue;  // closes it
+        p.key = encryptionKey();
       }
       if (pending_.size() >= kMaxPending) pending_.erase(pending_.begin());
       pending_.push_back(std::move(p));
@@ -94,7 +99,47 @@ bool GreetingAcceptor::acceptPending() {
   }
 }
 
+bool GreetingAcceptor::readHello(Pending& pending) {
+  pending.hello.resize(kSealHelloBytes);
+  size_t have = pending.received;
+  while (have < kSealHelloBytes) {
+    const ssize_t n = ::recv(pending.socket.fd(), pending.hello.data() + have,
+                             kSealHelloBytes - have, MSG_DONTWAIT);
+    if (n > 0) {
+      have += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    pending.received = have;
+    return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));  // else closed or failed
+  }
+  pending.received = 0;
+  std::string why;
+  const std::string who = describe(connectionEnds(pending.socket));
+  switch (
+      sealAsListener(pending.socket, *pending.key, pending.challenge, pending.hello.data(), &why)) {
+    case HelloVerdict::kSealed:
+      return false;  // on to the greeting, through the seal
+    case HelloVerdict::kWrongKey:
+      BRAID_WARN("encryption: refused the connection %s: %s", who.c_str(), why.c_str());
+      pending.wrongKey = true;
+      return true;
+    case HelloVerdict::kNotSealed:
+      ++refused_;
+      BRAID_INFO("encryption: dropped the connection %s: %s", who.c_str(), why.c_str());
+      return true;
+    case HelloVerdict::kFailed:
+      BRAID_WARN("encryption: dropped the connection %s: %s", who.c_str(), why.c_str());
+      return true;
+  }
+  return true;
+}
+
 bool GreetingAcceptor::readPending(Pending& pending) {
+  if (pending.key && pending.socket.seal() == nullptr) {
+    if (readHello(pending)) return true;
+    if (pending.socket.seal() == nullptr) return false;  // the rest of the hello is to come
+  }
   const size_t want = pending.buffer.size();
   size_t got = 0;
   const bool alive = recvArrived(pending.socket, pending.buffer.data() + pending.received,
@@ -124,8 +169,12 @@ IoResult GreetingAcceptor::next(const Deadline& deadline, Socket* connection,
                    pending_.end());
     std::vector<pollfd> fds;
     fds.push_back({listener_.fd(), POLLIN, 0});
-    for (const auto& p : pending_) fds.push_back({p.socket.fd(), POLLIN, 0});
-    int timeoutMs = deadline.pollMs();
+    bool opened = false;  // a sealed greeting already opened: no waiting for the socket
+    for (const auto& p : pending_) {
+      fds.push_back({p.socket.fd(), POLLIN, 0});
+      opened = opened || readableNow(p.socket);
+    }
+    int timeoutMs = opened ? 0 : deadline.pollMs();
     if (!pending_.empty() && (timeoutMs < 0 || timeoutMs > 1000)) timeoutMs = 1000;
     int rc = ::poll(fds.data(), fds.size(), timeoutMs);
     if (rc < 0 && errno != EINTR) {
@@ -137,12 +186,18 @@ IoResult GreetingAcceptor::next(const Deadline& deadline, Socket* connection,
       result.end = deadline.cancelled() ? IoEnd::kCancelled : IoEnd::kTimedOut;
       return result;
     }
-    if (rc <= 0) continue;
+    if (rc < 0 || (rc == 0 && !opened)) continue;
     // Back to front, so erasing a finished entry keeps earlier indices valid.
     for (size_t i = pending_.size(); i-- > 0;) {
-      if (fds[i + 1].revents == 0 || !readPending(pending_[i])) continue;
+      const bool ready = fds[i + 1].revents != 0 || readableNow(pending_[i].socket);
+      if (!ready || !readPending(pending_[i])) continue;
       Pending done = std::move(pending_[i]);
       pending_.erase(pending_.begin() + static_cast<ptrdiff_t>(i));
+      if (done.wrongKey) {
+        result.end = IoEnd::kWrongKey;
+        result.where = describe(connectionEnds(done.socket));
+        return result;
+      }
       if (done.received != done.buffer.size()) {
         BRAID_TRACE("a connection closed before sending its greeting");
         continue;

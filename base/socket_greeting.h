@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/deadline.h"
+#include "base/encryption_key.h"
 #include "base/socket.h"
 #include "base/socket_io.h"
 
@@ -35,9 +36,11 @@ Challenge newChallenge();
 /// The tag that answers `challenge` for `greeting`.
 ProofTag proofTag(const Proof& proof, const Challenge& challenge, const void* greeting,
                   size_t bytes);
-/// The connecting side: reads the listener's challenge, then sends `greeting` and its tag.
-IoResult sendProvenGreeting(const Socket& socket, const Proof& proof, const void* greeting,
-                            size_t bytes, const Deadline& deadline);
+/// The connecting side: reads the listener's challenge, then sends `greeting` and its tag. While
+/// the process has an encryption key (encryption_key.h), seals `socket` in between
+/// (seal_handshake.h): everything after the challenge, the greeting included, goes sealed.
+IoResult sendProvenGreeting(Socket& socket, const Proof& proof, const void* greeting, size_t bytes,
+                            const Deadline& deadline);
 
 /// Accepts connections and reads a fixed-size first message ("greeting")
 /// from each. All half-greeted connections are watched at once, so a silent
@@ -45,7 +48,9 @@ IoResult sendProvenGreeting(const Socket& socket, const Proof& proof, const void
 /// at once (the oldest goes first), each for kPendingTimeoutMs at most, so a
 /// flood of silent connections holds no descriptors for long. With a Proof,
 /// each connection gets a challenge and a greeting whose tag does not answer it
-/// is dropped.
+/// is dropped. With a Proof and an encryption key (encryption_key.h), each connection must
+/// seal itself first (seal_handshake.h): one that does not is dropped; one whose key differs
+/// ends next() with kWrongKey, naming it, since the job cannot go on without that peer.
 class GreetingAcceptor {
  public:
   static constexpr size_t kMaxPending = 64;
@@ -70,10 +75,17 @@ class GreetingAcceptor {
     size_t received = 0;
     Challenge challenge{};
     std::chrono::steady_clock::time_point since;
+    // Sealing (with a Proof, while the process has an encryption key): the connector's hello
+    // comes first, then the greeting through the seal.
+    std::shared_ptr<const PreSharedKey> key;
+    std::vector<char> hello;
+    bool wrongKey = false;
   };
   bool acceptPending();
   /// Reads what is there; true when the connection is finished (full or dead).
   bool readPending(Pending& pending);
+  /// Reads the connector's hello and seals; true when the connection is finished (dropped).
+  bool readHello(Pending& pending);
   /// With a Proof: whether a full buffer's tag answers its challenge.
   bool proven(const Pending& pending) const;
 

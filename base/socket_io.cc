@@ -27,7 +27,16 @@ struct Transfer {
   // Receiving: poll waits until this many bytes (or all that is left) have arrived; 0: any.
   size_t wakeAfter = 0;
   int lowWater = 1;  // the socket's SO_RCVLOWAT as this transfer left it (1: the default)
+  // The connection's seal (socket_seal.h): every byte goes through it. Null: plaintext.
+  SocketSeal* seal = nullptr;
 };
+
+/// A transfer of `socket`'s, through its seal where it has one.
+Transfer on(const Socket& socket, const char* out, char* in, size_t bytes, bool sending) {
+  Transfer t{socket.fd(), out, in, bytes, sending};
+  t.seal = socket.seal();
+  return t;
+}
 
 /// Sets the socket's receive low-water mark: poll says it is readable once that many bytes
 /// have arrived (or the peer has closed). Best effort: without it, poll wakes at every segment.
@@ -52,6 +61,7 @@ void advanceSend(Transfer& t, size_t n) {
 
 /// One non-blocking send of what is left of `t`: both parts in one sendmsg where it has two.
 ssize_t sendSome(const Transfer& t) {
+  if (t.seal != nullptr) return t.seal->send(t.fd, t.out, t.left, t.then, t.thenLeft);
   const int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
   if (t.thenLeft == 0) return ::send(t.fd, t.out, t.left, flags);
   iovec parts[2] = {{const_cast<char*>(t.out), t.left}, {const_cast<char*>(t.then), t.thenLeft}};
@@ -66,7 +76,9 @@ ssize_t sendSome(const Transfer& t) {
 /// block.
 bool pump(Transfer& t, IoResult* result) {
   while (t.left > 0) {
-    ssize_t n = t.sending ? sendSome(t) : ::recv(t.fd, t.in, t.left, MSG_DONTWAIT);
+    ssize_t n = t.sending ? sendSome(t)
+                : t.seal  ? t.seal->recv(t.fd, t.in, t.left)
+                          : ::recv(t.fd, t.in, t.left, MSG_DONTWAIT);
     if (n > 0) {
       if (t.sending) {
         advanceSend(t, static_cast<size_t>(n));
@@ -84,7 +96,9 @@ bool pump(Transfer& t, IoResult* result) {
     }
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
-    result->end = isPeerGone(errno) ? IoEnd::kPeerClosed : IoEnd::kFailed;
+    result->end = isPeerGone(errno)                      ? IoEnd::kPeerClosed
+                  : errno == kUnauthenticErrno && t.seal ? IoEnd::kUnauthentic
+                                                         : IoEnd::kFailed;
     result->sysErrno = errno;
     result->onSend = t.sending;
     return false;
@@ -110,9 +124,12 @@ IoResult runTransfers(Transfer* transfers, int count, const Deadline& deadline) 
     for (int i = 0; i < nfds; ++i) {
       Transfer& t = *waiting[i];
       // Only while a bulk's worth is still to come: the mark never asks for more than will
-      // arrive, since the sender sends all of what is left.
-      if (t.wakeAfter > 0)
+      // arrive, since the sender sends all of what is left. On a sealed connection, the rest of
+      // the frame arriving (part of what is left may already sit in the seal).
+      if (t.wakeAfter > 0 && t.seal == nullptr)
         setLowWater(t, t.left >= t.wakeAfter ? static_cast<int>(t.wakeAfter) : 1);
+      if (t.wakeAfter > 0 && t.seal != nullptr)
+        setLowWater(t, static_cast<int>(std::min(t.seal->bytesToFrameEnd(), t.wakeAfter)));
     }
     int rc = ::poll(fds, nfds, deadline.pollMs());
     if (rc < 0 && errno != EINTR) {
@@ -148,21 +165,28 @@ std::string IoResult::describe() const {
                            : "peer closed the connection (" + errnoText(sysErrno) + ")";
     case IoEnd::kFailed:
       return errnoText(sysErrno);
+    case IoEnd::kUnauthentic:
+      return "a frame from the peer failed authentication (altered, replayed or sealed with "
+             "another key): the connection is no longer trusted";
+    case IoEnd::kWrongKey:
+      return "the encryption handshake" + (where.empty() ? std::string() : " on " + where) +
+             " failed: the peer's key differs from this process's (ncclSetEncryption), or the "
+             "peer does not encrypt";
   }
   return "unknown";
 }
 IoResult sendAll(const Socket& socket, const void* data, size_t bytes, const Deadline& deadline) {
-  Transfer t{socket.fd(), static_cast<const char*>(data), nullptr, bytes, true};
+  Transfer t = on(socket, static_cast<const char*>(data), nullptr, bytes, true);
   return runTransfers(&t, 1, deadline);
 }
 
 IoResult recvAll(const Socket& socket, void* data, size_t bytes, const Deadline& deadline) {
-  Transfer t{socket.fd(), nullptr, static_cast<char*>(data), bytes, false};
+  Transfer t = on(socket, nullptr, static_cast<char*>(data), bytes, false);
   return runTransfers(&t, 1, deadline);
 }
 
 IoResult recvBulk(const Socket& socket, void* data, size_t bytes, const Deadline& deadline) {
-  Transfer t{socket.fd(), nullptr, static_cast<char*>(data), bytes, false};
+  Transfer t = on(socket, nullptr, static_cast<char*>(data), bytes, false);
   t.wakeAfter = kBulkWakeBytes;
   IoResult io = runTransfers(&t, 1, deadline);
   // The next read on the socket (a slot's 8-byte word) must wake at its first byte.
@@ -172,7 +196,7 @@ IoResult recvBulk(const Socket& socket, void* data, size_t bytes, const Deadline
 
 IoResult sendAllv(const Socket& socket, const void* head, size_t headBytes, const void* data,
                   size_t bytes, const Deadline& deadline) {
-  Transfer t{socket.fd(), static_cast<const char*>(head), nullptr, headBytes, true};
+  Transfer t = on(socket, static_cast<const char*>(head), nullptr, headBytes, true);
   t.then = static_cast<const char*>(data);
   t.thenLeft = bytes;
   if (t.left == 0) advanceSend(t, 0);
@@ -181,13 +205,13 @@ IoResult sendAllv(const Socket& socket, const void* head, size_t headBytes, cons
 
 IoResult exchange(const Socket& to, const void* sendData, size_t sendBytes, const Socket& from,
                   void* recvData, size_t recvBytes, const Deadline& deadline) {
-  Transfer t[2] = {{to.fd(), static_cast<const char*>(sendData), nullptr, sendBytes, true},
-                   {from.fd(), nullptr, static_cast<char*>(recvData), recvBytes, false}};
+  Transfer t[2] = {on(to, static_cast<const char*>(sendData), nullptr, sendBytes, true),
+                   on(from, nullptr, static_cast<char*>(recvData), recvBytes, false)};
   return runTransfers(t, 2, deadline);
 }
 
 bool sendWhatFits(const Socket& socket, const void* data, size_t bytes, size_t* sent) {
-  Transfer t{socket.fd(), static_cast<const char*>(data), nullptr, bytes, true};
+  Transfer t = on(socket, static_cast<const char*>(data), nullptr, bytes, true);
   IoResult ignored;
   const bool alive = pump(t, &ignored);
   *sent = bytes - t.left;
@@ -195,7 +219,7 @@ bool sendWhatFits(const Socket& socket, const void* data, size_t bytes, size_t* 
 }
 
 bool recvArrived(const Socket& socket, void* data, size_t bytes, size_t* received) {
-  Transfer t{socket.fd(), nullptr, static_cast<char*>(data), bytes, false};
+  Transfer t = on(socket, nullptr, static_cast<char*>(data), bytes, false);
   IoResult ignored;
   const bool alive = pump(t, &ignored);
   *received = bytes - t.left;

@@ -17,12 +17,15 @@ namespace braid::sockets {
 
 /// How a blocking transfer ended.
 /// kCancelled: the deadline's cancel flag rose (Deadline::cancelledBy).
-enum class IoEnd { kDone, kTimedOut, kPeerClosed, kFailed, kCancelled };
+/// kUnauthentic: on a sealed connection (socket_seal.h), a frame failed authentication.
+/// kWrongKey: the encryption handshake failed (the peer's key differs, or it does not encrypt).
+enum class IoEnd { kDone, kTimedOut, kPeerClosed, kFailed, kCancelled, kUnauthentic, kWrongKey };
 
 struct IoResult {
   IoEnd end = IoEnd::kDone;
   int sysErrno = 0;     ///< the errno behind kFailed
   bool onSend = false;  ///< exchange(): the send side is the one that stopped
+  std::string where;    ///< kWrongKey: the connection's two ends (socket_address.h's describe)
   bool ok() const { return end == IoEnd::kDone; }
   /// "timed out", "peer closed the connection" (with the system's words for a reset or a broken
   /// pipe) or the system error text.
@@ -51,10 +54,19 @@ IoResult exchange(const Socket& to, const void* sendData, size_t sendBytes, cons
 
 /// Receives what has arrived, without waiting: at most `bytes` into `data`, how many it took in
 /// *received. False when the connection can give no more (the peer closed it, or it failed).
+/// On a sealed connection, what arrived may already sit opened in the seal, where a poll on
+/// the socket does not see it: check readableNow() before waiting in a poll of one's own.
 bool recvArrived(const Socket& socket, void* data, size_t bytes, size_t* received);
 
 /// Sends what the socket takes now, without waiting: at most `bytes` of `data`, how many it took
-/// in *sent. False when the connection takes no more (the peer closed it, or it failed).
+/// in *sent. False when the connection takes no more (the peer closed it, or it failed). On a
+/// sealed connection a frame that went in part is kept: call again with the same unsent bytes.
 bool sendWhatFits(const Socket& socket, const void* data, size_t bytes, size_t* sent);
+
+/// Whether a receive would give bytes without waiting for the socket: plaintext already opened
+/// in its seal. False on a plaintext connection.
+inline bool readableNow(const Socket& socket) {
+  return socket.seal() != nullptr && socket.seal()->hasPlaintext();
+}
 
 }  // namespace braid::sockets

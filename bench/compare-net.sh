@@ -11,6 +11,9 @@
 #     daemon of host 1 started in its namespace by an rsh agent;
 #   - Gloo: torch.distributed's backend "gloo" (Debian's python3-torch), beside braid_torch in
 #     the same job (bench/torch/allreduce_vs_gloo.py).
+#   - braid encrypted: braid-perf all_reduce over the socket transport at 1 MiB and 64 MiB with
+#     and without ncclSetEncryption (braid-perf --psk_file), taken in turn in the same repeats,
+#     so that the encrypted column's cost is against the plain one of the same run.
 # Prints Markdown tables: time at 8 B and 64 MiB (mean of timed iterations; braid-perf and the MPI
 # peer print the same columns), busbw at 64 MiB against the wire, and the ratios; last, braid's
 # 64 MiB busbw over iperf3's per-direction rate both ways at once (issue 29 asks for 0.9), out of
@@ -18,17 +21,25 @@
 # beside it. iperf3's rates are yardsticks, what one program moves, not limits: braid has passed
 # the both-ways one (docs/benchmarks.md). Root only.
 #
-# usage: bench/compare-net.sh          env: REPEAT (runs per figure, median shown; default 3)
+# usage: bench/compare-net.sh   env: REPEAT (runs per figure, median shown; default 3);
+#                                     ONLY=encryption: the encryption table alone (no iperf3,
+#                                     OpenMPI or Gloo; builds braid-perf alone)
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib/common.sh"
 source "$BRAID_ROOT/scripts/lib/netns.sh"
 source "$(dirname "$0")/lib.sh"
 REPEAT="${REPEAT:-3}"
+ONLY="${ONLY:-}"
 [[ $(id -u) -eq 0 ]] || { echo "compare-net: needs root (network namespaces)"; exit 1; }
+[[ -z $ONLY || $ONLY == encryption ]] || { echo "compare-net: ONLY=encryption or nothing"; exit 1; }
 
-braid_install_deps
-braid_apt_install -- iperf3
-braid_build braid-perf mpi-allreduce-perf braid_torch >/dev/null
+if [[ $ONLY == encryption ]]; then
+  braid_build braid-perf >/dev/null
+else
+  braid_install_deps
+  braid_apt_install -- iperf3
+  braid_build braid-perf mpi-allreduce-perf braid_torch >/dev/null
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp="$(mktemp -d)"
 trap 'braid_netns_cleanup; rm -rf "$tmp"' EXIT
@@ -65,6 +76,45 @@ mpi_run() {
     "$BRAID_BUILD/bin/mpi-allreduce-perf" -b "$size" -e "$size" -n "$iters" -w "$warmup" \
     >"$tmp/$name" 2>&1
 }
+
+# The encryption table: all_reduce at 1 MiB and 64 MiB over the socket transport, plain and
+# sealed (ncclSetEncryption through braid-perf --psk_file) in turn, each repeat both.
+encryption_table() {
+  local key="$tmp/psk" size r
+  python3 -c 'import secrets; print(secrets.token_hex(32))' >"$key"
+  declare -A PLAIN_US SEALED_US PLAIN_BUS SEALED_BUS
+  declare -A E_ITERS=([1048576]=100 [67108864]=10) E_WARMUP=([1048576]=10 [67108864]=2)
+  for ((r = 0; r < REPEAT; r++)); do
+    for size in 1048576 67108864; do
+      braid_run "plain.$size.$r" "$size" "${E_ITERS[$size]}" "${E_WARMUP[$size]}"
+      PERF_EXTRA_ARGS=(--psk_file "$key")
+      braid_run "sealed.$size.$r" "$size" "${E_ITERS[$size]}" "${E_WARMUP[$size]}"
+      PERF_EXTRA_ARGS=()
+    done
+  done
+  for size in 1048576 67108864; do
+    PLAIN_US[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/plain.$size.$r.0" "$size" 6; done | median_in)
+    SEALED_US[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/sealed.$size.$r.0" "$size" 6; done | median_in)
+    PLAIN_BUS[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/plain.$size.$r.0" "$size" 8; done | median_in)
+    SEALED_BUS[$size]=$(for ((r = 0; r < REPEAT; r++)); do row "$tmp/sealed.$size.$r.0" "$size" 8; done | median_in)
+  done
+  echo "Encryption (ncclSetEncryption: AES-256-GCM, keys by HKDF-SHA-256 per connection), braid-perf"
+  echo "all_reduce over the socket transport, 2 hosts (network namespaces on $(uname -n), $(nproc) cores),"
+  echo "1 rank each, $(date -u +%F); medians of $REPEAT runs, plain and encrypted in turn in each."
+  echo
+  echo "| size | plain (us) | encrypted (us) | plain busbw (GB/s) | encrypted busbw (GB/s) | encrypted / plain time |"
+  echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
+  for size in 1048576 67108864; do
+    echo "| $((size >> 20)) MiB | ${PLAIN_US[$size]} | ${SEALED_US[$size]} | ${PLAIN_BUS[$size]} |" \
+      "${SEALED_BUS[$size]} | $(python3 -c "print(f'{${SEALED_US[$size]} / ${PLAIN_US[$size]}:.2f}')") |"
+  done
+  echo
+}
+PERF_EXTRA_ARGS=()
+if [[ $ONLY == encryption ]]; then
+  encryption_table
+  exit 0
+fi
 
 declare -A ITERS=([8]=1000 [67108864]=10) WARMUP=([8]=100 [67108864]=2)
 declare -A BRAID_US MPI_US BRAID_BUS BRAID_BUS_IN_PLACE MPI_BUS STRIPED_US STRIPED_BUS
@@ -104,6 +154,7 @@ gloo_row() { awk -F'|' -v s="$1" '$2 + 0 == s { gsub(/ /, "", $3); gsub(/ /, "",
 read -r GLOO8 BT8 < <(gloo_row 8)
 read -r GLOO64 BT64 < <(gloo_row 67108864)
 
+encryption_table
 echo "2 hosts (network namespaces on $(uname -n), $(nproc) cores), 1 rank each, $(date -u +%F);"
 echo "medians of $REPEAT runs. Wire yardstick (iperf3, TCP, host 0 to host 1): $(printf %.2f "$WIRE") GB/s"
 echo "one way, $(printf %.2f "$BIDIR") GB/s per direction both ways at once."

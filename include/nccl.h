@@ -22,10 +22,20 @@
  *     the name ncclConfig_v23100), ncclCollConfig_t's launchCompletionEvent (the struct became
  *     ncclCollConfig_v23200), NCCL_WIN_GIN_ONLY and NCCL_WIN_CFT_COUNTED.
  *   2.31's and 2.32's declarations were each read in at least two independent public sources that
- *   agree; tests/api/nccl_2_32_3_functions.txt names them. Not declared here: 2.32's
- *   ncclSetEncryption and its ncclEncryptionConfig_t, whose layout no two sources found so far
- *   spell out (the library exports the function, which declines: docs/dropin.md), and the device
- *   API's host functions, which NVIDIA declares in nccl_device.h rather than here.
+ *   agree; tests/api/nccl_2_32_3_functions.txt names them. Not declared here: the device API's
+ *   host functions, which NVIDIA declares in nccl_device.h rather than here.
+ *   - 2.32: ncclSetEncryption and ncclEncryptionConfig_t. Sources that agree: NVIDIA's NCCL 2.32
+ *     documentation (the API page: ncclSetEncryption(const ncclEncryptionConfig_t* config),
+ *     process-wide, before ncclGetUniqueId; the types page: mode, psk, a NUL-terminated key of at
+ *     least 32 bytes, NCCL_ENCRYPTION_CONFIG_INITIALIZER, NCCL_ENCRYPTION_MODE_PSK; its setup page:
+ *     TLS 1.3 with the key on NCCL's own TCP sockets), NVIDIA's socket encryption source of 2.32
+ *     (the config read through size, magic == NCCL_API_MAGIC and mode, NCCL_ENCRYPTION_MODE_NONE
+ *     beside _PSK, psk a const char* defaulting to NCCL_CONFIG_UNDEF_PTR), and an independent
+ *     re-export of NCCL's API whose ABI test fixes sizeof(ncclEncryptionConfig_t) at 32 bytes
+ *     with size 32, mode NONE and psk NULL after the initializer. Those fix the layout below (size,
+ *     magic, version as every NCCL config begins, then mode and psk: 32 bytes). The two modes'
+ *     numbers (NONE 0, PSK 1) are the one part no source spells out: inferred from NONE being the
+ *     initializer's (zero-like) default, and marked as such beside them.
  *
  * CUDA headers are optional. When <cuda_runtime.h> can be found, this header includes it (and
  * cuda_fp16.h / cuda_bf16.h / cuda_fp8.h, as NCCL's header does, so code that relies on getting
@@ -360,6 +370,35 @@ typedef struct ncclCollConfig_v23200 {
 }
 /* clang-format on */
 
+/* ---- Encryption of the library's sockets (2.32) ---------------------------------------------- */
+
+/* The numbers of the two modes are not spelled out by the sources this header was written from
+ * (see the history above): NONE is the initializer's default, PSK the one other mode. */
+#define NCCL_ENCRYPTION_MODE_NONE 0 /**< No encryption: the library's sockets carry plaintext. */
+#define NCCL_ENCRYPTION_MODE_PSK 1  /**< Authenticate and encrypt with a pre-shared key. */
+
+/** What ncclSetEncryption is given. Start from NCCL_ENCRYPTION_CONFIG_INITIALIZER; the first
+ *  three fields identify the struct's version, as ncclConfig_t's do. */
+typedef struct {
+  size_t size;          /**< sizeof(ncclEncryptionConfig_t) as the caller compiled it. */
+  unsigned int magic;   /**< Marks an initialized struct. */
+  unsigned int version; /**< NCCL_VERSION_CODE of the caller's header. */
+  int mode;             /**< NCCL_ENCRYPTION_MODE_*. */
+  const char* psk;      /**< With NCCL_ENCRYPTION_MODE_PSK: the key, a NUL-terminated string of
+                             at least 32 bytes, the same in every process of the job. */
+} ncclEncryptionConfig_t;
+
+/** Value to initialize every ncclEncryptionConfig_t with: no encryption. */
+/* clang-format off */
+#define NCCL_ENCRYPTION_CONFIG_INITIALIZER {                                       \
+  sizeof(ncclEncryptionConfig_t),                      /* size */                  \
+  NCCL_API_MAGIC,                                      /* magic */                 \
+  NCCL_VERSION_CODE,                                   /* version */               \
+  NCCL_ENCRYPTION_MODE_NONE,                           /* mode */                  \
+  NCCL_CONFIG_UNDEF_PTR                                /* psk */                   \
+}
+/* clang-format on */
+
 /* ---- Simulation ------------------------------------------------------------------------------ */
 
 /** What ncclGroupSimulateEnd reports about a group of operations it did not run. Start from
@@ -469,6 +508,17 @@ void pncclResetDebugInit(void);
 /* clang-format on */
 
 /* ---- Communicator creation ------------------------------------------------------------------- */
+
+/** Sets, for the whole process, how the library's sockets are protected (since 2.32). With
+ *  NCCL_ENCRYPTION_MODE_PSK every connection made from then on (bootstrap, the socket transport,
+ *  the handles network plugins trade) is authenticated and encrypted with keys derived from the
+ *  key; NULL or NCCL_ENCRYPTION_MODE_NONE turns it off. Call it before ncclGetUniqueId, with the
+ *  same key in every process, and keep it for the job; a peer with another key is refused at
+ *  connection. ncclInvalidArgument for a config not made with the initializer, an unknown mode,
+ *  or a key missing or shorter than 32 bytes; ncclSystemError where OpenSSL 3's libcrypto cannot
+ *  be loaded (the library then refuses rather than run unencrypted). */
+BRAID_NCCL_EXPORT ncclResult_t ncclSetEncryption(const ncclEncryptionConfig_t* config);
+BRAID_NCCL_EXPORT ncclResult_t pncclSetEncryption(const ncclEncryptionConfig_t* config);
 
 /** Makes a fresh unique id. Call it on one rank and give the result to all ranks before they
  *  call ncclCommInitRank*. */

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -108,6 +109,24 @@ int runProcess(const Options& o, const ncclUniqueId& id, int procRank, int nproc
   return code;
 }
 
+/// ncclSetEncryption with the first line of `path`; false (having said why) when it fails.
+bool setEncryptionFrom(const std::string& path) {
+  std::ifstream file(path);
+  std::string key;
+  if (!file || !std::getline(file, key)) {
+    fprintf(stderr, "braid-perf: cannot read a key from %s\n", path.c_str());
+    return false;
+  }
+  ncclEncryptionConfig_t config = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
+  config.mode = NCCL_ENCRYPTION_MODE_PSK;
+  config.psk = key.c_str();
+  if (ncclSetEncryption(&config) != ncclSuccess) {
+    fprintf(stderr, "braid-perf: ncclSetEncryption failed: %s\n", ncclGetLastError(nullptr));
+    return false;
+  }
+  return true;
+}
+
 int runForked(const Options& o) {
   ncclUniqueId id;
   if (ncclGetUniqueId(&id) != ncclSuccess) {
@@ -143,6 +162,8 @@ int main(int argc, char** argv) {
   using namespace braid::perf;
   Options o;
   if (!parseOptions(argc, argv, &o)) return 2;
+  // Before the unique id, as NCCL asks: every connection from here on is sealed.
+  if (!o.pskFile.empty() && !setEncryptionFrom(o.pskFile)) return 2;
   if (o.procs > 0) return runForked(o);
   LaunchInfo launch;
   std::string error;

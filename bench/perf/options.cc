@@ -49,6 +49,8 @@ void usage(const char* prog) {
           "                        row's call (ncclGroupSimulateEnd), aggregated like time (-a)\n"
           "  --idle_ms <n>         time each call alone after n ms of idleness (the ranks\n"
           "                        sleep, then meet), as after a compute phase      [0]\n"
+          "  --psk_file <file>     encrypt braid's sockets with the key in the file (its\n"
+          "                        first line, at least 32 bytes): ncclSetEncryption\n"
           "Without --procs, braid-perf joins as one process of a job started by mpirun\n"
           "(OMPI_COMM_WORLD_RANK/SIZE; across hosts the root is mpirun's host), srun\n"
           "(SLURM_PROCID/NTASKS; across nodes the root is srun's node) or a torchrun-style\n"
@@ -173,6 +175,7 @@ bool parseOptions(int argc, char** argv, Options* o) {
                                         {"bind", required_argument, nullptr, 'B'},
                                         {"model", no_argument, nullptr, 'M'},
                                         {"idle_ms", required_argument, nullptr, 'I'},
+                                        {"psk_file", required_argument, nullptr, 'K'},
                                         {"help", no_argument, nullptr, 'h'},
                                         {nullptr, 0, nullptr, 0}};
   const char* prog = argv[0];
@@ -269,6 +272,10 @@ bool parseOptions(int argc, char** argv, Options* o) {
         break;
       case 'I':
         ok = parseInt(optarg, &o->idleMs) && o->idleMs >= 0;
+        break;
+      case 'K':
+        o->pskFile = optarg;
+        ok = !o->pskFile.empty();
         break;
       case 'h':
         usage(prog);

@@ -44,6 +44,9 @@ struct Options {
   /// --model: a model(us) column, what the library's cost model predicts for
   /// each row's call (ncclGroupSimulateEnd), aggregated over ranks as -a says.
   bool model = false;
+  /// --psk_file: a file whose first line is the key ncclSetEncryption seals the sockets with;
+  /// empty: no encryption.
+  std::string pskFile;
 };
 
 /// Parses argv; on error prints usage to stderr and returns false.

@@ -1,11 +1,6 @@
 // NCCL 2.31's and 2.32's entry points braid exports but cannot serve yet, so that programs built
 // against NVIDIA's library load and get a clear error, never a silent success.
 //
-// ncclSetEncryption (2.32) takes an ncclEncryptionConfig_t, which nccl.h does not declare until
-// two public sources agree on its layout (include/nccl.h's history); braid does not read it. A
-// NULL config asks for no encryption, which is what braid's sockets do; any other is refused,
-// since running unencrypted where encryption was asked for would be the silent success.
-//
 // The host side of Compute Fabric Transport (2.31, declared by NVIDIA in nccl_device/host.h):
 // the logical-endpoint queries and the CFT barrier need CFT windows, which braid's lack.
 #include <cstddef>
@@ -18,18 +13,10 @@ using braid::api::notImplemented;
 
 namespace {
 
-constexpr const char* kEncryptionPlan =
-    "braid's sockets are not encrypted yet: TLS with a pre-shared key is issue 52's deliverable "
-    "6; it refuses rather than run unencrypted where encryption was asked for";
 constexpr const char* kCftPlan =
     "braid has no Compute Fabric Transport: its windows have no logical endpoints";
 
 }  // namespace
-
-BRAID_NCCL_API(ncclResult_t, ncclSetEncryption, const void* config) {
-  if (config == nullptr) return ncclSuccess;  // no encryption: braid's sockets as they are
-  return notImplemented("ncclSetEncryption", kEncryptionPlan);
-}
 
 BRAID_NCCL_API(ncclResult_t, ncclGetMultimemDeviceLeInfo, ncclWindow_t window, size_t offset,
                uint32_t* leId, size_t* leOffset) {

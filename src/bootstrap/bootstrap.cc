@@ -244,7 +244,7 @@ Result<sockets::Socket> connectSuccessor(const Joining& j, const sockaddr_storag
 }
 
 /// Answers the successor's challenge with this rank's handshake.
-Status greetSuccessor(const Joining& j, const sockets::Socket& next) {
+Status greetSuccessor(const Joining& j, sockets::Socket& next) {
   wire::RingHandshake handshake{j.magic, j.rank, 0};
   sockets::IoResult io = sockets::sendProvenGreeting(next, proofOf(j.id, kProveBootstrapRing),
                                                      &handshake, sizeof(handshake), j.deadline);

@@ -58,7 +58,9 @@ class Root {
   std::string validate(const wire::Hello& hello) const;
   void admit(sockets::Socket connection, const wire::Hello& hello);
   void answerAll();
-  void failAll();
+  /// Tells every rank that joined why the communicator cannot be made: `why`, or (empty) that
+  /// the root timed out waiting for the rest; closes the listener.
+  void failAll(const std::string& why = "");
   std::string missingRanks() const;
 
   /// Slots of the block's ranks, then (several roots) the next block's first rank's.
@@ -73,6 +75,7 @@ class Root {
   sockets::Proof proof_;  ///< what a rank's Hello must prove
   Deadline deadline_;
   int64_t firingTimeoutMs_;  ///< the timeout deadline_ stands for, for the message
+  std::string refusal_;      ///< a connection refused for its encryption key: the job fails
   int nranks_ = -1;          ///< set by the first admitted Hello
   int nroots_ = 1;
   int iroot_ = 0;
@@ -92,6 +95,17 @@ void Root::run() {
     sockets::Socket connection;
     std::vector<char> greeting;
     sockets::IoResult io = acceptor.next(deadline_, &connection, &greeting);
+    if (io.end == sockets::IoEnd::kWrongKey) {
+      // A rank of this job with another key (or none): the job cannot go on without it. The
+      // ranks that joined hear it now; those still to come hear it as they join.
+      refusal_ = "the bootstrap root at " + where + " refused a connection: " + io.describe();
+      BRAID_WARN("%s", refusal_.c_str());
+      if (nranks_ >= 0) {
+        failAll(refusal_);
+        return;
+      }
+      continue;
+    }
     if (!io.ok()) {
       if (io.end != sockets::IoEnd::kTimedOut) {
         BRAID_WARN("bootstrap root on %s: listener failed: %s", where.c_str(),
@@ -110,6 +124,10 @@ void Root::run() {
       continue;
     }
     admit(std::move(connection), hello);
+    if (!refusal_.empty()) {
+      failAll(refusal_);
+      return;
+    }
   }
   answerAll();
 }
@@ -209,15 +227,17 @@ std::string Root::missingRanks() const {
   return text;
 }
 
-void Root::failAll() {
+void Root::failAll(const std::string& why) {
   listener_.close();
   if (nranks_ < 0) {
     // Nobody is waiting to hear it: an id that was made and never used.
     BRAID_INFO("bootstrap root: timed out after %" PRId64 " ms; no rank joined", firingTimeoutMs_);
     return;
   }
-  std::string message = "timed out after " + std::to_string(firingTimeoutMs_) + " ms waiting for " +
-                        missingRanks() + " of " + std::to_string(nranks_) + " to join";
+  std::string message = !why.empty() ? why
+                                     : "timed out after " + std::to_string(firingTimeoutMs_) +
+                                           " ms waiting for " + missingRanks() + " of " +
+                                           std::to_string(nranks_) + " to join";
   BRAID_WARN("bootstrap root: %s", message.c_str());
   for (const auto& socket : ranks_) {
     if (socket.valid()) sendError(socket, message);

@@ -14,6 +14,8 @@
 
 #include "base/hmac.h"
 #include "base/log.h"
+#include "base/seal_handshake.h"
+#include "base/socket_address.h"
 
 namespace braid::watch {
 namespace {
@@ -265,8 +267,12 @@ void PeerWatch::pollOnce() {
   fds.push_back({successor_.socket.fd(), POLLIN, 0});
   fds.push_back({predecessor_.socket.fd(), POLLIN, 0});
   for (const Arrival& a : arrivals_) fds.push_back({a.socket.fd(), POLLIN, 0});
-  // poll() ignores entries with a negative descriptor: closed links simply drop out.
-  const int timeoutMs = pollTimeoutMs();
+  // poll() ignores entries with a negative descriptor: closed links simply drop out. Bytes a
+  // seal has opened already are not the socket's to announce: no waiting then.
+  bool opened =
+      sockets::readableNow(successor_.socket) || sockets::readableNow(predecessor_.socket);
+  for (const Arrival& a : arrivals_) opened = opened || sockets::readableNow(a.socket);
+  const int timeoutMs = opened ? 0 : pollTimeoutMs();
   const int rc = ::poll(fds.data(), fds.size(), timeoutMs);
   if (rc < 0 && errno != EINTR) {
     BRAID_WARN("watch: rank %d: poll failed: %s", rank_, strerror(errno));
@@ -283,11 +289,11 @@ void PeerWatch::pollOnce() {
     reported.swap(reported_);
   }
   for (const Loss& loss : reported) learn(loss);
-  if (fds[2].revents != 0) readLink(successor_);
-  if (fds[3].revents != 0) readLink(predecessor_);
+  if (fds[2].revents != 0 || sockets::readableNow(successor_.socket)) readLink(successor_);
+  if (fds[3].revents != 0 || sockets::readableNow(predecessor_.socket)) readLink(predecessor_);
   // Arrivals before the listener, whose accepts append to the list.
   for (size_t i = arrivals_.size(); i-- > 0;) {
-    const bool ready = fds[4 + i].revents != 0;
+    const bool ready = fds[4 + i].revents != 0 || sockets::readableNow(arrivals_[i].socket);
     if ((ready && readArrival(arrivals_[i])) || msSince(arrivals_[i].since) > kArrivalTimeoutMs) {
       arrivals_.erase(arrivals_.begin() + static_cast<ptrdiff_t>(i));
     }
@@ -321,11 +327,13 @@ void PeerWatch::readLink(Link& link) {
   if (!link.socket.valid()) return;
   while (true) {
     char* into = reinterpret_cast<char*>(&link.partial) + link.partialBytes;
-    const ssize_t n =
-        ::recv(link.socket.fd(), into, sizeof(wire::Frame) - link.partialBytes, MSG_DONTWAIT);
+    // Through the socket's seal, where the process encrypts (base/socket_io.h).
+    size_t n = 0;
+    const bool alive =
+        sockets::recvArrived(link.socket, into, sizeof(wire::Frame) - link.partialBytes, &n);
     if (n > 0) {
       link.lastHeard = Clock::now();
-      link.partialBytes += static_cast<size_t>(n);
+      link.partialBytes += n;
       if (link.partialBytes == sizeof(wire::Frame)) {
         link.partialBytes = 0;
         handleFrame(link, link.partial);
@@ -333,8 +341,7 @@ void PeerWatch::readLink(Link& link) {
       }
       continue;
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (alive) return;  // nothing more has arrived
     // End of file, or the connection reset: the neighbour's socket is gone.
     const int peer = link.peer;
     const bool lost = !link.leaving;
@@ -381,8 +388,12 @@ void PeerWatch::acceptArrivals() {
     // Every arrival must answer a challenge of its own (base/socket_greeting.h's Proof); one whose
     // challenge does not go at once into an empty socket buffer is dropped.
     Arrival a{sockets::Socket(fd),
-              std::vector<char>(sizeof(wire::Greeting) + sockets::kProofTagBytes), 0,
-              sockets::newChallenge(), Clock::now()};
+              std::vector<char>(sizeof(wire::Greeting) + sockets::kProofTagBytes),
+              0,
+              sockets::newChallenge(),
+              Clock::now(),
+              sockets::encryptionKey(),
+              {}};
     if (::send(fd, a.challenge.data(), a.challenge.size(), MSG_DONTWAIT | MSG_NOSIGNAL) !=
         static_cast<ssize_t>(a.challenge.size())) {
       continue;
@@ -392,12 +403,45 @@ void PeerWatch::acceptArrivals() {
   }
 }
 
-bool PeerWatch::readArrival(Arrival& a) {
-  while (a.received < a.bytes.size()) {
-    const ssize_t n = ::recv(a.socket.fd(), a.bytes.data() + a.received,
-                             a.bytes.size() - a.received, MSG_DONTWAIT);
+bool PeerWatch::readArrivalHello(Arrival& a, bool* drop) {
+  *drop = false;
+  a.hello.resize(sockets::kSealHelloBytes);
+  while (a.received < a.hello.size()) {
+    const ssize_t n = ::recv(a.socket.fd(), a.hello.data() + a.received,
+                             a.hello.size() - a.received, MSG_DONTWAIT);
     if (n > 0) {
       a.received += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+    *drop = true;  // closed before its hello
+    return true;
+  }
+  a.received = 0;
+  std::string why;
+  const sockets::HelloVerdict verdict =
+      sockets::sealAsListener(a.socket, *a.key, a.challenge, a.hello.data(), &why);
+  if (verdict != sockets::HelloVerdict::kSealed) {
+    BRAID_WARN("watch: rank %d dropped a letter's connection %s: %s", rank_,
+               sockets::describe(sockets::connectionEnds(a.socket)).c_str(), why.c_str());
+    *drop = true;
+  }
+  return true;
+}
+
+bool PeerWatch::readArrival(Arrival& a) {
+  if (a.key && a.socket.seal() == nullptr) {
+    bool drop = false;
+    if (!readArrivalHello(a, &drop)) return false;
+    if (drop) return true;
+  }
+  while (a.received < a.bytes.size()) {
+    size_t n = 0;
+    const bool alive = sockets::recvArrived(a.socket, a.bytes.data() + a.received,
+                                            a.bytes.size() - a.received, &n);
+    if (n > 0) {
+      a.received += n;
       const size_t head = sizeof(wire::Greeting) + sockets::kProofTagBytes;
       if (a.received != head || a.bytes.size() != head) continue;
       // The greeting and its tag are in: check them, and make room for the letter's payload.
@@ -419,8 +463,7 @@ bool PeerWatch::readArrival(Arrival& a) {
       a.bytes.resize(head + g.bytes);
       continue;
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+    if (alive) return false;
     return true;  // closed before it finished: nothing to deliver
   }
   wire::Greeting g;
@@ -437,10 +480,13 @@ bool PeerWatch::readArrival(Arrival& a) {
 void PeerWatch::sendFrame(Link& link, const wire::Frame& frame) {
   if (!link.socket.valid()) return;
   // 24 bytes into a socket buffer that a live neighbour keeps draining: a frame that does not
-  // go at once means the neighbour has stopped reading, and its silence will tell.
-  const ssize_t n = ::send(link.socket.fd(), &frame, sizeof(frame), MSG_DONTWAIT | MSG_NOSIGNAL);
-  if (n == static_cast<ssize_t>(sizeof(frame))) return;
-  if (n > 0) {
+  // go at once means the neighbour has stopped reading, and its silence will tell. Through the
+  // socket's seal where the process encrypts: a sealed frame, once begun, must be finished, or
+  // the seal's count of frames and the neighbour's part ways.
+  size_t n = 0;
+  const bool alive = sockets::sendWhatFits(link.socket, &frame, sizeof(frame), &n);
+  if (n == sizeof(frame)) return;
+  if (alive && (n > 0 || link.socket.seal() != nullptr)) {
     // Part of a frame went: finish it, or the stream is out of step.
     const Deadline by = Deadline::afterMs(kLeavingFlushMs);
     if (sockets::sendAll(link.socket, reinterpret_cast<const char*>(&frame) + n, sizeof(frame) - n,
@@ -449,7 +495,7 @@ void PeerWatch::sendFrame(Link& link, const wire::Frame& frame) {
       return;
     }
   }
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+  if (alive && n == 0 && link.socket.seal() == nullptr) return;
   BRAID_INFO("watch: rank %d could not send to rank %d", rank_, link.peer);
 }
 

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "base/deadline.h"
+#include "base/encryption_key.h"
 #include "base/socket.h"
 #include "base/socket_greeting.h"
 #include "bootstrap/bootstrap.h"
@@ -128,7 +129,14 @@ class PeerWatch {
     size_t received = 0;
     sockets::Challenge challenge{};
     std::chrono::steady_clock::time_point since;
+    /// While the process encrypts: the key, and the connector's hello as it arrives; the
+    /// greeting then comes through the socket's seal (base/seal_handshake.h).
+    std::shared_ptr<const sockets::PreSharedKey> key;
+    std::vector<char> hello;
   };
+  /// An arrival's encryption hello: false while it is still to come; true once it is done with,
+  /// *drop saying whether the arrival goes (not sealing, another key, closed).
+  bool readArrivalHello(Arrival& a, bool* drop);
   sockets::Proof proofFor(uint32_t purpose) const;
   /// Setup: takes the ring predecessor's connection from the listener.
   Status acceptPredecessor(int prev, const Deadline& deadline);

@@ -3,13 +3,12 @@
  * 2.31 and 2.32 added, on a two-rank host communicator ("host") or on two emulated GPUs ("gpu"),
  * and checks each answer: the collectives with per-call options (their results, and on a GPU the
  * launch-completion event a second stream waits on), the communicator config of every release's
- * size, and what braid declines (TLS, Compute Fabric Transport) with which result. One thread
- * drives both ranks through groups. It prints "OK" last, and the first unexpected answer
- * otherwise (ctest api.nccl232_*).
+ * size, ncclSetEncryption's config checks, and what braid declines (Compute Fabric Transport)
+ * with which result. One thread drives both ranks through groups. It prints "OK" last, and the
+ * first unexpected answer otherwise (ctest api.nccl232_*).
  *
- * ncclSetEncryption's config type and the CFT host functions are not in nccl.h (the first's
- * layout is not declared by braid, the others are NVIDIA's nccl_device headers'); the prototypes
- * below repeat their signatures with opaque pointers.
+ * The CFT host functions are not in nccl.h (they are NVIDIA's nccl_device headers'); the
+ * prototypes below repeat their signatures with opaque pointers.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -23,7 +22,6 @@
 typedef struct {
   int nRanks, rank, stride;
 } Team;
-ncclResult_t ncclSetEncryption(const void* config);
 ncclResult_t ncclGetPeerDeviceLeInfo(ncclWindow_t window, size_t offset, int peerWorld,
                                      uint32_t* leId, size_t* leOffset);
 ncclResult_t ncclGetMultimemDeviceLeInfo(ncclWindow_t window, size_t offset, uint32_t* leId,
@@ -198,9 +196,14 @@ static void checkDeclined(void) {
   size_t leOffset = 7;
   Team team = {1, 0, 1}, cft;
   memset(opaque, 0, sizeof opaque);
-  EXPECT_RESULT(ncclSetEncryption(NULL), ncclSuccess); /* asks for none: braid's sockets */
-  EXPECT_RESULT(ncclSetEncryption(opaque), ncclInvalidUsage);
-  EXPECT("the refusal names the function", strstr(ncclGetLastError(NULL), "ncclSetEncryption"));
+  EXPECT_RESULT(ncclSetEncryption(NULL), ncclSuccess); /* asks for none */
+  {
+    ncclEncryptionConfig_t encryption = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
+    EXPECT("a 32-byte config", sizeof(encryption) == 32);
+    encryption.magic = 0; /* not made by the initializer */
+    EXPECT_RESULT(ncclSetEncryption(&encryption), ncclInvalidArgument);
+    EXPECT("the refusal names the function", strstr(ncclGetLastError(NULL), "ncclSetEncryption"));
+  }
   EXPECT_RESULT(ncclGetPeerDeviceLeInfo(NULL, 0, 0, &le, &leOffset), ncclInvalidUsage);
   EXPECT_RESULT(ncclGetMultimemDeviceLeInfo(NULL, 0, &le, &leOffset), ncclInvalidUsage);
   EXPECT_RESULT(ncclGetCftDeviceLeInfo(NULL, 0, 0, team, &le, &leOffset), ncclInvalidUsage);

@@ -143,7 +143,7 @@ bool IbPump::handshake(bool sendFirst) {
          "collective?");
     return false;
   }
-  Result<bool> read = reader_.poll(socket_.fd());
+  Result<bool> read = reader_.poll(socket_);
   if (!read.ok()) {
     fail("connecting to rank " + std::to_string(peer_) + ": " + read.status().message());
     return false;

@@ -9,6 +9,8 @@
 #include <random>
 #include <string>
 
+#include "base/socket_io.h"
+
 namespace braid::transport::ib {
 namespace {
 
@@ -242,20 +244,14 @@ int IbQueuePairs::indexOf(uint32_t qpn) const {
   return -1;
 }
 
-Result<bool> HelloReader::poll(int fd) {
-  while (got_ < sizeof(hello_)) {
-    const ssize_t n =
-        recv(fd, reinterpret_cast<char*>(&hello_) + got_, sizeof(hello_) - got_, MSG_DONTWAIT);
-    if (n > 0) {
-      got_ += static_cast<size_t>(n);
-      continue;
-    }
-    if (n == 0) return remoteError("the peer closed the connection before its verbs hello");
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
-    if (errno == EINTR) continue;
-    return systemError(std::string("reading the peer's verbs hello: ") + std::strerror(errno));
-  }
-  return true;
+Result<bool> HelloReader::poll(const braid::sockets::Socket& socket) {
+  size_t n = 0;
+  const bool alive = braid::sockets::recvArrived(socket, reinterpret_cast<char*>(&hello_) + got_,
+                                                 sizeof(hello_) - got_, &n);
+  got_ += n;
+  if (got_ == sizeof(hello_)) return true;
+  if (alive) return false;
+  return remoteError("the peer closed the connection (or it failed) before its verbs hello");
 }
 
 }  // namespace braid::transport::ib

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/deadline.h"
+#include "base/socket.h"
 #include "braid/status.h"
 #include "transport/net/ib/ib_network.h"
 
@@ -117,7 +118,9 @@ class IbQueuePairs {
 /// error when the connection ended first.
 class HelloReader {
  public:
-  Result<bool> poll(int fd);
+  /// Reads what has arrived of the hello on `socket` (through its seal, where the process
+  /// encrypts); true once all of it has.
+  Result<bool> poll(const braid::sockets::Socket& socket);
   const IbHello& hello() const { return hello_; }
 
  private:

@@ -13,6 +13,7 @@
 #include "base/deadline.h"
 #include "base/futex.h"
 #include "base/log.h"
+#include "base/socket_io.h"
 #include "kernels/engine/fifo.h"
 #include "transport/net/device_slots_fifo.h"
 #include "transport/net/gpu_net_bytes.h"
@@ -61,22 +62,16 @@ struct Hello {
 
 // Moves `size` bytes over the rendezvous connection without blocking, across calls: true once
 // all of them went (or came); an error when the connection failed.
-Result<bool> moveSome(int fd, char* bytes, size_t size, size_t* done, bool sending) {
-  while (*done < size) {
-    const size_t left = size - *done;
-    const ssize_t n = sending ? send(fd, bytes + *done, left, MSG_DONTWAIT | MSG_NOSIGNAL)
-                              : recv(fd, bytes + *done, left, MSG_DONTWAIT);
-    if (n > 0) {
-      *done += static_cast<size_t>(n);
-      continue;
-    }
-    if (n == 0) return remoteError("the peer closed the connection before the plugin's handle");
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
-    if (errno == EINTR) continue;
-    return systemError(std::string(sending ? "sending" : "receiving from") +
-                       " the plugin's connection handle: " + std::strerror(errno));
-  }
-  return true;
+Result<bool> moveSome(const Socket& socket, char* bytes, size_t size, size_t* done, bool sending) {
+  // Through the socket's seal, where the process encrypts (base/socket_io.h).
+  size_t n = 0;
+  const bool alive = sending ? braid::sockets::sendWhatFits(socket, bytes + *done, size - *done, &n)
+                             : braid::sockets::recvArrived(socket, bytes + *done, size - *done, &n);
+  *done += n;
+  if (*done == size) return true;
+  if (alive) return false;
+  return remoteError(std::string("the connection closed or failed while ") +
+                     (sending ? "sending" : "receiving") + " the plugin's connection handle");
 }
 
 // What both pumps share: the state of the connection, the registration, the failure.
@@ -180,7 +175,7 @@ class PluginPump : public PluginEndpoint {
   /// One step of moving `size` bytes at `bytes` over the rendezvous connection: whether all
   /// moved (false while not; failing where the connection failed or the deadline passed).
   bool moveStep(char* bytes, size_t size, size_t* done, bool sending) {
-    Result<bool> moved = moveSome(socket_.fd(), bytes, size, done, sending);
+    Result<bool> moved = moveSome(socket_, bytes, size, done, sending);
     if (!moved.ok()) {
       fail("connecting to rank " + std::to_string(link_.peer) + ": " + moved.status().message());
       return false;
