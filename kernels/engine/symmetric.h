@@ -122,12 +122,11 @@ BRAID_HOST_DEVICE Fault symmetricBarrier(const Team& team, const EngineArgs& arg
     const uint32_t epoch = b.state->epoch[blk] + 1;
     b.state->epoch[blk] = epoch;
     // What this rank's block did before (loads of inputs, stores into outputs) comes before
-    // its word, for every peer that sees the word.
-    fenceSystem();
+    // its word, for every peer that acquires the word: a release per peer (storePublish).
     const size_t row = static_cast<size_t>(blk) * kMaxSymmetricRanks;
     for (uint32_t j = 1; j < b.nranks; ++j) {
       const uint32_t q = (b.rank + j) % b.nranks;
-      storeRelaxed(b.barriers[q] + row + b.rank, epoch);
+      storePublish(b.barriers[q] + row + b.rank, epoch);
     }
     const uint32_t all = b.nranks >= 32 ? 0xffffffffu : (1u << b.nranks) - 1;
     uint32_t missing = all & ~(1u << b.rank);
