@@ -73,6 +73,8 @@ Config Config::fromEnvironment() {
   c.zeroCopy = getIntKnob("ZERO_COPY", c.zeroCopy);
   c.zeroCopyMinBytes = env::getInt("ZERO_COPY_MIN_BYTES", c.zeroCopyMinBytes);
   c.streamSlots = getIntKnob("STREAM_SLOTS", c.streamSlots);
+  c.symmetric = getIntKnob("SYMMETRIC", c.symmetric);
+  c.symmetricAlgo = env::get("SYMMETRIC_ALGO").value_or("");
   c.socketIfname = env::get("SOCKET_IFNAME").value_or("");
   c.socketThreads = getIntKnob("SOCKET_NTHREADS", c.socketThreads);
   c.socketsPerThread = getIntKnob("NSOCKS_PERTHREAD", c.socketsPerThread);
@@ -130,6 +132,13 @@ Status Config::validate() const {
   }
   if (zeroCopy < 0 || zeroCopy > 2) {
     return invalidArgument("BRAID_ZERO_COPY must be 0, 1 or 2, got " + std::to_string(zeroCopy));
+  }
+  if (symmetric < 0 || symmetric > 2) {
+    return invalidArgument("BRAID_SYMMETRIC must be 0, 1 or 2, got " + std::to_string(symmetric));
+  }
+  if (!symmetricAlgo.empty() && symmetricAlgo != "oneshot" && symmetricAlgo != "twoshot") {
+    return invalidArgument("BRAID_SYMMETRIC_ALGO must be oneshot or twoshot, got \"" +
+                           symmetricAlgo + "\"");
   }
   if (streamSlots < -1 || streamSlots > 1) {
     return invalidArgument("BRAID_STREAM_SLOTS must be -1 (auto), 0 or 1, got " +

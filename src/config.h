@@ -86,6 +86,15 @@ struct Config {
   /// rank; with other work on the CPUs 128 KiB, all_gather's 4 MiB. It follows the load, so
   /// this stays between.
   int64_t zeroCopyMinBytes = 256 * 1024;
+  /// BRAID_SYMMETRIC: all_reduce, all_gather and reduce_scatter on GPU communicators whose
+  /// buffers lie in symmetric windows (ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC) run
+  /// the symmetric kernels, which load and store the peers' windows (kernels/engine/
+  /// symmetric.h). 0: never; 1: where the cost model prefers them (tune/symmetric_cost.h);
+  /// 2: always where the windows allow.
+  int symmetric = 1;
+  /// BRAID_SYMMETRIC_ALGO: "oneshot" or "twoshot" forces that all_reduce kernel (an in-place
+  /// call runs two-shot whatever is asked: symmetric.h); empty: the cost model's.
+  std::string symmetricAlgo;
   /// BRAID_STREAM_SLOTS: how a host rank writes the FIFO slots it sends (exec/host_executor.cc).
   /// 1: with non-temporal stores, for slices of 64 KiB and more, so the reader loads them from
   /// memory rather than probing the writer's cache; 0: plain stores; -1 (auto): chosen call by

@@ -69,6 +69,18 @@ bool gatherRanks(ThreadRanks& ranks, std::vector<int>* pids, std::vector<int>* d
   return true;
 }
 
+// -R 2: registers every rank's buffers as symmetric windows and sums, over the job, how many
+// the library made NULL (it declined them: the header says so, and the calls run without).
+bool countNullWindows(ThreadRanks& ranks, size_t bytes, int* nullWindows) {
+  const int mine = ranks.registerWindows(bytes);
+  if (mine < 0) return false;
+  std::vector<std::vector<double>> counts(ranks.ranks().size(), std::vector<double>{0.0});
+  counts[0][0] = mine;
+  if (!ranks.allReduceDoubles(&counts, ncclSum, "window count")) return false;
+  *nullWindows = static_cast<int>(counts[0][0]);
+  return true;
+}
+
 // Runs this process's -t threads of -g ranks each; returns the process exit code.
 int runProcess(const Options& o, const ncclUniqueId& id, int procRank, int nprocs, bool bind) {
   // nccl-tests' numbering: thread t of process p owns ranks
@@ -88,7 +100,13 @@ int runProcess(const Options& o, const ncclUniqueId& id, int procRank, int nproc
       }
       // The largest element is 8 bytes: room for a whole one past maxBytes.
       std::vector<int> pids, devices;
-      if (!ranks.allocate(o.maxBytes + 8, o.memAlloc) || !gatherRanks(ranks, &pids, &devices)) {
+      if (!ranks.allocate(o.maxBytes + 8, o.memAlloc, o.symmetricWindows) ||
+          !gatherRanks(ranks, &pids, &devices)) {
+        codes[t] = 2;
+        return;
+      }
+      int nullWindows = -1;
+      if (o.symmetricWindows && !countNullWindows(ranks, o.maxBytes + 8, &nullWindows)) {
         codes[t] = 2;
         return;
       }
@@ -96,6 +114,7 @@ int runProcess(const Options& o, const ncclUniqueId& id, int procRank, int nproc
       for (const std::string& collective : o.collectives) {
         Options one = o;
         one.collective = collective;
+        one.nullWindows = nullWindows;
         if (ranks.leads()) printHeader(one, nranks, pids.data(), devices.data());
         const long long wrong = runBenchmark(one, ranks);
         codes[t] = std::max(codes[t], wrong < 0 ? 2 : wrong > 0 ? 1 : 0);

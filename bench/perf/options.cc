@@ -41,8 +41,11 @@ void usage(const char* prog) {
           "  -a,--average <0..3>   time reported: rank 0, avg, min, max [1]\n"
           "  -N,--run_cycles <n>   repeat the whole sweep n times       [1]\n"
           "  -z,--blocking <0/1>   accepted for compatibility; host calls always block\n"
-          "  -R,--local_register <0/1>  host buffers from ncclMemAlloc: shared memory that\n"
-          "                        the ranks of a host map, so zero-copy reads them in place [0]\n"
+          "  -R,--local_register <0/1/2>  1: host buffers from ncclMemAlloc: shared memory\n"
+          "                        that the ranks of a host map, so zero-copy reads them in\n"
+          "                        place; 2: as 1, and every buffer (device buffers too)\n"
+          "                        from ncclMemAlloc registered as a symmetric window\n"
+          "                        (ncclCommWindowRegister, NCCL_WIN_COLL_SYMMETRIC)      [0]\n"
           "  --procs <n>           start n processes of this machine as ranks\n"
           "  --bind <core|none>    pin each rank to its own core when there are enough [none]\n"
           "  --model               add a model(us) column: the cost model's estimate of each\n"
@@ -256,8 +259,9 @@ bool parseOptions(int argc, char** argv, Options* o) {
         break;
       case 'R': {
         int memAlloc = 0;
-        ok = parseInt(optarg, &memAlloc) && (memAlloc == 0 || memAlloc == 1);
+        ok = parseInt(optarg, &memAlloc) && memAlloc >= 0 && memAlloc <= 2;
         o->memAlloc = memAlloc != 0;
+        o->symmetricWindows = memAlloc == 2;
         break;
       }
       case 'P':

@@ -35,9 +35,16 @@ struct Options {
   int cycles = 1;   ///< -N: how many times to run the whole size sweep
   int procs = 0;    ///< --procs: start this many processes of this machine (0: no)
   bool blocking = false;
-  /// -R: host buffers from ncclMemAlloc (shared memory the ranks of a host map), as
+  /// -R 1 or 2: host buffers from ncclMemAlloc (shared memory the ranks of a host map), as
   /// nccl-tests' -R registers its buffers.
   bool memAlloc = false;
+  /// -R 2 (nccl-tests' symmetric registration): every buffer the calls use from ncclMemAlloc,
+  /// registered with ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC), so that the symmetric
+  /// kernels may run the calls.
+  bool symmetricWindows = false;
+  /// -R 2: how many of the job's windows the library made NULL (it declined them; the calls
+  /// then run without them), summed over the ranks once registered; -1 before.
+  int nullWindows = -1;
   /// --bind core|none: one core per rank when there are enough. Off by default:
   /// on the 2-vCPU VMs here pinning made 8 B all_reduce slower as often as faster.
   bool bind = false;

@@ -17,14 +17,24 @@ ThreadRanks::~ThreadRanks() {
   for (Rank& r : ranks_) {
     enter(r);
     if (r.device >= 0) d.sync(r.stream);
-    if (r.comm != nullptr) ncclCommDestroy(r.comm);
+    if (r.comm != nullptr) {
+      for (ncclWindow_t w : {r.sendWindow, r.recvWindow}) {
+        if (w != nullptr) ncclCommWindowDeregister(r.comm, w);
+      }
+      ncclCommDestroy(r.comm);
+    }
     if (r.memAlloced) {
       ncclMemFree(r.hostSend);
       ncclMemFree(r.hostRecv);
     }
     if (r.device < 0) continue;
-    d.release(r.deviceSend);
-    d.release(r.deviceRecv);
+    if (r.deviceMemAlloced) {
+      ncclMemFree(r.deviceSend);
+      ncclMemFree(r.deviceRecv);
+    } else {
+      d.release(r.deviceSend);
+      d.release(r.deviceRecv);
+    }
     d.release(r.deviceScratch);
     if (r.stream != nullptr) d.destroyStream(r.stream);
   }
@@ -54,7 +64,7 @@ bool ThreadRanks::init(const ncclUniqueId& id) {
   return true;
 }
 
-bool ThreadRanks::allocate(size_t bytes, bool memAlloc) {
+bool ThreadRanks::allocate(size_t bytes, bool memAlloc, bool deviceMemAlloc) {
   const Device& d = Device::get();
   for (Rank& r : ranks_) {
     r.send.assign(bytes, 0);
@@ -79,8 +89,22 @@ bool ThreadRanks::allocate(size_t bytes, bool memAlloc) {
     if (r.device < 0) continue;
     enter(r);
     if (r.stream == nullptr) r.stream = d.newStream();
-    r.deviceSend = static_cast<char*>(d.alloc(bytes));
-    r.deviceRecv = static_cast<char*>(d.alloc(bytes));
+    if (deviceMemAlloc) {
+      void* send = nullptr;
+      void* recv = nullptr;
+      if (ncclMemAlloc(&send, bytes) != ncclSuccess || ncclMemAlloc(&recv, bytes) != ncclSuccess) {
+        fprintf(stderr, "braid-perf: rank %d: ncclMemAlloc of %zu device bytes failed: %s\n",
+                r.rank, bytes, ncclGetLastError(nullptr));
+        ncclMemFree(send);
+        return false;
+      }
+      r.deviceSend = static_cast<char*>(send);
+      r.deviceRecv = static_cast<char*>(recv);
+      r.deviceMemAlloced = true;
+    } else {
+      r.deviceSend = static_cast<char*>(d.alloc(bytes));
+      r.deviceRecv = static_cast<char*>(d.alloc(bytes));
+    }
     r.deviceScratch = static_cast<double*>(d.alloc(std::max<size_t>(nranks_, 1) * sizeof(double)));
     if (r.stream == nullptr || !r.deviceSend || !r.deviceRecv || !r.deviceScratch) {
       fprintf(stderr, "braid-perf: rank %d: cannot allocate %zu bytes on device %d\n", r.rank,
@@ -89,6 +113,23 @@ bool ThreadRanks::allocate(size_t bytes, bool memAlloc) {
     }
   }
   return true;
+}
+
+int ThreadRanks::registerWindows(size_t bytes) {
+  // ncclCommWindowRegister is collective: every rank registers its send buffers together, then
+  // its receive buffers.
+  for (bool send : {true, false}) {
+    const bool ok = each("ncclCommWindowRegister", [&](Rank& r, size_t) {
+      void* buffer =
+          r.device >= 0 ? (send ? r.deviceSend : r.deviceRecv) : (send ? r.hostSend : r.hostRecv);
+      return ncclCommWindowRegister(r.comm, buffer, bytes, send ? &r.sendWindow : &r.recvWindow,
+                                    NCCL_WIN_COLL_SYMMETRIC);
+    });
+    if (!ok) return -1;
+  }
+  int nulls = 0;
+  for (const Rank& r : ranks_) nulls += (r.sendWindow == nullptr) + (r.recvWindow == nullptr);
+  return nulls;
 }
 
 bool ThreadRanks::synchronize() {

@@ -28,6 +28,11 @@ struct Rank {
   char* hostSend = nullptr;
   char* hostRecv = nullptr;
   bool memAlloced = false;
+  /// -R 2: the device buffers are ncclMemAlloc's too (ncclMemFree'd).
+  bool deviceMemAlloced = false;
+  /// -R 2: the windows of the buffers the calls use; NULL where the library made none.
+  ncclWindow_t sendWindow = nullptr;
+  ncclWindow_t recvWindow = nullptr;
   int device = -1;  ///< ncclCommCuDevice: -1 for a host communicator
   cudaStream_t stream = nullptr;
   char* deviceSend = nullptr;
@@ -52,7 +57,13 @@ class ThreadRanks {
   /// Gives every rank host buffers of `bytes` each and, on GPU
   /// communicators, device buffers and a stream too.
   /// `memAlloc`: host ranks' buffers from ncclMemAlloc (-R).
-  bool allocate(size_t bytes, bool memAlloc = false);
+  /// `deviceMemAlloc`: device buffers from ncclMemAlloc (-R 2).
+  bool allocate(size_t bytes, bool memAlloc = false, bool deviceMemAlloc = false);
+
+  /// -R 2: registers the buffers the calls use (device buffers on GPU communicators, else the
+  /// host ones) as symmetric windows, together on every rank; returns how many of this
+  /// thread's windows came back NULL, or -1 on failure (printed).
+  int registerWindows(size_t bytes);
 
   /// Waits for every rank's stream (nothing on host communicators).
   bool synchronize();

@@ -89,6 +89,16 @@ void printHeader(const Options& o, int nranks, const int* pids, const int* devic
     }
   }
   if (d.count() > 0) printf("#  devices through %s\n", d.kind());
+  if (o.symmetricWindows) {
+    printf("#\n# Buffers: ncclMemAlloc, registered as symmetric windows (-R 2): %d of %d ",
+           nranks * 2 - std::max(o.nullWindows, 0), nranks * 2);
+    if (o.nullWindows > 0) {
+      printf("made; %d NULL: the library declined them, and those calls run without them\n",
+             o.nullWindows);
+    } else {
+      printf("made\n");
+    }
+  }
   printf("#\n");
   if (o.model) {
     printf(

@@ -7,7 +7,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,11 +17,24 @@
 #include "braid/status.h"
 #include "braid/types.h"
 
+struct ncclWindow_vidmem;  // include/nccl_device/window_layout.h: what an ncclWindow_t points to
+
 namespace braid {
 
 namespace profiler {
 class CommProfiler;  // src/profiler/comm_profiler.h
 }  // namespace profiler
+
+/// A buffer that lies in a registered window: the window's state as the host reads it, the
+/// window as ncclCommWindowRegister gave it (what a kernel dereferences: device memory on a GPU),
+/// and the buffer's offset in it.
+struct WindowedBuffer {
+  const ncclWindow_vidmem* window = nullptr;
+  const ncclWindow_vidmem* device = nullptr;
+  size_t offset = 0;
+};
+/// The window of this communicator's that `bytes` at `buffer` lie in, if one does.
+using WindowLookup = std::function<std::optional<WindowedBuffer>(const void* buffer, size_t bytes)>;
 
 /// 128 opaque bytes naming a communicator being created; the same size and
 /// layout as ncclUniqueId. Made by Comm::newUniqueId on one rank and passed to
@@ -186,6 +201,14 @@ class Comm {
   /// create(id, newSize, rank) (ncclCommGrow). `child` as for split().
   Result<std::unique_ptr<Comm>> grow(int newSize, const UniqueId* id,
                                      const CommOptions& child = {});
+
+  /// Where the communicator finds the windows that the buffers of its collectives lie in: a
+  /// GPU communicator runs all_reduce, all_gather and reduce_scatter whose buffers lie in
+  /// symmetric windows (NCCL_WIN_COLL_SYMMETRIC) with the symmetric kernels, which load and
+  /// store the peers' windows (kernels/engine/symmetric.h). The window registry gives it; a
+  /// program may give its own (the tests do, with windows laid out by hand). Set it on every
+  /// rank alike, between calls.
+  void setWindowLookup(WindowLookup lookup);
 
   /// Collective (ncclCommSuspend with NCCL_SUSPEND_MEM): waits for this communicator's kernels,
   /// then gives back its device memory (FIFOs, device programs, scratch, one-shot boards); a

@@ -12,7 +12,8 @@
 // The block walks the launch's calls in order. For each call it has a
 // channel in, it loads the channel's cursors, runs the interpreter, and
 // stores the cursors; a one-shot all-reduce runs on one block instead
-// (one_shot.h). The first fault ends the block and is recorded for
+// (one_shot.h), and a symmetric call on its blocks reads and writes its
+// peers' windows (symmetric.h). The first fault ends the block and is recorded for
 // the host to read (ncclCommGetAsyncError); the other blocks see it in
 // their waits and end too.
 #pragma once
@@ -25,6 +26,7 @@
 #include "kernels/engine/interpreter.h"
 #include "kernels/engine/launch.h"
 #include "kernels/engine/one_shot.h"
+#include "kernels/engine/symmetric.h"
 #include "kernels/host_device.h"
 
 namespace braid::kernels::engine {
@@ -56,14 +58,18 @@ BRAID_HOST_DEVICE void runEngineBlock(const Team& team, const EngineArgs& args, 
     const EngineCall& call = args.calls[c];
     if (block < call.firstBlock || block - call.firstBlock >= call.nchannels) continue;
     Fault f = noFault();
-    if (call.copyOnly != 0) {
+    const bool symmetric = call.kind == static_cast<uint8_t>(CallKind::kSymmetric);
+    if (call.copyOnly != 0 && !symmetric) {
       f = runChannel(team, CopyLoops<Team>{team, call.elemBytes}, args, c, block);
-    } else if (call.type != args.type || call.op != args.op || call.elemBytes != sizeof(T)) {
+    } else if (call.copyOnly == 0 &&
+               (call.type != args.type || call.op != args.op || call.elemBytes != sizeof(T))) {
       f = {FaultCode::kBadCall, -1, call.type, args.type};
     } else {
       OpArgs opArgs = call.args;
       if (call.scalarPointer != nullptr) memcpy(opArgs.scalar, call.scalarPointer, sizeof(T));
-      if (call.oneShot != nullptr) {
+      if (symmetric) {
+        f = runSymmetric<T, Pre, Func, Post>(team, opArgs, args, call, block);
+      } else if (call.oneShot != nullptr) {
         f = runOneShot<T, Pre, Func, Post>(team, opArgs, args, call);
       } else {
         f = runChannel(team, Loops{team, opArgs}, args, c, block);

@@ -10,7 +10,8 @@
 //   EngineCall     one collective (or one point-to-point transfer): buffers,
 //                  datatype and operator, and the channels that run it on
 //                  blocks firstBlock .. firstBlock + nchannels - 1; or a
-//                  one-shot all-reduce on block firstBlock (one_shot.h)
+//                  one-shot all-reduce on block firstBlock (one_shot.h), or a
+//                  symmetric call on windows (symmetric.h)
 //   DeviceChannel  one channel's instructions and ports, in device memory,
 //                  made once per schedule (exec/gpu_program.cc)
 //   DevicePort     one FIFO end: the FIFO, and where the end keeps its
@@ -83,7 +84,14 @@ struct DeviceChannel {
   char* llSendStage;
 };
 
-struct OneShotBoard;  // one_shot.h
+struct OneShotBoard;   // one_shot.h
+struct SymmetricCall;  // symmetric.h
+
+/// What an EngineCall runs.
+enum class CallKind : uint8_t {
+  kEngine = 0,     ///< its channels' programs, or the one-shot all-reduce where oneShot is set
+  kSymmetric = 1,  ///< a symmetric kernel on windows (symmetric.h)
+};
 
 struct EngineCall {
   const DeviceChannel* channels;  ///< null for a one-shot call
@@ -92,7 +100,9 @@ struct EngineCall {
   const void* input;
   void* output;
   uint64_t sliceElems;
-  uint32_t elemBytes;
+  uint16_t elemBytes;
+  uint8_t kind;  ///< CallKind
+  uint8_t reserved;
   uint8_t type;      ///< braid::DataType
   uint8_t op;        ///< braid::RedOp of the functors (premulsum for user ops)
   uint8_t copyOnly;  ///< the collective does not reduce: any kernel runs it (CopyLoops)
@@ -101,9 +111,14 @@ struct EngineCall {
   /// premulsum's scalar read when the call runs (ncclScalarDevice), or null
   /// when args.scalar holds it.
   const void* scalarPointer;
-  /// A one-shot all-reduce: the rank's boards, and its element count in
-  /// sliceElems; null for calls that run channels.
-  const OneShotBoard* oneShot;
+  union {
+    /// A one-shot all-reduce: the rank's boards, and its element count in
+    /// sliceElems; null for calls that run channels.
+    const OneShotBoard* oneShot;
+    /// A symmetric call (kind kSymmetric): its windows and the rank's barriers, and its
+    /// element count (per rank for all_gather and reduce_scatter) in sliceElems.
+    const SymmetricCall* symmetric;
+  };
 };
 static_assert(sizeof(EngineCall) == 80, "EngineCall is part of the kernel's parameter");
 

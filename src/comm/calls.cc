@@ -55,6 +55,7 @@ void Calls::attachGpu(GpuSide* gpu) {
   schedules_.attachGpu(gpu);
   ways_.clear();
   ways_.push_back(makeGpuLoneCopyWay(parts()));
+  ways_.push_back(makeGpuSymmetricWay(parts(), windows_));
   ways_.push_back(makeGpuLaunchWay(parts()));
   p2pWay_ = makeGpuP2pWay(parts());
 }

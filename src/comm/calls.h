@@ -59,6 +59,10 @@ class Calls {
     tiny_.disarm();
   }
 
+  /// Where the symmetric way (ways/gpu_symmetric_way.cc) finds the windows of a call's
+  /// buffers (Comm::setWindowLookup).
+  void setWindowLookup(WindowLookup lookup) { windows_ = std::move(lookup); }
+
   /// Runs a collective whose arguments Comm checked: recorded, dispatched to its way, settled.
   Status run(const CollectiveCall& call);
   /// Runs a batch of sends and receives, the same way.
@@ -108,6 +112,8 @@ class Calls {
   TinyLane tiny_;
   /// The ways of running a collective, in the order they are asked.
   std::vector<std::unique_ptr<Way>> ways_;
+  /// Comm::setWindowLookup's; empty: no call's buffers lie in windows.
+  WindowLookup windows_;
   std::unique_ptr<P2pWay> p2pWay_;
   uint64_t checkedCalls_ = 0;  ///< the sequence number of the next checked call
   UserOps userOps_;            ///< the caller's premulsum operators

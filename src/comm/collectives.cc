@@ -1,6 +1,7 @@
 // braid::Comm's collectives: each is one CollectiveCall, checked once (call_arguments.h),
 // counted as running (abort waits for it) and handed to Calls (calls.h), which runs it.
 #include <string>
+#include <utility>
 
 #include "base/log.h"
 #include "comm/call_arguments.h"
@@ -18,6 +19,8 @@ Result<double> Comm::estimateUs(Collective collective, size_t count, DataType ty
   BRAID_ASSIGN_OR_RETURN(const tune::Choice choice, impl_->selector->choose(call));
   return choice.predictedUs;
 }
+
+void Comm::setWindowLookup(WindowLookup lookup) { impl_->calls.setWindowLookup(std::move(lookup)); }
 
 Result<CheckedCollective> Comm::checkCollective(const CollectiveCall& call) const {
   BRAID_TRY(comm::checkArguments(call, rank(), size()));

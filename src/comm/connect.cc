@@ -43,6 +43,9 @@ Status Comm::Impl::connectGpu() {
   gpu = std::move(side);
   windows = std::make_unique<comm::Windows>(config, members, *gpu);
   calls.attachGpu(gpu.get());
+  // The symmetric kernels' way finds the calls whose buffers lie in this rank's windows.
+  calls.setWindowLookup(
+      [registry = windows.get()](const void* p, size_t bytes) { return registry->find(p, bytes); });
   choosing.onGpu = true;
   BRAID_TRY(gpu->connect(choosing));  // the GPU's model from here on
   fitNetwork();

@@ -187,18 +187,35 @@ void GpuSide::resume() {
   engine::storeRelaxed(&fault_->claim, 0);
 }
 
+transport::cuda_ipc::FifoPlacement GpuSide::sharedPlacement() const {
+  auto placement = transport::cuda_ipc::FifoPlacement::kDeviceMemory;
+  for (int peer = 0; peer < members_.nranks; ++peer) {
+    if (peer != members_.rank && placementFor(peer) != placement) {
+      placement = transport::cuda_ipc::FifoPlacement::kPinnedHost;
+    }
+  }
+  return placement;
+}
+
+Result<exec::DeviceSymmetric*> GpuSide::symmetric() {
+  if (!symmetric_) {
+    gpu::RelaxedCapture relaxed(*runtime_);  // the caller's stream may be captured
+    bootstrap::Bootstrap* bootstrap = members_.bootstrap();
+    BRAID_ASSIGN_OR_RETURN(symmetric_, exec::DeviceSymmetric::create(
+                                           *runtime_, links_.linkNonce() ^ 0x73796d6b62617273ull,
+                                           members_.rank, members_.nranks, sharedPlacement(),
+                                           [bootstrap] { return bootstrap->barrier(); }, stream_));
+  }
+  return symmetric_.get();
+}
+
 Result<size_t> GpuSide::makeOneShot(const tune::Allowed& allowed) {
   const int rank = members_.rank;
   const int nranks = members_.nranks;
   const int oneShotAlgo = static_cast<int>(algo::Algorithm::kOneShot);
   if (allowed.algorithm[oneShotAlgo] && nranks > 1) {
     // Every peer reads the board: it lies where each could place a FIFO.
-    auto placement = transport::cuda_ipc::FifoPlacement::kDeviceMemory;
-    for (int peer = 0; peer < nranks; ++peer) {
-      if (peer != rank && placementFor(peer) != placement) {
-        placement = transport::cuda_ipc::FifoPlacement::kPinnedHost;
-      }
-    }
+    const transport::cuda_ipc::FifoPlacement placement = sharedPlacement();
     bootstrap::Bootstrap* bootstrap = members_.bootstrap();
     BRAID_ASSIGN_OR_RETURN(oneShot_,
                            exec::DeviceOneShot::create(
@@ -214,6 +231,7 @@ Status GpuSide::releaseMemory() {
   Status first = runtime_->setDevice(device_);
   memoryReleased_ = true;
   oneShot_.reset();
+  symmetric_.reset();
   recvLinks_.clear();
   sendLinks_.clear();
   p2pPrograms_.clear();

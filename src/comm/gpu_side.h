@@ -30,6 +30,7 @@
 #include "config.h"
 #include "exec/device_one_shot.h"
 #include "exec/device_program.h"
+#include "exec/device_symmetric.h"
 #include "gpu/metered_runtime.h"
 #include "gpu/runtime.h"
 #include "kernels/engine/launch.h"
@@ -147,6 +148,9 @@ class GpuSide {
   }
   /// The GPU one-shot boards; null where the one-shot is not allowed.
   const exec::DeviceOneShot* oneShot() const { return oneShot_.get(); }
+  /// The symmetric kernels' barriers and call records (exec/device_symmetric.h), made on first
+  /// use: collective, every rank's first symmetric call makes them together.
+  Result<exec::DeviceSymmetric*> symmetric();
   /// Device memory that releaseMemory keeps: the FIFO ends' cursors.
   size_t keptBytes() const { return cursorCapacity_ * sizeof(kernels::engine::FifoCursor); }
 
@@ -171,9 +175,9 @@ class GpuSide {
   /// After a quiesce: lowers the abort word and forgets the fault the stopped kernels recorded.
   void resume();
 
-  /// ncclCommSuspend with NCCL_SUSPEND_MEM: frees the FIFOs, programs, scratch and one-shot
-  /// boards (every launch has ended, on every rank: Comm::suspendMemory); the cursors, abort
-  /// and fault words stay.
+  /// ncclCommSuspend with NCCL_SUSPEND_MEM: frees the FIFOs, programs, scratch, one-shot
+  /// boards and symmetric barriers (made again on the next symmetric call) (every launch has ended,
+  /// on every rank: Comm::suspendMemory); the cursors, abort and fault words stay.
   Status releaseMemory();
   /// ncclCommResume after releaseMemory: zeroed cursors for the FIFOs to come, and the one-shot
   /// boards again (collective); the FIFOs come with their first use, as at creation. Without a
@@ -251,6 +255,8 @@ class GpuSide {
   std::map<P2pProgramKey, std::unique_ptr<exec::DeviceProgram>> p2pPrograms_;
   /// The one-shot all-reduce's boards; null where the one-shot is not allowed.
   std::unique_ptr<exec::DeviceOneShot> oneShot_;
+  /// The symmetric kernels' barriers and call records; null until the first symmetric call.
+  std::unique_ptr<exec::DeviceSymmetric> symmetric_;
   /// The self-copy program (one channel, no ports), made on first use.
   std::unique_ptr<exec::DeviceProgram> selfCopy_;
   /// Device programs of schedules evicted from the schedule cache: a
@@ -293,6 +299,9 @@ class GpuSide {
   /// Launches `launch` on `stream` after the communicator's launch before it (gpu_launch.cc).
   Status orderedLaunch(const gpu::Launch& launch, gpu::Stream stream, bool capturing);
 
+  /// Where memory that every peer stores into lies: device memory where each peer reaches
+  /// it, else pinned host memory (the one-shot boards, the symmetric barriers).
+  transport::cuda_ipc::FifoPlacement sharedPlacement() const;
   /// The one-shot boards, where `allowed` has the one-shot (connect, restoreMemory): the
   /// largest call they take, 0 where none was made.
   Result<size_t> makeOneShot(const tune::Allowed& allowed);

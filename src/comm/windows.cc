@@ -280,13 +280,13 @@ Result<void*> Windows::userPointer(const void* handle) const {
   return static_cast<void*>(it->second->host.localBase);
 }
 
-std::optional<WindowSpan> Windows::find(const void* p, size_t bytes) const {
+std::optional<WindowedBuffer> Windows::find(const void* p, size_t bytes) const {
   const auto at = reinterpret_cast<uintptr_t>(p);
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& [handle, w] : windows_) {
     const auto base = reinterpret_cast<uintptr_t>(w->host.localBase);
     if (at >= base && at - base < w->host.size && bytes <= w->host.size - (at - base)) {
-      return WindowSpan{&w->host, at - base};
+      return WindowedBuffer{&w->host, w->device, at - base};
     }
   }
   return std::nullopt;

@@ -40,13 +40,6 @@ namespace braid::comm {
 
 class GpuSide;
 
-/// Where a range of memory lies in a registered window: the window's host copy (its lsaBases is
-/// the device-readable table a kernel is given) and the range's offset in this rank's buffer.
-struct WindowSpan {
-  const ncclWindow_vidmem* window;
-  size_t offset;
-};
-
 class Windows {
  public:
   Windows(const Config& config, const Members& members, const GpuSide& gpu)
@@ -65,7 +58,7 @@ class Windows {
   /// This rank's buffer of the window `handle`; fails for one not live here.
   Result<void*> userPointer(const void* handle) const;
   /// The window holding [p, p + bytes), and where in it p is; nullopt where none holds it all.
-  std::optional<WindowSpan> find(const void* p, size_t bytes) const;
+  std::optional<WindowedBuffer> find(const void* p, size_t bytes) const;
   /// Whether this communicator makes no windows (spanning hosts, or GPUs that do not all reach
   /// each other, as a registration found).
   bool declines() const;

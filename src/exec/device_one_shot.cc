@@ -1,9 +1,8 @@
 // Making the one-shot boards of a GPU communicator (device_one_shot.h).
 //
-// Board record (a one-page shm segment "/braid-<nonce>-gpuboard-<rank>"):
-// magic, version, rank, nranks, maxBytes, and the board's region record;
-// the owner writes `magic` last. A pinned board's segment is the record's
-// name + "-cells".
+// Board record: "/braid-<nonce>-gpuboard-<rank>", its shape maxBytes
+// (region_exchange.h). A pinned board's segment is the record's name +
+// "-cells".
 //
 // A board (engine::oneShotBoardBytes): two slots of one area per writer,
 // each the size word's line and the lines of maxBytes, then kMaxOneShotRanks
@@ -14,74 +13,33 @@
 //   OneShotBoard | OneShotState
 #include "exec/device_one_shot.h"
 
-#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <new>
 #include <thread>
 #include <utility>
 
 #include "algo/tree.h"
 #include "base/align.h"
+#include "exec/board_image.h"
+#include "exec/region_exchange.h"
 #include "kernels/engine/sync.h"
-#include "transport/shm/shm_segment.h"
 
 namespace braid::exec {
 namespace {
 
 namespace engine = kernels::engine;
-using transport::cuda_ipc::MappedRegion;
 using transport::cuda_ipc::OwnedRegion;
-using transport::shm::ShmSegment;
 
 constexpr uint64_t kRecordMagic = 0x314f534449415242ull;  // "BRAIDSO1"
 constexpr uint32_t kRecordVersion = 2;                    // 2: the push model's areas
-constexpr size_t kRecordPage = 4096;
-
-struct Record {
-  std::atomic<uint64_t> magic;
-  uint32_t version;
-  int32_t rank;
-  int32_t nranks;
-  uint32_t reserved;
-  uint64_t maxBytes;
-  transport::cuda_ipc::RegionRecord region;
-};
-static_assert(sizeof(Record) <= kRecordPage, "a board record fits its page");
+constexpr const char* kCellsSuffix = "-cells";
 
 std::string recordName(uint64_t nonce, int rank) {
   char name[64];
   snprintf(name, sizeof(name), "/braid-%016" PRIx64 "-gpuboard-%d", nonce, rank);
   return name;
-}
-std::string cellsName(const std::string& record) { return record + "-cells"; }
-
-// Maps rank `peer`'s board from its record.
-Result<std::unique_ptr<MappedRegion>> mapPeer(gpu::Runtime& runtime, uint64_t nonce, int peer,
-                                              int nranks, size_t maxBytes) {
-  const std::string name = recordName(nonce, peer);
-  BRAID_ASSIGN_OR_RETURN(ShmSegment segment, ShmSegment::open(name));
-  const auto* r = static_cast<const Record*>(segment.data());
-  if (segment.size() < sizeof(Record) || r->magic.load(std::memory_order_acquire) != kRecordMagic ||
-      r->version != kRecordVersion) {
-    return invalidUsage("shm segment " + name +
-                        " is not a braid GPU one-shot board of this version (ranks run "
-                        "different braid builds?)");
-  }
-  if (r->rank != peer || r->nranks != nranks || r->maxBytes != maxBytes) {
-    return invalidUsage("GPU one-shot board " + name + " belongs to rank " +
-                        std::to_string(r->rank) + " of " + std::to_string(r->nranks) + " with " +
-                        std::to_string(r->maxBytes) + " bytes, expected rank " +
-                        std::to_string(peer) + " of " + std::to_string(nranks) + " with " +
-                        std::to_string(maxBytes));
-  }
-  Result<std::unique_ptr<MappedRegion>> mapped =
-      MappedRegion::open(runtime, r->region, cellsName(name));
-  if (!mapped.ok())
-    return mapped.status().withContext("GPU one-shot board of rank " + std::to_string(peer));
-  return mapped;
 }
 
 }  // namespace
@@ -125,57 +83,23 @@ Result<std::unique_ptr<DeviceOneShot>> DeviceOneShot::create(
   out->nranks_ = nranks;
   const size_t boardBytes = engine::oneShotBoardBytes(b.maxBytes, b.nranks);
   out->pushedAt_ = boardBytes - engine::kMaxOneShotRanks * sizeof(uint64_t);
-  const std::string ownName = recordName(nonce, rank);
   const std::vector<unsigned char> zeros(boardBytes, 0);
-  Result<std::unique_ptr<OwnedRegion>> own =
-      OwnedRegion::create(runtime, placement, cellsName(ownName), zeros, stream);
+  Result<std::unique_ptr<OwnedRegion>> own = OwnedRegion::create(
+      runtime, placement, recordName(nonce, rank) + kCellsSuffix, zeros, stream);
   if (!own.ok()) return own.status().withContext("GPU one-shot board");
   out->own_ = std::move(own).value();
-  {
-    BRAID_ASSIGN_OR_RETURN(ShmSegment record, ShmSegment::create(ownName, kRecordPage));
-    auto* r = new (record.data()) Record();
-    r->version = kRecordVersion;
-    r->rank = rank;
-    r->nranks = nranks;
-    r->maxBytes = maxBytes;
-    r->region = out->own_->record();
-    r->magic.store(kRecordMagic, std::memory_order_release);
-    // Every record exists once all ranks pass the barrier; every peer has
-    // mapped this one once all pass the second.
-    Status mapped = barrier();
-    for (int peer = 0; mapped.ok() && peer < nranks; ++peer) {
-      if (peer == rank) {
-        out->peers_.push_back(nullptr);
-        continue;
-      }
-      Result<std::unique_ptr<MappedRegion>> m = mapPeer(runtime, nonce, peer, nranks, maxBytes);
-      if (!m.ok()) {
-        mapped = m.status();
-        break;
-      }
-      out->peers_.push_back(std::move(m).value());
-    }
-    if (mapped.ok()) mapped = barrier();
-    (void)ShmSegment::unlink(ownName);
-    if (placement == transport::cuda_ipc::FifoPlacement::kPinnedHost) {
-      (void)ShmSegment::unlink(cellsName(ownName));
-    }
-    BRAID_TRY(mapped);
-  }
+  BRAID_ASSIGN_OR_RETURN(
+      out->peers_,
+      exchangeRegions(
+          runtime, *out->own_, rank, nranks, [nonce](int r) { return recordName(nonce, r); },
+          kCellsSuffix, RegionKind{kRecordMagic, kRecordVersion, maxBytes, "GPU one-shot board"},
+          barrier));
   for (int r = 0; r < nranks; ++r) {
     b.boards[r] = static_cast<uint64_t*>(r == rank ? out->own_->data() : out->peers_[r]->data());
   }
 
-  const size_t stateAt = alignUp(sizeof(engine::OneShotBoard), 128);
-  const size_t bytes = stateAt + sizeof(engine::OneShotState);
-  BRAID_ASSIGN_OR_RETURN(out->private_, runtime.deviceAlloc(bytes));
-  const auto base = reinterpret_cast<uintptr_t>(out->private_);
-  b.state = reinterpret_cast<engine::OneShotState*>(base + stateAt);
-  std::vector<unsigned char> image(bytes, 0);
-  memcpy(image.data(), &b, sizeof b);
-  BRAID_TRY(runtime.copy(out->private_, image.data(), image.size(), stream));
-  BRAID_TRY(runtime.streamSynchronize(stream));
-  out->board_ = reinterpret_cast<const engine::OneShotBoard*>(base);
+  BRAID_ASSIGN_OR_RETURN(out->private_, placeBoard<engine::OneShotState>(runtime, b, stream));
+  out->board_ = static_cast<const engine::OneShotBoard*>(out->private_);
   out->state_ = b.state;
   return out;
 }

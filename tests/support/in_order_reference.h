@@ -104,4 +104,23 @@ inline std::vector<unsigned char> inOrderReference(
   return result;
 }
 
+/// The fold of every rank's input (`inputs`, `count` elements of `type` each) loaded by `redOp`
+/// with `args`, from rank 0 up, then its finish: what the symmetric kernels give every rank.
+inline std::vector<unsigned char> rankOrderReference(
+    DataType type, RedOp redOp, const kernels::OpArgs& args,
+    const std::vector<std::vector<unsigned char>>& inputs, size_t count) {
+  const Result<kernels::HostOp> h = kernels::hostOp(type, redOp, args);
+  EXPECT_TRUE(h.ok());
+  if (!h.ok()) return {};
+  std::vector<unsigned char> acc(count * dataTypeSize(type));
+  h.value().loadInput(acc.data(), inputs[0].data(), count, dataTypeSize(type));
+  for (size_t r = 1; r < inputs.size(); ++r) {
+    std::vector<unsigned char> loaded(acc.size());
+    h.value().loadInput(loaded.data(), inputs[r].data(), count, dataTypeSize(type));
+    h.value().combine(h.value().args, acc.data(), acc.data(), loaded.data(), count);
+  }
+  h.value().finishOutput(acc.data(), count);
+  return acc;
+}
+
 }  // namespace braid::testing

@@ -30,6 +30,8 @@ class RecordingRuntime final : public gpu::ForwardingRuntime {
     unsigned blocks;
     uint32_t ncalls;
     size_t argBytes;  ///< the parameter bytes the launch passed
+    /// Each call's kernels::engine::CallKind.
+    std::vector<uint8_t> kinds;
   };
   /// What the calls since the last clear asked of the runtime besides launching.
   struct Asked {
@@ -75,7 +77,10 @@ class RecordingRuntime final : public gpu::ForwardingRuntime {
     const auto* args = static_cast<const kernels::engine::EngineArgs*>(l.args);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      launches_.push_back({inner().currentDevice().value(), l.blocks, args->ncalls, l.argBytes});
+      std::vector<uint8_t> kinds;
+      for (uint32_t i = 0; i < args->ncalls; ++i) kinds.push_back(args->calls[i].kind);
+      launches_.push_back(
+          {inner().currentDevice().value(), l.blocks, args->ncalls, l.argBytes, kinds});
     }
     return inner().launch(l, s);
   }

@@ -220,5 +220,27 @@ TEST(InterfaceFilter, PrefixesExactNamesAndExclusion) {
   EXPECT_TRUE(sockets::InterfaceFilter("^").matches("eth0"));
 }
 
+// BRAID_SYMMETRIC: 0, 1 (auto, the default) or 2; BRAID_SYMMETRIC_ALGO: empty, oneshot or
+// twoshot; anything else is refused by name.
+TEST(ConfigValidate, SymmetricIsOffAutoOrAlwaysWithItsAlgorithmNamed) {
+  EXPECT_EQ(Config::fromEnvironment().symmetric, 1);
+  for (const char* value : {"0", "1", "2"}) {
+    EXPECT_TRUE(validated({{"BRAID_SYMMETRIC", value}}).ok()) << value;
+  }
+  for (const char* value : {"oneshot", "twoshot"}) {
+    EXPECT_TRUE(validated({{"BRAID_SYMMETRIC_ALGO", value}}).ok()) << value;
+  }
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, std::string>>{{"BRAID_SYMMETRIC", "3"},
+                                                        {"BRAID_SYMMETRIC", "-1"},
+                                                        {"BRAID_SYMMETRIC_ALGO", "ring"},
+                                                        {"BRAID_SYMMETRIC_ALGO", "OneShot"}}) {
+    const Status status = validated({{name, value}});
+    ASSERT_FALSE(status.ok()) << name << "=" << value;
+    EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(status.message().find(name), std::string::npos) << status.message();
+  }
+}
+
 }  // namespace
 }  // namespace braid

@@ -11,13 +11,8 @@
 #include "comm/ways/ways.h"
 
 namespace braid::comm {
-namespace {
 
-namespace engine = kernels::engine;
-
-// What `call` reads and writes of this rank's memory, with `output` where it writes (the call's,
-// or scratch for a tree reduce's non-root): the input and output extents of its collective,
-// variable blocks included.
+// Variable blocks included.
 std::vector<Access> accessesOf(const CollectiveCall& call, int nranks, int rank, void* output) {
   const size_t elem = dataTypeSize(call.type);
   size_t blocksEnd = call.count * static_cast<size_t>(nranks);
@@ -36,6 +31,10 @@ std::vector<Access> accessesOf(const CollectiveCall& call, int nranks, int rank,
   if (writes) accesses.push_back({output, out * elem, true});
   return accesses;
 }
+
+namespace {
+
+namespace engine = kernels::engine;
 
 class GpuLaunchWay : public Way {
  public:

@@ -4,7 +4,8 @@
 //   host communicators                       GPU communicators
 //   tiny lane (before the dispatch: tiny_lane.h)
 //   zero-copy          zero_copy_way.cc      copy for one rank   gpu_lone_copy_way.cc
-//   one-shot           one_shot_way.cc       launch              gpu_launch_way.cc
+//   one-shot           one_shot_way.cc       symmetric windows   gpu_symmetric_way.cc
+//                                            launch              gpu_launch_way.cc
 //   deterministic ring deterministic_ring_way.cc
 //   scheduled          scheduled_way.cc
 //

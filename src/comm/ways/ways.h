@@ -21,6 +21,7 @@
 namespace braid::comm {
 
 class GpuSide;
+struct Access;  // gpu_side.h
 
 /// Host memory a call may write instead of the user's (a tree reduce's non-roots, the
 /// deterministic ring's received blocks); it grows and is kept for the next call.
@@ -64,6 +65,12 @@ std::unique_ptr<Way> makeDeterministicRingWay(const WayParts& parts);
 std::unique_ptr<Way> makeScheduledWay(const WayParts& parts);
 std::unique_ptr<Way> makeGpuLoneCopyWay(const WayParts& parts);
 std::unique_ptr<Way> makeGpuLaunchWay(const WayParts& parts);
+/// Asks `windows` (Calls' lookup, which may be set later) where a call's buffers lie.
+std::unique_ptr<Way> makeGpuSymmetricWay(const WayParts& parts, const WindowLookup& windows);
+
+/// What `call` reads and writes of this rank's memory, with `output` where it writes (the
+/// call's, or scratch): the input and output extents of its collective (gpu_launch_way.cc).
+std::vector<Access> accessesOf(const CollectiveCall& call, int nranks, int rank, void* output);
 
 /// A way of running a batch of sends and receives.
 class P2pWay {
