@@ -35,8 +35,8 @@ struct ncclBarrierSession {
     (void)fence;
     lsa_.sync(coop, order);
   }
-  NCCL_DEVICE_INLINE ncclResult_t sync(Coop coop, cuda::memory_order order,
-                                       ncclGinFenceLevel fence, uint64_t timeoutCycles) {
+  NCCL_DEVICE_INLINE ncclResult_t sync(Coop coop, cuda::memory_order order, ncclGinFenceLevel fence,
+                                       uint64_t timeoutCycles) {
     (void)fence;
     return lsa_.sync(coop, order, timeoutCycles);
   }

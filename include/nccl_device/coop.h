@@ -12,8 +12,7 @@
 /** An aligned group of `nThreadsPow2` lanes of one warp (1, 2, 4, ... 32). */
 template <int nThreadsPow2>
 struct ncclCoopTile {
-  static_assert(nThreadsPow2 >= 1 && nThreadsPow2 <= 32 &&
-                    (nThreadsPow2 & (nThreadsPow2 - 1)) == 0,
+  static_assert(nThreadsPow2 >= 1 && nThreadsPow2 <= 32 && (nThreadsPow2 & (nThreadsPow2 - 1)) == 0,
                 "a tile is a power of two of at most 32 lanes");
   NCCL_DEVICE_INLINE int thread_rank() const { return (threadIdx.x % 32) % nThreadsPow2; }
   NCCL_DEVICE_INLINE constexpr int size() const { return nThreadsPow2; }

@@ -81,9 +81,9 @@ typedef enum {
 
 /** What a device communicator must hold. Fill it from NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER. */
 struct ncclDevCommRequirements {
-  size_t size;           /**< sizeof as the caller compiled it: set by the initializer */
-  unsigned int magic;    /**< NCCL_API_MAGIC: set by the initializer */
-  unsigned int version;  /**< NCCL_VERSION_CODE of the caller's header */
+  size_t size;          /**< sizeof as the caller compiled it: set by the initializer */
+  unsigned int magic;   /**< NCCL_API_MAGIC: set by the initializer */
+  unsigned int version; /**< NCCL_VERSION_CODE of the caller's header */
   ncclDevResourceRequirements_t* resourceRequirementsList; /**< extra buffers (braid: refused) */
   ncclTeamRequirements_t* teamRequirementsList;            /**< extra teams (braid: refused) */
   bool lsaMultimem;        /**< multimem on the LSA team (braid: refused) */
@@ -92,9 +92,9 @@ struct ncclDevCommRequirements {
   int railGinBarrierCount; /**< (braid: refused) */
   int lsaLLA2ABlockCount, lsaLLA2ASlotCount; /**< the LL all-to-all (braid: refused) */
   bool ginForceEnable;                       /**< (braid: refused) */
-  int ginContextCount;   /**< a hint; ignored without GIN */
-  int ginSignalCount;    /**< (braid: refused when not 0) */
-  int ginCounterCount;   /**< (braid: refused when not 0) */
+  int ginContextCount;                       /**< a hint; ignored without GIN */
+  int ginSignalCount;                        /**< (braid: refused when not 0) */
+  int ginCounterCount;                       /**< (braid: refused when not 0) */
   ncclGinConnectionType_t ginConnectionType; /**< (braid: refused unless NONE) */
   bool ginExclusiveContexts;
   int ginQueueDepth;
@@ -106,11 +106,11 @@ struct ncclDevCommRequirements {
 typedef struct ncclDevCommRequirements ncclDevCommRequirements_t;
 
 /* One value a field, in the struct's order. */
-#define NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER                        \
-  {                                                                   \
-    sizeof(ncclDevCommRequirements_t), NCCL_API_MAGIC, NCCL_VERSION_CODE, \
-    NULL, NULL, false, 0, 0, 0, 0, 0, false, 4, 0, 0,                 \
-    NCCL_GIN_CONNECTION_NONE, false, 0, NCCL_CONFIG_UNDEF_INT, 0, true, true \
+#define NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER                                                     \
+  {                                                                                                \
+    sizeof(ncclDevCommRequirements_t), NCCL_API_MAGIC, NCCL_VERSION_CODE, NULL, NULL, false, 0, 0, \
+        0, 0, 0, false, 4, 0, 0, NCCL_GIN_CONNECTION_NONE, false, 0, NCCL_CONFIG_UNDEF_INT, 0,     \
+        true, true                                                                                 \
   }
 
 /** An extra buffer of a devcomm's resources (braid declines them). */
@@ -147,13 +147,13 @@ struct ncclCommProperties {
   unsigned int version; /**< set by NCCL_COMM_PROPERTIES_INITIALIZER */
   int rank;
   int nRanks;
-  int cudaDev;              /**< -1 on a host communicator */
-  int nvmlDev;              /**< -1: braid does not use NVML */
-  bool deviceApiSupport;    /**< whether ncclDevCommCreate can succeed */
-  bool multimemSupport;     /**< false in braid */
-  ncclGinType_t ginType;    /**< NCCL_GIN_TYPE_NONE in braid */
-  int nLsaTeams;            /**< hosts of the communicator (one LSA team each) */
-  bool hostRmaSupport;      /**< false in braid */
+  int cudaDev;           /**< -1 on a host communicator */
+  int nvmlDev;           /**< -1: braid does not use NVML */
+  bool deviceApiSupport; /**< whether ncclDevCommCreate can succeed */
+  bool multimemSupport;  /**< false in braid */
+  ncclGinType_t ginType; /**< NCCL_GIN_TYPE_NONE in braid */
+  int nLsaTeams;         /**< hosts of the communicator (one LSA team each) */
+  bool hostRmaSupport;   /**< false in braid */
   ncclGinType_t railedGinType;
 };
 typedef struct ncclCommProperties ncclCommProperties_t;
@@ -181,8 +181,8 @@ NCCL_EXTERN_C ncclResult_t ncclGetLsaMultimemDevicePointer(ncclWindow_t window, 
 NCCL_EXTERN_C ncclResult_t ncclGetMultimemDevicePointer(ncclWindow_t window, size_t offset,
                                                         ncclMultimemHandle_t multimem,
                                                         void** outPtr);
-NCCL_EXTERN_C ncclResult_t ncclGetLsaDevicePointer(ncclWindow_t window, size_t offset,
-                                                   int lsaRank, void** outPtr);
+NCCL_EXTERN_C ncclResult_t ncclGetLsaDevicePointer(ncclWindow_t window, size_t offset, int lsaRank,
+                                                   void** outPtr);
 NCCL_EXTERN_C ncclResult_t ncclGetPeerDevicePointer(ncclWindow_t window, size_t offset, int peer,
                                                     void** outPtr);
 

@@ -28,9 +28,10 @@ NCCL_EXTERN_C ncclResult_t ncclGinBarrierCreateRequirement(ncclComm_t comm, nccl
 NCCL_EXTERN_C ncclResult_t ncclGinOutboxCreateRequirement(int nBlocks, int size_log2,
                                                           struct ncclGinOutboxHandle* outHandle,
                                                           ncclDevResourceRequirements_t* outReq);
-NCCL_EXTERN_C ncclResult_t ncclGinInboxA2ACreateRequirement(
-    ncclTeam_t peers, int nBlocks, int size_log2, struct ncclGinInboxA2AHandle* outHandle,
-    ncclDevResourceRequirements_t* outReq);
+NCCL_EXTERN_C ncclResult_t ncclGinInboxA2ACreateRequirement(ncclTeam_t peers, int nBlocks,
+                                                            int size_log2,
+                                                            struct ncclGinInboxA2AHandle* outHandle,
+                                                            ncclDevResourceRequirements_t* outReq);
 
 #ifdef __cplusplus
 /** What a barrier makes sure of for GIN operations (a set of bits). */

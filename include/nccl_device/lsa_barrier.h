@@ -73,11 +73,9 @@ template <typename Coop>
 struct ncclLsaBarrierSession {
   NCCL_DEVICE_INLINE ncclLsaBarrierSession(Coop coop, ncclDevComm const& comm, ncclTeam team,
                                            ncclLsaBarrierHandle handle, uint32_t index,
-                                           bool multimem = false,
-                                           ncclMultimemHandle mmHandle = {})
-      : coop_(coop),
-        cells_{comm.lsaBarrierCells, handle.bufHandle, handle.nBarriers,
-               static_cast<int>(index), comm.lsaRank, comm.lsaSize} {
+                                           bool multimem = false, ncclMultimemHandle mmHandle = {})
+      : coop_(coop), cells_{comm.lsaBarrierCells,    handle.bufHandle, handle.nBarriers,
+                            static_cast<int>(index), comm.lsaRank,     comm.lsaSize} {
     (void)mmHandle;
     const bool wholeLsa = team.nRanks == comm.lsaSize && team.rank == comm.lsaRank &&
                           (team.stride == 1 || team.nRanks == 1);

@@ -56,7 +56,8 @@ std::string declined(const ncclDevCommRequirements_t& r) {
   if (r.ginForceEnable) return "ginForceEnable (braid has no GIN)";
   if (r.ginSignalCount != 0) return "ginSignalCount (braid has no GIN)";
   if (r.ginCounterCount != 0) return "ginCounterCount (braid has no GIN)";
-  if (r.ginConnectionType != NCCL_GIN_CONNECTION_NONE) return "ginConnectionType (braid has no GIN)";
+  if (r.ginConnectionType != NCCL_GIN_CONNECTION_NONE)
+    return "ginConnectionType (braid has no GIN)";
   if (r.lsaLLA2ABlockCount != 0 || r.lsaLLA2ASlotCount != 0) {
     return "lsaLLA2ABlockCount / lsaLLA2ASlotCount (braid has no LL all-to-all)";
   }

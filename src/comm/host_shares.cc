@@ -50,7 +50,8 @@ Status HostShare::mapPeers(gpu::Runtime& runtime, const Members& members,
       bases[r] = own_->data();
       continue;
     }
-    Result<std::unique_ptr<ipc::MappedRegion>> mapped = ipc::MappedRegion::open(runtime, records[first + r], "");
+    Result<std::unique_ptr<ipc::MappedRegion>> mapped =
+        ipc::MappedRegion::open(runtime, records[first + r], "");
     if (!mapped.ok()) {
       return mapped.status().withContext("mapping the device memory of rank " +
                                          std::to_string(first + r) + " of this host");
@@ -58,21 +59,23 @@ Status HostShare::mapPeers(gpu::Runtime& runtime, const Members& members,
     bases[r] = mapped.value()->data();
     peers_.push_back(std::move(mapped.value()));
   }
-  BRAID_ASSIGN_OR_RETURN(table_, ipc::OwnedRegion::create(runtime, ipc::FifoPlacement::kDeviceMemory, "",
-                                                     imageOf(bases), stream));
+  BRAID_ASSIGN_OR_RETURN(table_,
+                         ipc::OwnedRegion::create(runtime, ipc::FifoPlacement::kDeviceMemory, "",
+                                                  imageOf(bases), stream));
   lsaSize_ = count;
   return Status::success();
 }
 
-Result<std::unique_ptr<HostShare>> HostShare::create(gpu::Runtime& runtime,
-                                                     const Members& members, size_t bytes) {
+Result<std::unique_ptr<HostShare>> HostShare::create(gpu::Runtime& runtime, const Members& members,
+                                                     size_t bytes) {
   ScopedStream stream(runtime);
   BRAID_TRY(stream.open());
   std::unique_ptr<HostShare> share(new HostShare());
   // Every rank takes part in the exchange even when it cannot map (its record says so with no
   // bytes), so that no peer waits in the allGather for a rank that gave up.
-  Result<std::unique_ptr<ipc::OwnedRegion>> own = ipc::OwnedRegion::create(
-      runtime, ipc::FifoPlacement::kDeviceMemory, "", std::vector<unsigned char>(bytes, 0), stream.get());
+  Result<std::unique_ptr<ipc::OwnedRegion>> own =
+      ipc::OwnedRegion::create(runtime, ipc::FifoPlacement::kDeviceMemory, "",
+                               std::vector<unsigned char>(bytes, 0), stream.get());
   std::vector<ipc::RegionRecord> records(members.nranks);
   if (own.ok()) {
     share->own_ = std::move(own.value());

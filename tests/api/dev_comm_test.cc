@@ -23,8 +23,7 @@ class HostDevComm : public ::testing::Test {
  protected:
   void SetUp() override {
     comms_.assign(2, nullptr);
-    ASSERT_EQ(ncclCommInitAll(comms_.data(), 2, nullptr), ncclSuccess)
-        << ncclGetLastError(nullptr);
+    ASSERT_EQ(ncclCommInitAll(comms_.data(), 2, nullptr), ncclSuccess) << ncclGetLastError(nullptr);
   }
   void TearDown() override {
     for (ncclComm_t c : comms_) {
@@ -139,8 +138,7 @@ TEST_F(HostDevComm, BadRequirementsAreRefused) {
                         {"lsaBarrierCount is negative"}));
   reqs = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
   reqs.size = 8;
-  EXPECT_TRUE(failsWith([&] { return create(reqs); }, ncclInvalidArgument,
-                        {"unexpected size 8"}));
+  EXPECT_TRUE(failsWith([&] { return create(reqs); }, ncclInvalidArgument, {"unexpected size 8"}));
 }
 
 TEST_F(HostDevComm, DestroyRefusesWhatIsNoDevComm) {
@@ -148,8 +146,8 @@ TEST_F(HostDevComm, DestroyRefusesWhatIsNoDevComm) {
   memset(&garbage, 0, sizeof garbage);
   EXPECT_TRUE(failsWith([&] { return ncclDevCommDestroy(comms_[0], &garbage); },
                         ncclInvalidArgument, {"ncclDevCommDestroy", "not a device communicator"}));
-  EXPECT_TRUE(failsWith([&] { return ncclDevCommDestroy(comms_[0], nullptr); },
-                        ncclInvalidArgument, {"ncclDevCommDestroy", "NULL"}));
+  EXPECT_TRUE(failsWith([&] { return ncclDevCommDestroy(comms_[0], nullptr); }, ncclInvalidArgument,
+                        {"ncclDevCommDestroy", "NULL"}));
 }
 
 }  // namespace

@@ -102,7 +102,8 @@ TEST_P(GpuDevComm, DevCommsHoldTheRanksAndZeroedBarrierCells) {
     for (uint32_t cell : fromDevice<uint32_t>(tables[owner][owner], cells)) EXPECT_EQ(cell, 0u);
   }
   for (int r = 0; r < kRanks; ++r) {
-    EXPECT_EQ(ncclDevCommDestroy(g.comm(r), &devComms[r]), ncclSuccess) << ncclGetLastError(nullptr);
+    EXPECT_EQ(ncclDevCommDestroy(g.comm(r), &devComms[r]), ncclSuccess)
+        << ncclGetLastError(nullptr);
     EXPECT_TRUE(failsWith([&] { return ncclDevCommDestroy(g.comm(r), &devComms[r]); },
                           ncclInvalidArgument, {"ncclDevCommDestroy", "freed already"}));
   }
@@ -147,8 +148,7 @@ class EmulatedDevComm : public ::testing::Test {
   void SetUp() override {
     BRAID_REQUIRE_GPU();
     // Asked in a child, so that a test that forks its ranks finds the runtime unused here.
-    static const int emulated =
-        braid::testing::probeInChild([] { return deviceApi()->emulated; });
+    static const int emulated = braid::testing::probeInChild([] { return deviceApi()->emulated; });
     if (emulated == 0) GTEST_SKIP() << "reads device memory from the host";
   }
 };
@@ -181,7 +181,8 @@ TEST_F(EmulatedDevComm, ThreadsAsRanksPassTheBarrierInStep) {
   }
   for (std::thread& t : ranks) t.join();
   EXPECT_EQ(wrong.load(), 0) << "a rank passed a round before a peer had written";
-  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(ncclDevCommDestroy(g.comm(r), &devComms[r]), ncclSuccess);
+  for (int r = 0; r < kRanks; ++r)
+    EXPECT_EQ(ncclDevCommDestroy(g.comm(r), &devComms[r]), ncclSuccess);
 }
 
 TEST_F(EmulatedDevComm, ProcessesAsRanksShareTheirCells) {
@@ -195,8 +196,8 @@ TEST_F(EmulatedDevComm, ProcessesAsRanksShareTheirCells) {
     reqs.lsaBarrierCount = 1;
     ncclDevComm_t d{};
     ASSERT_EQ(ncclDevCommCreate(comm, &reqs, &d), ncclSuccess) << ncclGetLastError(nullptr);
-    const nccl::braid_detail::LsaBarrierCells cells{d.lsaBarrierCells, 0, 1, 0, d.lsaRank,
-                                                    d.lsaSize};
+    const nccl::braid_detail::LsaBarrierCells cells{d.lsaBarrierCells, 0,        1, 0,
+                                                    d.lsaRank,         d.lsaSize};
     for (uint32_t k = 1; k <= 100; ++k) {
       cells.arrive(0, 1, k);
       cells.wait(0, 1, k);
