@@ -22,7 +22,11 @@ install(TARGETS nccl EXPORT braidTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/nccl.h ${PROJECT_SOURCE_DIR}/include/braid_ext.h
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+        ${PROJECT_SOURCE_DIR}/include/nccl_device.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The device API's headers (docs/device-api.md), beside nccl.h as NVIDIA installs them, so that a
+# kernel includes "nccl_device.h" from the same prefix as "nccl.h".
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/nccl_device
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 
 foreach(tool ${BRAID_INSTALLED_TOOLS})
   set_target_properties(${tool} PROPERTIES INSTALL_RPATH "$ORIGIN/${BRAID_BIN_TO_LIB}")

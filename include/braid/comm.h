@@ -224,6 +224,24 @@ class Comm {
   };
   DeviceMemory deviceMemory() const;
 
+  /// Device memory every rank of this host maps: this rank's share (zeroed) and, in device
+  /// memory, where each share of the host's ranks is mapped here (a device communicator's
+  /// barrier cells, ncclDevCommCreate).
+  struct HostSharedMemory {
+    void* handle = nullptr;              ///< names it for unshareAcrossHost
+    void* local = nullptr;               ///< this rank's share
+    void* const* deviceTable = nullptr;  ///< `ranks` device pointers, by rank of the host
+    int ranks = 0;                       ///< the host's ranks (hostBlock().second)
+  };
+  /// Collective: `bytes` of zeroed device memory on every rank, mapped by every rank of the
+  /// host. GPU communicators whose ranks share one host and reach each other's memory only.
+  Result<HostSharedMemory> shareAcrossHost(size_t bytes);
+  /// Whether shareAcrossHost can succeed here: a GPU communicator on one host whose GPUs reach
+  /// each other's memory. `why` receives the reason when not.
+  bool canShareAcrossHost(std::string* why = nullptr) const;
+  /// Frees what shareAcrossHost gave as `handle` here (not collective; no kernel may use it).
+  Status unshareAcrossHost(void* handle);
+
   ~Comm();
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;

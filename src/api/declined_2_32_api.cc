@@ -7,7 +7,10 @@
 #include <cstdint>
 
 #include "api/api_util.h"
-#include "api/device_types.h"
+#include "nccl_device.h"
+
+// Opaque here: braid's nccl_device.h does not declare CFT, which braid does not have.
+struct ncclCftBarrierHandle;
 
 using braid::api::notImplemented;
 

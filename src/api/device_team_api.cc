@@ -1,24 +1,23 @@
-// The host entry points of NCCL 2.28's device API (NVIDIA's nccl_device.h),
-// so that every symbol NVIDIA's libnccl.so.2 exports is in braid's and no
-// program fails to load. The header itself is NVIDIA's: its declarations
-// are repeated here, their layouts as NVIDIA's (a team is three ints).
+// The host entry points of NCCL 2.28's device API about teams and resource requirements, as
+// braid's nccl_device.h declares them (device communicators themselves: dev_comm_api.cc).
 //
 // What braid can give, it gives: the teams of a communicator (world, the
 // ranks next to this one on its host, the rail through every host), the
-// translation of a team's ranks, and the LL all-to-all's slot count. What
-// needs device communicators (ncclDevCommCreate and the resources they
-// hold: LSA and GIN barriers, the LL all-to-all's buffer) is not
-// implemented: those fail with ncclInvalidUsage and say so.
+// translation of a team's ranks, and the LL all-to-all's slot count. The
+// requirements of extra resources (LSA barriers beyond a devcomm's own,
+// GIN barriers, the LL all-to-all's buffer) are not implemented: those fail
+// with ncclInvalidUsage and say so.
 #include "api/api_util.h"
-#include "api/device_types.h"
 #include "base/log.h"
+#include "nccl_device.h"
 
 using braid::api::commFrom;
 using braid::api::notImplemented;
 
 namespace {
 
-constexpr const char* kDevicePlan = "braid has no device communicators (nccl_device.h) yet";
+constexpr const char* kDevicePlan =
+    "braid makes no extra device resources (a devcomm's own LSA barriers: lsaBarrierCount)";
 
 // A team of one rank, for a communicator handle that is not one.
 ncclTeam_t loneTeam() { return {1, 0, 1}; }
@@ -29,18 +28,6 @@ int worldRankOf(const braid::Comm& comm, ncclTeam_t team, int r) {
 }
 
 }  // namespace
-
-BRAID_NCCL_API(ncclResult_t, ncclDevCommCreate, ncclComm_t comm,
-               const struct ncclDevCommRequirements* reqs, struct ncclDevComm* outDevComm) {
-  (void)comm, (void)reqs, (void)outDevComm;
-  return notImplemented("ncclDevCommCreate", kDevicePlan);
-}
-
-BRAID_NCCL_API(ncclResult_t, ncclDevCommDestroy, ncclComm_t comm,
-               const struct ncclDevComm* devComm) {
-  (void)comm, (void)devComm;
-  return notImplemented("ncclDevCommDestroy", kDevicePlan);
-}
 
 BRAID_NCCL_API(ncclResult_t, ncclLsaBarrierCreateRequirement, ncclTeam_t team, int nBarriers,
                struct ncclLsaBarrierHandle* outHandle, struct ncclDevResourceRequirements* outReq) {

@@ -26,6 +26,7 @@
 #include "comm/calls.h"
 #include "comm/gpu_side.h"
 #include "comm/health.h"
+#include "comm/host_shares.h"
 #include "comm/links.h"
 #include "comm/members.h"
 #include "comm/network.h"
@@ -72,6 +73,9 @@ class Comm::Impl {
   /// A GPU communicator's symmetric memory windows (null on host communicators). After the GPU
   /// side, whose runtime releases them: it goes first.
   std::unique_ptr<comm::Windows> windows;
+  /// Device communicators' memory shared across the host (Comm::shareAcrossHost). Declared after
+  /// the GPU side and the metered runtime it is freed through, so it goes before them.
+  comm::HostShares hostShares;
 
   /// Around a call that may set this communicator's device: the caller's current device stays
   /// as it was (gpu::DeviceGuard); nothing on a host communicator.

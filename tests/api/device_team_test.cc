@@ -1,11 +1,11 @@
 // device_team_test.cc: the host entry points of NVIDIA's device API (nccl_device.h) in braid's
 // library. The teams of a communicator of four ranks on this host (ncclCommInitAll): the world,
 // the load/store-accessible team (all four: one host), the rail (each rank alone across the one
-// host), their rank translations, the LL all-to-all's slot count; and the entry points that need
-// device communicators fail with ncclInvalidUsage saying they are not implemented.
+// host), their rank translations, the LL all-to-all's slot count; and the requirements of extra
+// device resources fail with ncclInvalidUsage saying they are not implemented (device
+// communicators themselves: dev_comm_test.cc and gpu_api/gpu_dev_comm_test.cc).
 //
-// The declarations are NVIDIA's (nccl_device/core.h and its neighbours), repeated here because
-// braid's nccl.h, like NVIDIA's, does not declare them: a team is three ints returned by value.
+// The declarations are braid's installed nccl_device.h (NCCL's device API headers).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -15,26 +15,10 @@
 
 #include "api/api_test_util.h"
 #include "nccl.h"
+#include "nccl_device.h"
 
-extern "C" {
-struct ncclTeam {
-  int nRanks, rank, stride;
-};
-ncclTeam ncclTeamWorld(ncclComm_t comm);
-ncclTeam ncclTeamLsa(ncclComm_t comm);
-ncclTeam ncclTeamRail(ncclComm_t comm);
-int ncclTeamRankToWorld(ncclComm_t comm, ncclTeam team, int rank);
-int ncclTeamRankToLsa(ncclComm_t comm, ncclTeam team, int rank);
-int ncclLLA2ACalcSlots(int maxElts, int maxEltSize);
-ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void* reqs, void* outDevComm);
-ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void* devComm);
-ncclResult_t ncclLsaBarrierCreateRequirement(ncclTeam team, int nBarriers, void* outHandle,
-                                             void* outReq);
-ncclResult_t ncclGinBarrierCreateRequirement(ncclComm_t comm, ncclTeam team, int nBarriers,
-                                             void* outHandle, void* outReq);
-ncclResult_t ncclLLA2ACreateRequirement(int nBlocks, int nSlots, void* outHandle, void* outReq);
-void ncclResetDebugInitInternal();
-}
+// Exported by braid (and by NVIDIA's library) but declared in no header: reads NCCL_DEBUG again.
+extern "C" void ncclResetDebugInitInternal();
 
 namespace {
 
@@ -99,18 +83,19 @@ TEST(DeviceApi, LlAllToAllSlotsAreEightByteUnitsPerElement) {
   EXPECT_EQ(ncclLLA2ACalcSlots(3, 9), 6);
 }
 
-TEST_F(DeviceTeams, WhatNeedsDeviceCommunicatorsSaysItIsNotImplemented) {
-  char scratch[256] = {};
+TEST_F(DeviceTeams, ExtraDeviceResourcesSayTheyAreNotImplemented) {
+  ncclDevResourceRequirements_t req{};
+  ncclLsaBarrierHandle_t lsaHandle{};
+  ncclGinBarrierHandle_t ginHandle{};
+  ncclLLA2AHandle_t a2aHandle{};
   const ncclTeam lsa = ncclTeamLsa(comms_[0]);
   const std::vector<std::pair<const char*, std::function<ncclResult_t()>>> calls = {
-      {"ncclDevCommCreate", [&] { return ncclDevCommCreate(comms_[0], scratch, scratch); }},
-      {"ncclDevCommDestroy", [&] { return ncclDevCommDestroy(comms_[0], scratch); }},
       {"ncclLsaBarrierCreateRequirement",
-       [&] { return ncclLsaBarrierCreateRequirement(lsa, 1, scratch, scratch); }},
+       [&] { return ncclLsaBarrierCreateRequirement(lsa, 1, &lsaHandle, &req); }},
       {"ncclGinBarrierCreateRequirement",
-       [&] { return ncclGinBarrierCreateRequirement(comms_[0], lsa, 1, scratch, scratch); }},
+       [&] { return ncclGinBarrierCreateRequirement(comms_[0], lsa, 1, &ginHandle, &req); }},
       {"ncclLLA2ACreateRequirement",
-       [&] { return ncclLLA2ACreateRequirement(1, 64, scratch, scratch); }},
+       [&] { return ncclLLA2ACreateRequirement(1, 64, &a2aHandle, &req); }},
   };
   for (const auto& [name, call] : calls) {
     EXPECT_TRUE(failsWith(call, ncclInvalidUsage, {name, "not implemented"})) << name;

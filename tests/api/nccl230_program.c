@@ -224,8 +224,8 @@ static void checkOneRank(ncclComm_t comm) {
   props.version = NCCL_VERSION_CODE;
   EXPECT_RESULT(ncclCommQueryProperties(comm, &props), ncclSuccess);
   EXPECT("properties: one rank, rank 0", props.nRanks == 1 && props.rank == 0);
-  EXPECT("properties: no device API, no host RMA",
-         !props.deviceApiSupport && !props.hostRmaSupport);
+  EXPECT("properties: the device API on a GPU (one host), no host RMA",
+         props.deviceApiSupport == onGpu && !props.hostRmaSupport);
   EXPECT("properties: the device", props.cudaDev == (onGpu ? 0 : -1));
 
   EXPECT_RESULT(ncclCommSuspend(comm, 4), ncclInvalidArgument);

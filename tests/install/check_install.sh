@@ -25,7 +25,11 @@ step "what is installed"
   >"$CHECK_TMP/installed"
 {
   printf 'bin/%s\n' "${TOOLS[@]}"
-  printf '%s\n' include/braid_ext.h include/nccl.h
+  printf '%s\n' include/braid_ext.h include/nccl.h include/nccl_device.h
+  # The device API's headers (docs/device-api.md), beside nccl.h.
+  for header in barrier comm coop core gin lsa_barrier ptr utility window_layout; do
+    echo "include/nccl_device/$header.h"
+  done
   for file in libnccl.so libnccl.so.2 libnccl.so.2.32.3 pkgconfig/braid.pc \
     cmake/braid/braidConfig.cmake cmake/braid/braidConfigVersion.cmake \
     cmake/braid/braidTargets.cmake; do

@@ -36,7 +36,8 @@ deb=${debs[0]}
 step "contents of $(basename "$deb")"
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$CHECK_TMP/contents"
 for file in "$lib/libnccl.so.2" "$lib/libnccl.so.2.32.3" "$lib/libnccl.so" \
-  "$prefix/include/nccl.h" "$prefix/include/braid_ext.h" "$lib/pkgconfig/braid.pc" \
+  "$prefix/include/nccl.h" "$prefix/include/braid_ext.h" "$prefix/include/nccl_device.h" \
+  "$prefix/include/nccl_device/core.h" "$lib/pkgconfig/braid.pc" \
   "$lib/cmake/braid/braidConfig.cmake" "$lib/cmake/braid/braidConfigVersion.cmake" \
   "${TOOLS[@]/#/$prefix/bin/}"; do
   grep -qxF "$file" "$CHECK_TMP/contents" || fail "the package lacks $file" "$CHECK_TMP/contents"

@@ -64,7 +64,8 @@ run() {
 # that needs another one first, or one that is not installed, fails here.
 check_headers_compile() {
   local include=$1 header
-  for header in nccl.h braid_ext.h; do
+  for header in nccl.h braid_ext.h nccl_device.h "$include"/nccl_device/*.h; do
+    header=${header#"$include"/}
     [[ -f $include/$header ]] || fail "$include/$header is missing"
     echo "#include <$header>" >"$CHECK_TMP/header.c"
     run "$CHECK_TMP/header.log" "$CC" -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only \
