@@ -81,6 +81,8 @@ profiler::ApiFields p2pApiFields(const Comm& comm, const P2pOp& op, void* stream
   return f;
 }
 
+bool groupApiRunning() { return tlsGroupApi.owner != nullptr; }
+
 void groupEndBegins(const std::vector<Comm*>& comms) {
   if (tlsGroupApi.owner == nullptr) return;
   tlsGroupApi.owner->recordGroupApi(tlsGroupApi.handle, profabi::ncclProfilerGroupEndApiStart);

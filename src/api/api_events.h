@@ -51,6 +51,8 @@ profiler::ApiFields collectiveApiFields(const Comm& comm, const CollectiveCall& 
 /// The fields of a send's or receive's.
 profiler::ApiFields p2pApiFields(const Comm& comm, const P2pOp& op, void* stream);
 
+/// Whether the thread has a group API event running (a call of its group started one).
+bool groupApiRunning();
 /// The thread's outermost group (or lone call) is about to run its calls on `comms`:
 /// GroupEndApiStart, and their launches go under the group API event. Nothing where the thread
 /// has no group API event.

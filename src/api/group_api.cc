@@ -215,7 +215,10 @@ BRAID_NCCL_API(ncclResult_t, ncclGroupEnd) {
   auto targets = std::move(g.targets);
   auto after = std::move(g.after);
   g = {};
-  const std::vector<braid::Comm*> comms = braid::api::commsOf(targets);
+  // The communicators whose launches go under the group API event, gathered only where one
+  // runs: a group end without a profiler allocates nothing for it.
+  std::vector<braid::Comm*> comms;
+  if (braid::api::groupApiRunning()) comms = braid::api::commsOf(targets);
   braid::api::groupEndBegins(comms);
   const braid::Status ran = braid::api::runGroup(targets);
   braid::api::groupEnded(comms);  // before a destroy queued in the group runs
