@@ -164,7 +164,7 @@ void* CommProfiler::startGroupApi(bool graphCaptured, int groupDepth) {
   if ((mask_ & kGroupApiNeeds) == 0) return nullptr;
   Event e;
   e.type = kGroupApi;
-  e.graphCaptured = graphCaptured;
+  e.api.graphCaptured = graphCaptured;
   e.groupDepth = groupDepth;
   return startEvent(e);
 }
@@ -187,7 +187,7 @@ void* CommProfiler::startKernelLaunch(void* stream) {
   Event e;
   e.type = kKernelLaunch;
   e.parent = launchParent_;
-  e.stream = stream;
+  e.api.stream = stream;
   return startEvent(e);
 }
 

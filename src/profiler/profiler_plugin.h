@@ -61,10 +61,9 @@ struct Event {
   void* parent = nullptr;
   CollFields coll;
   P2pFields p2p;
-  ApiFields api;               ///< collApi and p2pApi
-  bool graphCaptured = false;  ///< groupApi
-  int groupDepth = 0;          ///< groupApi
-  void* stream = nullptr;      ///< kernelLaunch
+  /// collApi and p2pApi; a group API event reads its graphCaptured, a kernel launch its stream.
+  ApiFields api;
+  int groupDepth = 0;  ///< groupApi
   profabi::ProxyOpDescr proxyOp{};
   int step = 0;
   profabi::NetPluginDescr netPlugin{};

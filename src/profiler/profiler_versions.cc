@@ -123,7 +123,7 @@ void fillCallApi(CallApi& a, const ApiFields& f) {
 template <typename Descr>
 void fillApi(Descr& d, const Event& e) {
   if (e.type == kGroupApi) {
-    d.groupApi.graphCaptured = e.graphCaptured;
+    d.groupApi.graphCaptured = e.api.graphCaptured;
     d.groupApi.groupDepth = e.groupDepth;
   } else if (e.type == kCollApi) {
     fillCallApi(d.collApi, e.api);
@@ -131,7 +131,7 @@ void fillApi(Descr& d, const Event& e) {
   } else if (e.type == kP2pApi) {
     fillCallApi(d.p2pApi, e.api);
   } else if (e.type == kKernelLaunch) {
-    d.kernelLaunch.stream = e.stream;
+    d.kernelLaunch.stream = e.api.stream;
   }
 }
 
